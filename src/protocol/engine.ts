@@ -1,0 +1,98 @@
+/**
+ * @module protocol/engine — engine status strings and the engine/config endpoints' bodies (spec §2.1, §2.2, §2.11,
+ * §3.2–3.6, §3.15). Field names are the server's, byte for byte.
+ */
+import { z } from "zod";
+
+/** The six statuses the server sends (spec §2.1 `VALID_STATUSES`). */
+export const EngineStatus = z.enum([
+  "ENGINE.OFFLINE",
+  "ENGINE.BOOTING",
+  "ENGINE.ROLLING",
+  "ENGINE.ROLLING_POST",
+  "ENGINE.WEIGHT_SYNCING",
+  "ENGINE.WEIGHT_EXPORTING",
+]);
+export type EngineStatus = z.infer<typeof EngineStatus>;
+
+/** Every server status as a constant, so code never spells the strings (spec §2.1). */
+export const ENGINE = {
+  OFFLINE: "ENGINE.OFFLINE",
+  BOOTING: "ENGINE.BOOTING",
+  ROLLING: "ENGINE.ROLLING",
+  ROLLING_POST: "ENGINE.ROLLING_POST",
+  WEIGHT_SYNCING: "ENGINE.WEIGHT_SYNCING",
+  WEIGHT_EXPORTING: "ENGINE.WEIGHT_EXPORTING",
+} as const satisfies Record<string, EngineStatus>;
+
+/**
+ * Client-only pseudo statuses, never sent by the server (spec §2.1): `ENGINE.CANNOT_CONNECT` when the status poll
+ * failed, `unknown` when a response lacked `engine_status`. A separate type, so they cannot reach the wire.
+ */
+export const ClientOnlyStatus = z.enum(["ENGINE.CANNOT_CONNECT", "unknown"]);
+export type ClientOnlyStatus = z.infer<typeof ClientOnlyStatus>;
+
+/** What a client can observe: a server status or a client-only pseudo status. */
+export type ObservedEngineStatus = EngineStatus | ClientOnlyStatus;
+
+/** True in the two states where episodes may be ended and the LLM proxy serves (spec §4.1). */
+export function isRollingState(status: string): boolean {
+  return status === ENGINE.ROLLING || status === ENGINE.ROLLING_POST;
+}
+
+/**
+ * `GET /get_engine_status` response (spec §3.6). Read tolerantly: an unknown status string is kept as a string
+ * (older servers sent `ENGINE.OFF`), `global_step` may be null (before the first report) and the detail is sticky.
+ */
+export const EngineStatusResponse = z.looseObject({
+  engine_status: z.string().default("unknown").describe("one of ENGINE.* (spec §2.1)"),
+  engine_status_detail: z.string().nullable().default(null),
+  global_step: z.number().int().nullable().default(null).describe("training step counter; null until first report"),
+});
+export type EngineStatusResponse = z.infer<typeof EngineStatusResponse>;
+
+/** `POST /sync_train_config` body (spec §2.2). */
+export const SyncTrainConfigRequest = z.object({
+  yaml_as_string: z.string().describe("the whole AgentJetJob YAML (spec §10.5)"),
+});
+export type SyncTrainConfigRequest = z.infer<typeof SyncTrainConfigRequest>;
+
+/** `POST /sync_train_config` 200 body: `{success: true}` or `{success: false, error}` (spec §3.2). */
+export const SyncTrainConfigResponse = z.looseObject({
+  success: z.boolean(),
+  error: z.string().optional(),
+});
+export type SyncTrainConfigResponse = z.infer<typeof SyncTrainConfigResponse>;
+
+/** `POST /start_engine` 200 body: `{success: true, pid}` or `{success: false, error}` (spec §3.4). */
+export const StartEngineResponse = z.looseObject({
+  success: z.boolean(),
+  pid: z.number().int().optional(),
+  error: z.string().optional(),
+});
+export type StartEngineResponse = z.infer<typeof StartEngineResponse>;
+
+/** `BoolResponse` (spec §2.11): `/stop_engine`, engine-facing routes, `/agree_sync_weight`. */
+export const BoolResponse = z.looseObject({
+  success: z.boolean(),
+  failure_reason: z.string().default(""),
+});
+export type BoolResponse = z.infer<typeof BoolResponse>;
+
+/** `POST /update_engine_status` body (engine → server, spec §2.11, §3.15). */
+export const UpdateEngineStatusRequest = z.object({
+  engine_status: z.string().default(""),
+  engine_status_detail: z.string().nullable().default(null),
+  global_step: z.number().int().nullable().default(null),
+});
+export type UpdateEngineStatusRequest = z.infer<typeof UpdateEngineStatusRequest>;
+
+/** `GET /get_server_experiment_dir` response (spec §3.7). */
+export const ServerExperimentDirResponse = z.looseObject({
+  server_experiment_dir: z.string().nullable().default(null),
+});
+export type ServerExperimentDirResponse = z.infer<typeof ServerExperimentDirResponse>;
+
+/** `GET /health` response (spec §1). */
+export const HealthResponse = z.looseObject({ status: z.string() });
+export type HealthResponse = z.infer<typeof HealthResponse>;

@@ -1,0 +1,54 @@
+/**
+ * @module protocol/pool — CurrentBatchRolloutPoolInformation and the active-client instruction (spec §2.10,
+ * §2.11, §3.13, §3.18, §7.4). Every field is optional with its default: pool info is never authoritative across
+ * phases (spec §11.20).
+ */
+import { z } from "zod";
+
+/** An active swarm client as the server tracks it (spec §2.11). `last_activity_at` is unix seconds. */
+export const ActiveSwarmClient = z.looseObject({
+  client_uuid: z.string(),
+  last_activity_at: z.number(),
+  allowed_sync_weight: z.boolean().default(false),
+});
+export type ActiveSwarmClient = z.infer<typeof ActiveSwarmClient>;
+
+/** SwarmClientInstruction (spec §2.11): the engine's pool-push response. */
+export const SwarmClientInstruction = z.looseObject({ active_clients: z.array(ActiveSwarmClient).default([]) });
+export type SwarmClientInstruction = z.infer<typeof SwarmClientInstruction>;
+
+/** One `running_episode_details` entry (spec §2.10): all values are strings, e.g. `"12.3s"`, `"3"`. */
+export const RunningEpisodeDetail = z.record(z.string(), z.string());
+export type RunningEpisodeDetail = z.infer<typeof RunningEpisodeDetail>;
+
+/** `GET /get_current_batch_rollout_pool_information` response and the engine's push body (spec §2.10). */
+export const CurrentBatchRolloutPoolInformation = z.looseObject({
+  sample_collection_method: z.string().default(""),
+  completed_episodes: z.number().int().default(0),
+  completed_episode_target: z.number().int().default(0).describe("batch_size × num_repeat"),
+  completed_tasks: z.number().int().default(0),
+  completed_task_target: z.number().int().default(0).describe("batch_size"),
+  completed_non_dummy_tasks: z.number().int().default(0),
+  completed_non_dummy_task_target: z.number().int().default(0),
+  task_expected_num_repeat: z.number().int().default(0),
+  completed_tasks_details: z.record(z.string(), z.array(z.string())).default({}),
+  completed_tasks_rewards: z.record(z.string(), z.array(z.number())).default({}),
+  completed_tasks_client_uuids: z.record(z.string(), z.array(z.string())).default({}),
+  running_episode_details: z.record(z.string(), RunningEpisodeDetail).nullable().default(null),
+  engine_status: z.string().nullable().default(null),
+  global_step: z.number().int().nullable().default(null),
+  booting_start_time: z.number().nullable().default(null).describe("unix seconds"),
+  training_model_path: z.string().nullable().default(null),
+  swarm_client_instruction: SwarmClientInstruction.nullable().default(null),
+});
+export type CurrentBatchRolloutPoolInformation = z.infer<typeof CurrentBatchRolloutPoolInformation>;
+
+/** The three engine sample-collection methods plus the two agree modes (spec §7.3). */
+export const SampleCollectionMethod = z.enum([
+  "rollout_until_finish_enough_episodes",
+  "rollout_until_finish_enough_tasks",
+  "rollout_until_finish_enough_non_dummy_tasks",
+  "rollout_until_any_client_agree_sync_weight",
+  "rollout_until_all_clients_agree_sync_weight",
+]);
+export type SampleCollectionMethod = z.infer<typeof SampleCollectionMethod>;

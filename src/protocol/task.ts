@@ -1,0 +1,71 @@
+/**
+ * @module protocol/task — `Task` (client-side only) and `WorkflowOutput` (sent inside EndEpisodeRequest), spec §6.
+ */
+import { z } from "zod";
+
+/**
+ * A task (spec §6.1). Only `task_id` crosses the wire. Ours are namespaced and stable (`gsm8k:test:17`, BC-30).
+ * Read tolerantly: missing fields take the reference defaults, unknown fields are kept.
+ */
+export const Task = z.looseObject({
+  main_query: z.string().default(""),
+  init_messages: z.array(z.record(z.string(), z.unknown())).default([]),
+  task_id: z.string().default(""),
+  env_type: z.string().default(""),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+});
+export type Task = z.infer<typeof Task>;
+
+/** `log_metrics` values: a number or a list of numbers (spec §6.2). */
+export const LogMetricValue = z.union([z.number(), z.array(z.number())]);
+
+/**
+ * WorkflowOutput as the server accepts it (spec §6.2): `reward` may be a number, a list or null on the wire. Use
+ * this schema to READ outputs (the emulator, transcripts). Use {@link ValidWorkflowOutput} before SENDING one.
+ */
+export const WorkflowOutput = z.looseObject({
+  reward: z.union([z.number(), z.array(z.number()), z.null()]).default(null),
+  is_success: z.boolean().nullable().default(null),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+  log_metrics: z.record(z.string(), LogMetricValue).default({}),
+});
+export type WorkflowOutput = z.infer<typeof WorkflowOutput>;
+
+/**
+ * A WorkflowOutput that the engine can train on: `reward` is ONE finite number (BC-22). NaN and ±Infinity are
+ * refused (JSON.stringify would turn them into null), as are null and arrays (the engine runner throws on both,
+ * after `/end_episode` already answered success — spec §11.12).
+ */
+export const ValidWorkflowOutput = WorkflowOutput.extend({
+  reward: z.number({ error: "reward must be a number" }).refine(Number.isFinite, {
+    message: "reward must be one finite number (not NaN or Infinity); abort the episode instead (BC-22)",
+  }),
+});
+export type ValidWorkflowOutput = z.infer<typeof ValidWorkflowOutput>;
+
+/** Thrown when an output fails {@link ValidWorkflowOutput}; `reason` is `invalid_reward` for BC-22 logging. */
+export class InvalidWorkflowOutputError extends Error {
+  readonly reason = "invalid_reward";
+  constructor(
+    message: string,
+    readonly issues: z.core.$ZodIssue[],
+  ) {
+    super(message);
+    this.name = "InvalidWorkflowOutputError";
+  }
+}
+
+/**
+ * Validates an output before it is sent with `/end_episode`.
+ * @returns the parsed output (defaults filled in).
+ * @throws InvalidWorkflowOutputError naming the field, e.g. `workflow_output.reward: reward must be one finite number`.
+ */
+export function assertValidWorkflowOutput(output: unknown): ValidWorkflowOutput {
+  // JSON cannot carry NaN/Infinity; check the raw value first so the message says what really happened.
+  const parsed = ValidWorkflowOutput.safeParse(output);
+  if (parsed.success) return parsed.data;
+  const where = parsed.error.issues
+    .map((i) => `workflow_output${i.path.length ? "." + i.path.join(".") : ""}: ${i.message}`)
+    .join("; ");
+  throw new InvalidWorkflowOutputError(`invalid WorkflowOutput: ${where}`, parsed.error.issues);
+}

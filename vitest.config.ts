@@ -1,0 +1,46 @@
+/**
+ * @module vitest.config — one root config, three projects (as Hono's runtime-tests):
+ *  - `unit`: Node, no workerd, no sockets beyond 127.0.0.1; pure modules, emulator, client, CLI renderers.
+ *  - `edge`: the Workers pool on wrangler.toml (Durable Object, queue consumer, hono app) inside workerd.
+ *  - `e2e`:  Node; starts the emulator and the Worker in local workerd, runs whole rollouts.
+ */
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: "unit",
+          environment: "node",
+          include: ["test/unit/**/*.test.ts"],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { queueConsumers: { "ajet-episodes": { maxBatchTimeout: 0.05 } } },
+          }),
+        ],
+        test: {
+          name: "edge",
+          include: ["test/edge/**/*.test.ts"],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: "e2e",
+          environment: "node",
+          include: ["test/e2e/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
