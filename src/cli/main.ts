@@ -1,0 +1,74 @@
+/**
+ * @module cli/main — `ajet-edge <command>`: a tiny dispatcher over lazily loaded command files in
+ * `src/cli/commands/` (citty's shape, on `node:util` parseArgs). Exit codes: 0 ok, 1 error, 2 usage error,
+ * 130 interrupted.
+ */
+
+/** A CLI command: one file in `src/cli/commands/`, default-exporting this shape. */
+export interface CliCommand {
+  name: string;
+  description: string;
+  usage: string;
+  /** @returns the process exit code */
+  run(argv: string[]): Promise<number>;
+}
+
+/** A usage error: printed with the command's usage, exit code 2. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly code = 2,
+  ) {
+    super(message);
+    this.name = "CliError";
+  }
+}
+
+const commands: Record<string, () => Promise<{ default: CliCommand }>> = {
+  dev: () => import("./commands/dev.ts"),
+  emulator: () => import("./commands/emulator.ts"),
+  new: () => import("./commands/new.ts"),
+  bench: () => import("./commands/bench.ts"),
+};
+
+function usage(): string {
+  return [
+    "usage: ajet-edge <command> [options]",
+    "",
+    "commands:",
+    "  dev        run a rollout end to end: emulator (or --swarm-url), local workerd, scheduler, episodes",
+    "  emulator   serve a local swarm emulator (default 127.0.0.1:10086)",
+    "  new NAME   scaffold functions/NAME.ts, its test and a README section",
+    "  bench      run the benchmarks and write bench/results.json",
+    "",
+    "run `ajet-edge <command> --help` for a command's options",
+  ].join("\n");
+}
+
+/**
+ * Runs the CLI with `argv` (without node and script). Injectable for tests.
+ * @returns the exit code
+ */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    console.log(usage());
+    return name ? 0 : 2;
+  }
+  const load = commands[name];
+  if (!load) {
+    console.error(`ajet-edge: unknown command '${name}'\n\n${usage()}`);
+    return 2;
+  }
+  const cmd = (await load()).default;
+  try {
+    return await cmd.run(rest);
+  } catch (err) {
+    if (err instanceof CliError) {
+      console.error(`ajet-edge ${cmd.name}: ${err.message}\n\n${cmd.usage}`);
+      return err.code;
+    }
+    console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    return 1;
+  }
+}

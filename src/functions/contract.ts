@@ -1,0 +1,109 @@
+/**
+ * @module functions/contract — the rollout-function contract v1 (issue 4 §1): what a file in `functions/` exports
+ * and what the runtime hands it. A function is platform-free: it sees a task and a small context, never the
+ * Worker, the Durable Object or the swarm protocol.
+ */
+import type OpenAI from "openai";
+import type { Task, WorkflowOutput } from "../protocol/index.ts";
+
+/** The name of the single swarm a function uses unless it declares `swarms` (issue 4 §1). */
+export const DEFAULT_SWARM = "default";
+
+/** A WorkflowOutput as a function returns it: `reward` must be one finite number (BC-22); the rest is optional. */
+export type RolloutOutput = Partial<Omit<WorkflowOutput, "reward">> & { reward: number };
+
+/** The claimed episode on one swarm server (spec §5.3): base URL already rewritten to the server URL (BC-37). */
+export interface EpisodeEndpoint {
+  /** the swarm's name in the run spec (`"default"` for single-swarm runs) */
+  swarm: string;
+  /** 32-hex episode id issued by the server */
+  episodeUuid: string;
+  /** OpenAI-compatible base URL, `<server_url>/v1` */
+  baseUrl: string;
+  /** per-episode key (`sk-ajet-…`); the only routing information, never share it across episodes */
+  apiKey: string;
+}
+
+/** Structured logger handed to functions; lines are tagged with the run, task and episode. */
+export interface RolloutLogger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+/**
+ * What `run(task, ctx)` receives (issue 4 §1).
+ * - `openai[swarm]`: an OpenAI client on that swarm's claimed episode, with `maxRetries: 0` (BC-42) and the
+ *   runtime's guards (connection limiter, subrequest budget, call counting, BC-38/BC-40 checks) in its fetch.
+ * - `llm`: shorthand for the client of the first (or only) swarm.
+ * - `signal`: fires when the episode must stop (run stopped, budget exhausted, idle deadline near).
+ * - `canContinue()`: asks the server whether the claim is still valid (spec §3.11); false on any error.
+ * - `secrets`: the run's secrets (for example a judge's base URL, key and model), never logged.
+ */
+export interface RolloutContext {
+  openai: Readonly<Record<string, OpenAI>>;
+  llm: OpenAI;
+  episodes: Readonly<Record<string, EpisodeEndpoint>>;
+  episodeType: "train" | "eval";
+  signal: AbortSignal;
+  canContinue(): Promise<boolean>;
+  log: RolloutLogger;
+  secrets: Readonly<Record<string, string>>;
+  /** the model name to put in requests; swarm servers ignore it (spec §9.3) */
+  model: string;
+}
+
+/** One output for a single-swarm function, or one per swarm name for a multi-swarm function (issue 4 §4). */
+export type RolloutResult = RolloutOutput | Record<string, RolloutOutput>;
+
+/** A rollout function module's default export (issue 4 §1). */
+export interface RolloutFunction {
+  /** kebab-case, equal to the file name (`math-agent`) */
+  readonly name: string;
+  /** names of the swarm servers this function needs; default `["default"]` */
+  readonly swarms?: readonly string[];
+  /** short human description, shown by the CLI */
+  readonly description?: string;
+  run(task: Task, ctx: RolloutContext): Promise<RolloutResult>;
+}
+
+/** Identity helper that types `task` and `ctx` (like citty's `defineCommand`). */
+export function defineRolloutFunction<F extends RolloutFunction>(fn: F): F {
+  return fn;
+}
+
+/** Thrown by a function (or the runtime) to abort the episode as an infrastructure failure, not a model failure. */
+export class EpisodeAbortError extends Error {
+  constructor(
+    readonly reason: string,
+    message?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message ?? reason, options);
+    this.name = "EpisodeAbortError";
+  }
+}
+
+/**
+ * The seed's signature (write-swarm-client skill): `run_agent_and_compute_reward(task, base_url, api_key)`.
+ * Kept working through {@link fromAgentRun}.
+ */
+export type SeedAgentRun = (task: Task, baseUrl: string, apiKey: string) => Promise<RolloutOutput>;
+
+/** One-line adapter from a seed-style function to the v1 contract (issue 4 §1). */
+export function fromAgentRun(name: string, runAgentAndComputeReward: SeedAgentRun): RolloutFunction {
+  return defineRolloutFunction({
+    name,
+    run: (task, ctx) => {
+      const ep = ctx.episodes[DEFAULT_SWARM] ?? Object.values(ctx.episodes)[0];
+      if (!ep) throw new EpisodeAbortError("no_episode", "no claimed episode in context");
+      return runAgentAndComputeReward(task, ep.baseUrl, ep.apiKey);
+    },
+  });
+}
+
+/** The swarm names a function needs, defaulting to `["default"]`. */
+export function swarmsOf(fn: RolloutFunction): readonly string[] {
+  return fn.swarms && fn.swarms.length > 0 ? fn.swarms : [DEFAULT_SWARM];
+}
