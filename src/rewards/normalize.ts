@@ -1,0 +1,103 @@
+/**
+ * @module rewards/normalize — turns an extracted answer (box content, `####` tail, "Final Answer:" line) into a
+ * canonical string before comparison: LaTeX wrappers and delimiters, currency, signs, percent and unit words,
+ * choice letters (BC-07, BC-08, BC-12, BC-13). Single pass per step, bounded input: linear time.
+ */
+
+/** Commands whose braces are dropped and whose content is kept: `\text{13}` → `13` (BC-12). */
+const WRAPPERS = ["\\textbf", "\\textit", "\\textrm", "\\text", "\\mathrm", "\\mathbf", "\\mbox", "\\operatorname"];
+
+/** LaTeX spacing and sizing commands that carry no value. Longest first, so `\left(` wins over `\left`. */
+const DROPPED = ["\\displaystyle", "\\left", "\\right", "\\!", "\\,", "\\;", "\\:", "\\ ", "\\(", "\\)", "\\[", "\\]"];
+
+/**
+ * Removes wrapper commands and their braces in one pass, keeping the content; also drops spacing commands and
+ * turns `\dfrac`/`\tfrac` into `\frac`. Braces stay balanced because each `}` pops the group its `{` opened.
+ */
+export function unwrapLatex(text: string): string {
+  const out: string[] = [];
+  const groups: boolean[] = []; // true = the brace group belongs to a wrapper and its braces are dropped
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === "\\") {
+      const wrapper = WRAPPERS.find((w) => text.startsWith(w, i) && text[i + w.length] === "{");
+      if (wrapper) {
+        groups.push(true);
+        i += wrapper.length + 1;
+        continue;
+      }
+      const dropped = DROPPED.find((d) => text.startsWith(d, i));
+      if (dropped) {
+        out.push(dropped === "\\ " ? " " : "");
+        i += dropped.length;
+        continue;
+      }
+      if (text.startsWith("\\dfrac", i) || text.startsWith("\\tfrac", i)) {
+        out.push("\\frac");
+        i += 6;
+        continue;
+      }
+      out.push(c, text[i + 1] ?? "");
+      i += 2;
+      continue;
+    }
+    if (c === "{") groups.push(false);
+    if (c === "}" && groups.pop() === true) {
+      i++;
+      continue;
+    }
+    out.push(c);
+    i++;
+  }
+  return out.join("");
+}
+
+/** Unicode minus signs and dashes used as minus (U+2212, U+FE63, U+FF0D) → `-`; odd spaces → ` ` (BC-08). */
+function unifyCharacters(text: string): string {
+  return text.replace(/[\u2212\uFE63\uFF0D]/g, "-").replace(/[\u00A0\u2009\u202F\u2007]/g, " ");
+}
+
+/** Trailing `%`, `\%`, `percent`, degree signs, then unit words after a number; never rescales (BC-13). */
+function stripUnits(text: string): string {
+  let s = text.replace(/\s*(?:\\%|%|percent|per\s+cent)$/i, "");
+  s = s.replace(/\s*(?:\^\{?\\circ\}?|°|degrees?)$/i, "");
+  // "28 dollars", "5 cm", "12 square meters": a number, a space, then one to three unit words and nothing else.
+  const unit = /^([+-]?[\d.,]+)\s+((?:[A-Za-z]+\.?)(?:\s+[A-Za-z]+\.?){0,2})$/.exec(s);
+  if (!unit) return s;
+  const words = unit[2]!.toLowerCase().split(/\s+/);
+  return words.some((w) => NOT_UNITS.has(w.replace(/\.$/, ""))) ? s : unit[1]!;
+}
+
+/** Words that join numbers rather than name a unit: `10 and 20` must not become `10`. */
+const NOT_UNITS = new Set(["and", "or", "to", "plus", "minus", "times", "over", "divided", "by", "of", "x"]);
+
+/** Collapses whitespace: a single space is kept only between two word characters (`x y`), else removed. */
+function squeezeSpaces(text: string): string {
+  return text.trim().replace(/\s+/g, (run: string, at: number, all: string) => {
+    const before = all[at - 1] ?? "";
+    const after = all[at + run.length] ?? "";
+    return /\w/.test(before) && /\w/.test(after) ? " " : "";
+  });
+}
+
+/**
+ * Canonical form of an answer for comparison. Steps, in order: Unicode minus/space; LaTeX wrappers (`\text`,
+ * `\textbf`, `\mathrm` …) and delimiters; `{,}` → `,`; `\$` and `$` removed; markdown `*`/`_` around the answer
+ * removed; trailing `.`/`;`; trailing percent, degree and unit words (no rescaling); a leading `x =`; one pair of
+ * outer braces; whitespace; a single choice letter `(b)`/`B)`/`b` → `B`.
+ * @param raw extracted answer text (already bounded by the caller)
+ * @returns the canonical string; `""` means "no answer" (an empty box is not the number 0, BC-05)
+ */
+export function normalizeAnswer(raw: string): string {
+  let s = unwrapLatex(unifyCharacters(raw));
+  s = s.replace(/\{,\}/g, ",").replace(/\\\$/g, "").replace(/\$/g, "");
+  s = s.trim().replace(/^[*_]+|[*_]+$/g, "").trim();
+  s = s.replace(/[.;]+$/, "").trim();
+  s = stripUnits(s).trim();
+  s = s.replace(/^[A-Za-z]\s*=\s*/, "");
+  if (s.startsWith("{") && s.endsWith("}") && s.indexOf("}") === s.length - 1) s = s.slice(1, -1);
+  s = squeezeSpaces(s);
+  const choice = /^\(?([A-Za-z])\)?[.:]?$/.exec(s);
+  return choice ? choice[1]!.toUpperCase() : s;
+}

@@ -1,0 +1,65 @@
+/** @module test/unit/rewards/normalize — answer normalisation and exact numbers (BC-05, BC-07, BC-08, BC-12, BC-13). */
+import { describe, expect, it } from "vitest";
+import {
+  formatRational,
+  normalizeAnswer,
+  parseNumericAnswer,
+  parseStrictDecimal,
+  unwrapLatex,
+} from "../../../src/rewards/index.ts";
+
+describe("normalizeAnswer", () => {
+  it("maps each documented form to its canonical string", () => {
+    const cases: [string, string][] = [
+      ["\\$29.00", "29.00"],
+      ["$18", "18"],
+      ["18.", "18"],
+      ["\u22123", "-3"],
+      ["28\\%", "28"],
+      ["28 percent", "28"],
+      ["28 \\text{ dollars}", "28"],
+      ["12 square meters", "12"],
+      ["\\text{(B)}", "B"],
+      ["(c)", "C"],
+      ["**73**", "73"],
+      ["1{,}000", "1,000"],
+      ["1\\,000", "1000"],
+      ["\\left( 1, 2 \\right)", "(1,2)"],
+      ["x = 5", "5"],
+      ["{5}", "5"],
+      ["\\frac {1} {2}", "\\frac{1}{2}"],
+      ["", ""],
+      ["  ", ""],
+    ];
+    for (const [raw, expected] of cases) expect(normalizeAnswer(raw), raw).toBe(expected);
+  });
+
+  it("unwraps nested wrappers in one pass and keeps other braces balanced", () => {
+    expect(unwrapLatex("\\text{\\textbf{B}}")).toBe("B");
+    expect(unwrapLatex("\\mathrm{\\frac{1}{2}}")).toBe("\\frac{1}{2}");
+    expect(unwrapLatex("\\tfrac{1}{2}")).toBe("\\frac{1}{2}");
+  });
+});
+
+describe("exact numbers", () => {
+  it("applies the strict decimal grammar before converting (BC-05)", () => {
+    for (const bad of ["", " ", "1,00", "0x1A", "1e3", "18.", "Infinity", "1,0000", "--1"]) {
+      expect(parseStrictDecimal(bad), bad).toBeNull();
+    }
+    expect(parseStrictDecimal("1,000")).toEqual({ num: 1000n, den: 1n });
+    expect(parseStrictDecimal("-3.0")).toEqual({ num: -30n, den: 10n });
+    expect(parseStrictDecimal(".5")).toEqual({ num: 5n, den: 10n });
+  });
+
+  it("reads fractions and small powers exactly, and formats canonical decimals", () => {
+    expect(formatRational(parseNumericAnswer("\\frac{3}{4}")!)).toBe("0.75");
+    expect(formatRational(parseNumericAnswer("-6/4")!)).toBe("-1.5");
+    expect(formatRational(parseNumericAnswer("2^{10}")!)).toBe("1024");
+    expect(formatRational(parseNumericAnswer("10^3")!)).toBe("1000");
+    expect(formatRational(parseNumericAnswer("0.0100")!)).toBe("0.01");
+    expect(formatRational(parseNumericAnswer("1/3")!)).toBe("1/3");
+    expect(parseNumericAnswer("1/0")).toBeNull();
+    expect(parseNumericAnswer("2^{65}")).toBeNull();
+    expect(parseNumericAnswer("\\sqrt{2}")).toBeNull();
+  });
+});
