@@ -1,0 +1,372 @@
+/**
+ * @module client/swarm-client — `SwarmClient`, the TypeScript counterpart of the Python `SwarmClient`
+ * (`swarm_client.py`; spec §3, §4.5, §5, §8; issue 2 §3). One object per server URL and client uuid; the same code
+ * runs in workerd and Node; all network I/O goes through the injected `fetch`.
+ */
+import type { z } from "zod";
+import {
+  assertValidWorkflowOutput,
+  CurrentBatchRolloutPoolInformation,
+  ENGINE,
+  endpoints,
+  type EngineStatus,
+  type EpisodeStatus,
+  type WorkflowOutput,
+} from "../protocol/index.ts";
+import { beginEpisodeLoop } from "./begin-episode.ts";
+import { classifyEndEpisodeError } from "./end-outcome.ts";
+import { buildClaimRequest, toClaimResult } from "./claim.ts";
+import { SwarmAbortError, SwarmConnectionError, SwarmEngineStateError, SwarmError, SwarmInputError, SwarmOperationError } from "./errors.ts";
+import { LocalExpiryTracker, resolveLocalExpiry } from "./local-expiry.ts";
+import { watchEngineStatus, type StatusWatchDeps } from "./status-watch.ts";
+import type { ThrottlePoolView } from "./throttle.ts";
+import { DEFAULT_BACKOFF, pause, realSleep, remainingMs, throwIfStopped, type SwarmBackoff, type SwarmClock, type WaitOptions } from "./timing.ts";
+import { callEndpoint, type EndpointResponse, type SwarmRequestOptions, type TransportConfig } from "./transport.ts";
+import { isCannotConnect } from "./types.ts";
+import type {
+  AbortEpisodeOptions, AutoStartOptions, AutoStartResult, BeginEpisodeOptions, CannotConnectSnapshot, ClaimedEpisode,
+  ClaimEpisodeOptions, ClaimResult, EndEpisodeOptions, EndEpisodeResult, EngineStatusSnapshot, EngineWaitOptions,
+  SwarmClientOptions, SwarmLogger, SyncableJob, TaskRef,
+} from "./types.ts";
+import { normalizeServerUrl } from "./url.ts";
+
+/** The only sample-collection method that supports throttle policies (spec §7.1 step 1). */
+const THROTTLE_METHOD = "rollout_until_finish_enough_tasks";
+
+const defaultLogger: SwarmLogger = {
+  info: () => undefined,
+  warn: (msg, fields) => console.warn(`[swarm-client] ${msg}`, fields ?? ""),
+  error: (msg, fields) => console.error(`[swarm-client] ${msg}`, fields ?? ""),
+};
+
+/** The AgentJet swarm protocol client. Methods mirror `swarm_client.py`; results and errors are typed. */
+export class SwarmClient {
+  /** the normalised server URL (no trailing slash; path prefix kept) */
+  readonly baseURL: string;
+  readonly clientUuid: string;
+  readonly #options: SwarmClientOptions;
+  readonly #transport: TransportConfig;
+  readonly #clock: SwarmClock;
+  readonly #backoff: SwarmBackoff;
+  readonly #logger: SwarmLogger;
+  readonly #expiry: LocalExpiryTracker;
+  readonly #recentSeenTasks: string[] = [];
+  #job: SyncableJob | null = null;
+  #claimGate: Promise<void> = Promise.resolve();
+
+  /** @throws SwarmInputError when `baseURL` is not an http(s) URL */
+  constructor(options: SwarmClientOptions) {
+    this.#options = options;
+    this.baseURL = normalizeServerUrl(options.baseURL);
+    this.clientUuid = options.clientUuid ?? crypto.randomUUID();
+    this.#transport = {
+      serverUrl: this.baseURL,
+      fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+      timeoutsMs: options.timeoutsMs ?? {},
+      headers: options.headers ?? {},
+    };
+    this.#clock = { now: options.now ?? (() => Date.now()), sleep: options.sleep ?? realSleep, random: options.random ?? (() => Math.random()) };
+    this.#backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.#logger = options.logger ?? defaultLogger;
+    this.#expiry = new LocalExpiryTracker(resolveLocalExpiry(options.localExpiry));
+  }
+
+  /** A new client with these options changed; same `clientUuid` unless overridden; fresh local state. */
+  withOptions(overrides: Partial<SwarmClientOptions>): SwarmClient {
+    return new SwarmClient({ ...this.#options, clientUuid: this.clientUuid, ...overrides });
+  }
+
+  #call<N extends keyof typeof endpoints>(name: N, body: unknown, options?: SwarmRequestOptions): Promise<EndpointResponse<N>> {
+    return callEndpoint(this.#transport, name, body, options);
+  }
+
+  /** Calls `name` within a wait: no call past the deadline, and its timeout capped by the time left. */
+  #callWithin<N extends keyof typeof endpoints>(name: N, body: unknown, wait: WaitOptions, timeoutMs?: number): Promise<EndpointResponse<N>> {
+    throwIfStopped(this.#clock, wait, endpoints[name].path);
+    const base = timeoutMs ?? this.#transport.timeoutsMs[name] ?? endpoints[name].timeoutMs;
+    return this.#call(name, body, { signal: wait.signal, timeoutMs: Math.max(1, Math.min(base, remainingMs(this.#clock, wait))) });
+  }
+
+  get #watchDeps(): StatusWatchDeps {
+    return {
+      clock: this.#clock,
+      backoff: this.#backoff,
+      logger: this.#logger,
+      poll: (o) => this.getEngineStatusOrCannotConnect(o),
+      pollTimeoutMs: this.#transport.timeoutsMs.getEngineStatus ?? endpoints.getEngineStatus.timeoutMs,
+    };
+  }
+
+  /** `GET /health` → `{status: "ok"}` (spec §1). @throws the transport's typed errors */
+  health(options?: SwarmRequestOptions): Promise<EndpointResponse<"health">> {
+    return this.#call("health", undefined, options);
+  }
+
+  /** `GET /get_engine_status` (spec §3.6). @throws the transport's typed errors */
+  async getEngineStatus(options?: SwarmRequestOptions): Promise<EngineStatusSnapshot> {
+    const r = await this.#call("getEngineStatus", undefined, options);
+    return { status: r.engine_status, detail: r.engine_status_detail, globalStep: r.global_step };
+  }
+
+  /**
+   * Like {@link getEngineStatus}, but any failure except the caller's abort gives the client-only pseudo status
+   * `ENGINE.CANNOT_CONNECT` with the error (Python `get_engine_status`, spec §2.1). @throws SwarmAbortError
+   */
+  async getEngineStatusOrCannotConnect(options?: SwarmRequestOptions): Promise<EngineStatusSnapshot | CannotConnectSnapshot> {
+    try {
+      return await this.getEngineStatus(options);
+    } catch (err) {
+      if (err instanceof SwarmAbortError || !(err instanceof SwarmError)) throw err;
+      return { status: "ENGINE.CANNOT_CONNECT", detail: null, globalStep: null, error: err };
+    }
+  }
+
+  /**
+   * Polls until the engine status is one of `awaited` (spec §4.5). `assumeStarted`: treat the engine as already
+   * seen non-OFFLINE (so an OFFLINE answer raises at once).
+   * @throws SwarmServerOfflineError | SwarmDeadlineError | SwarmAbortError
+   */
+  waitForEngineStatus(awaited: EngineStatus | readonly EngineStatus[], options: WaitOptions & { assumeStarted?: boolean } = {}): Promise<EngineStatusSnapshot> {
+    const list: readonly string[] = typeof awaited === "string" ? [awaited] : awaited;
+    return watchEngineStatus(this.#watchDeps, list, { ...options, tracker: { seenNonOffline: options.assumeStarted ?? false } });
+  }
+
+  /** `GET /get_server_experiment_dir` (spec §3.7): null until an engine was started. @throws the transport's typed errors */
+  async getServerExperimentDir(options?: SwarmRequestOptions): Promise<string | null> {
+    return (await this.#call("getServerExperimentDir", undefined, options)).server_experiment_dir;
+  }
+
+  /**
+   * `POST /sync_train_config` with exactly `{"yaml_as_string": job.toYaml()}` (or the raw YAML string), after a
+   * local OFFLINE check (spec §3.2). Remembers the job for the throttle check.
+   * @throws SwarmEngineStateError (`Cannot sync train config when engine is NOT ENGINE.OFFLINE. (current status: <s>)`)
+   *   | SwarmInputError (empty YAML) | SwarmOperationError (`success: false`) | SwarmAPIError (400 if another client started it)
+   */
+  async syncTrainConfig(job: SyncableJob | string, options: SwarmRequestOptions = {}): Promise<void> {
+    const { status } = await this.getEngineStatus({ signal: options.signal });
+    if (status !== ENGINE.OFFLINE) {
+      throw new SwarmEngineStateError(`Cannot sync train config when engine is NOT ENGINE.OFFLINE. (current status: ${status})`, status);
+    }
+    const yaml = typeof job === "string" ? job : job.toYaml();
+    if (!yaml.trim()) throw new SwarmInputError("job", "the training YAML is empty; build it with AgentJetJob.toYaml()");
+    const res = await this.#call("syncTrainConfig", { yaml_as_string: yaml }, options);
+    if (!res.success) throw new SwarmOperationError("syncTrainConfig", "Failed to sync train config", res.error ?? "");
+    if (typeof job !== "string") this.#job = job;
+    this.#logger.info("Synced train config to Swarm server");
+  }
+
+  /**
+   * `POST /start_engine` (600 s) after a local OFFLINE check, then waits until ROLLING; OFFLINE during the wait
+   * raises (spec §3.4, §4.5, §13.1). @returns the ROLLING snapshot
+   * @throws SwarmEngineStateError | SwarmOperationError (`Failed to start training engine: <error>`) |
+   *   SwarmServerOfflineError | SwarmDeadlineError | SwarmAbortError | transport errors
+   */
+  async startEngine(options: EngineWaitOptions = {}): Promise<EngineStatusSnapshot> {
+    const { status } = await this.getEngineStatus({ signal: options.signal });
+    if (status !== ENGINE.OFFLINE) {
+      throw new SwarmEngineStateError(`Cannot start engine when engine is NOT ENGINE.OFFLINE. (current status: ${status})`, status);
+    }
+    const res = await this.#callWithin("startEngine", {}, options, options.timeoutMs);
+    if (!res.success) throw new SwarmOperationError("startEngine", "Failed to start training engine", res.error ?? "");
+    this.#logger.info(`Started training engine (pid ${res.pid ?? "?"}); waiting for ENGINE.ROLLING`);
+    return this.waitForEngineStatus(ENGINE.ROLLING, { ...options, assumeStarted: true });
+  }
+
+  /**
+   * No-op when OFFLINE; else `POST /stop_engine` (600 s) and waits until OFFLINE (spec §3.5). Stops training for
+   * every client (spec §11.18). @returns the OFFLINE snapshot
+   * @throws SwarmOperationError (`Failed to stop training engine`) | SwarmDeadlineError | SwarmAbortError | transport errors
+   */
+  async stopEngine(options: EngineWaitOptions = {}): Promise<EngineStatusSnapshot> {
+    const snap = await this.getEngineStatus({ signal: options.signal });
+    if (snap.status === ENGINE.OFFLINE) return snap;
+    const res = await this.#callWithin("stopEngine", {}, options, options.timeoutMs);
+    if (!res.success) throw new SwarmOperationError("stopEngine", "Failed to stop training engine", res.failure_reason);
+    return this.waitForEngineStatus(ENGINE.OFFLINE, options);
+  }
+
+  /**
+   * Brings the engine to ROLLING idempotently (spec §4.5): CANNOT_CONNECT → pause `cannotConnectRetryMs`, retry
+   * once; OFFLINE → sync + start + wait; BOOTING / WEIGHT_SYNCING → wait for ROLLING; ROLLING / ROLLING_POST →
+   * nothing. `forceRestart` stops first. CANNOT_CONNECT never bootstraps (BC-28).
+   * @throws SwarmConnectionError (`Unable to connect to swarm server.`) | SwarmEngineStateError (`Cannot sync train
+   *   config or start engine when engine is in status: <s>`) | the errors of syncTrainConfig / startEngine / waits
+   */
+  async autoSyncTrainConfigAndStartEngine(job: SyncableJob | string, options: AutoStartOptions = {}): Promise<AutoStartResult> {
+    if (typeof job !== "string") this.#job = job;
+    if (options.forceRestart) {
+      this.#logger.warn("Force restarting the engine...");
+      await this.stopEngine(options);
+      await pause(this.#clock, this.#backoff.restartGraceMs, options, "forceRestart");
+    }
+    const poll = () => this.getEngineStatusOrCannotConnect({ signal: options.signal });
+    let snap = await poll();
+    if (isCannotConnect(snap)) {
+      await pause(this.#clock, this.#backoff.cannotConnectRetryMs, options, "autoSyncTrainConfigAndStartEngine");
+      snap = await poll();
+      if (isCannotConnect(snap)) {
+        throw new SwarmConnectionError("getEngineStatus", "Unable to connect to swarm server.", snap.error);
+      }
+    }
+    switch (snap.status) {
+      case ENGINE.OFFLINE:
+        await this.syncTrainConfig(job, { signal: options.signal });
+        return { action: "started", engine: await this.startEngine(options) };
+      case ENGINE.ROLLING:
+      case ENGINE.ROLLING_POST:
+        return { action: "alreadyRolling", engine: snap };
+      case ENGINE.BOOTING:
+      case ENGINE.WEIGHT_SYNCING:
+        return { action: "waitedForRolling", engine: await this.waitForEngineStatus(ENGINE.ROLLING, { ...options, assumeStarted: true }) };
+      default:
+        throw new SwarmEngineStateError(`Cannot sync train config or start engine when engine is in status: ${snap.status}`, snap.status);
+    }
+  }
+
+  /**
+   * ONE `POST /claim_episode` attempt (spec §3.8). Expected negative answers are values, not errors.
+   * @throws SwarmInputError (bad options, before any request) | SwarmConfigError (422) | SwarmAPIError | transport errors
+   */
+  async claimEpisode(options: ClaimEpisodeOptions = {}): Promise<ClaimResult> {
+    const req = buildClaimRequest(this.clientUuid, options);
+    const raw = await this.#call("claimEpisode", req, options);
+    return toClaimResult(this.baseURL, req, raw, (episodeUuid) => {
+      const claimedAtMs = this.#clock.now();
+      const expiresAtMs = this.#expiry.expiryOf(claimedAtMs, req.discard_episode_timeout);
+      this.#expiry.remember(episodeUuid, expiresAtMs);
+      return { claimedAtMs, expiresAtMs };
+    });
+  }
+
+  /**
+   * Claims an episode, retrying until claimed, `deadlineMs` or the signal (spec §8.3, BC-25; see `beginEpisodeLoop`).
+   * @throws SwarmServerOfflineError | SwarmDeadlineError | SwarmAbortError | SwarmInputError | SwarmConfigError (422,
+   *   never retried, BC-36) | other non-retryable errors
+   */
+  beginEpisode(options: BeginEpisodeOptions = {}): Promise<ClaimedEpisode> {
+    buildClaimRequest(this.clientUuid, options); // refuse bad options before any request
+    return beginEpisodeLoop(
+      {
+        ...this.#watchDeps,
+        clientUuid: this.clientUuid,
+        claim: (o) => this.claimEpisode(o),
+        poolForThrottle: (o) => this.#poolForThrottle(o),
+        claimTimeoutMs: this.#transport.timeoutsMs.claimEpisode ?? endpoints.claimEpisode.timeoutMs,
+        runExclusive: (fn) => this.#runExclusive(fn),
+        recentSeenTasks: this.#recentSeenTasks,
+        assertThrottleSupported: () => this.#assertThrottleSupported(),
+      },
+      options,
+    );
+  }
+
+  #runExclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const previous = this.#claimGate;
+    let release!: () => void;
+    this.#claimGate = new Promise<void>((resolve) => (release = resolve));
+    return previous.then(fn).finally(release);
+  }
+
+  #assertThrottleSupported(): void {
+    const method = this.#job?.sampleCollectionMethod;
+    if (method !== undefined && method !== THROTTLE_METHOD) {
+      throw new SwarmInputError("throttlePolicy", `Current sample collection method (${method}) does not support throttle policy.`);
+    }
+  }
+
+  async #poolForThrottle(options: SwarmRequestOptions): Promise<ThrottlePoolView> {
+    try {
+      return await this.getRolloutStat(options);
+    } catch (err) {
+      if (err instanceof SwarmAbortError) throw err;
+      this.#logger.warn(`Error getting rollout statistics: ${(err as Error).message}`);
+      return CurrentBatchRolloutPoolInformation.parse({});
+    }
+  }
+
+  /**
+   * `POST /end_episode` (330 s timeout, BC-26) with `task_id` and `workflow_output.metadata.task_id` set from the
+   * task (on a copy). Refused before any request: empty uuid or task_id (BC-30), invalid reward (BC-22). Never
+   * retried here (not idempotent on the server, BC-26). With local expiry on and the episode past its lifetime,
+   * sends one `/abort_episode` instead (BC-24). See {@link EndEpisodeResult} for what each answer means.
+   * @throws SwarmInputError | InvalidWorkflowOutputError (reason `invalid_reward`) | SwarmOperationError
+   *   (`success: false`) | SwarmAPIError (unclassified, e.g. text 500) | transport errors (outcome unknown → resend
+   *   with `isResend: true`)
+   */
+  async endEpisode(task: TaskRef, episodeUuid: string, workflowOutput: z.input<typeof WorkflowOutput> | WorkflowOutput, options: EndEpisodeOptions = {}): Promise<EndEpisodeResult> {
+    if (!episodeUuid) throw new SwarmInputError("episodeUuid", "is empty; pass the uuid returned by claimEpisode/beginEpisode");
+    const taskId = typeof task === "string" ? task : task?.task_id;
+    if (!taskId) throw new SwarmInputError("task.task_id", "is empty; give every task a stable, namespaced id when it is loaded (BC-30)");
+    const output = assertValidWorkflowOutput(workflowOutput);
+    const overdueMs = this.#expiry.takeOverdueMs(episodeUuid, this.#clock.now());
+    if (overdueMs !== null) {
+      this.#logger.warn(`Episode ${episodeUuid} has expired (${overdueMs} ms ago). Aborting instead of ending (BC-24).`);
+      await this.abortEpisode(episodeUuid, { signal: options.signal });
+      return { kind: "abortedLocally", reason: "localExpiry", overdueMs };
+    }
+    const body = {
+      client_uuid: this.clientUuid,
+      episode_uuid: episodeUuid,
+      workflow_output: { ...output, metadata: { ...output.metadata, task_id: taskId } },
+      task_id: taskId,
+      declare_client_active: options.declareClientActive ?? true,
+    };
+    try {
+      const res = await this.#call("endEpisode", body, options);
+      if (!res.success) throw new SwarmOperationError("endEpisode", `Failed to end episode ${episodeUuid}`, "");
+      return { kind: "ended", deliveredEarlier: false };
+    } catch (err) {
+      const refusal = classifyEndEpisodeError(err);
+      if (!refusal) throw err;
+      if (options.isResend && refusal.reason === "notFound") return { kind: "ended", deliveredEarlier: true };
+      this.#logger.warn(`end_episode ${episodeUuid}: ${refusal.kind} (${refusal.reason}): ${refusal.error.detail}`);
+      return refusal;
+    }
+  }
+
+  /**
+   * `POST /abort_episode` with exactly the Python body (spec §3.10): reward 0.0, is_success null, empty metadata and
+   * log_metrics, `task_id: ""`, `declare_client_active: true`. Unlike Python, errors are thrown (typed) unless
+   * `quiet` (then logged, and false returned; the caller's abort is always thrown).
+   * @returns the server's `success` (true also when the episode was unknown or the engine not rolling)
+   */
+  async abortEpisode(episodeUuid: string, options: AbortEpisodeOptions = {}): Promise<boolean> {
+    try {
+      if (!episodeUuid) throw new SwarmInputError("episodeUuid", "is empty; nothing to abort");
+      this.#expiry.forget(episodeUuid);
+      const res = await this.#call(
+        "abortEpisode",
+        {
+          client_uuid: this.clientUuid,
+          episode_uuid: episodeUuid,
+          workflow_output: { reward: 0.0, is_success: null, metadata: {}, log_metrics: {} },
+          task_id: "",
+          declare_client_active: options.declareClientActive ?? true,
+        },
+        options,
+      );
+      if (!res.success) this.#logger.error(`Failed to abort episode ${episodeUuid}`);
+      return res.success;
+    } catch (err) {
+      if (!options.quiet || err instanceof SwarmAbortError) throw err;
+      this.#logger.error(`Error aborting episode ${episodeUuid}: ${(err as Error).message}`);
+      return false;
+    }
+  }
+
+  /** `POST /can_continue_episode` (spec §3.11): false for an empty uuid (no request). @throws transport errors */
+  async canContinueEpisode(episodeUuid: string, options?: SwarmRequestOptions): Promise<boolean> {
+    if (!episodeUuid) return false;
+    return (await this.#call("canContinueEpisode", { client_uuid: this.clientUuid, episode_uuid: episodeUuid }, options)).can_continue;
+  }
+
+  /** `POST /get_episode_buffer` (spec §3.12): every active record, API keys included (debug). @throws transport errors */
+  async getEpisodeBuffer(options?: SwarmRequestOptions): Promise<EpisodeStatus[]> {
+    return (await this.#call("getEpisodeBuffer", {}, options)).buffer;
+  }
+
+  /** `GET /get_current_batch_rollout_pool_information` (spec §3.13), tolerant defaults. @throws transport errors */
+  getRolloutStat(options?: SwarmRequestOptions): Promise<CurrentBatchRolloutPoolInformation> {
+    return this.#call("getRolloutStat", undefined, options);
+  }
+}
