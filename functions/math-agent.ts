@@ -1,0 +1,117 @@
+/**
+ * @module functions/math-agent — the GSM8K math agent (issue 4 §2, the seed's Demo 1): a system prompt asking
+ * for `\boxed{}`, a `calculator` tool over the safe arithmetic parser, up to `maxTurns` LLM calls, and a reward
+ * from the FINAL assistant message only (BC-04) compared exactly with the gold (BC-01 … BC-16).
+ */
+import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import { type ChatIo, completeChat, initialMessages, seedClient } from "../src/functions/chat.ts";
+import { defineRolloutFunction, EpisodeAbortError, type RolloutOutput } from "../src/functions/contract.ts";
+import { CALCULATOR_TOOL, calculator, parseToolCalls, runToolCalls } from "../src/functions/tools.ts";
+import { type MathFallback, messageText, parseGsm8kGold, scoreMathAnswer } from "../src/rewards/index.ts";
+import type { Task } from "../src/protocol/index.ts";
+
+/** The system prompt sent first on every request (BC-44). Its `\boxed{}` never scores: only the reply does. */
+export const MATH_SYSTEM_PROMPT =
+  "You are an agent specialized in solving math problems. Solve the problem step by step. " +
+  "You can call the calculator tool to evaluate arithmetic expressions. " +
+  "When you are done, give your final answer as a number within \\boxed{}.";
+
+/** Options of {@link runMathAgent}. */
+export interface MathAgentOptions {
+  /** most LLM calls in one episode (tool rounds + the final answer); default 4, at least 1 */
+  maxTurns?: number;
+  /** default {@link MATH_SYSTEM_PROMPT} */
+  systemPrompt?: string;
+  /** offer the `calculator` tool; default true */
+  calculator?: boolean;
+  /** opt-in answer fallbacks when the final message has no box (see `scoreMathAnswer`); default none */
+  fallbacks?: readonly MathFallback[];
+}
+
+/**
+ * The task's gold answer: `metadata.gold` (string or number) when present, else the text after `####` in
+ * `metadata.answer` (GSM8K, BC-10).
+ * @throws EpisodeAbortError `invalid_task` when neither gives an answer — a data error, never scored as 0
+ */
+export function mathGold(task: Task): string {
+  const { gold, answer } = task.metadata;
+  if ((typeof gold === "string" && gold.trim() !== "") || typeof gold === "number") return String(gold);
+  const parsed = typeof answer === "string" ? parseGsm8kGold(answer) : null;
+  if (parsed !== null) return parsed;
+  throw new EpisodeAbortError(
+    "invalid_task",
+    `task ${JSON.stringify(task.task_id)} has no gold: set metadata.gold or a metadata.answer ending in "#### N"`,
+  );
+}
+
+/**
+ * Runs the agent loop and scores it.
+ * @param io `ctx` (or any `{ llm, model, signal }`)
+ * @returns `{ reward, is_success, metadata: { extracted, normalized, reason, source, gold, turns, tool_calls,
+ *   tool_errors, finish_reason, stopped }, log_metrics: { turns, tool_calls } }`; `stopped` is `answer`,
+ *   `length` (scored normally, BC-43) or `max_turns`
+ * @throws EpisodeAbortError for a task without gold/query, `finish_reason: "abort"` and endpoint faults (BC-38/40/43)
+ */
+export async function runMathAgent(task: Task, io: ChatIo, options: MathAgentOptions = {}): Promise<RolloutOutput> {
+  const gold = mathGold(task);
+  const maxTurns = Math.max(1, Math.floor(options.maxTurns ?? 4));
+  const useCalculator = options.calculator ?? true;
+  const messages: ChatCompletionMessageParam[] = initialMessages(task, options.systemPrompt ?? MATH_SYSTEM_PROMPT);
+  let finalText = "";
+  let finishReason = "stop";
+  let stopped: "answer" | "length" | "max_turns" = "max_turns";
+  let turns = 0;
+  let toolCalls = 0;
+  let toolErrors = 0;
+  while (turns < maxTurns) {
+    turns++;
+    const turn = await completeChat(io, { messages, ...(useCalculator ? { tools: [CALCULATOR_TOOL] } : {}) });
+    const calls = parseToolCalls(turn.message.tool_calls, `call_${turns}`);
+    finalText = messageText(turn.message.content);
+    finishReason = turn.finishReason;
+    messages.push({
+      role: "assistant",
+      content: turn.message.content ?? (calls.length > 0 ? null : ""),
+      ...(calls.length > 0 ? { tool_calls: calls.map((c) => c.call) } : {}),
+    });
+    if (finishReason === "length") stopped = "length";
+    else if (calls.length === 0) stopped = "answer";
+    if (stopped !== "max_turns" || turns === maxTurns) break;
+    const results = await runToolCalls(calls, { calculator });
+    toolCalls += calls.length;
+    toolErrors += results.filter((r) => r.content.startsWith("Error:")).length;
+    messages.push(...results);
+  }
+  const score = scoreMathAnswer(finalText, gold, { fallbacks: options.fallbacks ?? [] });
+  return {
+    reward: score.reward,
+    is_success: score.isSuccess,
+    metadata: {
+      extracted: score.extracted,
+      normalized: score.normalized,
+      reason: score.reason,
+      source: score.source,
+      gold,
+      turns,
+      tool_calls: toolCalls,
+      tool_errors: toolErrors,
+      finish_reason: finishReason,
+      stopped,
+    },
+    log_metrics: { turns, tool_calls: toolCalls },
+  };
+}
+
+/**
+ * The seed's signature (write-swarm-client skill): run the agent against one episode's OpenAI-compatible endpoint
+ * and compute the reward. Works as a v1 function through `fromAgentRun("math-agent", runAgentAndComputeReward)`.
+ */
+export async function runAgentAndComputeReward(task: Task, baseUrl: string, apiKey: string): Promise<RolloutOutput> {
+  return runMathAgent(task, { llm: seedClient(baseUrl, apiKey), model: "agentjet-model" });
+}
+
+export default defineRolloutFunction({
+  name: "math-agent",
+  description: "GSM8K math agent with a calculator tool; reward 1.0 when the last \\boxed{} equals the gold",
+  run: (task, ctx) => runMathAgent(task, ctx),
+});

@@ -1,0 +1,83 @@
+/**
+ * @module functions/chat — small helpers rollout functions share around `chat.completions.create`: an explicit
+ * system message first (BC-44), one call with infrastructure faults surfaced as {@link EpisodeAbortError}
+ * (BC-38, BC-40, BC-43), and a seed-style client for `runAgentAndComputeReward(task, baseUrl, apiKey)`.
+ */
+import OpenAI from "openai";
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessage,
+  ChatCompletionMessageParam,
+} from "openai/resources/chat/completions";
+import type { Task } from "../protocol/index.ts";
+import { EpisodeAbortError } from "./contract.ts";
+import { findEpisodeAbortError, GuardReason, withChatCompletionGuards } from "./llm-guards.ts";
+
+/** What an agent loop needs from the context; a {@link RolloutContext} fits, and so does a seed-style client. */
+export interface ChatIo {
+  llm: OpenAI;
+  /** the model name sent in requests (swarm servers ignore it, spec §9.3) */
+  model: string;
+  signal?: AbortSignal;
+}
+
+/** Per-call timeout for swarm LLM calls: a little above the proxy's ~300 s give-up (BC-42), in milliseconds. */
+export const SWARM_LLM_TIMEOUT_MS = 330_000;
+
+/** One assistant turn: the message as returned and its finish reason (`stop`, `tool_calls`, `length` …). */
+export interface ChatTurn {
+  message: ChatCompletionMessage;
+  finishReason: string;
+}
+
+/**
+ * Messages for the first request: `task.init_messages` when present, else one user message with
+ * `task.main_query`; either way with `systemPrompt` first unless the task already starts with a system message,
+ * so the server never injects its default persona (BC-44).
+ * @throws EpisodeAbortError `invalid_task` when the task has neither a query nor messages
+ */
+export function initialMessages(task: Task, systemPrompt: string): ChatCompletionMessageParam[] {
+  const given = task.init_messages as unknown as ChatCompletionMessageParam[];
+  if (given.length > 0) return given[0]?.role === "system" ? [...given] : [{ role: "system", content: systemPrompt }, ...given];
+  if (task.main_query.trim() === "") {
+    throw new EpisodeAbortError("invalid_task", `task ${JSON.stringify(task.task_id)} has no main_query or init_messages`);
+  }
+  return [
+    { role: "system", content: systemPrompt },
+    { role: "user", content: task.main_query },
+  ];
+}
+
+/**
+ * One non-streaming chat completion with `io.model` and `io.signal`.
+ * @throws EpisodeAbortError for infrastructure faults: the guards' errors unwrapped from the SDK's
+ *   `APIConnectionError` (BC-38, BC-40), an answer without choices, or `finish_reason: "abort"` (BC-43; checked
+ *   here too in case the client was built without the guards). Other SDK errors (`APIError` 4xx/5xx) propagate.
+ */
+export async function completeChat(
+  io: ChatIo,
+  params: Omit<ChatCompletionCreateParamsNonStreaming, "model">,
+): Promise<ChatTurn> {
+  let completion;
+  try {
+    completion = await io.llm.chat.completions.create({ ...params, model: io.model }, { signal: io.signal });
+  } catch (err) {
+    throw findEpisodeAbortError(err) ?? err;
+  }
+  const choice = completion.choices?.[0];
+  if (!choice?.message) throw new EpisodeAbortError(GuardReason.infraError, "the chat completion has no choices[0].message");
+  const finishReason = String(choice.finish_reason ?? "stop");
+  if (finishReason === "abort") {
+    throw new EpisodeAbortError(GuardReason.llmAborted, 'the LLM answered with finish_reason "abort"; abort the episode');
+  }
+  return { message: choice.message, finishReason };
+}
+
+/**
+ * An OpenAI client for a seed-style function that receives only `baseUrl` and `apiKey`: `maxRetries: 0` and a
+ * 330 s timeout (BC-42), with the chat-completion guards on the global `fetch` (read at call time).
+ */
+export function seedClient(baseUrl: string, apiKey: string): OpenAI {
+  const fetch = withChatCompletionGuards((input, init) => globalThis.fetch(input, init));
+  return new OpenAI({ baseURL: baseUrl, apiKey, maxRetries: 0, timeout: SWARM_LLM_TIMEOUT_MS, fetch });
+}
