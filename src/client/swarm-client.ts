@@ -243,7 +243,7 @@ export class SwarmClient {
    * @throws SwarmServerOfflineError | SwarmDeadlineError | SwarmAbortError | SwarmInputError | SwarmConfigError (422,
    *   never retried, BC-36) | other non-retryable errors
    */
-  beginEpisode(options: BeginEpisodeOptions = {}): Promise<ClaimedEpisode> {
+  async beginEpisode(options: BeginEpisodeOptions = {}): Promise<ClaimedEpisode> {
     buildClaimRequest(this.clientUuid, options); // refuse bad options before any request
     return beginEpisodeLoop(
       {

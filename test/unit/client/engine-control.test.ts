@@ -1,0 +1,167 @@
+import { describe, expect, it } from "vitest";
+import {
+  isCannotConnect,
+  SwarmAbortError,
+  SwarmConnectionError,
+  SwarmDeadlineError,
+  SwarmEngineStateError,
+  SwarmOperationError,
+  SwarmServerOfflineError,
+} from "../../../src/client/index.ts";
+import { json, refused, scriptedClient, status } from "./_support.ts";
+
+const S = "GET /get_engine_status";
+const SYNC = "POST /sync_train_config";
+const START = "POST /start_engine";
+const STOP = "POST /stop_engine";
+const OFFLINE = status("ENGINE.OFFLINE", null);
+const BOOTING = status("ENGINE.BOOTING", null);
+const ROLLING = status("ENGINE.ROLLING", 1);
+const ok = json(200, { success: true });
+const job = { toYaml: () => "ajet:\n  data:\n    train_batch_size: 4\n", sampleCollectionMethod: "rollout_until_finish_enough_tasks" };
+
+describe("engine status (spec §3.6, §2.1)", () => {
+  it("maps the wire body to camelCase and keeps global_step null", async () => {
+    const { client } = scriptedClient({ [S]: json(200, { engine_status: "ENGINE.BOOTING", engine_status_detail: "loading", global_step: null }) });
+    expect(await client.getEngineStatus()).toEqual({ status: "ENGINE.BOOTING", detail: "loading", globalStep: null });
+  });
+  it("keeps the pseudo status CANNOT_CONNECT in a separate method", async () => {
+    const { client } = scriptedClient({ [S]: refused });
+    const snap = await client.getEngineStatusOrCannotConnect();
+    expect(snap.status).toBe("ENGINE.CANNOT_CONNECT");
+    expect(isCannotConnect(snap) && snap.error).toBeInstanceOf(SwarmConnectionError);
+    await expect(client.getEngineStatus()).rejects.toBeInstanceOf(SwarmConnectionError);
+    await expect(client.getEngineStatusOrCannotConnect({ signal: AbortSignal.abort() })).rejects.toBeInstanceOf(SwarmAbortError);
+  });
+});
+
+describe("syncTrainConfig (spec §3.2)", () => {
+  it("sends exactly {yaml_as_string: job.toYaml()}", async () => {
+    const { client, server } = scriptedClient({ [S]: OFFLINE, [SYNC]: ok });
+    await client.syncTrainConfig(job);
+    expect(server.callsTo(SYNC)[0]!.body).toEqual({ yaml_as_string: job.toYaml() });
+    await client.syncTrainConfig("ajet: {}\n");
+    expect(server.callsTo(SYNC)[1]!.body).toEqual({ yaml_as_string: "ajet: {}\n" });
+  });
+  it("refuses locally when the engine is not OFFLINE", async () => {
+    const { client, server } = scriptedClient({ [S]: ROLLING, [SYNC]: ok });
+    const err = (await client.syncTrainConfig(job).catch((e: unknown) => e)) as SwarmEngineStateError;
+    expect(err).toBeInstanceOf(SwarmEngineStateError);
+    expect(err.message).toBe("Cannot sync train config when engine is NOT ENGINE.OFFLINE. (current status: ENGINE.ROLLING)");
+    expect(server.callsTo(SYNC)).toHaveLength(0);
+  });
+  it("success:false is an error", async () => {
+    const { client } = scriptedClient({ [S]: OFFLINE, [SYNC]: json(200, { success: false, error: "disk full" }) });
+    await expect(client.syncTrainConfig(job)).rejects.toThrow("Failed to sync train config: disk full");
+  });
+});
+
+describe("startEngine / stopEngine (spec §3.4, §3.5)", () => {
+  it("starts and waits until ROLLING", async () => {
+    const { client, server, clock } = scriptedClient({ [S]: [OFFLINE, BOOTING, BOOTING, ROLLING], [START]: json(200, { success: true, pid: 1 }) });
+    expect(await client.startEngine()).toEqual({ status: "ENGINE.ROLLING", detail: null, globalStep: 1 });
+    expect(server.routes()).toEqual([S, START, S, S, S]);
+    expect(server.callsTo(START)[0]!.body).toEqual({});
+    expect(clock.state.sleeps).toEqual([5_000, 5_000]);
+  });
+  it("raises if the engine falls back to OFFLINE while booting", async () => {
+    const { client } = scriptedClient({ [S]: [OFFLINE, OFFLINE], [START]: json(200, { success: true, pid: 1 }) });
+    await expect(client.startEngine()).rejects.toBeInstanceOf(SwarmServerOfflineError);
+  });
+  it("refuses when not OFFLINE; success:false is an error", async () => {
+    const a = scriptedClient({ [S]: ROLLING, [START]: ok });
+    await expect(a.client.startEngine()).rejects.toBeInstanceOf(SwarmEngineStateError);
+    expect(a.server.callsTo(START)).toHaveLength(0);
+    const b = scriptedClient({ [S]: OFFLINE, [START]: json(200, { success: false, error: "No training config found" }) });
+    const err = await b.client.startEngine().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SwarmOperationError);
+    expect((err as Error).message).toBe("Failed to start training engine: No training config found");
+  });
+  it("a deadline bounds the wait for ROLLING", async () => {
+    const { client, clock } = scriptedClient({ [S]: [OFFLINE, BOOTING], [START]: json(200, { success: true, pid: 1 }) });
+    await expect(client.startEngine({ deadlineMs: clock.now() + 30_000 })).rejects.toBeInstanceOf(SwarmDeadlineError);
+    expect(clock.state.sleeps.reduce((a, b) => a + b, 0)).toBe(30_000);
+  });
+  it("stop is a no-op when OFFLINE, else stops and waits for OFFLINE", async () => {
+    const a = scriptedClient({ [S]: OFFLINE, [STOP]: ok });
+    expect((await a.client.stopEngine()).status).toBe("ENGINE.OFFLINE");
+    expect(a.server.callsTo(STOP)).toHaveLength(0);
+    const b = scriptedClient({ [S]: [ROLLING, ROLLING, OFFLINE], [STOP]: json(200, { success: true, failure_reason: "" }) });
+    await b.client.stopEngine();
+    expect(b.server.routes()).toEqual([S, STOP, S, S]);
+  });
+});
+
+describe("autoSyncTrainConfigAndStartEngine (spec §4.5)", () => {
+  it("OFFLINE → sync + start + wait for ROLLING", async () => {
+    const { client, server } = scriptedClient({ [S]: [OFFLINE, OFFLINE, OFFLINE, BOOTING, ROLLING], [SYNC]: ok, [START]: json(200, { success: true, pid: 7 }) });
+    const r = await client.autoSyncTrainConfigAndStartEngine(job);
+    expect(r).toEqual({ action: "started", engine: { status: "ENGINE.ROLLING", detail: null, globalStep: 1 } });
+    expect(server.routes()).toEqual([S, S, SYNC, S, START, S, S]);
+  });
+  it.each(["ENGINE.ROLLING", "ENGINE.ROLLING_POST"])("%s → nothing", async (s) => {
+    const { client, server } = scriptedClient({ [S]: status(s) });
+    expect((await client.autoSyncTrainConfigAndStartEngine(job)).action).toBe("alreadyRolling");
+    expect(server.routes()).toEqual([S]);
+  });
+  it.each(["ENGINE.BOOTING", "ENGINE.WEIGHT_SYNCING"])("%s → wait for ROLLING", async (s) => {
+    const { client, server } = scriptedClient({ [S]: [status(s), status(s), ROLLING] });
+    expect((await client.autoSyncTrainConfigAndStartEngine(job)).action).toBe("waitedForRolling");
+    expect(server.routes()).toEqual([S, S, S]);
+  });
+  it("WEIGHT_EXPORTING → error", async () => {
+    const { client } = scriptedClient({ [S]: status("ENGINE.WEIGHT_EXPORTING") });
+    await expect(client.autoSyncTrainConfigAndStartEngine(job)).rejects.toThrow(
+      "Cannot sync train config or start engine when engine is in status: ENGINE.WEIGHT_EXPORTING",
+    );
+  });
+  it("BC-28 CANNOT_CONNECT waits 16 s and retries once, then fails without bootstrapping", async () => {
+    const { client, server, clock } = scriptedClient({ [S]: refused, [SYNC]: ok, [START]: ok });
+    const err = await client.autoSyncTrainConfigAndStartEngine(job).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SwarmConnectionError);
+    expect((err as Error).message).toBe("Unable to connect to swarm server.");
+    expect(clock.state.sleeps).toEqual([16_000]);
+    expect(server.routes()).toEqual([S, S]);
+  });
+  it("CANNOT_CONNECT then ROLLING proceeds", async () => {
+    const { client } = scriptedClient({ [S]: [refused, ROLLING] });
+    expect((await client.autoSyncTrainConfigAndStartEngine(job)).action).toBe("alreadyRolling");
+  });
+  it("forceRestart stops first and pauses 8 s", async () => {
+    const { client, server, clock } = scriptedClient({
+      [S]: [ROLLING, OFFLINE, OFFLINE, OFFLINE, OFFLINE, ROLLING],
+      [STOP]: json(200, { success: true, failure_reason: "" }),
+      [SYNC]: ok,
+      [START]: json(200, { success: true, pid: 7 }),
+    });
+    expect((await client.autoSyncTrainConfigAndStartEngine(job, { forceRestart: true })).action).toBe("started");
+    expect(server.routes()).toEqual([S, STOP, S, S, S, SYNC, S, START, S]);
+    expect(clock.state.sleeps).toEqual([8_000]);
+  });
+});
+
+describe("small reads", () => {
+  it("health, server experiment dir, episode buffer, rollout stat, can_continue", async () => {
+    const { client, server } = scriptedClient({
+      "GET /health": json(200, { status: "ok" }),
+      "GET /get_server_experiment_dir": json(200, { server_experiment_dir: null }),
+      "POST /get_episode_buffer": json(200, { buffer: [{ episode_uuid: "e1", episode_status: "registered" }] }),
+      "GET /get_current_batch_rollout_pool_information": json(200, { completed_episodes: 3 }),
+      "POST /can_continue_episode": json(200, { can_continue: false }),
+    });
+    expect(await client.health()).toEqual({ status: "ok" });
+    expect(await client.getServerExperimentDir()).toBeNull();
+    expect((await client.getEpisodeBuffer())[0]).toMatchObject({ episode_uuid: "e1", episode_status: "registered", discard_episode_timeout: -1 });
+    expect(await client.getRolloutStat()).toMatchObject({ completed_episodes: 3, running_episode_details: null });
+    expect(await client.canContinueEpisode("e1")).toBe(false);
+    expect(await client.canContinueEpisode("")).toBe(false);
+    expect(server.callsTo("POST /get_episode_buffer")[0]!.body).toEqual({});
+    expect(server.callsTo("POST /can_continue_episode")).toHaveLength(1);
+  });
+  it("withOptions keeps the client uuid and changes options", async () => {
+    const { client } = scriptedClient({});
+    const other = client.withOptions({ baseURL: "https://gw.example.com/ajet/" });
+    expect(other.clientUuid).toBe(client.clientUuid);
+    expect(other.baseURL).toBe("https://gw.example.com/ajet");
+  });
+});
