@@ -1,0 +1,12 @@
+/** @module tasks — datasets → `Task`s with stable namespaced ids; the Countdown prompt and generator (spec §6.1). */
+export * from "./countdown-generator.ts";
+export * from "./countdown-prompt.ts";
+export * from "./dataset-spec.ts";
+export * from "./field-maps.ts";
+export * from "./gold.ts";
+export * from "./jsonl.ts";
+export * from "./load.ts";
+export * from "./readers.ts";
+export * from "./task-codec.ts";
+export * from "./task-id.ts";
+export * from "./values.ts";

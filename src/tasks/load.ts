@@ -1,0 +1,126 @@
+/**
+ * @module tasks/load — rows → `Task`s with stable ids and a load report (spec §6.1, BC-10, BC-30, BC-54, BC-58).
+ * Platform-free: works on text or objects; the URL and file readers feed these.
+ */
+import { z } from "zod";
+import type { Task } from "../protocol/index.ts";
+import { DatasetKind, FIELD_MAPS } from "./field-maps.ts";
+import { parseJsonlRows } from "./jsonl.ts";
+import type { JsonlRow, RejectedRow } from "./jsonl.ts";
+import { DEFAULT_SPLIT, ownTaskId, readOwnTaskId, rowTaskId, TaskIdPart } from "./task-id.ts";
+import { RowValueError } from "./values.ts";
+
+/** How to read one dataset: its name (the id namespace), kind (field map) and split. */
+export const LoadOptions = z.object({
+  name: TaskIdPart,
+  kind: DatasetKind,
+  split: TaskIdPart.default(DEFAULT_SPLIT),
+  /** throw a DatasetLoadError when any row is rejected, instead of only reporting it */
+  strict: z.boolean().default(false),
+});
+export type LoadOptions = z.input<typeof LoadOptions>;
+
+/** What a load did: how many tasks came out, and every refused row with its 1-based line and reason. */
+export interface LoadReport {
+  name: string;
+  split: string;
+  accepted: number;
+  rejected: RejectedRow[];
+}
+
+/** Tasks (in file order) plus the report. */
+export interface LoadResult {
+  tasks: Task[];
+  report: LoadReport;
+}
+
+/** A dataset that cannot be read (bad options, unreachable source, or rejected rows in strict mode). */
+export class DatasetLoadError extends Error {
+  constructor(
+    message: string,
+    readonly report?: LoadReport,
+  ) {
+    super(message);
+    this.name = "DatasetLoadError";
+  }
+}
+
+/** Parses load options. @throws DatasetLoadError naming the field and the fix. */
+export function parseLoadOptions(options: LoadOptions): z.output<typeof LoadOptions> {
+  const parsed = LoadOptions.safeParse(options);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new DatasetLoadError(`invalid dataset option \`${issue.path.join(".")}\`: ${issue.message}`);
+}
+
+/** One line of a report, e.g. `gsm8k:test: 1318 accepted, 1 rejected (line 7: no gold answer …)`. */
+export function formatLoadReport(report: LoadReport, maxLines = 5): string {
+  const shown = report.rejected.slice(0, maxLines).map((r) => `line ${r.line}: ${r.reason}`);
+  const more = report.rejected.length > maxLines ? `; … ${report.rejected.length - maxLines} more` : "";
+  const detail = report.rejected.length ? ` (${shown.join("; ")}${more})` : "";
+  return `${report.name}:${report.split}: ${report.accepted} accepted, ${report.rejected.length} rejected${detail}`;
+}
+
+/**
+ * Maps parsed rows to tasks: the kind's field map, then the id (own `task_id` or row index). A second row with
+ * the same own `task_id` is rejected (two different tasks must never share a task group, BC-30).
+ * @param early rows already rejected by the caller (e.g. invalid JSON), merged into the report by line.
+ * @throws DatasetLoadError in strict mode when anything was rejected, or for invalid options.
+ */
+export function tasksFromRows(rows: readonly JsonlRow[], options: LoadOptions, early: RejectedRow[] = []): LoadResult {
+  const { name, kind, split, strict } = parseLoadOptions(options);
+  const map = FIELD_MAPS[kind];
+  const tasks: Task[] = [];
+  const rejected = [...early];
+  const firstLineOf = new Map<string, number>();
+  for (const { line, index, value } of rows) {
+    try {
+      const ownId = readOwnTaskId(value["task_id"]);
+      const taskId = ownId === undefined ? rowTaskId(name, split, index) : ownTaskId(name, split, ownId);
+      const seenAt = firstLineOf.get(taskId);
+      if (seenAt !== undefined) throw new RowValueError(`duplicate task_id ${JSON.stringify(ownId)} (first at line ${seenAt})`);
+      const mapped = map(value);
+      firstLineOf.set(taskId, line);
+      tasks.push({
+        main_query: mapped.mainQuery,
+        init_messages: mapped.initMessages,
+        task_id: taskId,
+        env_type: mapped.envType,
+        metadata: mapped.metadata,
+      });
+    } catch (err) {
+      if (!(err instanceof RowValueError)) throw err;
+      rejected.push({ line, reason: err.message });
+    }
+  }
+  rejected.sort((a, b) => a.line - b.line);
+  const report: LoadReport = { name, split, accepted: tasks.length, rejected };
+  if (strict && rejected.length > 0) throw new DatasetLoadError(`rejected rows in ${formatLoadReport(report)}`, report);
+  return { tasks, report };
+}
+
+/**
+ * Parses JSONL text (BOM, CRLF, U+2028 inside strings and blank lines handled; see `jsonl.ts`) into tasks.
+ * Invalid JSON lines are rejected and counted with their line number, not thrown (unless `strict`).
+ */
+export function parseTasks(text: string, options: LoadOptions): LoadResult {
+  const { rows, rejected } = parseJsonlRows(text);
+  return tasksFromRows(rows, options, rejected);
+}
+
+/**
+ * Tasks from in-memory rows (a run spec's inline `tasks`, a Parquet reader's objects with BigInt columns). Row `i`
+ * is reported as line `i + 1` and gets index `i`.
+ */
+export function tasksFromObjects(rows: readonly unknown[], options: LoadOptions): LoadResult {
+  const good: JsonlRow[] = [];
+  const early: RejectedRow[] = [];
+  rows.forEach((value, i) => {
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      good.push({ line: i + 1, index: i, value: value as Record<string, unknown> });
+    } else {
+      early.push({ line: i + 1, reason: "a row must be an object" });
+    }
+  });
+  return tasksFromRows(good, options, early);
+}

@@ -1,0 +1,82 @@
+/**
+ * @module tasks/readers — reading a dataset from a URL (`fetch`, works in workerd) or from a {@link DatasetSpec}
+ * (url, inline tasks, the Countdown generator; `path` through an injected reader, which `src/node` provides).
+ */
+import { z } from "zod";
+import { generateCountdownTasks } from "./countdown-generator.ts";
+import { DatasetSpec } from "./dataset-spec.ts";
+import { DatasetLoadError, parseTasks, tasksFromObjects } from "./load.ts";
+import type { LoadOptions, LoadResult } from "./load.ts";
+
+/** What the readers need from the platform. */
+export interface ReaderDeps {
+  /** defaults to the global `fetch` */
+  fetch?: typeof fetch;
+  signal?: AbortSignal;
+  /** reads a local file as UTF-8 text; only Node has one (`src/node/dataset-file.ts`) */
+  readText?: (path: string) => Promise<string>;
+}
+
+/**
+ * UTF-8 bytes → text. Invalid UTF-8 is an error (never replacement characters in a prompt); a BOM is removed.
+ * @param where names the source in the error.
+ * @throws DatasetLoadError
+ */
+export function decodeUtf8(bytes: ArrayBuffer | Uint8Array, where: string): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw new DatasetLoadError(`${where} is not valid UTF-8 text`);
+  }
+}
+
+/**
+ * Fetches a JSONL file and parses it into tasks (see {@link parseTasks}).
+ * @throws DatasetLoadError naming the URL for a network error, a non-2xx status or invalid UTF-8.
+ */
+export async function fetchTasks(url: string, options: LoadOptions, deps: ReaderDeps = {}): Promise<LoadResult> {
+  const doFetch = deps.fetch ?? fetch;
+  let response: Response;
+  try {
+    response = await doFetch(url, { signal: deps.signal ?? null, headers: { accept: "application/jsonl, */*" } });
+  } catch (err) {
+    throw new DatasetLoadError(`cannot fetch dataset ${url}: ${(err as Error).message}`);
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new DatasetLoadError(`cannot fetch dataset ${url}: HTTP ${response.status} ${response.statusText}`.trim());
+  }
+  return parseTasks(decodeUtf8(await response.arrayBuffer(), url), options);
+}
+
+/**
+ * Loads the tasks of one dataset spec.
+ * @throws DatasetLoadError for an invalid spec (naming the field), a failed read, a `path` without
+ *   `deps.readText` (use `loadDatasetFromNode` in `src/node/dataset-file.ts`), or rejected rows in strict mode.
+ */
+export async function loadDataset(spec: DatasetSpec, deps: ReaderDeps = {}, strict = false): Promise<LoadResult> {
+  const parsed = DatasetSpec.safeParse(spec);
+  if (!parsed.success) {
+    throw new DatasetLoadError(`invalid dataset spec: ${z.prettifyError(parsed.error)}`);
+  }
+  const s = parsed.data;
+  const options: LoadOptions = { name: s.name, kind: s.kind, strict, ...(s.split ? { split: s.split } : {}) };
+  if (s.url !== undefined) return fetchTasks(s.url, options, deps);
+  if (s.tasks !== undefined) return tasksFromObjects(s.tasks, options);
+  if (s.generate !== undefined) {
+    const tasks = generateCountdownTasks({ ...s.generate, name: s.name });
+    return { tasks, report: { name: s.name, split: `gen-${s.generate.seed}`, accepted: tasks.length, rejected: [] } };
+  }
+  if (!deps.readText) {
+    throw new DatasetLoadError(
+      `dataset "${s.name}" has a path, which needs Node: use loadDatasetFromNode, or serve the file and give a url`,
+    );
+  }
+  let text: string;
+  try {
+    text = await deps.readText(s.path!);
+  } catch (err) {
+    throw new DatasetLoadError(`cannot read dataset ${s.path}: ${(err as Error).message}`);
+  }
+  return parseTasks(text, options);
+}
