@@ -18,7 +18,8 @@ function show(value: unknown): string {
 /**
  * Checks the options' shape with zod.
  * @throws AgentJetJobConfigError (`invalid_option`) for an unknown option (with the list of known ones) or a
- *   value of the wrong type or range: `Invalid AgentJetJob option \`numRepeat\` (ajet.rollout.num_repeat): … Fix: …`
+ *   value of the wrong type or range, e.g.
+ *   `Invalid AgentJetJob option \`numRepeat\` (ajet.rollout.num_repeat): … Fix: …`
  */
 export function parseJobOptions(raw: unknown): ParsedJobOptions {
   const parsed = AgentJetJobOptions.safeParse(raw ?? {});

@@ -35,7 +35,8 @@ export function pyyamlFloat(x: number): string {
 /** Swaps the float tags' writer for {@link pyyamlFloat}; reading is unchanged. */
 function withPyyamlFloats(tags: Tags): Tags {
   return tags.map((tag) => {
-    if (typeof tag === "string" || tag.tag !== "tag:yaml.org,2002:float" || !("stringify" in tag) || tag.format === "TIME") return tag;
+    if (typeof tag === "string" || tag.tag !== "tag:yaml.org,2002:float") return tag;
+    if (!("stringify" in tag) || tag.format === "TIME") return tag;
     const scalarTag = tag as ScalarTag;
     const original = scalarTag.stringify;
     return {

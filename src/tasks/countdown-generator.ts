@@ -19,7 +19,9 @@ const settingsShape = {
   maxTarget: z.int().max(1_000_000).default(100),
 };
 
-function checkRanges(o: { minNumber: number; maxNumber: number; minTarget: number; maxTarget: number }, ctx: z.RefinementCtx) {
+type Ranges = { minNumber: number; maxNumber: number; minTarget: number; maxTarget: number };
+
+function checkRanges(o: Ranges, ctx: z.RefinementCtx): void {
   if (o.minNumber > o.maxNumber) ctx.addIssue({ code: "custom", path: ["maxNumber"], message: "must be >= minNumber" });
   if (o.minTarget > o.maxTarget) ctx.addIssue({ code: "custom", path: ["maxTarget"], message: "must be >= minTarget" });
 }
@@ -67,12 +69,17 @@ interface Expr {
 type Op = "+" | "-" | "*" | "/";
 const PREC: Record<Op, number> = { "+": 1, "-": 1, "*": 2, "/": 2 };
 
+function apply(a: number, b: number, op: Op): number {
+  if (op === "+") return a + b;
+  if (op === "-") return a - b;
+  return op === "*" ? a * b : a / b;
+}
+
 function combine(a: Expr, b: Expr, op: Op): Expr {
   const p = PREC[op];
   const left = a.prec < p ? `(${a.text})` : a.text;
   const right = b.prec < p || (b.prec === p && (op === "-" || op === "/")) ? `(${b.text})` : b.text;
-  const value = op === "+" ? a.value + b.value : op === "-" ? a.value - b.value : op === "*" ? a.value * b.value : a.value / b.value;
-  return { value, text: `${left}${op}${right}`, prec: p };
+  return { value: apply(a.value, b.value, op), text: `${left}${op}${right}`, prec: p };
 }
 
 /**
@@ -97,7 +104,8 @@ function pick<T>(rand: () => number, items: readonly T[]): T {
 function generateOne(seed: number, o: z.output<typeof CountdownGeneratorOptions>): CountdownTaskMetadata {
   const rand = mulberry32(seed);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const nums = Array.from({ length: o.numbersPerTask }, () => o.minNumber + Math.floor(rand() * (o.maxNumber - o.minNumber + 1)));
+    const span = o.maxNumber - o.minNumber + 1;
+    const nums = Array.from({ length: o.numbersPerTask }, () => o.minNumber + Math.floor(rand() * span));
     const pool: Expr[] = nums.map((n) => ({ value: n, text: String(n), prec: 3 }));
     while (pool.length > 1) {
       const x = pool.splice(Math.floor(rand() * pool.length), 1)[0]!;
@@ -106,9 +114,13 @@ function generateOne(seed: number, o: z.output<typeof CountdownGeneratorOptions>
       pool.push(combine(a, b, pick(rand, validOps(a, b, o.maxTarget * 2))));
     }
     const { value: target, text: solution } = pool[0]!;
-    if (Number.isSafeInteger(target) && target >= o.minTarget && target <= o.maxTarget) return { target, nums, solution };
+    if (Number.isSafeInteger(target) && target >= o.minTarget && target <= o.maxTarget) {
+      return { target, nums, solution };
+    }
   }
-  throw new RangeError(`no Countdown target in [${o.minTarget}, ${o.maxTarget}] after ${MAX_ATTEMPTS} tries; widen the ranges`);
+  throw new RangeError(
+    `no Countdown target in [${o.minTarget}, ${o.maxTarget}] after ${MAX_ATTEMPTS} tries; widen the ranges`,
+  );
 }
 
 /**

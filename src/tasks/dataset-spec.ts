@@ -65,7 +65,9 @@ export const DatasetSpecs = z
         ctx.addIssue({
           code: "custom",
           path: [i, "name"],
-          message: `datasets ${first} and ${i} share the task-id namespace "${ns}"; give them different names or splits`,
+          message:
+            `datasets ${first} and ${i} share the task-id namespace "${ns}"; ` +
+            "give them different names or splits",
         });
       }
       seen.set(ns, i);

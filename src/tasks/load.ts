@@ -78,7 +78,9 @@ export function tasksFromRows(rows: readonly JsonlRow[], options: LoadOptions, e
       const ownId = readOwnTaskId(value["task_id"]);
       const taskId = ownId === undefined ? rowTaskId(name, split, index) : ownTaskId(name, split, ownId);
       const seenAt = firstLineOf.get(taskId);
-      if (seenAt !== undefined) throw new RowValueError(`duplicate task_id ${JSON.stringify(ownId)} (first at line ${seenAt})`);
+      if (seenAt !== undefined) {
+        throw new RowValueError(`duplicate task_id ${JSON.stringify(ownId)} (first at line ${seenAt})`);
+      }
       const mapped = map(value);
       firstLineOf.set(taskId, line);
       tasks.push({
