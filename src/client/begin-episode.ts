@@ -86,6 +86,7 @@ export async function beginEpisodeLoop(deps: BeginEpisodeDeps, options: BeginEpi
     } catch (err) {
       if (!isRetryableError(err)) throw err;
       lastError = err;
+      throwIfStopped(clock, wait, WHAT, lastStatus, err);
       deps.logger.warn(`Error claiming episode: ${(err as Error).message}. Retrying ...`);
       await pause(clock, jittered(backoff.retryDelayMs), wait, WHAT, lastStatus);
       await ensureRolling();

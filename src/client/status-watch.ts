@@ -4,7 +4,7 @@
  * after any non-OFFLINE status → `SwarmServerOfflineError`, spec §11.10).
  */
 import { ENGINE, EngineStatus } from "../protocol/index.ts";
-import { SwarmServerOfflineError } from "./errors.ts";
+import { isRetryableError, SwarmConnectionError, SwarmServerOfflineError } from "./errors.ts";
 import { pause, remainingMs, throwIfStopped, withJitter, type SwarmBackoff, type SwarmClock, type WaitOptions } from "./timing.ts";
 import type { SwarmRequestOptions } from "./transport.ts";
 import { isCannotConnect, type CannotConnectSnapshot, type EngineStatusSnapshot, type SwarmLogger } from "./types.ts";
@@ -47,7 +47,8 @@ export interface StatusWatchOptions extends WaitOptions {
 
 /**
  * Polls until the engine status is one of `awaited`, sleeping `statusPollIntervalMs` (± jitter) between polls.
- * Failed polls (`ENGINE.CANNOT_CONNECT`) keep the watch going.
+ * Failed polls (`ENGINE.CANNOT_CONNECT`) keep the watch going, except a connection error the injected fetch marked
+ * `retryable: false`, which is thrown.
  * @returns the snapshot with an awaited status
  * @throws SwarmServerOfflineError (see {@link observeStatus}) | SwarmDeadlineError | SwarmAbortError
  */
@@ -66,6 +67,8 @@ export async function watchEngineStatus(
       const timeoutMs = Math.min(deps.pollTimeoutMs, remainingMs(deps.clock, options));
       const snap = await deps.poll({ signal: options.signal, timeoutMs: Math.max(1, timeoutMs) });
       if (isCannotConnect(snap)) {
+        // An error the injected fetch marked non-retryable (e.g. an exhausted subrequest budget) ends the watch.
+        if (snap.error instanceof SwarmConnectionError && !isRetryableError(snap.error)) throw snap.error;
         deps.logger.debug?.(`status poll failed while ${what}: ${snap.error.message}`);
       } else {
         if (awaited.includes(snap.status)) return snap;

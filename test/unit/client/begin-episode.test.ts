@@ -6,9 +6,10 @@ import {
   SwarmDeadlineError,
   SwarmInputError,
   SwarmServerOfflineError,
+  SwarmTimeoutError,
 } from "../../../src/client/index.ts";
 import { ServerText } from "../../../src/protocol/index.ts";
-import { claimFail, claimOk, fakeClock, json, refused, scriptedClient, status } from "./_support.ts";
+import { claimFail, claimOk, fakeClock, json, never, refused, scriptedClient, status } from "./_support.ts";
 
 const E1 = "e1000000000000000000000000000001";
 const ROLLING = status("ENGINE.ROLLING");
@@ -124,6 +125,26 @@ describe("beginEpisode retry rules (spec §8.3)", () => {
     await client.beginEpisode();
     expect(clock.state.sleeps).toEqual([15_000]);
     expect(log.lines).toContainEqual({ level: "warn", msg: "Failed to claim episode: brand new reason. Retrying ..." });
+  });
+
+  it("a fetch error marked retryable:false (e.g. subrequest budget) ends the loop at once", async () => {
+    const budget = () => Promise.reject(Object.assign(new Error("subrequest budget exhausted"), { retryable: false }));
+    const a = scriptedClient({ [S]: ROLLING, [C]: budget });
+    const errA = (await a.client.beginEpisode().catch((e: unknown) => e)) as Error;
+    expect(errA.cause).toMatchObject({ message: "subrequest budget exhausted" });
+    expect(a.clock.state.sleeps).toEqual([]);
+    const b = scriptedClient({ [S]: [ROLLING, budget], [C]: notReady("ENGINE.WEIGHT_SYNCING") });
+    const errB = (await b.client.beginEpisode().catch((e: unknown) => e)) as Error;
+    expect(errB.cause).toMatchObject({ message: "subrequest budget exhausted" });
+    expect(b.clock.state.sleeps).toHaveLength(1);
+  });
+
+  it("a claim timeout at the deadline gives SwarmDeadlineError with the timeout as cause", async () => {
+    const { client, clock } = scriptedClient({ [S]: ROLLING, [C]: never });
+    // 5 ms left: the claim's timeout is capped to them, so the never-answering claim times out at the deadline.
+    const err = (await client.beginEpisode({ deadlineMs: clock.now() + 5 }).catch((e: unknown) => e)) as SwarmDeadlineError;
+    expect(err).toBeInstanceOf(SwarmDeadlineError);
+    expect(err.cause).toBeInstanceOf(SwarmTimeoutError);
   });
 
   it("the caller's signal ends the wait with SwarmAbortError", async () => {

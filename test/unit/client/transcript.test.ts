@@ -10,7 +10,7 @@ import {
   type ClaimResult,
 } from "../../../src/client/index.ts";
 import { describeShared, loadTranscript, type TranscriptExchange } from "../../support/shared.ts";
-import { fakeClock, scriptedFetch, type Reply } from "./_support.ts";
+import { fakeClock, recordingLogger, scriptedFetch, type Reply } from "./_support.ts";
 
 function find(endpoint: string, pick: (e: TranscriptExchange) => boolean = () => true): TranscriptExchange {
   const hit = loadTranscript().find((e) => e.endpoint === endpoint && pick(e));
@@ -29,7 +29,8 @@ function replay(e: TranscriptExchange): Reply {
 function clientFor(script: Record<string, Reply | Reply[]>, clientUuid = "c0472a55-037b-4354-8709-5a786b26d43f") {
   const server = scriptedFetch(script);
   const clock = fakeClock();
-  const client = new SwarmClient({ baseURL: "http://127.0.0.1:10086", clientUuid, fetch: server.fetch, now: clock.now, sleep: clock.sleep, random: clock.random });
+  const { logger } = recordingLogger();
+  const client = new SwarmClient({ baseURL: "http://127.0.0.1:10086", clientUuid, fetch: server.fetch, logger, now: clock.now, sleep: clock.sleep, random: clock.random });
   return { client, server };
 }
 

@@ -68,6 +68,14 @@ describe("HTTP errors are typed and carry status and detail (spec §1)", () => {
     expect(err.issues[0]?.path).toEqual(["engine_status"]);
   });
 
+  it("BC-38 a 200 with an error-shaped body (status_code/detail, no success) is a SwarmProtocolError", async () => {
+    const { client } = scriptedClient({ "POST /claim_episode": json(200, { status_code: 401, detail: "Missing authorization header", headers: null }) });
+    const err = (await client.claimEpisode().catch((e: unknown) => e)) as SwarmProtocolError;
+    expect(err).toBeInstanceOf(SwarmProtocolError);
+    expect(err.issues.map((i) => i.path.join("."))).toEqual(["success"]);
+    expect(isRetryableError(err)).toBe(false);
+  });
+
   it("a transport failure is a retryable SwarmConnectionError with the cause", async () => {
     const { client } = scriptedClient({ "GET /get_engine_status": refused });
     const err = (await client.getEngineStatus().catch((e: unknown) => e)) as SwarmConnectionError;
