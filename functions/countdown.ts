@@ -3,9 +3,8 @@
  * (`buildCountdownPrompt`, `<answer>(equation)</answer>`), scored by `scoreCountdown` (BC-17 … BC-19):
  * 1.0 correct, 0.1 a well-formed but wrong answer, 0.0 no answer.
  */
-import { completeChat, initialMessages } from "../src/functions/chat.ts";
+import { type ChatIo, completeChat, initialMessages } from "../src/functions/chat.ts";
 import { defineRolloutFunction, EpisodeAbortError, type RolloutOutput } from "../src/functions/contract.ts";
-import type { ChatIo } from "../src/functions/chat.ts";
 import type { Task } from "../src/protocol/index.ts";
 import { messageText, scoreCountdown } from "../src/rewards/index.ts";
 import { buildCountdownPrompt, type CountdownPuzzle } from "../src/tasks/countdown-prompt.ts";
@@ -25,10 +24,14 @@ export function countdownPuzzle(task: Task): CountdownPuzzle {
   const { target, nums } = task.metadata;
   try {
     if (!Array.isArray(nums) || nums.length === 0) throw new Error("metadata.nums must be a non-empty list");
-    return { target: toSafeInteger(target, "metadata.target"), nums: nums.map((n, i) => toSafeInteger(n, `metadata.nums[${i}]`)) };
+    return {
+      target: toSafeInteger(target, "metadata.target"),
+      nums: nums.map((n, i) => toSafeInteger(n, `metadata.nums[${i}]`)),
+    };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    throw new EpisodeAbortError("invalid_task", `countdown task ${JSON.stringify(task.task_id)}: ${why}`, { cause: err });
+    const id = JSON.stringify(task.task_id);
+    throw new EpisodeAbortError("invalid_task", `countdown task ${id}: ${why}`, { cause: err });
   }
 }
 

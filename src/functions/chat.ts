@@ -38,14 +38,13 @@ export interface ChatTurn {
  */
 export function initialMessages(task: Task, systemPrompt: string): ChatCompletionMessageParam[] {
   const given = task.init_messages as unknown as ChatCompletionMessageParam[];
-  if (given.length > 0) return given[0]?.role === "system" ? [...given] : [{ role: "system", content: systemPrompt }, ...given];
+  const system: ChatCompletionMessageParam = { role: "system", content: systemPrompt };
+  if (given.length > 0) return given[0]?.role === "system" ? [...given] : [system, ...given];
   if (task.main_query.trim() === "") {
-    throw new EpisodeAbortError("invalid_task", `task ${JSON.stringify(task.task_id)} has no main_query or init_messages`);
+    const id = JSON.stringify(task.task_id);
+    throw new EpisodeAbortError("invalid_task", `task ${id} has no main_query or init_messages`);
   }
-  return [
-    { role: "system", content: systemPrompt },
-    { role: "user", content: task.main_query },
-  ];
+  return [system, { role: "user", content: task.main_query }];
 }
 
 /**
@@ -65,10 +64,12 @@ export async function completeChat(
     throw findEpisodeAbortError(err) ?? err;
   }
   const choice = completion.choices?.[0];
-  if (!choice?.message) throw new EpisodeAbortError(GuardReason.infraError, "the chat completion has no choices[0].message");
+  if (!choice?.message) {
+    throw new EpisodeAbortError(GuardReason.infraError, "the chat completion has no choices[0].message");
+  }
   const finishReason = String(choice.finish_reason ?? "stop");
   if (finishReason === "abort") {
-    throw new EpisodeAbortError(GuardReason.llmAborted, 'the LLM answered with finish_reason "abort"; abort the episode');
+    throw new EpisodeAbortError(GuardReason.llmAborted, 'the LLM answered with finish_reason "abort" (BC-43)');
   }
   return { message: choice.message, finishReason };
 }

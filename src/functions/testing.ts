@@ -56,7 +56,10 @@ export interface LoggedLine {
 /** Options of {@link createTestContext}. */
 export interface TestContextOptions {
   /** answers each `/chat/completions` request; `index` counts requests across all swarms from 0 */
-  reply: (request: ChatCompletionCreateParams, info: { swarm: string; index: number }) => ScriptedReply | Promise<ScriptedReply>;
+  reply: (
+    request: ChatCompletionCreateParams,
+    info: { swarm: string; index: number },
+  ) => ScriptedReply | Promise<ScriptedReply>;
   /** swarm names; default `["default"]` */
   swarms?: readonly string[];
   secrets?: Record<string, string>;
@@ -120,7 +123,8 @@ function render(reply: ScriptedReply, stream: boolean, index: number, model: str
   const id = `chatcmpl-test-${index}`;
   const head = { id, created: 0, model };
   if (!stream) {
-    const msg = { role: "assistant", content: message.content ?? null, ...(toolCalls ? { tool_calls: toolCalls } : {}) };
+    const toolField = toolCalls ? { tool_calls: toolCalls } : {};
+    const msg = { role: "assistant", content: message.content ?? null, ...toolField };
     return json(200, {
       ...head,
       object: "chat.completion",

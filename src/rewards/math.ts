@@ -5,7 +5,7 @@
  */
 import { DEFAULT_MAX_BOX_CONTENT_CHARS, findLastBox } from "./boxed.ts";
 import { HASH_MARKER, extractHashAnswer } from "./gsm8k.ts";
-import { normalizeAnswer } from "./normalize.ts";
+import { normalizeAnswer, trimChars } from "./normalize.ts";
 import { formatRational, parseNumericAnswer, rationalEquals } from "./rational.ts";
 
 /** Opt-in extraction used only when the final message has no box marker at all (BC-07, BC-14). */
@@ -65,7 +65,7 @@ function extractFinalAnswerLine(text: string, maxChars: number): { at: number; t
   if (!last) return null;
   const lines = tail.slice(last.index + last[0].length).split("\n", 3);
   const clean = (line: string) =>
-    line.replace(/\*/g, "").replace(/^[\s_]+|[\s_]+$/g, "").replace(/^(?:is\s*)?[:：]\s*/i, "").trim();
+    trimChars(line.replace(/\*/g, "").trim(), "_").trim().replace(/^(?:is\s*)?[:：]/i, "").trim();
   const first = clean(lines[0] ?? "");
   const answer = first !== "" ? first : clean(lines[1] ?? "");
   return { at: offset + last.index, text: answer.slice(0, maxChars + 1) };

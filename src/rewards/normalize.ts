@@ -11,6 +11,22 @@ const WRAPPERS = ["\\textbf", "\\textit", "\\textrm", "\\text", "\\mathrm", "\\m
 const DROPPED = ["\\displaystyle", "\\left", "\\right", "\\!", "\\,", "\\;", "\\:", "\\ ", "\\(", "\\)", "\\[", "\\]"];
 
 /**
+ * Removes any of `chars` from the start and/or end of `text`. A loop, not a `[…]+$` regex, which V8 would retry
+ * at every position of a long run (quadratic).
+ */
+export function trimChars(text: string, chars: string, side: "both" | "end" = "both"): string {
+  let start = 0;
+  let end = text.length;
+  if (side === "both") while (start < end && chars.includes(text[start]!)) start++;
+  while (end > start && chars.includes(text[end - 1]!)) end--;
+  return text.slice(start, end);
+}
+
+function isLetter(c: string | undefined): boolean {
+  return c !== undefined && /^[A-Za-z]$/.test(c);
+}
+
+/**
  * Removes wrapper commands and their braces in one pass, keeping the content; also drops spacing commands and
  * turns `\dfrac`/`\tfrac` into `\frac`. Braces stay balanced because each `}` pops the group its `{` opened.
  */
@@ -27,7 +43,9 @@ export function unwrapLatex(text: string): string {
         i += wrapper.length + 1;
         continue;
       }
-      const dropped = DROPPED.find((d) => text.startsWith(d, i));
+      const dropped = DROPPED.find(
+        (d) => text.startsWith(d, i) && !(isLetter(d.at(-1)) && isLetter(text[i + d.length])), // not `\leftarrow`
+      );
       if (dropped) {
         out.push(dropped === "\\ " ? " " : "");
         i += dropped.length;
@@ -58,19 +76,19 @@ function unifyCharacters(text: string): string {
   return text.replace(/[\u2212\uFE63\uFF0D]/g, "-").replace(/[\u00A0\u2009\u202F\u2007]/g, " ");
 }
 
+/** Words that join numbers rather than name a unit: `10 and 20` must not become `10`. */
+const NOT_UNITS = new Set(["and", "or", "to", "plus", "minus", "times", "over", "divided", "by", "of", "x"]);
+
 /** Trailing `%`, `\%`, `percent`, degree signs, then unit words after a number; never rescales (BC-13). */
 function stripUnits(text: string): string {
-  let s = text.replace(/\s*(?:\\%|%|percent|per\s+cent)$/i, "");
-  s = s.replace(/\s*(?:\^\{?\\circ\}?|°|degrees?)$/i, "");
+  let s = text.replace(/(?:\\%|%|percent|per\s+cent)$/i, "").trimEnd();
+  s = s.replace(/(?:\^\{?\\circ\}?|°|degrees?)$/i, "").trimEnd();
   // "28 dollars", "5 cm", "12 square meters": a number, a space, then one to three unit words and nothing else.
   const unit = /^([+-]?[\d.,]+)\s+((?:[A-Za-z]+\.?)(?:\s+[A-Za-z]+\.?){0,2})$/.exec(s);
   if (!unit) return s;
   const words = unit[2]!.toLowerCase().split(/\s+/);
   return words.some((w) => NOT_UNITS.has(w.replace(/\.$/, ""))) ? s : unit[1]!;
 }
-
-/** Words that join numbers rather than name a unit: `10 and 20` must not become `10`. */
-const NOT_UNITS = new Set(["and", "or", "to", "plus", "minus", "times", "over", "divided", "by", "of", "x"]);
 
 /** Collapses whitespace: a single space is kept only between two word characters (`x y`), else removed. */
 function squeezeSpaces(text: string): string {
@@ -92,8 +110,8 @@ function squeezeSpaces(text: string): string {
 export function normalizeAnswer(raw: string): string {
   let s = unwrapLatex(unifyCharacters(raw));
   s = s.replace(/\{,\}/g, ",").replace(/\\\$/g, "").replace(/\$/g, "");
-  s = s.trim().replace(/^[*_]+|[*_]+$/g, "").trim();
-  s = s.replace(/[.;]+$/, "").trim();
+  s = trimChars(s.trim(), "*_").trim();
+  s = trimChars(s, ".;", "end").trim();
   s = stripUnits(s).trim();
   s = s.replace(/^[A-Za-z]\s*=\s*/, "");
   if (s.startsWith("{") && s.endsWith("}") && s.indexOf("}") === s.length - 1) s = s.slice(1, -1);

@@ -21,7 +21,7 @@ export const MAX_POWER_EXPONENT = 64;
 /** Longest number (in characters) read exactly; longer strings are not numbers for scoring purposes. */
 const MAX_NUMBER_CHARS = 400;
 
-/** Reads a strict decimal (see {@link STRICT_DECIMAL}) exactly, or `null`. `"1,000"` → 1000/1, `"-3.0"` → -30/10. */
+/** Reads a strict decimal ({@link STRICT_DECIMAL}) exactly, or `null`: `"1,000"` → 1000/1, `"-3.0"` → -30/10. */
 export function parseStrictDecimal(text: string): Rational | null {
   if (text.length > MAX_NUMBER_CHARS || !STRICT_DECIMAL.test(text)) return null;
   const negative = text.startsWith("-");

@@ -5,6 +5,7 @@ import {
   normalizeAnswer,
   parseNumericAnswer,
   parseStrictDecimal,
+  trimChars,
   unwrapLatex,
 } from "../../../src/rewards/index.ts";
 
@@ -61,5 +62,22 @@ describe("exact numbers", () => {
     expect(parseNumericAnswer("1/0")).toBeNull();
     expect(parseNumericAnswer("2^{65}")).toBeNull();
     expect(parseNumericAnswer("\\sqrt{2}")).toBeNull();
+  });
+});
+
+describe("unwrapLatex command boundaries", () => {
+  it("drops \\left but not the start of \\leftarrow", () => {
+    expect(unwrapLatex("\\left(1\\right)")).toBe("(1)");
+    expect(unwrapLatex("a \\leftarrow b")).toBe("a \\leftarrow b");
+  });
+});
+
+describe("linear-time normalisation", () => {
+  it("trims runs of markdown and punctuation with a loop (no regex backtracking)", () => {
+    expect(trimChars("**__73__**", "*_")).toBe("73");
+    expect(trimChars("18...;", ".;", "end")).toBe("18");
+    expect(trimChars("..18..", ".", "end")).toBe("..18");
+    expect(normalizeAnswer(".".repeat(999) + "x")).toBe(".".repeat(999) + "x");
+    expect(normalizeAnswer(" ".repeat(999) + "x%")).toBe("X");
   });
 });
