@@ -51,7 +51,8 @@ export const DEFAULT_MAX_INPUT_CHARS = 1_000_000;
 /** The "Final Answer:" fallback looks only in the last this-many characters of the message. */
 const FINAL_ANSWER_TAIL_CHARS = 4000;
 
-type Extraction =
+/** What {@link extractMathAnswer} found: the raw answer and its source, nothing, or an over-long answer. */
+export type MathExtraction =
   | { kind: "answer"; text: string; source: AnswerSource }
   | { kind: "none" | "too_long" };
 
@@ -75,7 +76,7 @@ function extractFinalAnswerLine(text: string, maxChars: number): { at: number; t
  * Finds the answer in the final message: the last box (BC-01, BC-03), else the enabled fallbacks.
  * @returns the raw answer text and its source, `none`, or `too_long`.
  */
-export function extractMathAnswer(finalMessage: string, options: MathScoreOptions = {}): Extraction {
+export function extractMathAnswer(finalMessage: string, options: MathScoreOptions = {}): MathExtraction {
   const maxAnswerChars = options.maxAnswerChars ?? DEFAULT_MAX_BOX_CONTENT_CHARS;
   if (finalMessage.length > (options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS)) return { kind: "too_long" };
   const box = findLastBox(finalMessage, maxAnswerChars);
