@@ -6,7 +6,7 @@ export class RolloutScheduler extends DurableObject<Env> {
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS ep (id INTEGER PRIMARY KEY, done INTEGER)");
   }
   async start(n: number) { for (let i = 0; i < n; i++) this.ctx.storage.sql.exec("INSERT OR REPLACE INTO ep VALUES (?, 0)", i); await this.ctx.storage.setAlarm(Date.now() + 10); }
-  async alarm() { const rows = this.ctx.storage.sql.exec<{ id: number }>("SELECT id FROM ep WHERE done=0").toArray(); await this.env.EPISODES.sendBatch(rows.map((r) => ({ body: { n: r.id } }))); }
+  override async alarm() { const rows = this.ctx.storage.sql.exec<{ id: number }>("SELECT id FROM ep WHERE done=0").toArray(); await this.env.EPISODES.sendBatch(rows.map((r) => ({ body: { n: r.id } }))); }
   async record(n: number) { this.ctx.storage.sql.exec("UPDATE ep SET done=1 WHERE id=?", n); }
   async state() { return this.ctx.storage.sql.exec<{ c: number }>("SELECT count(*) as c FROM ep WHERE done=1").one().c; }
 }
