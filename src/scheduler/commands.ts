@@ -1,0 +1,115 @@
+/**
+ * @module scheduler/commands — what the core asks the Durable Object to do (imperative names), and the shape of one
+ * `decide` result: new state, commands, the rows to upsert/delete, and the event's ack.
+ */
+import type { EpisodeType, SwarmThrottlePolicy } from "../protocol/index.ts";
+import type { EventAck, EpisodeRef } from "./events.ts";
+import type { EpisodeRow, EvalTaskRow, RunRow, SchedulerState, StepRow } from "./state.ts";
+import type { RunSummary } from "./summary.ts";
+
+/** The throttle policy without `current_task_id` (wire field names, spec §2.3); the DO adds the resolved task id. */
+export interface ThrottleTemplate {
+  ratio: number;
+  expected_batch_size: number;
+  expected_num_repeat: number;
+}
+
+/** One queue message to send: everything the consumer needs except the Task, which the DO resolves by index. */
+export interface EpisodeDispatch extends EpisodeRef {
+  groupKey: string;
+  source: string;
+  /** row index in the source dataset: the DO loads the Task (BC-53: large tasks are fetched by id, not inlined) */
+  taskIndex: number;
+  epoch: number;
+  repeat: number;
+  windowIndex: number | null;
+  episodeType: EpisodeType;
+  /** swarm names to claim on, first = step source */
+  swarms: string[];
+  discardEpisodeTimeoutSeconds: number;
+  /** train: the claim's throttle policy minus `current_task_id` (see {@link throttlePolicyFor}); eval: null (spec §5.8) */
+  throttle: ThrottleTemplate | null;
+  /** the lease: the claim must be reported before this epoch-ms instant */
+  leaseDeadlineAtMs: number;
+}
+
+/**
+ * The SwarmThrottlePolicy to send with this episode's claim (spec §7): the dispatch's template plus the task id, so
+ * the server's pool information records which task each episode serves.
+ * @param taskId the resolved Task's `task_id` (non-empty, BC-30)
+ * @returns the policy, or null for eval claims (throttle checks are skipped for eval, spec §5.8)
+ */
+export function throttlePolicyFor(dispatch: EpisodeDispatch, taskId: string): SwarmThrottlePolicy | null {
+  return dispatch.throttle ? { ...dispatch.throttle, current_task_id: taskId } : null;
+}
+
+/** A server episode to abort with the run's client uuid. */
+export interface ClaimRef {
+  swarm: string;
+  episodeUuid: string;
+}
+
+/** Abort these claims on the server (lease expiry, BC-51). The attempt is already closed in the state. */
+export interface EpisodeAbort extends EpisodeRef {
+  claims: ClaimRef[];
+  reason: string;
+}
+
+/** A recorded `end` past its report lease: the DO resolves it from its outbox and reports `episodeReported`. */
+export interface EpisodeResolve extends EpisodeRef {
+  claims: ClaimRef[];
+  reward: number;
+}
+
+/** Poll `GET /get_engine_status` of these swarms and feed back one `engineStatusSeen` each. */
+export interface PollEngineStatus {
+  type: "pollEngineStatus";
+  swarms: string[];
+}
+/** Send these messages to the queue (slots are already reserved, BC-47); on failure send `dispatchFailed`. */
+export interface DispatchEpisodes {
+  type: "dispatchEpisodes";
+  episodes: EpisodeDispatch[];
+}
+/** Abort these claims on the server; fire and forget (abort never ends anything). Never retried by the core. */
+export interface AbortEpisodes {
+  type: "abortEpisodes";
+  episodes: EpisodeAbort[];
+}
+/** Resolve these `end` outcomes from the outbox (never end twice: BC-26, BC-51), then report each. */
+export interface ResolveOutbox {
+  type: "resolveOutbox";
+  episodes: EpisodeResolve[];
+}
+/** Write a structured log line (dropped groups BC-32, reconciles BC-51 …). */
+export interface LogMessage {
+  type: "log";
+  level: "info" | "warn" | "error";
+  message: string;
+  fields: Record<string, string | number | boolean | null>;
+}
+/** The run is over: persist and publish the summary, stop the alarm. */
+export interface FinishRun {
+  type: "finishRun";
+  summary: RunSummary;
+}
+
+/** Every command the core emits. Carry them out in the order given. */
+export type SchedulerCommand = LogMessage | AbortEpisodes | ResolveOutbox | DispatchEpisodes | PollEngineStatus | FinishRun;
+
+/** Rows to persist after one `decide`: upsert these, delete those. `run` is null when the run row did not change. */
+export interface RowChanges {
+  run: RunRow | null;
+  episodes: EpisodeRow[];
+  deletedEpisodeKeys: string[];
+  steps: StepRow[];
+  evalTasks: EvalTaskRow[];
+}
+
+/** The result of one `decide`. */
+export interface Decision {
+  state: SchedulerState;
+  commands: SchedulerCommand[];
+  changes: RowChanges;
+  ack: EventAck;
+}

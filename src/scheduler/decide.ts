@@ -1,0 +1,189 @@
+/**
+ * @module scheduler/decide — the core: `decide(state, event, nowMs) → { state, commands, changes, ack }` and
+ * `nextWakeAtMs(state)`. Pure and deterministic: no clock, no I/O, randomness from the seeded state. After applying
+ * the event it runs one "pump": leases (BC-51), back-offs, windows or eval groups, dispatch (BC-25, BC-47), stop
+ * conditions, and the engine status poll schedule.
+ */
+import type { Decision } from "./commands.ts";
+import { Draft } from "./draft.ts";
+import type { DispatchFailed, EngineStatusSeen, EventAck, SchedulerEvent } from "./events.ts";
+import { hasMovedPast, isGateOpen, isOffline, observeEngine } from "./engine-gate.ts";
+import { lookupAttempt, onClaimFailed, onEpisodeClaimed, onOutcomeRecorded, onReported, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
+import { dispatchReady, freeSlots, readyQueue, releaseBackoffs } from "./dispatch.ts";
+import { expireLeases } from "./leases.ts";
+import { openEvalGroups, openWindow, resolveGroupIfDone } from "./task-groups.ts";
+import { isInFlight, type SchedulerState } from "./state.ts";
+import { runSummary } from "./summary.ts";
+
+const APPLIED: EventAck = { status: "applied" };
+
+/**
+ * Applies one event at instant `nowMs` (epoch ms) and decides what to do next.
+ * @returns the new state (the input is not mutated; the same object when nothing changed), the commands to carry
+ * out in order, the rows to persist (`changes`: upsert `run` if non-null, `episodes`, `steps`, `evalTasks`; delete
+ * `deletedEpisodeKeys`), and the event's {@link EventAck}. Never throws for well-typed input.
+ */
+export function decide(state: SchedulerState, event: SchedulerEvent, nowMs: number): Decision {
+  const d = new Draft(state, nowMs);
+  const ack = applyEvent(d, event);
+  if (d.run.phase === "running" || d.run.phase === "draining" || d.run.phase === "finishing") pump(d);
+  return d.done(ack);
+}
+
+function applyEvent(d: Draft, event: SchedulerEvent): EventAck {
+  const { phase } = d.run;
+  if ("episodeKey" in event && (phase === "created" || phase === "finished")) {
+    return { status: phase === "finished" ? "stale" : "unknown", reason: `the run is ${phase}` };
+  }
+  switch (event.type) {
+    case "runStarted":
+      if (phase !== "created") return { status: "duplicate" };
+      d.run.phase = "running";
+      d.run.startedAtMs = d.nowMs;
+      d.run.nextPollAtMs = d.nowMs;
+      d.log("info", "run started", { episodeType: d.run.config.episodeType, batchSize: d.run.config.batchSize, numRepeat: d.run.config.numRepeat });
+      return APPLIED;
+    case "engineStatusSeen":
+      return onEngineStatus(d, event);
+    case "dispatchFailed":
+      return onDispatchFailed(d, event);
+    case "episodeClaimed":
+      return onEpisodeClaimed(d, event);
+    case "claimFailed":
+      return onClaimFailed(d, event);
+    case "episodeOutcomeRecorded":
+      return onOutcomeRecorded(d, event);
+    case "episodeReported":
+      return onReported(d, event);
+    case "tick":
+      return APPLIED;
+    case "stopRequested":
+      return onStopRequested(d, event.reason);
+  }
+}
+
+function onEngineStatus(d: Draft, e: EngineStatusSeen): EventAck {
+  const i = d.run.config.swarms.indexOf(e.swarm);
+  const view = d.run.engines[i];
+  if (!view) return { status: "unknown", reason: `swarm "${e.swarm}" is not part of this run` };
+  const { view: next, enteredRolling } = observeEngine(view, e.engineStatus, e.globalStep, d.nowMs);
+  d.run.engines[i] = next;
+  if (enteredRolling) releaseBackoffs(d, true); // BC-25: resume on the edge, not after a fixed sleep
+  const step = i === 0 && d.run.currentWindow !== null ? d.steps[String(d.run.currentWindow)] : undefined;
+  if (step && step.closedAtMs === null && hasMovedPast(next, { globalStep: step.globalStep, rollingEdges: step.openedAtRollingEdges })) {
+    d.patchStep(step.windowIndex, { closedAtMs: d.nowMs });
+  }
+  return APPLIED;
+}
+
+function onDispatchFailed(d: Draft, e: DispatchFailed): EventAck {
+  let applied = 0;
+  for (const ref of e.episodes) {
+    const row = lookupAttempt(d, ref);
+    if (!("episodeKey" in row) || row.status !== "dispatched") continue;
+    d.run.totals.claimFailures++;
+    d.count(d.run.claimFailuresByKind, "dispatch");
+    requeueAfterClaimFailure(d, row, "dispatch");
+    applied++;
+  }
+  if (applied > 0) d.log("warn", "dispatch failed; episodes queued again (not an attempt)", { episodes: applied, reason: e.reason ?? null });
+  return applied > 0 ? APPLIED : { status: "duplicate" };
+}
+
+function onStopRequested(d: Draft, reason: string | undefined): EventAck {
+  if (d.run.phase === "draining" || d.run.phase === "finished") return { status: "duplicate" };
+  d.run.stopReason = "stopRequested";
+  d.run.stopRequestedAtMs = d.nowMs;
+  d.log("info", "stop requested: draining", { reason: reason ?? null });
+  if (d.run.phase === "created") {
+    finish(d);
+    return APPLIED;
+  }
+  d.run.phase = "draining";
+  for (const row of Object.values(d.episodes)) {
+    if (row.status === "queued") d.patchEpisode(row.episodeKey, { status: "dropped", notBeforeMs: null, lastCause: "stopped" });
+  }
+  for (const groupKey of new Set(Object.values(d.episodes).map((r) => r.groupKey))) resolveGroupIfDone(d, groupKey);
+  return APPLIED;
+}
+
+function pump(d: Draft): void {
+  expireLeases(d);
+  releaseBackoffs(d);
+  if (d.run.phase === "running" && isGateOpen(d.run.engines)) {
+    openWork(d);
+    dispatchReady(d);
+  }
+  advancePhase(d);
+  schedulePoll(d);
+}
+
+/** Train: the next window once the last is resolved AND the engine moved past its step. Eval: groups to fill free slots. */
+function openWork(d: Draft): void {
+  const { run } = d;
+  if (run.dataExhausted) return;
+  if (run.config.episodeType === "eval") {
+    const missing = freeSlots(d) - readyQueue(d).length;
+    if (missing > 0) openEvalGroups(d, Math.ceil(missing / run.config.numRepeat));
+    return;
+  }
+  if (run.config.maxSteps !== null && run.windowsOpened >= run.config.maxSteps) return;
+  const current = run.currentWindow === null ? undefined : d.steps[String(run.currentWindow)];
+  if (current && (current.resolvedAtMs === null || current.closedAtMs === null)) return;
+  openWindow(d);
+}
+
+function advancePhase(d: Draft): void {
+  const { run } = d;
+  const live = Object.values(d.episodes);
+  const last = run.currentWindow === null ? undefined : d.steps[String(run.currentWindow)];
+  if (run.phase === "draining") {
+    if (!live.some((r) => isInFlight(r.status))) finish(d);
+  } else if (run.phase === "finishing") {
+    const first = run.engines[0];
+    if (!last || last.closedAtMs !== null || (first && isOffline(first))) finish(d);
+  } else if (run.phase === "running" && live.length === 0) {
+    const stepsDone = run.config.maxSteps !== null && run.windowsOpened >= run.config.maxSteps;
+    if (!run.dataExhausted && !stepsDone) return;
+    run.stopReason = stepsDone ? "maxSteps" : "epochsDone";
+    // A full last window is done when the engine has trained it; a partial one can never close the server's batch.
+    if (run.config.episodeType === "train" && last && !last.partial && last.closedAtMs === null) {
+      run.phase = "finishing";
+      d.log("info", "last window resolved; waiting for the engine to move past its step", { windowIndex: last.windowIndex, globalStep: last.globalStep });
+    } else {
+      finish(d);
+    }
+  }
+}
+
+function finish(d: Draft): void {
+  d.run.phase = "finished";
+  d.run.finishedAtMs = d.nowMs;
+  d.run.nextPollAtMs = null;
+  d.log("info", "run finished", { stopReason: d.run.stopReason, episodesEnded: d.run.totals.episodesEnded });
+  d.finishRun(runSummary(d.snapshot()));
+}
+
+function schedulePoll(d: Draft): void {
+  const { run } = d;
+  if (run.phase === "finished" || run.nextPollAtMs === null || run.nextPollAtMs > d.nowMs) return;
+  d.pollEngines([...run.config.swarms]);
+  const { timing } = run.config;
+  run.nextPollAtMs = d.nowMs + (isGateOpen(run.engines) ? timing.statusPollRollingMs : timing.statusPollWaitingMs);
+}
+
+/**
+ * The earliest instant (epoch ms) the core needs to be woken with a `tick`: the next engine status poll, the
+ * nearest lease deadline, or the nearest claim back-off. The DO sets its alarm to it (or deletes the alarm on null:
+ * the run is finished or not started). Always in the future of the last decision's `nowMs`.
+ */
+export function nextWakeAtMs(state: SchedulerState): number | null {
+  const { run } = state;
+  if (run.phase === "finished" || run.phase === "created") return null;
+  let wake = run.nextPollAtMs ?? Number.POSITIVE_INFINITY;
+  for (const row of Object.values(state.episodes)) {
+    if (row.deadlineAtMs !== null && isInFlight(row.status)) wake = Math.min(wake, row.deadlineAtMs);
+    if (row.notBeforeMs !== null && row.status === "queued") wake = Math.min(wake, row.notBeforeMs);
+  }
+  return Number.isFinite(wake) ? wake : null;
+}

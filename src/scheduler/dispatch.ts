@@ -1,0 +1,81 @@
+/**
+ * @module scheduler/dispatch — turning queued episodes into queue messages: only through an open engine gate
+ * (BC-25), never more than `maxParallel` in flight, slots reserved in the same step (BC-47), groups in order, and
+ * the claim back-off with jitter from the run's seeded RNG.
+ */
+import type { EpisodeDispatch } from "./commands.ts";
+import type { Draft } from "./draft.ts";
+import { nextRandom } from "./rng.ts";
+import { isInFlight, type EpisodeRow } from "./state.ts";
+import type { SchedulerTiming } from "./tuning.ts";
+
+/** Up to this fraction of the delay is added as jitter (openai-node uses 25 %). */
+const JITTER_RATIO = 0.25;
+const NOT_ROLLING_KINDS = new Set(["syncing", "postRolling", "notReady", "other", "deadline"]);
+
+/**
+ * Back-off before re-dispatching after a claim (or dispatch) failure: base × 2^(failures−1), capped, plus up to 25 %
+ * jitter. Base: `claimRetryMs` (2 s) for "No available episodes" and dispatch failures, `claimRetryNotRollingMs`
+ * (15 s) when the engine was not ROLLING or a multi-swarm deadline passed (spec §8.3; the ROLLING edge releases it).
+ * @param failures consecutive failures of this attempt, ≥ 1
+ * @returns `[delayMs, nextRngState]`
+ */
+export function claimBackoffMs(timing: SchedulerTiming, kind: string, failures: number, rngState: number): readonly [number, number] {
+  const base = NOT_ROLLING_KINDS.has(kind) ? timing.claimRetryNotRollingMs : timing.claimRetryMs;
+  const delay = Math.min(timing.claimRetryMaxMs, base * 2 ** Math.max(0, failures - 1));
+  const [u, next] = nextRandom(rngState);
+  return [Math.round(delay * (1 + JITTER_RATIO * u)), next];
+}
+
+/** Queued episodes whose back-off has passed lose their `notBeforeMs`, so no alarm is ever set in the past. */
+export function releaseBackoffs(d: Draft, all = false): void {
+  for (const row of Object.values(d.episodes)) {
+    if (row.status === "queued" && row.notBeforeMs !== null && (all || row.notBeforeMs <= d.nowMs)) {
+      d.patchEpisode(row.episodeKey, { notBeforeMs: null });
+    }
+  }
+}
+
+/** Free `maxParallel` slots right now. */
+export function freeSlots(d: Draft): number {
+  let inFlight = 0;
+  for (const row of Object.values(d.episodes)) if (isInFlight(row.status)) inFlight++;
+  return Math.max(0, d.run.config.maxParallel - inFlight);
+}
+
+/** Queued rows ready to go (no back-off pending), in dispatch order (lowest seq first: retries and whole groups). */
+export function readyQueue(d: Draft): EpisodeRow[] {
+  return Object.values(d.episodes)
+    .filter((r) => r.status === "queued" && r.notBeforeMs === null)
+    .sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * Dispatches ready episodes into the free slots: each becomes `dispatched` (the slot is reserved in this very
+ * decision, BC-47) with a dispatch lease, and one `dispatchEpisodes` command lists them all. The caller has
+ * checked the gate and the phase.
+ * @returns how many were dispatched
+ */
+export function dispatchReady(d: Draft): number {
+  const { config } = d.run;
+  const ready = readyQueue(d).slice(0, freeSlots(d));
+  const leaseDeadlineAtMs = d.nowMs + config.timing.dispatchLeaseSeconds * 1000;
+  for (const row of ready) {
+    d.patchEpisode(row.episodeKey, { status: "dispatched", dispatchedAtMs: d.nowMs, deadlineAtMs: leaseDeadlineAtMs });
+    d.run.totals.dispatches++;
+    const step = row.windowIndex === null ? undefined : d.steps[String(row.windowIndex)];
+    if (step && step.firstDispatchAtMs === null) d.patchStep(step.windowIndex, { firstDispatchAtMs: d.nowMs });
+    const message: EpisodeDispatch = {
+      episodeKey: row.episodeKey, attempt: row.attempt, groupKey: row.groupKey, source: row.source,
+      taskIndex: row.taskIndex, epoch: row.epoch, repeat: row.repeat, windowIndex: row.windowIndex,
+      episodeType: config.episodeType, swarms: [...config.swarms],
+      discardEpisodeTimeoutSeconds: config.discardEpisodeTimeoutSeconds,
+      throttle: config.episodeType === "train"
+        ? { ratio: config.throttleRatio, expected_batch_size: config.batchSize, expected_num_repeat: config.numRepeat }
+        : null,
+      leaseDeadlineAtMs,
+    };
+    d.dispatch(message);
+  }
+  return ready.length;
+}

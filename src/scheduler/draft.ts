@@ -1,0 +1,128 @@
+/**
+ * @module scheduler/draft — the working copy one `decide` call edits: copy-on-write rows, the set of changed rows
+ * (so the DO upserts only those), and a command buffer that merges commands of one kind into one command.
+ */
+import type { Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, LogMessage, SchedulerCommand } from "./commands.ts";
+import type { EventAck } from "./events.ts";
+import type { EpisodeRow, EvalTaskRow, RunRow, SchedulerState, StepRow } from "./state.ts";
+import type { RunSummary } from "./summary.ts";
+
+/** A mutable view of the state during one `decide`; the input state is never mutated. */
+export class Draft {
+  readonly run: RunRow;
+  readonly episodes: Record<string, EpisodeRow>;
+  readonly steps: Record<string, StepRow>;
+  readonly evalTasks: Record<string, EvalTaskRow>;
+  private readonly touched = { episodes: new Set<string>(), deleted: new Set<string>(), steps: new Set<string>(), evalTasks: new Set<string>() };
+  private readonly logs: LogMessage[] = [];
+  private readonly aborts: EpisodeAbort[] = [];
+  private readonly resolves: EpisodeResolve[] = [];
+  private readonly dispatches: EpisodeDispatch[] = [];
+  private poll: string[] | null = null;
+  private summary: RunSummary | null = null;
+
+  constructor(
+    private readonly base: SchedulerState,
+    /** the event's instant, epoch ms */
+    readonly nowMs: number,
+  ) {
+    this.run = structuredClone(base.run);
+    this.episodes = { ...base.episodes };
+    this.steps = { ...base.steps };
+    this.evalTasks = { ...base.evalTasks };
+  }
+
+  /** Replaces a row with a patched copy and marks it changed. @throws Error when the key is not live (a core bug). */
+  patchEpisode(key: string, patch: Partial<EpisodeRow>): EpisodeRow {
+    const row = this.episodes[key];
+    if (!row) throw new Error(`scheduler: no live episode ${key}`);
+    return this.putEpisode({ ...row, ...patch, updatedAtMs: this.nowMs });
+  }
+
+  putEpisode(row: EpisodeRow): EpisodeRow {
+    this.episodes[row.episodeKey] = row;
+    this.touched.episodes.add(row.episodeKey);
+    this.touched.deleted.delete(row.episodeKey);
+    return row;
+  }
+
+  deleteEpisode(key: string): void {
+    delete this.episodes[key];
+    this.touched.episodes.delete(key);
+    if (this.base.episodes[key]) this.touched.deleted.add(key);
+  }
+
+  patchStep(windowIndex: number, patch: Partial<StepRow>): StepRow {
+    const key = String(windowIndex);
+    const row = this.steps[key];
+    if (!row) throw new Error(`scheduler: no step row for window ${windowIndex}`);
+    return this.putStep({ ...row, ...patch });
+  }
+
+  putStep(row: StepRow): StepRow {
+    const key = String(row.windowIndex);
+    this.steps[key] = row;
+    this.touched.steps.add(key);
+    return row;
+  }
+
+  putEvalTask(row: EvalTaskRow): void {
+    this.evalTasks[row.groupKey] = row;
+    this.touched.evalTasks.add(row.groupKey);
+  }
+
+  /** Adds `by` to a counter of a `Record<string, number>` in the run row. */
+  count(record: Record<string, number>, key: string, by = 1): void {
+    record[key] = (record[key] ?? 0) + by;
+  }
+
+  log(level: LogMessage["level"], message: string, fields: LogMessage["fields"] = {}): void {
+    this.logs.push({ type: "log", level, message, fields });
+  }
+  abort(item: EpisodeAbort): void {
+    this.aborts.push(item);
+  }
+  resolve(item: EpisodeResolve): void {
+    this.resolves.push(item);
+  }
+  dispatch(item: EpisodeDispatch): void {
+    this.dispatches.push(item);
+  }
+  pollEngines(swarms: string[]): void {
+    this.poll = swarms;
+  }
+  finishRun(summary: RunSummary): void {
+    this.summary = summary;
+  }
+
+  /** The state as it stands now (for status/summary computed mid-decision). */
+  snapshot(): SchedulerState {
+    return { run: this.run, episodes: this.episodes, steps: this.steps, evalTasks: this.evalTasks };
+  }
+
+  /** Freezes the result: state, commands in execution order, changed rows, ack. */
+  done(ack: EventAck): Decision {
+    const commands: SchedulerCommand[] = [...this.logs];
+    if (this.aborts.length) commands.push({ type: "abortEpisodes", episodes: this.aborts });
+    if (this.resolves.length) commands.push({ type: "resolveOutbox", episodes: this.resolves });
+    if (this.dispatches.length) commands.push({ type: "dispatchEpisodes", episodes: this.dispatches });
+    if (this.poll) commands.push({ type: "pollEngineStatus", swarms: this.poll });
+    if (this.summary) commands.push({ type: "finishRun", summary: this.summary });
+    const runChanged = JSON.stringify(this.run) !== JSON.stringify(this.base.run);
+    const pick = <T>(record: Record<string, T>, keys: Set<string>) => [...keys].map((k) => record[k]).filter((r): r is T => r !== undefined);
+    return {
+      state: runChanged || this.touched.episodes.size || this.touched.deleted.size || this.touched.steps.size || this.touched.evalTasks.size
+        ? this.snapshot()
+        : this.base,
+      commands,
+      changes: {
+        run: runChanged ? this.run : null,
+        episodes: pick(this.episodes, this.touched.episodes),
+        deletedEpisodeKeys: [...this.touched.deleted],
+        steps: pick(this.steps, this.touched.steps),
+        evalTasks: pick(this.evalTasks, this.touched.evalTasks),
+      },
+      ack,
+    };
+  }
+}

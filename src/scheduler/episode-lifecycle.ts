@@ -1,0 +1,142 @@
+/**
+ * @module scheduler/episode-lifecycle — one episode's transitions (design note, "Episode states"): claimed, claim
+ * failed, outcome recorded, reported; a failed attempt is retried under the same task id up to `maxAttempts`, then
+ * its group is dropped (BC-32). Every handler is idempotent per (episodeKey, attempt) (BC-45, BC-47).
+ */
+import type { Draft } from "./draft.ts";
+import type { ClaimFailed, EpisodeClaimed, EpisodeOutcomeRecorded, EpisodeRef, EpisodeReported, EventAck } from "./events.ts";
+import { claimBackoffMs } from "./dispatch.ts";
+import { observeEngine } from "./engine-gate.ts";
+import { dropGroup, recordEnded, resolveGroupIfDone } from "./task-groups.ts";
+import { isTerminal, type EpisodeRow } from "./state.ts";
+
+const APPLIED: EventAck = { status: "applied" };
+
+/** Finds the row an episode event is about, or the ack that explains why it does not apply. */
+export function lookupAttempt(d: Draft, ref: EpisodeRef): EpisodeRow | EventAck {
+  const row = d.episodes[ref.episodeKey];
+  if (!row) return { status: "unknown", reason: `no live episode ${ref.episodeKey} (resolved or never dispatched)` };
+  if (ref.attempt < row.attempt) return { status: "stale", reason: `attempt ${ref.attempt} was closed; attempt ${row.attempt} is current` };
+  if (ref.attempt > row.attempt) return { status: "unknown", reason: `attempt ${ref.attempt} was never dispatched` };
+  return row;
+}
+
+const isRow = (x: EpisodeRow | EventAck): x is EpisodeRow => "episodeKey" in x;
+
+/** `episodeClaimed`: dispatched → running (lease: runLeaseSeconds). While draining the claim is refused (stale). */
+export function onEpisodeClaimed(d: Draft, e: EpisodeClaimed): EventAck {
+  const row = lookupAttempt(d, e);
+  if (!isRow(row)) return row;
+  if (row.status !== "dispatched") {
+    const same = row.claims.length > 0 && row.claims.every((c, i) => c.episodeUuid === e.claims[i]?.episodeUuid);
+    return same ? { status: "duplicate" } : { status: "stale", reason: `episode is ${row.status}, not waiting for a claim` };
+  }
+  if (d.run.phase === "draining") {
+    d.patchEpisode(row.episodeKey, { status: "dropped", deadlineAtMs: null, lastCause: "stopped" });
+    resolveGroupIfDone(d, row.groupKey);
+    return { status: "stale", reason: "the run is stopping: abort the claim" };
+  }
+  d.patchEpisode(row.episodeKey, {
+    status: "running",
+    claims: e.claims.map((c) => ({ swarm: c.swarm, episodeUuid: c.episodeUuid, globalStep: c.globalStep })),
+    globalStep: e.claims[0]?.globalStep ?? null,
+    claimFailures: 0,
+    deadlineAtMs: d.nowMs + d.run.config.timing.runLeaseSeconds * 1000,
+  });
+  return APPLIED;
+}
+
+/** `claimFailed`: dispatched → queued with back-off + jitter; not an attempt. A named status closes the gate. */
+export function onClaimFailed(d: Draft, e: ClaimFailed): EventAck {
+  const row = lookupAttempt(d, e);
+  if (!isRow(row)) return row;
+  if (row.status !== "dispatched") return row.status === "queued" ? { status: "duplicate" } : { status: "stale", reason: `episode is ${row.status}` };
+  d.run.totals.claimFailures++;
+  d.count(d.run.claimFailuresByKind, e.kind);
+  const swarmIndex = e.swarm === undefined ? -1 : d.run.config.swarms.indexOf(e.swarm);
+  const engine = d.run.engines[swarmIndex];
+  if (engine && e.engineStatus) d.run.engines[swarmIndex] = observeEngine(engine, e.engineStatus, undefined, d.nowMs).view;
+  requeueAfterClaimFailure(d, row, e.kind);
+  return APPLIED;
+}
+
+/** Back to queued after a claim or dispatch failure (same attempt), or dropped while draining. */
+export function requeueAfterClaimFailure(d: Draft, row: EpisodeRow, kind: string): void {
+  if (d.run.phase === "draining") {
+    d.patchEpisode(row.episodeKey, { status: "dropped", deadlineAtMs: null, lastCause: "stopped" });
+    resolveGroupIfDone(d, row.groupKey);
+    return;
+  }
+  const failures = row.claimFailures + 1;
+  const [delayMs, rngState] = claimBackoffMs(d.run.config.timing, kind, failures, d.run.rngState);
+  d.run.rngState = rngState;
+  d.patchEpisode(row.episodeKey, { status: "queued", claimFailures: failures, notBeforeMs: d.nowMs + delayMs, deadlineAtMs: null });
+}
+
+/** `episodeOutcomeRecorded`: running → reporting (lease: reportLeaseSeconds). The commit point before end (BC-26). */
+export function onOutcomeRecorded(d: Draft, e: EpisodeOutcomeRecorded): EventAck {
+  const row = lookupAttempt(d, e);
+  if (!isRow(row)) return row;
+  if (row.status !== "running") {
+    if (row.outcome) return { status: "duplicate", outcome: row.outcome };
+    return { status: "stale", reason: `episode is ${row.status}, not running` };
+  }
+  d.patchEpisode(row.episodeKey, { status: "reporting", outcome: e.outcome, deadlineAtMs: d.nowMs + d.run.config.timing.reportLeaseSeconds * 1000 });
+  return APPLIED;
+}
+
+/** `episodeReported`: reporting (or running) → ended, or a failed attempt (expired BC-23, rejected, aborted). */
+export function onReported(d: Draft, e: EpisodeReported): EventAck {
+  const row = lookupAttempt(d, e);
+  if (!isRow(row)) return row;
+  if (isTerminal(row.status)) return { status: "duplicate" };
+  if (row.status === "queued" || row.status === "dispatched") return { status: "stale", reason: `episode is ${row.status}: no claim was reported` };
+  const outcome = row.outcome;
+  if (e.result === "ended" || (e.result === "aborted" && outcome?.kind === "score")) {
+    const reward = outcome && outcome.kind !== "abort" ? outcome.reward : e.reward;
+    if (reward === undefined || !Number.isFinite(reward)) {
+      d.log("error", "episode reported ended without a recorded reward; record the outcome first", { episodeKey: row.episodeKey });
+      return { status: "stale", reason: "ended without a reward: send episodeOutcomeRecorded first (or the reward)" };
+    }
+    endEpisode(d, row, reward);
+    return APPLIED;
+  }
+  const cause =
+    e.result === "expired" ? "expired"
+    : e.result === "rejected" ? (e.cause ?? "end_rejected")
+    : outcome?.kind === "abort" ? outcome.cause
+    : (e.cause ?? "aborted");
+  return failAttempt(d, row, cause);
+}
+
+/** Marks a row ended with its reward and resolves the group if it was the last open repeat. */
+export function endEpisode(d: Draft, row: EpisodeRow, reward: number): void {
+  const ended = d.patchEpisode(row.episodeKey, { status: "ended", reward, deadlineAtMs: null, resolveRequestedAtMs: null });
+  recordEnded(d, ended, reward);
+  resolveGroupIfDone(d, row.groupKey);
+}
+
+/**
+ * Closes the current attempt with a cause. Retried (queued, attempt + 1, same task id, same window) while attempts
+ * remain; after `maxAttempts` the repeat is `failed` and its group dropped and replaced (BC-32). While draining it is
+ * `aborted`; in a dropped group it is `dropped`. Nothing is ever sent to the server from here.
+ */
+export function failAttempt(d: Draft, row: EpisodeRow, cause: string): EventAck {
+  d.run.totals.attemptsFailed++;
+  d.count(d.run.failuresByCause, cause);
+  const closed = { deadlineAtMs: null, lastCause: cause, resolveRequestedAtMs: null };
+  if (d.run.phase === "draining") {
+    d.patchEpisode(row.episodeKey, { ...closed, status: "aborted" });
+  } else if (row.groupDropped) {
+    d.patchEpisode(row.episodeKey, { ...closed, status: "dropped" });
+  } else if (row.attempt >= d.run.config.maxAttempts) {
+    dropGroup(d, d.patchEpisode(row.episodeKey, { ...closed, status: "failed" }));
+  } else {
+    d.patchEpisode(row.episodeKey, {
+      ...closed, status: "queued", attempt: row.attempt + 1, claims: [], globalStep: null, outcome: null,
+      claimFailures: 0, notBeforeMs: null, dispatchedAtMs: null,
+    });
+  }
+  resolveGroupIfDone(d, row.groupKey);
+  return APPLIED;
+}

@@ -1,0 +1,40 @@
+/**
+ * @module scheduler — the pure scheduler core of one run (issue 3 §1; design: docs/design/episode-lifecycle.md).
+ * No fetch, no storage, no timers, no clock, no Math.random: `decide(state, event, nowMs)` returns the new state,
+ * the commands to carry out, the rows to persist and an ack; `nextWakeAtMs(state)` is the alarm.
+ *
+ * The Durable Object loop, for every RPC and for `alarm()` (one `tick`):
+ * @example
+ * ```ts
+ * import { decide, nextWakeAtMs, type SchedulerEvent } from "../scheduler/index.ts";
+ *
+ * // inside RolloutScheduler (state loaded once under blockConcurrencyWhile via stateFromRows(storage rows))
+ * private apply(event: SchedulerEvent): EventAck {
+ *   const { state, commands, changes, ack } = decide(this.state, event, Date.now()); // synchronous: slots reserved (BC-47)
+ *   this.storage.persist(changes);   // upsert run/episodes/steps/evalTasks rows, delete changes.deletedEpisodeKeys
+ *   this.state = state;
+ *   this.ctx.waitUntil(this.execute(commands)); // log, abortEpisodes, resolveOutbox, dispatchEpisodes (sendBatch; on
+ *                                               // throw → this.apply({type:"dispatchFailed", …})), pollEngineStatus
+ *                                               // (→ one engineStatusSeen per swarm), finishRun (store the summary)
+ *   const wake = nextWakeAtMs(state);
+ *   if (wake === null) void this.ctx.storage.deleteAlarm(); else void this.ctx.storage.setAlarm(wake);
+ *   return ack;                      // the consumer aborts what it holds unless ack is applied/duplicate (see EventAck)
+ * }
+ * async alarm() { try { this.apply({ type: "tick" }); } finally { re-arm with nextWakeAtMs or a back-off (BC-45) } }
+ * ```
+ */
+export { RunSpec, DatasetRef, SwarmServerSpec, parseRunSpec, serverEpisodeCap } from "./run-spec.ts";
+export type { RunSpecInput, RunSpecIssue } from "./run-spec.ts";
+export { RunTuning, resolveTuning, type SchedulerTiming } from "./tuning.ts";
+export { schedulerConfig, type SchedulerConfig, type SourceConfig } from "./config.ts";
+export * from "./state.ts";
+export type * from "./events.ts";
+export { throttlePolicyFor } from "./commands.ts";
+export type * from "./commands.ts";
+export { decide, nextWakeAtMs } from "./decide.ts";
+export { runStatus, type RunStatus, type SourceProgress } from "./status.ts";
+export { runSummary, type RunSummary, type StepSummary } from "./summary.ts";
+export { evalReport, unbiasedPassAtK, type EvalReport, type EvalTaskReport, type EvalAggregate } from "./eval-report.ts";
+export { permuteIndex, permutationKey, takeTask, isExhausted, type SourceCursor } from "./epochs.ts";
+export { allocateSlots, throttleCap, sourceCapIssues, type Allocation } from "./mixing.ts";
+export { isGateOpen, type EngineView } from "./engine-gate.ts";

@@ -1,0 +1,69 @@
+/**
+ * @module scheduler/leases — reconciliation of episodes whose consumer went quiet (a dead invocation, a deploy
+ * reset, BC-51): each in-flight state has a lease; past it the core closes the attempt once and asks the DO to abort
+ * the server episodes it held, or, for a recorded `end`, to resolve it from the outbox (never end twice).
+ */
+import type { ClaimRef } from "./commands.ts";
+import type { Draft } from "./draft.ts";
+import { endEpisode, failAttempt } from "./episode-lifecycle.ts";
+import type { EpisodeRow } from "./state.ts";
+
+/** Cause recorded for attempts closed by a lease. */
+export const LEASE_EXPIRED = "lease_expired";
+
+/**
+ * Claims of `row` safe to abort: a server episode reverted by the idle janitor keeps its uuid and may already be
+ * re-claimed by another consumer of this run (same client uuid, spec §5.6), so uuids another live row holds are skipped.
+ */
+function abortableClaims(d: Draft, row: EpisodeRow): ClaimRef[] {
+  const heldElsewhere = new Set<string>();
+  for (const other of Object.values(d.episodes)) {
+    if (other.episodeKey === row.episodeKey) continue;
+    if (other.status === "running" || other.status === "reporting") for (const c of other.claims) heldElsewhere.add(c.episodeUuid);
+  }
+  return row.claims.filter((c) => !heldElsewhere.has(c.episodeUuid)).map((c) => ({ swarm: c.swarm, episodeUuid: c.episodeUuid }));
+}
+
+function abortOnServer(d: Draft, row: EpisodeRow, reason: string): void {
+  const claims = abortableClaims(d, row);
+  if (claims.length > 0) d.abort({ episodeKey: row.episodeKey, attempt: row.attempt, claims, reason });
+}
+
+/**
+ * Handles every in-flight episode whose lease deadline has passed (checked on every decision, so a reset DO
+ * reconciles on its next wake):
+ *  - dispatched (no claim reported within `dispatchLeaseSeconds`): the attempt fails with `lease_expired`;
+ *  - running (no outcome within `runLeaseSeconds`): abort its claims once, the attempt fails with `lease_expired`;
+ *  - reporting an `abort`: abort its claims once, the attempt fails with the recorded cause;
+ *  - reporting a `score` (eval): abort its claims once, the episode counts as scored;
+ *  - reporting an `end`: `resolveOutbox` (the DO knows whether end was sent), asked again each `reportLeaseSeconds`
+ *    until `episodeReported` arrives. The attempt stays open: the reward may already be on the server.
+ */
+export function expireLeases(d: Draft): void {
+  const { timing } = d.run.config;
+  for (const key of Object.keys(d.episodes)) {
+    const row = d.episodes[key]; // re-read: handling one row may patch or delete its siblings
+    if (!row || row.deadlineAtMs === null || row.deadlineAtMs > d.nowMs) continue;
+    const fields = { episodeKey: row.episodeKey, attempt: row.attempt, status: row.status };
+    if (row.status === "dispatched") {
+      d.log("warn", "dispatched episode was never claimed within its lease; attempt closed", fields);
+      failAttempt(d, row, LEASE_EXPIRED);
+    } else if (row.status === "running") {
+      d.run.totals.reconciles++;
+      d.log("warn", "claimed episode went quiet past its lease; aborting it once and re-queuing (BC-51)", fields);
+      abortOnServer(d, row, LEASE_EXPIRED);
+      failAttempt(d, row, LEASE_EXPIRED);
+    } else if (row.status === "reporting" && row.outcome?.kind === "end") {
+      d.run.totals.reconciles++;
+      d.log("warn", "recorded end was not reported within its lease; resolving from the outbox (BC-26, BC-51)", fields);
+      d.resolve({ episodeKey: row.episodeKey, attempt: row.attempt, claims: row.claims.map((c) => ({ swarm: c.swarm, episodeUuid: c.episodeUuid })), reward: row.outcome.reward });
+      d.patchEpisode(row.episodeKey, { resolveRequestedAtMs: d.nowMs, deadlineAtMs: d.nowMs + timing.reportLeaseSeconds * 1000 });
+    } else if (row.status === "reporting") {
+      d.run.totals.reconciles++;
+      d.log("warn", "recorded outcome was not reported within its lease; aborting it once (BC-51)", fields);
+      abortOnServer(d, row, row.outcome?.kind === "abort" ? row.outcome.cause : LEASE_EXPIRED);
+      if (row.outcome?.kind === "score") endEpisode(d, row, row.outcome.reward);
+      else failAttempt(d, row, row.outcome?.kind === "abort" ? row.outcome.cause : LEASE_EXPIRED);
+    }
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * @module scheduler/run-spec — the `POST /runs` body: the RunSpec zod schema (validated once at the edge, trusted by
+ * the core), its documented defaults, and the cross-field checks (job agreement, BC-31 per-source caps, leases).
+ */
+import { z } from "zod";
+import { sourceCapIssues } from "./mixing.ts";
+import { RunTuning, resolveTuning } from "./tuning.ts";
+
+/** Names of swarms and datasets end up inside episode keys: letters, digits and `_ . : -`, no `/` or `#`. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
+const nameField = (what: string) =>
+  z.string({ error: `${what} must be a string` }).regex(NAME, {
+    error: `${what} must start with a letter or digit and use only letters, digits, "_", ".", ":" or "-" (e.g. "gsm8k")`,
+  });
+const wholeNumber = (field: string, min: number, example: string) =>
+  z
+    .number({ error: `${field} must be a number` })
+    .int({ error: `${field} must be a whole number, e.g. ${example}` })
+    .min(min, { error: `${field} must be ≥ ${min}, e.g. ${example}` });
+
+/** One swarm server of the run (spec §1): its name (what rollout functions ask for) and base URL. */
+export const SwarmServerSpec = z.strictObject({
+  name: nameField("swarm name").default("default").describe('name a rollout function uses; default "default"'),
+  url: z
+    .url({ protocol: /^https?$/, error: "url must be the http(s) URL of a swarm server, e.g. http://127.0.0.1:10086" })
+    .describe("swarm server base URL"),
+});
+export type SwarmServerSpec = z.infer<typeof SwarmServerSpec>;
+
+/**
+ * One task source of the run. Only `name`, `weight` and the optional `throttleRatio` matter to the scheduler; the
+ * source fields (file, URL, split, field map …) are kept for the dataset readers in `src/tasks` (passthrough).
+ */
+export const DatasetRef = z.looseObject({
+  name: nameField("dataset name").describe("unique within the run; namespaces task ids (BC-30)"),
+  weight: z
+    .number({ error: "weight must be a number" })
+    .positive({ error: "weight must be > 0: it is this source's share of every batch window; e.g. 1" })
+    .refine(Number.isFinite, { error: "weight must be finite, e.g. 1" })
+    .default(1)
+    .describe("relative share of every batch window (unitless; default 1)"),
+  throttleRatio: z
+    .number({ error: "throttleRatio must be a number" })
+    .gt(0, { error: "throttleRatio must be > 0 (a fraction of batchSize), e.g. 0.5" })
+    .max(2, { error: "throttleRatio must be ≤ 2 (the server's allowed range), e.g. 0.5" })
+    .optional()
+    .describe("optional cap: at most ceil(batchSize × throttleRatio) tasks of this source per window (BC-31)"),
+});
+export type DatasetRef = z.infer<typeof DatasetRef>;
+
+const RunSpecObject = z.strictObject({
+  swarms: z.array(SwarmServerSpec).min(1, { error: 'swarms needs at least one server, e.g. [{"url": "http://127.0.0.1:10086"}]' }),
+  job: z.record(z.string(), z.unknown()).default({}).describe("AgentJetJob options (pass-through, validated by src/job)"),
+  datasets: z.array(DatasetRef).min(1, { error: 'datasets needs at least one source, e.g. [{"name": "gsm8k", "weight": 1, …}]' }),
+  function: nameField("function").describe("rollout function name (kebab-case file name in functions/)"),
+  epochs: wholeNumber("epochs", 1, "1").default(1).describe("passes over each source (default 1)"),
+  numRepeat: wholeNumber("numRepeat", 1, "4").optional().describe("episodes per task (GRPO group); default job.numRepeat or 4"),
+  batchSize: wholeNumber("batchSize", 1, "32").optional().describe("tasks per training step; default job.batchSize or 32"),
+  maxEnvWorker: wholeNumber("maxEnvWorker", 1, "128").optional().describe("engine worker threads; default job.maxEnvWorker or 128"),
+  maxParallel: wholeNumber("maxParallel", 1, "64").optional().describe("episodes in flight at most; default the server cap"),
+  discardEpisodeTimeoutSeconds: z
+    .number({ error: "discardEpisodeTimeoutSeconds must be a number" })
+    .positive({ error: "discardEpisodeTimeoutSeconds must be > 0 seconds, e.g. 240" })
+    .default(240)
+    .describe("seconds an episode may stay idle (no LLM call) before the server reverts it (spec §5.4)"),
+  episodeType: z.enum(["train", "eval"], { error: 'episodeType must be "train" or "eval"' }).default("train"),
+  maxSteps: wholeNumber("maxSteps", 1, "100").optional().describe("training windows to serve at most (train only)"),
+  maxAttempts: wholeNumber("maxAttempts", 1, "3").default(3).describe("tries per repeat before its task group is dropped (BC-32)"),
+  throttleRatio: z
+    .number({ error: "throttleRatio must be a number" })
+    .gt(0, { error: "throttleRatio must be > 0, e.g. 1.5" })
+    .max(2, { error: "throttleRatio must be ≤ 2 (the server's allowed range), e.g. 1.5" })
+    .default(1.5)
+    .describe("the claims' SwarmThrottlePolicy.ratio (spec §7.1); default 1.5"),
+  successThreshold: z
+    .number({ error: "successThreshold must be a number" })
+    .refine(Number.isFinite, { error: "successThreshold must be finite, e.g. 1" })
+    .default(1)
+    .describe("eval: a reward ≥ this counts as a success for pass@k (default 1)"),
+  seed: z
+    .number({ error: "seed must be a number" })
+    .int({ error: "seed must be a whole number, e.g. 42" })
+    .min(0, { error: "seed must be ≥ 0, e.g. 42" })
+    .max(2 ** 32 - 1, { error: "seed must be < 2^32, e.g. 42" })
+    .default(0)
+    .describe("seeds the per-epoch shuffles and the retry jitter"),
+  secrets: z.record(z.string(), z.string({ error: "secrets values must be strings" })).default({}).describe("never logged"),
+  tuning: RunTuning.prefault({}).describe("timing knobs; the defaults suit the real server"),
+});
+
+/** Collection methods the window design supports: a batch closes after exactly `batchSize` full task groups. */
+const WINDOW_SAFE_METHODS = ["rollout_until_finish_enough_tasks", "rollout_until_finish_enough_episodes"];
+
+function jobValue(job: Record<string, unknown>, key: string): unknown {
+  return job[key];
+}
+
+/**
+ * The run spec (camelCase, ours). Parse with `RunSpec.safeParse(body)`; issues carry the field path and a message
+ * that says the fix. The output resolves every default: `batchSize`, `numRepeat`, `maxEnvWorker` (from the top level,
+ * else from `job`, else 32 / 4 / 128), `maxParallel` (default `min(batchSize, ceil(maxEnvWorker / numRepeat)) ×
+ * numRepeat`, the server's episode cap, spec §5.2), `maxSteps` (null = unbounded) and `tuning` (leases from
+ * `discardEpisodeTimeoutSeconds`). `secrets` are carried for the consumer only; the scheduler state never holds them.
+ */
+export const RunSpec = RunSpecObject.superRefine((spec, ctx) => {
+  const add = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message, input: spec });
+  const duplicated = (names: string[]) => names.find((n, i) => names.indexOf(n) !== i);
+  const swarmDup = duplicated(spec.swarms.map((s) => s.name));
+  if (swarmDup) add(["swarms"], `swarm name "${swarmDup}" is used twice; give every swarm server its own name`);
+  const dataDup = duplicated(spec.datasets.map((d) => d.name));
+  if (dataDup) add(["datasets"], `dataset name "${dataDup}" is used twice; names namespace task ids and must be unique (BC-30)`);
+  for (const key of ["batchSize", "numRepeat", "maxEnvWorker"] as const) {
+    const fromJob = jobValue(spec.job, key);
+    if (fromJob === undefined) continue;
+    if (typeof fromJob !== "number" || !Number.isInteger(fromJob) || fromJob < 1) {
+      add(["job", key], `job.${key} must be a whole number ≥ 1 (or omit it and set ${key} at the top level)`);
+    } else if (spec[key] !== undefined && spec[key] !== fromJob) {
+      add([key], `${key} ${spec[key]} disagrees with job.${key} ${fromJob}: the server would batch differently from the windows; set one of them`);
+    }
+  }
+  const method = jobValue(spec.job, "swarmModeSampleCollectionMethod");
+  if (spec.episodeType === "train" && method !== undefined && !WINDOW_SAFE_METHODS.includes(String(method))) {
+    add(
+      ["job", "swarmModeSampleCollectionMethod"],
+      `swarmModeSampleCollectionMethod "${String(method)}" does not close a batch after batchSize full task groups, so ` +
+        `batch windows would stall; use "rollout_until_finish_enough_tasks" (the default)`,
+    );
+  }
+  if (spec.episodeType === "eval" && spec.maxSteps !== undefined) {
+    add(["maxSteps"], "maxSteps counts training windows; an eval run has none. Remove maxSteps (limit eval with fewer tasks)");
+  }
+  const batchSize = spec.batchSize ?? numberOr(jobValue(spec.job, "batchSize"), 32);
+  if (spec.episodeType === "train") {
+    for (const issue of sourceCapIssues(batchSize, spec.throttleRatio, spec.datasets)) add(issue.path, issue.message);
+  }
+  const runLease = spec.tuning.runLeaseSeconds;
+  if (runLease !== undefined && runLease <= 8 * spec.discardEpisodeTimeoutSeconds) {
+    add(
+      ["tuning", "runLeaseSeconds"],
+      `tuning.runLeaseSeconds ${runLease} must exceed 8 × discardEpisodeTimeoutSeconds = ${8 * spec.discardEpisodeTimeoutSeconds} ` +
+        `(the consumer's own lifetime cap, BC-24), or live episodes would be reconciled; omit it for the default`,
+    );
+  }
+}).transform((spec) => {
+  const batchSize = spec.batchSize ?? numberOr(jobValue(spec.job, "batchSize"), 32);
+  const numRepeat = spec.numRepeat ?? numberOr(jobValue(spec.job, "numRepeat"), 4);
+  const maxEnvWorker = spec.maxEnvWorker ?? numberOr(jobValue(spec.job, "maxEnvWorker"), 128);
+  return {
+    ...spec,
+    batchSize,
+    numRepeat,
+    maxEnvWorker,
+    maxParallel: spec.maxParallel ?? serverEpisodeCap(batchSize, maxEnvWorker, numRepeat),
+    maxSteps: spec.maxSteps ?? null,
+    tuning: resolveTuning(spec.tuning, spec.discardEpisodeTimeoutSeconds),
+  };
+});
+/** The validated run spec with every default resolved (see {@link RunSpec}). */
+export type RunSpec = z.output<typeof RunSpec>;
+/** What a client may send to `POST /runs`. */
+export type RunSpecInput = z.input<typeof RunSpec>;
+
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 1 ? value : fallback;
+}
+
+/**
+ * The server's cap on simultaneously registered + claimed episodes (spec §5.2, `native_parallel_worker.py`):
+ * `min(batchSize, ceil(maxEnvWorker / numRepeat)) × numRepeat`. Claims above it only meet "No available episodes".
+ */
+export function serverEpisodeCap(batchSize: number, maxEnvWorker: number, numRepeat: number): number {
+  return Math.min(batchSize, Math.ceil(maxEnvWorker / numRepeat)) * numRepeat;
+}
+
+/** One problem in a run spec: the dotted field path (`datasets.1.weight`) and a message that says the fix. */
+export interface RunSpecIssue {
+  path: string;
+  message: string;
+}
+
+/**
+ * Validates a `POST /runs` body.
+ * @returns `{ success: true, data }` or `{ success: false, issues }` with one `{ path, message }` per problem
+ */
+export function parseRunSpec(input: unknown): { success: true; data: RunSpec } | { success: false; issues: RunSpecIssue[] } {
+  const parsed = RunSpec.safeParse(input);
+  if (parsed.success) return { success: true, data: parsed.data };
+  return {
+    success: false,
+    issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join(".") || "(body)", message: i.message })),
+  };
+}

@@ -1,0 +1,249 @@
+/**
+ * @module scheduler/state — the core's state as rows: ONE small run row, one row per live episode, one row per batch
+ * window (step) and one per finished eval task. Persisting is "upsert the changed rows" (BC-53); loading is
+ * {@link stateFromRows}. All instants are epoch milliseconds passed in by the caller.
+ */
+import type { RunSpec } from "./run-spec.ts";
+import { schedulerConfig, type SchedulerConfig } from "./config.ts";
+import type { SourceCursor } from "./epochs.ts";
+import { initialEngineView, type EngineView } from "./engine-gate.ts";
+import { seedRng } from "./rng.ts";
+
+/** created → running → (draining | finishing) → finished. */
+export type RunPhase = "created" | "running" | "draining" | "finishing" | "finished";
+/** Why a run stopped: a source used up its epochs, `maxSteps` windows were trained, or `POST /runs/:id/stop`. */
+export type StopReason = "epochsDone" | "maxSteps" | "stopRequested";
+
+/**
+ * Episode states (design note, "Episode states"). `claimed` and `running` are one state here: the consumer claims
+ * and starts the function in one invocation and reports both at once. `ended` = reward delivered (train) or scored
+ * (eval); `failed` = this repeat used all `maxAttempts`; `aborted` = an attempt failed while the run drained (not
+ * retried); `dropped` = never (re)run because its group was dropped (BC-32) or the run stopped.
+ */
+export type EpisodeStatus = "queued" | "dispatched" | "running" | "reporting" | "ended" | "failed" | "aborted" | "dropped";
+
+const IN_FLIGHT: ReadonlySet<EpisodeStatus> = new Set(["dispatched", "running", "reporting"]);
+const TERMINAL: ReadonlySet<EpisodeStatus> = new Set(["ended", "failed", "aborted", "dropped"]);
+/** True for dispatched, running and reporting: the states that hold one of the `maxParallel` slots. */
+export const isInFlight = (s: EpisodeStatus): boolean => IN_FLIGHT.has(s);
+/** True for ended, failed, aborted and dropped. */
+export const isTerminal = (s: EpisodeStatus): boolean => TERMINAL.has(s);
+
+/** One server episode held by a logical episode (one per swarm, issue 4 §4), with the step read right after the claim. */
+export interface EpisodeClaim {
+  swarm: string;
+  /** the server's `episode_uuid` */
+  episodeUuid: string;
+  /** `global_step` of that swarm read right after the claim (design note), null if unknown */
+  globalStep: number | null;
+}
+
+/** What the consumer decided, recorded (outbox) BEFORE it sends end/abort (BC-26). */
+export type EpisodeOutcome =
+  | { kind: "end"; reward: number } // train: end_episode with a finite reward (BC-22)
+  | { kind: "score"; reward: number } // eval: scored, then aborted (spec §5.8)
+  | { kind: "abort"; cause: string }; // no_llm_call (BC-29), invalid_reward (BC-22), function_error, infra_error, expired …
+
+/** One logical episode (one repeat of one task group); key `"{source}/{epoch}/{taskIndex}#{repeat}"`. */
+export interface EpisodeRow {
+  episodeKey: string;
+  /** `"{source}/{epoch}/{taskIndex}"`: unique in the run (a task is served once per epoch) */
+  groupKey: string;
+  source: string;
+  /** row index in the source dataset (the DO resolves the Task from it) */
+  taskIndex: number;
+  /** 0-based pass over the source */
+  epoch: number;
+  /** 0..numRepeat-1 */
+  repeat: number;
+  /** the batch window (train), null for eval */
+  windowIndex: number | null;
+  /** dispatch order: groups go out together, retries first */
+  seq: number;
+  /** 1-based try number; events carry it and are applied at most once per (episodeKey, attempt) */
+  attempt: number;
+  status: EpisodeStatus;
+  /** the group was dropped (BC-32): a failure of this repeat is not retried */
+  groupDropped: boolean;
+  /** claim or dispatch failures of this attempt in a row (back-off exponent; not attempts) */
+  claimFailures: number;
+  /** queued: not dispatched before this instant (claim back-off), else null */
+  notBeforeMs: number | null;
+  /** in flight: the lease deadline (BC-51), else null */
+  deadlineAtMs: number | null;
+  dispatchedAtMs: number | null;
+  claims: EpisodeClaim[];
+  /** the first swarm's `global_step` at claim time (attributes the episode to a step) */
+  globalStep: number | null;
+  outcome: EpisodeOutcome | null;
+  /** the delivered (train) or scored (eval) reward of an ended episode */
+  reward: number | null;
+  /** cause of the last failed attempt */
+  lastCause: string | null;
+  /** reporting `end` past its lease: when the DO was last asked to resolve it from the outbox */
+  resolveRequestedAtMs: number | null;
+  updatedAtMs: number;
+}
+
+/** How a task group finished: all repeats ended, dropped after `maxAttempts` (BC-32), or abandoned by a stop. */
+export type GroupResolution = "completed" | "dropped" | "abandoned";
+
+/** One batch window = one training step (train runs). */
+export interface StepRow {
+  windowIndex: number;
+  /** the first swarm's `global_step` when the window opened */
+  globalStep: number | null;
+  /** the first swarm's ROLLING edge count when the window opened (step fallback when global_step is null) */
+  openedAtRollingEdges: number;
+  /** the data ran out while filling it: fewer than batchSize groups, so the server's batch cannot fill */
+  partial: boolean;
+  /** groups the mix assigned (batchSize unless partial) */
+  plannedGroups: number;
+  /** groups opened, replacements included */
+  groupsOpened: number;
+  replacementGroups: number;
+  groupsCompleted: number;
+  groupsDropped: number;
+  groupsAbandoned: number;
+  droppedGroupKeys: string[];
+  /** source name → groups the mix assigned to it */
+  sourceGroups: Record<string, number>;
+  episodesEnded: number;
+  rewardSum: number;
+  /** ended episodes whose claim-time step differed from the window's step */
+  episodesOffStep: number;
+  openedAtMs: number;
+  firstDispatchAtMs: number | null;
+  /** when every group of the window was resolved */
+  resolvedAtMs: number | null;
+  /** when the engine was first seen past this step (its next ROLLING at a higher step) */
+  closedAtMs: number | null;
+}
+
+/** One finished eval task group: its rewards per repeat (null = not scored). */
+export interface EvalTaskRow {
+  groupKey: string;
+  source: string;
+  taskIndex: number;
+  epoch: number;
+  rewards: (number | null)[];
+  resolution: GroupResolution;
+  resolvedAtMs: number;
+}
+
+/** Run-wide counters (kept in the run row). */
+export interface RunTotals {
+  episodesEnded: number;
+  rewardSum: number;
+  groupsOpened: number;
+  groupsCompleted: number;
+  groupsDropped: number;
+  groupsAbandoned: number;
+  attemptsFailed: number;
+  claimFailures: number;
+  dispatches: number;
+  reconciles: number;
+}
+
+/** The one small run row. */
+export interface RunRow {
+  phase: RunPhase;
+  stopReason: StopReason | null;
+  config: SchedulerConfig;
+  /** mulberry32 state (jitter) */
+  rngState: number;
+  /** one per source, aligned with `config.sources` */
+  cursors: SourceCursor[];
+  /** mixing credits carried between windows, aligned with `config.sources` */
+  credits: number[];
+  /** one per swarm, aligned with `config.swarms` */
+  engines: EngineView[];
+  /** the open (or last) train window, null before the first */
+  currentWindow: number | null;
+  windowsOpened: number;
+  /** train: a source used up its epochs (no new window); eval: every source did */
+  dataExhausted: boolean;
+  nextSeq: number;
+  nextPollAtMs: number | null;
+  startedAtMs: number | null;
+  stopRequestedAtMs: number | null;
+  finishedAtMs: number | null;
+  totals: RunTotals;
+  /** failed attempts by cause (expired, no_llm_call, invalid_reward, lease_expired …) */
+  failuresByCause: Record<string, number>;
+  /** claim failures by kind (noEpisodes, syncing, postRolling, notReady, deadline, other, dispatch) */
+  claimFailuresByKind: Record<string, number>;
+}
+
+/** The whole state. Records are keyed by `episodeKey`, `String(windowIndex)` and `groupKey`. Treat as immutable. */
+export interface SchedulerState {
+  run: RunRow;
+  episodes: Readonly<Record<string, EpisodeRow>>;
+  steps: Readonly<Record<string, StepRow>>;
+  evalTasks: Readonly<Record<string, EvalTaskRow>>;
+}
+
+/**
+ * A new run in phase `created` (send `runStarted` to start it).
+ * @param spec a validated {@link RunSpec}; @param taskCounts dataset name → task count
+ * @throws RangeError from {@link schedulerConfig} when a task count is missing or 0
+ */
+export function initialState(spec: RunSpec, taskCounts: Readonly<Record<string, number>>): SchedulerState {
+  const config = schedulerConfig(spec, taskCounts);
+  const run: RunRow = {
+    phase: "created",
+    stopReason: null,
+    config,
+    rngState: seedRng(config.seed),
+    cursors: config.sources.map(() => ({ epoch: 0, position: 0 })),
+    credits: config.sources.map(() => 0),
+    engines: config.swarms.map(initialEngineView),
+    currentWindow: null,
+    windowsOpened: 0,
+    dataExhausted: false,
+    nextSeq: 0,
+    nextPollAtMs: null,
+    startedAtMs: null,
+    stopRequestedAtMs: null,
+    finishedAtMs: null,
+    totals: {
+      episodesEnded: 0, rewardSum: 0, groupsOpened: 0, groupsCompleted: 0, groupsDropped: 0, groupsAbandoned: 0,
+      attemptsFailed: 0, claimFailures: 0, dispatches: 0, reconciles: 0,
+    },
+    failuresByCause: {},
+    claimFailuresByKind: {},
+  };
+  return { run, episodes: {}, steps: {}, evalTasks: {} };
+}
+
+/** Rebuilds the state from stored rows (the DO's load step). */
+export function stateFromRows(rows: {
+  run: RunRow;
+  episodes: readonly EpisodeRow[];
+  steps: readonly StepRow[];
+  evalTasks: readonly EvalTaskRow[];
+}): SchedulerState {
+  return {
+    run: rows.run,
+    episodes: Object.fromEntries(rows.episodes.map((r) => [r.episodeKey, r])),
+    steps: Object.fromEntries(rows.steps.map((r) => [String(r.windowIndex), r])),
+    evalTasks: Object.fromEntries(rows.evalTasks.map((r) => [r.groupKey, r])),
+  };
+}
+
+/** `"{source}/{epoch}/{taskIndex}"`. */
+export function groupKeyOf(source: string, epoch: number, taskIndex: number): string {
+  return `${source}/${epoch}/${taskIndex}`;
+}
+
+/** `"{groupKey}#{repeat}"`: the design note's `{taskId}#{repeat}` with the core's task reference in place of task_id. */
+export function episodeKeyOf(groupKey: string, repeat: number): string {
+  return `${groupKey}#${repeat}`;
+}
+
+/** Episodes holding a `maxParallel` slot. */
+export function inFlightCount(state: Pick<SchedulerState, "episodes">): number {
+  let n = 0;
+  for (const row of Object.values(state.episodes)) if (isInFlight(row.status)) n++;
+  return n;
+}

@@ -1,0 +1,99 @@
+/**
+ * @module scheduler/status — `runStatus(state)`: what `GET /runs/:id` shows (phase, engine per swarm, global step,
+ * the open window, episodes in flight, per-step counts and mean reward, failures by cause, epoch/cursor progress).
+ */
+import type { EpisodeType } from "../protocol/index.ts";
+import { isGateOpen } from "./engine-gate.ts";
+import { nextWakeAtMs } from "./decide.ts";
+import type { EpisodeStatus, RunPhase, SchedulerState, StopReason } from "./state.ts";
+import { runSummary, type RunSummary } from "./summary.ts";
+
+/** Progress of one source through its epochs. */
+export interface SourceProgress {
+  name: string;
+  weight: number;
+  taskCount: number;
+  /** 0-based current pass (equals `epochs` once exhausted) */
+  epoch: number;
+  /** next position in the current pass */
+  position: number;
+  exhausted: boolean;
+  /** tasks taken so far, over all passes */
+  tasksServed: number;
+  /** `epochs × taskCount` */
+  tasksTotal: number;
+}
+
+/** The run status view. Counts are episodes unless named otherwise; instants are epoch ms. */
+export interface RunStatus {
+  phase: RunPhase;
+  stopReason: StopReason | null;
+  episodeType: EpisodeType;
+  /** every swarm ROLLING: dispatch allowed (BC-25) */
+  gateOpen: boolean;
+  engines: { swarm: string; engineStatus: string; globalStep: number | null; seenAtMs: number | null }[];
+  /** the first swarm's `global_step` (the run's steps) */
+  globalStep: number | null;
+  currentWindow: {
+    windowIndex: number;
+    globalStep: number | null;
+    groupsOpened: number;
+    groupsResolved: number;
+    episodesEnded: number;
+    meanReward: number | null;
+    /** every group resolved, waiting for the engine to train it and move on */
+    waitingForEngine: boolean;
+  } | null;
+  episodes: Record<EpisodeStatus, number> & { inFlight: number; maxParallel: number };
+  steps: RunSummary["steps"];
+  totals: RunSummary["totals"];
+  failuresByCause: Record<string, number>;
+  claimFailuresByKind: Record<string, number>;
+  sources: SourceProgress[];
+  nextWakeAtMs: number | null;
+}
+
+/** The status view of a run (pure; safe to call on every request). */
+export function runStatus(state: SchedulerState): RunStatus {
+  const { run } = state;
+  const { config } = run;
+  const summary = runSummary(state);
+  const episodes = { queued: 0, dispatched: 0, running: 0, reporting: 0, ended: 0, failed: 0, aborted: 0, dropped: 0 };
+  for (const row of Object.values(state.episodes)) episodes[row.status]++;
+  const step = run.currentWindow === null ? undefined : state.steps[String(run.currentWindow)];
+  const resolved = step ? step.groupsCompleted + step.groupsDropped + step.groupsAbandoned : 0;
+  return {
+    phase: run.phase,
+    stopReason: run.stopReason,
+    episodeType: config.episodeType,
+    gateOpen: isGateOpen(run.engines),
+    engines: run.engines.map((e) => ({ swarm: e.swarm, engineStatus: e.engineStatus, globalStep: e.globalStep, seenAtMs: e.seenAtMs })),
+    globalStep: run.engines[0]?.globalStep ?? null,
+    currentWindow: step
+      ? {
+          windowIndex: step.windowIndex,
+          globalStep: step.globalStep,
+          groupsOpened: step.groupsOpened,
+          groupsResolved: resolved,
+          episodesEnded: step.episodesEnded,
+          meanReward: step.episodesEnded > 0 ? step.rewardSum / step.episodesEnded : null,
+          waitingForEngine: step.resolvedAtMs !== null && step.closedAtMs === null,
+        }
+      : null,
+    episodes: { ...episodes, inFlight: episodes.dispatched + episodes.running + episodes.reporting, maxParallel: config.maxParallel },
+    steps: summary.steps,
+    totals: summary.totals,
+    failuresByCause: summary.failuresByCause,
+    claimFailuresByKind: summary.claimFailuresByKind,
+    sources: config.sources.map((s, i) => {
+      const cursor = run.cursors[i] ?? { epoch: 0, position: 0 };
+      const tasksTotal = config.epochs * s.taskCount;
+      return {
+        name: s.name, weight: s.weight, taskCount: s.taskCount, epoch: cursor.epoch, position: cursor.position,
+        exhausted: cursor.epoch >= config.epochs,
+        tasksServed: Math.min(tasksTotal, cursor.epoch * s.taskCount + cursor.position), tasksTotal,
+      };
+    }),
+    nextWakeAtMs: nextWakeAtMs(state),
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * @module scheduler/summary — the run's final summary (also available mid-run): per step (batch window) the episodes
+ * ended, mean reward and wall time, plus totals, failures by cause and dropped groups. Pure function of the state.
+ */
+import type { RunPhase, SchedulerState, StepRow, StopReason } from "./state.ts";
+import type { EpisodeType } from "../protocol/index.ts";
+
+/** One training step (one batch window) in the summary. */
+export interface StepSummary {
+  windowIndex: number;
+  /** the engine's `global_step` when the window opened (null if the engine had not reported one) */
+  globalStep: number | null;
+  episodesEnded: number;
+  /** mean delivered reward, null when no episode ended */
+  meanReward: number | null;
+  /** from the window's first dispatch to the engine's next ROLLING at a higher step (ms), null if not seen */
+  wallTimeMs: number | null;
+  groupsOpened: number;
+  groupsCompleted: number;
+  groupsDropped: number;
+  groupsAbandoned: number;
+  replacementGroups: number;
+  droppedGroupKeys: string[];
+  /** source name → groups the mix assigned */
+  sourceGroups: Record<string, number>;
+  partial: boolean;
+  episodesOffStep: number;
+}
+
+/** The summary of a run (the `finishRun` payload). */
+export interface RunSummary {
+  episodeType: EpisodeType;
+  phase: RunPhase;
+  stopReason: StopReason | null;
+  startedAtMs: number | null;
+  finishedAtMs: number | null;
+  /** run wall time in ms (start to finish), null until both are known */
+  wallTimeMs: number | null;
+  steps: StepSummary[];
+  totals: {
+    windows: number;
+    episodesEnded: number;
+    meanReward: number | null;
+    groupsOpened: number;
+    groupsCompleted: number;
+    groupsDropped: number;
+    groupsAbandoned: number;
+    attemptsFailed: number;
+    claimFailures: number;
+    dispatches: number;
+    reconciles: number;
+  };
+  /** failed attempts by cause */
+  failuresByCause: Record<string, number>;
+  claimFailuresByKind: Record<string, number>;
+  /** every dropped group key (BC-32), in window order */
+  droppedGroups: string[];
+}
+
+const mean = (sum: number, n: number): number | null => (n > 0 ? sum / n : null);
+
+/** One step row as a summary line. */
+export function stepSummary(step: StepRow): StepSummary {
+  return {
+    windowIndex: step.windowIndex,
+    globalStep: step.globalStep,
+    episodesEnded: step.episodesEnded,
+    meanReward: mean(step.rewardSum, step.episodesEnded),
+    wallTimeMs: step.firstDispatchAtMs !== null && step.closedAtMs !== null ? step.closedAtMs - step.firstDispatchAtMs : null,
+    groupsOpened: step.groupsOpened,
+    groupsCompleted: step.groupsCompleted,
+    groupsDropped: step.groupsDropped,
+    groupsAbandoned: step.groupsAbandoned,
+    replacementGroups: step.replacementGroups,
+    droppedGroupKeys: [...step.droppedGroupKeys],
+    sourceGroups: { ...step.sourceGroups },
+    partial: step.partial,
+    episodesOffStep: step.episodesOffStep,
+  };
+}
+
+/** The summary of the run as it stands (final once the phase is `finished`). */
+export function runSummary(state: SchedulerState): RunSummary {
+  const { run } = state;
+  const steps = Object.values(state.steps).sort((a, b) => a.windowIndex - b.windowIndex).map(stepSummary);
+  const evalDropped = Object.values(state.evalTasks).filter((t) => t.resolution === "dropped").map((t) => t.groupKey);
+  const t = run.totals;
+  return {
+    episodeType: run.config.episodeType,
+    phase: run.phase,
+    stopReason: run.stopReason,
+    startedAtMs: run.startedAtMs,
+    finishedAtMs: run.finishedAtMs,
+    wallTimeMs: run.startedAtMs !== null && run.finishedAtMs !== null ? run.finishedAtMs - run.startedAtMs : null,
+    steps,
+    totals: {
+      windows: run.windowsOpened,
+      episodesEnded: t.episodesEnded,
+      meanReward: mean(t.rewardSum, t.episodesEnded),
+      groupsOpened: t.groupsOpened,
+      groupsCompleted: t.groupsCompleted,
+      groupsDropped: t.groupsDropped,
+      groupsAbandoned: t.groupsAbandoned,
+      attemptsFailed: t.attemptsFailed,
+      claimFailures: t.claimFailures,
+      dispatches: t.dispatches,
+      reconciles: t.reconciles,
+    },
+    failuresByCause: { ...run.failuresByCause },
+    claimFailuresByKind: { ...run.claimFailuresByKind },
+    droppedGroups: [...steps.flatMap((s) => s.droppedGroupKeys), ...evalDropped],
+  };
+}

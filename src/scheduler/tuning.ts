@@ -1,0 +1,72 @@
+/**
+ * @module scheduler/tuning — the run's timing knobs (status polling, leases, claim back-off) with their defaults and
+ * units. Leases are in seconds (they scale with `discardEpisodeTimeoutSeconds`); polls and back-offs in ms.
+ */
+import { z } from "zod";
+
+const positive = (field: string, unit: string, example: string) =>
+  z
+    .number({ error: `tuning.${field} must be a number of ${unit}` })
+    .positive({ error: `tuning.${field} must be > 0 ${unit}, e.g. ${example}` })
+    .optional();
+
+/** Optional timing knobs of a run spec (`tuning`); every field has a default (see {@link resolveTuning}). */
+export const RunTuning = z.strictObject({
+  statusPollWaitingMs: positive("statusPollWaitingMs", "milliseconds", "1000").describe(
+    "engine status poll interval while the gate is closed (default 1000 ms)",
+  ),
+  statusPollRollingMs: positive("statusPollRollingMs", "milliseconds", "3000").describe(
+    "engine status poll interval while every swarm is ROLLING (default 3000 ms)",
+  ),
+  dispatchLeaseSeconds: positive("dispatchLeaseSeconds", "seconds", "300").describe(
+    "a dispatched episode must be claimed within this (default 300 s), else the attempt is closed",
+  ),
+  runLeaseSeconds: positive("runLeaseSeconds", "seconds", "1980").describe(
+    "a claimed episode must record its outcome within this (default 8 × discardEpisodeTimeoutSeconds + 60 s, BC-24)",
+  ),
+  reportLeaseSeconds: positive("reportLeaseSeconds", "seconds", "360").describe(
+    "an outcome must be reported (end/abort answered) within this (default 360 s: 330 s end timeout + 30 s, BC-26)",
+  ),
+  claimRetryMs: positive("claimRetryMs", "milliseconds", "2000").describe(
+    'first back-off after "No available episodes" (default 2000 ms, spec §8.3)',
+  ),
+  claimRetryNotRollingMs: positive("claimRetryNotRollingMs", "milliseconds", "15000").describe(
+    "first back-off after a claim failed because the engine was not ROLLING (default 15000 ms, spec §8.3); the edge back to ROLLING also releases it",
+  ),
+  claimRetryMaxMs: positive("claimRetryMaxMs", "milliseconds", "60000").describe(
+    "longest claim back-off before jitter (default 60000 ms)",
+  ),
+});
+export type RunTuningInput = z.infer<typeof RunTuning>;
+
+/** Resolved timing of a run; all fields present. Durations carry their unit in the name. */
+export interface SchedulerTiming {
+  statusPollWaitingMs: number;
+  statusPollRollingMs: number;
+  dispatchLeaseSeconds: number;
+  runLeaseSeconds: number;
+  reportLeaseSeconds: number;
+  claimRetryMs: number;
+  claimRetryNotRollingMs: number;
+  claimRetryMaxMs: number;
+}
+
+/** Extra time on top of the consumer's own lifetime cap (8 × discard timeout) before the DO reconciles (BC-51). */
+export const RUN_LEASE_MARGIN_SECONDS = 60;
+
+/**
+ * Fills the defaults of {@link RunTuning}.
+ * @param discardEpisodeTimeoutSeconds the run's idle timeout; the run lease defaults to 8× it + 60 s (BC-24, BC-51)
+ */
+export function resolveTuning(t: RunTuningInput, discardEpisodeTimeoutSeconds: number): SchedulerTiming {
+  return {
+    statusPollWaitingMs: t.statusPollWaitingMs ?? 1000,
+    statusPollRollingMs: t.statusPollRollingMs ?? 3000,
+    dispatchLeaseSeconds: t.dispatchLeaseSeconds ?? 300,
+    runLeaseSeconds: t.runLeaseSeconds ?? 8 * discardEpisodeTimeoutSeconds + RUN_LEASE_MARGIN_SECONDS,
+    reportLeaseSeconds: t.reportLeaseSeconds ?? 360,
+    claimRetryMs: t.claimRetryMs ?? 2000,
+    claimRetryNotRollingMs: t.claimRetryNotRollingMs ?? 15_000,
+    claimRetryMaxMs: t.claimRetryMaxMs ?? 60_000,
+  };
+}

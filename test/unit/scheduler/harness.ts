@@ -1,0 +1,119 @@
+/**
+ * @module test/unit/scheduler/harness — drives the pure scheduler core in tests: a fake clock, the DO's persistence
+ * step (rows upserted/deleted exactly as `changes` says, then checked against the returned state), and shortcuts
+ * for the consumer's reports.
+ */
+import { expect } from "vitest";
+import {
+  RunSpec,
+  decide,
+  initialState,
+  stateFromRows,
+  type Decision,
+  type EpisodeDispatch,
+  type EpisodeOutcome,
+  type EpisodeRow,
+  type EvalTaskRow,
+  type RunRow,
+  type RunSpecInput,
+  type SchedulerCommand,
+  type SchedulerEvent,
+  type SchedulerState,
+  type StepRow,
+} from "../../../src/scheduler/index.ts";
+
+/** A minimal valid run spec input; override any field. */
+export function specInput(overrides: Partial<RunSpecInput> = {}): RunSpecInput {
+  return {
+    swarms: [{ url: "http://127.0.0.1:10086" }],
+    datasets: [{ name: "gsm8k" }],
+    function: "math-agent",
+    batchSize: 8,
+    numRepeat: 4,
+    ...overrides,
+  };
+}
+
+/** Test driver: owns the state, the clock (epoch ms) and a row store fed only by `changes`. */
+export class Harness {
+  state: SchedulerState;
+  nowMs = 1_000_000;
+  readonly commands: SchedulerCommand[] = [];
+  private readonly store = { run: null as RunRow | null, episodes: new Map<string, EpisodeRow>(), steps: new Map<string, StepRow>(), evalTasks: new Map<string, EvalTaskRow>() };
+
+  constructor(input: RunSpecInput = specInput(), taskCounts: Record<string, number> = { gsm8k: 100 }, readonly checkRows = true) {
+    this.state = initialState(RunSpec.parse(input), taskCounts);
+    this.store.run = this.state.run;
+  }
+
+  /** Applies one event at the current clock; checks that persisting `changes` reproduces the new state. */
+  apply(event: SchedulerEvent): Decision {
+    const decision = decide(this.state, event, this.nowMs);
+    this.state = decision.state;
+    this.commands.push(...decision.commands);
+    if (this.checkRows) this.persist(decision);
+    return decision;
+  }
+
+  private persist({ changes, state }: Decision): void {
+    if (changes.run) this.store.run = changes.run;
+    for (const row of changes.episodes) this.store.episodes.set(row.episodeKey, row);
+    for (const key of changes.deletedEpisodeKeys) this.store.episodes.delete(key);
+    for (const row of changes.steps) this.store.steps.set(String(row.windowIndex), row);
+    for (const row of changes.evalTasks) this.store.evalTasks.set(row.groupKey, row);
+    const loaded = stateFromRows({
+      run: this.store.run ?? state.run,
+      episodes: [...this.store.episodes.values()],
+      steps: [...this.store.steps.values()],
+      evalTasks: [...this.store.evalTasks.values()],
+    });
+    expect(loaded).toEqual(state);
+  }
+
+  start(): Decision {
+    return this.apply({ type: "runStarted" });
+  }
+
+  /** Every swarm of the run reports `engineStatus` at `globalStep`. */
+  engine(engineStatus: string, globalStep: number | null): Decision[] {
+    return this.state.run.config.swarms.map((swarm) => this.apply({ type: "engineStatusSeen", swarm, engineStatus, globalStep }));
+  }
+
+  rolling(globalStep: number): Decision[] {
+    return this.engine("ENGINE.ROLLING", globalStep);
+  }
+
+  /** Moves the clock forward and ticks. */
+  advance(ms: number): Decision {
+    this.nowMs += ms;
+    return this.apply({ type: "tick" });
+  }
+
+  /** The dispatches of the given decisions (or of every decision so far). */
+  dispatched(decisions?: Decision[]): EpisodeDispatch[] {
+    const commands = decisions ? decisions.flatMap((d) => d.commands) : this.commands;
+    return commands.flatMap((c) => (c.type === "dispatchEpisodes" ? c.episodes : []));
+  }
+
+  claim(ref: { episodeKey: string; attempt: number }, globalStep: number | null = null, uuid = `uuid-${ref.episodeKey}-${ref.attempt}`): Decision {
+    const claims = this.state.run.config.swarms.map((swarm, i) => ({ swarm, episodeUuid: i === 0 ? uuid : `${uuid}-${swarm}`, globalStep }));
+    return this.apply({ type: "episodeClaimed", episodeKey: ref.episodeKey, attempt: ref.attempt, claims });
+  }
+
+  outcome(ref: { episodeKey: string; attempt: number }, outcome: EpisodeOutcome): Decision {
+    return this.apply({ type: "episodeOutcomeRecorded", ...ref, outcome });
+  }
+
+  /** The happy path of one train episode after dispatch: claim, record `end`, report `ended`. */
+  finishEpisode(ref: { episodeKey: string; attempt: number }, reward: number, globalStep: number | null = null): Decision[] {
+    return [this.claim(ref, globalStep), this.outcome(ref, { kind: "end", reward }), this.apply({ type: "episodeReported", ...ref, result: "ended" })];
+  }
+
+  row(episodeKey: string): EpisodeRow | undefined {
+    return this.state.episodes[episodeKey];
+  }
+
+  inFlight(): number {
+    return Object.values(this.state.episodes).filter((r) => ["dispatched", "running", "reporting"].includes(r.status)).length;
+  }
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from "vitest";
+import { RunSpec, parseRunSpec, serverEpisodeCap } from "../../../src/scheduler/index.ts";
+import { specInput } from "./harness.ts";
+
+const issuesOf = (input: unknown) => {
+  const r = parseRunSpec(input);
+  return r.success ? [] : r.issues;
+};
+
+describe("RunSpec defaults", () => {
+  it("resolves every default, with maxParallel the server cap min(batchSize, ceil(maxEnvWorker/numRepeat)) × numRepeat", () => {
+    const spec = RunSpec.parse({ swarms: [{ url: "http://127.0.0.1:10086" }], datasets: [{ name: "gsm8k" }], function: "math-agent" });
+    expect(spec).toMatchObject({
+      swarms: [{ name: "default", url: "http://127.0.0.1:10086" }],
+      datasets: [{ name: "gsm8k", weight: 1 }],
+      epochs: 1, numRepeat: 4, batchSize: 32, maxEnvWorker: 128, maxParallel: 128, discardEpisodeTimeoutSeconds: 240,
+      episodeType: "train", maxSteps: null, maxAttempts: 3, throttleRatio: 1.5, seed: 0, secrets: {}, job: {},
+    });
+    expect(spec.tuning).toEqual({
+      statusPollWaitingMs: 1000, statusPollRollingMs: 3000, dispatchLeaseSeconds: 300,
+      runLeaseSeconds: 8 * 240 + 60, reportLeaseSeconds: 360, claimRetryMs: 2000, claimRetryNotRollingMs: 15000, claimRetryMaxMs: 60000,
+    });
+  });
+
+  it("reads batchSize, numRepeat and maxEnvWorker from the job options when not given at the top level", () => {
+    const spec = RunSpec.parse(specInput({ batchSize: undefined, numRepeat: undefined, job: { batchSize: 16, numRepeat: 8, maxEnvWorker: 40, model: "Qwen" } }));
+    expect([spec.batchSize, spec.numRepeat, spec.maxEnvWorker]).toEqual([16, 8, 40]);
+    expect(spec.maxParallel).toBe(serverEpisodeCap(16, 40, 8));
+    expect(spec.maxParallel).toBe(40); // min(16, ceil(40/8)=5) × 8
+    expect(spec.job).toEqual({ batchSize: 16, numRepeat: 8, maxEnvWorker: 40, model: "Qwen" });
+  });
+
+  it("keeps the dataset source fields for the readers (passthrough)", () => {
+    const spec = RunSpec.parse(specInput({ datasets: [{ name: "gsm8k", weight: 2, path: "data/gsm8k.jsonl", split: "test" }] }));
+    expect(spec.datasets[0]).toEqual({ name: "gsm8k", weight: 2, path: "data/gsm8k.jsonl", split: "test" });
+  });
+});
+
+describe("RunSpec validation names the field and the fix", () => {
+  it("rejects a non-positive weight at datasets.N.weight", () => {
+    const issues = issuesOf(specInput({ datasets: [{ name: "a" }, { name: "b", weight: 0 }] }));
+    expect(issues).toHaveLength(1);
+    expect(issues[0]?.path).toBe("datasets.1.weight");
+    expect(issues[0]?.message).toMatch(/weight must be > 0/);
+  });
+
+  it("rejects numRepeat < 1, a fractional batchSize, and unknown top-level keys", () => {
+    const issues = issuesOf({ ...specInput({ numRepeat: 0, batchSize: 2.5 }), batchsize: 8 });
+    const byPath = Object.fromEntries(issues.map((i) => [i.path, i.message]));
+    expect(byPath.numRepeat).toMatch(/numRepeat must be ≥ 1/);
+    expect(byPath.batchSize).toMatch(/whole number/);
+    expect(issues.some((i) => i.message.includes("batchsize"))).toBe(true);
+  });
+
+  it("rejects a top-level batchSize that disagrees with job.batchSize", () => {
+    const issues = issuesOf(specInput({ batchSize: 8, job: { batchSize: 32 } }));
+    expect(issues).toEqual([{ path: "batchSize", message: expect.stringMatching(/disagrees with job.batchSize 32/) }]);
+  });
+
+  it("rejects duplicate dataset and swarm names, and names that would break episode keys", () => {
+    const issues = issuesOf(specInput({
+      swarms: [{ url: "http://a:1" }, { url: "http://b:1" }],
+      datasets: [{ name: "gsm8k" }, { name: "gsm8k" }, { name: "bad/name" }],
+    }));
+    expect(issues.map((i) => i.path).sort()).toEqual(["datasets", "datasets.2.name", "swarms"]);
+  });
+
+  it("rejects a swarm url that is not http(s)", () => {
+    expect(issuesOf(specInput({ swarms: [{ url: "ftp://x" }] }))[0]?.path).toBe("swarms.0.url");
+  });
+
+  it("rejects maxSteps on an eval run and a run lease shorter than the consumer lifetime (BC-24)", () => {
+    expect(issuesOf(specInput({ episodeType: "eval", maxSteps: 3 }))[0]?.path).toBe("maxSteps");
+    const lease = issuesOf(specInput({ discardEpisodeTimeoutSeconds: 60, tuning: { runLeaseSeconds: 400 } }));
+    expect(lease[0]?.path).toBe("tuning.runLeaseSeconds");
+    expect(lease[0]?.message).toMatch(/8 × discardEpisodeTimeoutSeconds = 480/);
+  });
+
+  it("rejects a sample collection method that would not close a batch after batchSize groups", () => {
+    const issues = issuesOf(specInput({ job: { swarmModeSampleCollectionMethod: "rollout_until_finish_enough_non_dummy_tasks" } }));
+    expect(issues[0]?.path).toBe("job.swarmModeSampleCollectionMethod");
+  });
+});
+
+describe("BC-31 throttle ratio arithmetic in config validation", () => {
+  it("BC-31 rejects two sources at ratio 0.4 each: caps 13 + 13 = 26 < batch 32", () => {
+    const issues = issuesOf(specInput({ batchSize: 32, datasets: [{ name: "a", throttleRatio: 0.4 }, { name: "b", throttleRatio: 0.4 }] }));
+    expect(issues.find((i) => i.path === "datasets")?.message).toMatch(/sum to 26, below batchSize 32/);
+  });
+
+  it("BC-31 accepts two sources at ratio 0.5 each: caps 16 + 16 = 32 fill batch 32", () => {
+    expect(issuesOf(specInput({ batchSize: 32, datasets: [{ name: "a", throttleRatio: 0.5 }, { name: "b", throttleRatio: 0.5 }] }))).toEqual([]);
+  });
+
+  it("BC-31 rejects a weight share above its source's cap (share 24 > cap 16)", () => {
+    const issues = issuesOf(specInput({
+      batchSize: 32,
+      datasets: [{ name: "a", weight: 0.25, throttleRatio: 0.5 }, { name: "b", weight: 0.75, throttleRatio: 0.5 }],
+    }));
+    expect(issues).toEqual([{ path: "datasets.1.throttleRatio", message: expect.stringMatching(/share 24.00 .* caps it at 16/) }]);
+  });
+
+  it("BC-31 rejects a run ratio whose cap is below one window: ceil(32 × 0.9) = 29 < 32", () => {
+    const issues = issuesOf(specInput({ batchSize: 32, throttleRatio: 0.9 }));
+    expect(issues[0]?.path).toBe("throttleRatio");
+    expect(issues[0]?.message).toMatch(/caps this run at 29 unique tasks/);
+  });
+});
