@@ -3,7 +3,6 @@
  * (`swarm_client.py`; spec §3, §4.5, §5, §8; issue 2 §3). One object per server URL and client uuid; the same code
  * runs in workerd and Node; all network I/O goes through the injected `fetch`.
  */
-import type { z } from "zod";
 import {
   assertValidWorkflowOutput,
   CurrentBatchRolloutPoolInformation,
@@ -11,7 +10,6 @@ import {
   endpoints,
   type EngineStatus,
   type EpisodeStatus,
-  type WorkflowOutput,
 } from "../protocol/index.ts";
 import { beginEpisodeLoop } from "./begin-episode.ts";
 import { classifyEndEpisodeError } from "./end-outcome.ts";
@@ -26,17 +24,18 @@ import { isCannotConnect } from "./types.ts";
 import type {
   AbortEpisodeOptions, AutoStartOptions, AutoStartResult, BeginEpisodeOptions, CannotConnectSnapshot, ClaimedEpisode,
   ClaimEpisodeOptions, ClaimResult, EndEpisodeOptions, EndEpisodeResult, EngineStatusSnapshot, EngineWaitOptions,
-  SwarmClientOptions, SwarmLogger, SyncableJob, TaskRef,
+  SwarmClientOptions, SwarmLogger, SyncableJob, TaskRef, WorkflowOutputInput,
 } from "./types.ts";
 import { normalizeServerUrl } from "./url.ts";
 
 /** The only sample-collection method that supports throttle policies (spec §7.1 step 1). */
 const THROTTLE_METHOD = "rollout_until_finish_enough_tasks";
 
+/** Silent for debug/info; warn and error go to the console. */
 const defaultLogger: SwarmLogger = {
   info: () => undefined,
-  warn: (msg, fields) => console.warn(`[swarm-client] ${msg}`, fields ?? ""),
-  error: (msg, fields) => console.error(`[swarm-client] ${msg}`, fields ?? ""),
+  warn: (msg, fields) => (fields ? console.warn(`[swarm-client] ${msg}`, fields) : console.warn(`[swarm-client] ${msg}`)),
+  error: (msg, fields) => (fields ? console.error(`[swarm-client] ${msg}`, fields) : console.error(`[swarm-client] ${msg}`)),
 };
 
 /** The AgentJet swarm protocol client. Methods mirror `swarm_client.py`; results and errors are typed. */
@@ -151,7 +150,7 @@ export class SwarmClient {
     if (!yaml.trim()) throw new SwarmInputError("job", "the training YAML is empty; build it with AgentJetJob.toYaml()");
     const res = await this.#call("syncTrainConfig", { yaml_as_string: yaml }, options);
     if (!res.success) throw new SwarmOperationError("syncTrainConfig", "Failed to sync train config", res.error ?? "");
-    if (typeof job !== "string") this.#job = job;
+    this.#job = typeof job === "string" ? null : job;
     this.#logger.info("Synced train config to Swarm server");
   }
 
@@ -193,7 +192,7 @@ export class SwarmClient {
    *   config or start engine when engine is in status: <s>`) | the errors of syncTrainConfig / startEngine / waits
    */
   async autoSyncTrainConfigAndStartEngine(job: SyncableJob | string, options: AutoStartOptions = {}): Promise<AutoStartResult> {
-    if (typeof job !== "string") this.#job = job;
+    this.#job = typeof job === "string" ? null : job;
     if (options.forceRestart) {
       this.#logger.warn("Force restarting the engine...");
       await this.stopEngine(options);
@@ -293,7 +292,7 @@ export class SwarmClient {
    *   (`success: false`) | SwarmAPIError (unclassified, e.g. text 500) | transport errors (outcome unknown → resend
    *   with `isResend: true`)
    */
-  async endEpisode(task: TaskRef, episodeUuid: string, workflowOutput: z.input<typeof WorkflowOutput> | WorkflowOutput, options: EndEpisodeOptions = {}): Promise<EndEpisodeResult> {
+  async endEpisode(task: TaskRef, episodeUuid: string, workflowOutput: WorkflowOutputInput, options: EndEpisodeOptions = {}): Promise<EndEpisodeResult> {
     if (!episodeUuid) throw new SwarmInputError("episodeUuid", "is empty; pass the uuid returned by claimEpisode/beginEpisode");
     const taskId = typeof task === "string" ? task : task?.task_id;
     if (!taskId) throw new SwarmInputError("task.task_id", "is empty; give every task a stable, namespaced id when it is loaded (BC-30)");

@@ -2,6 +2,7 @@
  * @module client/types — SwarmClient options and the discriminated results of its methods (issue 2 §3). Wire
  * fields stay snake_case inside `raw`; everything the client owns is camelCase.
  */
+import type { z } from "zod";
 import type {
   ClaimEpisodeResponse,
   EndpointName,
@@ -9,6 +10,7 @@ import type {
   EpisodeType,
   SwarmThrottlePolicy,
   Task,
+  WorkflowOutput,
 } from "../protocol/index.ts";
 import type { SwarmAPIError, SwarmError } from "./errors.ts";
 import type { SwarmBackoff, SleepFn, WaitOptions } from "./timing.ts";
@@ -149,6 +151,12 @@ export interface EndEpisodeOptions extends SwarmRequestOptions {
    */
   isResend?: boolean;
 }
+
+/**
+ * A WorkflowOutput as a caller hands it to `endEpisode` (spec §6.2): anything the wire schema accepts as input;
+ * the reward is checked to be one finite number before sending (BC-22).
+ */
+export type WorkflowOutputInput = z.input<typeof WorkflowOutput>;
 
 /** The task an output belongs to: a `Task` (only `task_id` is used) or the task id itself. */
 export type TaskRef = Pick<Task, "task_id"> | string;
