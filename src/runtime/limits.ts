@@ -137,7 +137,7 @@ export class ConnectionLimiter {
 }
 
 /** The fetch signature the runtime passes around (the openai SDK and SwarmClient accept it). */
-export type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /**
  * Wraps `fetch` so each call takes one subrequest from `budget` and holds one `limiter` slot until the response
@@ -149,7 +149,7 @@ export function guardFetch(
   inner: FetchLike,
   limiter: ConnectionLimiter,
   budget?: SubrequestBudget,
-  purposeOf: (input: RequestInfo | URL) => string = (i) => String(i instanceof Request ? i.url : i),
+  purposeOf: (input: string | URL | Request) => string = (i) => String(i instanceof Request ? i.url : i),
 ): FetchLike {
   return async (input, init) => {
     budget?.take(purposeOf(input));
