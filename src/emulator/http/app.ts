@@ -1,0 +1,30 @@
+/**
+ * @module emulator/http/app — the emulator's hono app: every client-facing, engine-facing and proxy route of
+ * the real swarm server, with FastAPI's 404 / 405 answers for anything else and Starlette's plain-text 500 for
+ * an unexpected error. `app.fetch(request)` serves without a socket.
+ */
+import { Hono } from "hono";
+import type { AppDeps, RouteTable } from "./deps.ts";
+import { httpException, internalServerError } from "./fastapi.ts";
+import { registerControlRoutes } from "./routes-control.ts";
+import { registerEpisodeRoutes } from "./routes-episodes.ts";
+
+/** Builds the app over the shared dependencies. */
+export function createApp(deps: AppDeps): Hono {
+  const app = new Hono();
+  const table: RouteTable = new Map();
+  registerControlRoutes(app, table, deps);
+  registerEpisodeRoutes(app, table, deps);
+  app.notFound((c) => {
+    const methods = table.get(c.req.path);
+    if (!methods) return httpException(404, "Not Found");
+    const res = httpException(405, "Method Not Allowed");
+    res.headers.set("allow", [...methods].join(", "));
+    return res;
+  });
+  app.onError((err) => {
+    console.error("[ajet-edge emulator] unexpected error:", err);
+    return internalServerError();
+  });
+  return app;
+}

@@ -1,0 +1,81 @@
+/**
+ * @module emulator/http/routes-episodes — episode routes (client-facing: claim, end, abort, can-continue,
+ * buffer, agree; engine-facing: register, is-claimed, status update, pool push), each validated like FastAPI
+ * (422 bodies) and wired to the server operations and the fault hooks.
+ */
+import type { Hono } from "hono";
+import { z } from "zod";
+import {
+  AgreeSyncWeightRequest,
+  CanContinueEpisodeRequest,
+  CheckWhetherEpisodeClaimedRequest,
+  ClaimEpisodeRequest,
+  CurrentBatchRolloutPoolInformation,
+  EndEpisodeRequest,
+  RegisterEpisodeRequest,
+  UpdateEngineStatusRequest,
+} from "../../protocol/index.ts";
+import { applyFault } from "../hooks.ts";
+import { abortEpisode, canContinueEpisode, claimEpisode, endEpisode } from "../server/episodes.ts";
+import { agreeSyncWeight, pushPoolInformation, pushVerboseLog } from "../server/pool.ts";
+import { outcomeResponse, route, type AppDeps, type RouteTable } from "./deps.ts";
+import { internalServerError, jsonResponse, readBody } from "./fastapi.ts";
+
+/** `PushVerboseLogRequest` (spec §2.11). */
+const PushVerboseLogRequest = z.object({ tag: z.string().default(""), message: z.string() });
+
+/** Reads and validates the body, then runs `fn`; a validation failure answers FastAPI's 422. */
+async function withBody<S extends z.ZodType>(req: Request, schema: S, fn: (body: z.output<S>) => Response | Promise<Response>) {
+  const parsed = await readBody(req, schema);
+  return parsed.ok ? fn(parsed.value) : parsed.response;
+}
+
+/** Registers the episode and engine-facing routes. */
+export function registerEpisodeRoutes(app: Hono, table: RouteTable, deps: AppDeps): void {
+  const { state, hooks, clock, timings } = deps;
+
+  route(app, table, "POST", "/claim_episode", (req) =>
+    withBody(req, ClaimEpisodeRequest, (body) =>
+      applyFault(hooks.claimEpisode?.(body), clock, async () => outcomeResponse(claimEpisode(state, body))),
+    ),
+  );
+  route(app, table, "POST", "/end_episode", (req) =>
+    withBody(req, EndEpisodeRequest, (body) =>
+      applyFault(hooks.endEpisode?.(body), clock, async () => outcomeResponse(await endEpisode(state, body, timings.endAckMs))),
+    ),
+  );
+  route(app, table, "POST", "/abort_episode", (req) =>
+    withBody(req, EndEpisodeRequest, (body) =>
+      applyFault(hooks.abortEpisode?.(body), clock, async () => outcomeResponse(await abortEpisode(state, body))),
+    ),
+  );
+  route(app, table, "POST", "/can_continue_episode", (req) =>
+    withBody(req, CanContinueEpisodeRequest, (body) => jsonResponse(canContinueEpisode(state, body))),
+  );
+  route(app, table, "POST", "/get_episode_buffer", () => jsonResponse({ buffer: [...state.records.values()] }));
+  route(app, table, "POST", "/agree_sync_weight", (req) =>
+    withBody(req, AgreeSyncWeightRequest, (body) => {
+      const result = agreeSyncWeight(state, body.client_uuid);
+      return result === "assert" ? internalServerError() : jsonResponse(result);
+    }),
+  );
+
+  // engine-facing (spec §3.15–3.19)
+  route(app, table, "POST", "/update_engine_status", (req) =>
+    withBody(req, UpdateEngineStatusRequest, (body) => jsonResponse(state.updateEngineStatus(body))),
+  );
+  route(app, table, "POST", "/register_episode", (req) =>
+    withBody(req, RegisterEpisodeRequest, (body) => jsonResponse(state.registerEpisode(body))),
+  );
+  route(app, table, "POST", "/is_episode_claimed", (req) =>
+    withBody(req, CheckWhetherEpisodeClaimedRequest, (body) =>
+      jsonResponse(state.isEpisodeClaimed(body.episode_uuid, body.unregister_if_not_claimed)),
+    ),
+  );
+  route(app, table, "POST", "/update_current_batch_rollout_pool_information_and_fetch_instruction", (req) =>
+    withBody(req, CurrentBatchRolloutPoolInformation, (body) => jsonResponse(pushPoolInformation(state, body))),
+  );
+  route(app, table, "POST", "/push_verbose_log", (req) =>
+    withBody(req, PushVerboseLogRequest, (body) => jsonResponse(pushVerboseLog(state, body.tag, body.message, timings.verboseLogTtlMs))),
+  );
+}

@@ -1,0 +1,29 @@
+/** @module emulator — a faithful local AgentJet swarm server emulator: simulated engine and policy (issue 2 §5). */
+export { createEmulator, type AnswerKeyApi, type Emulator, type EmulatorEngineView, type EmulatorOptions } from "./emulator.ts";
+export { startEmulator, type RunningEmulator, type StartEmulatorOptions } from "./node-server.ts";
+export { createManualClock, createSystemClock, type Clock, type ManualClock, type TimerHandle } from "./clock.ts";
+export {
+  DEFAULT_POLICY,
+  EmulatorProfile,
+  EmulatorTimings,
+  PROFILES,
+  PolicyOptions,
+  UpstreamOptions,
+  type ResolvedEmulatorConfig,
+} from "./options.ts";
+export type { ChatCallInfo, EmulatorHooks, FaultAction } from "./hooks.ts";
+export type { DropReason, StepLogEntry, StepLogEpisode } from "./step-log.ts";
+export type { EpisodeRecord, StatusChange } from "./server/state.ts";
+export type { EngineSimView } from "./engine/engine-sim.ts";
+export type { PolicyReply, PolicyRequest, PolicyUpdate, PolicyView } from "./policy/policy.ts";
+export { SimulatedPolicy } from "./policy/policy.ts";
+export {
+  AnswerKeyStore,
+  AnswerFormat,
+  gsm8kGold,
+  loadAnswerKeyFile,
+  normalizeAnswerKeyRow,
+  type AnswerKeyEntry,
+  type AnswerKeyInput,
+} from "./policy/answer-key.ts";
+export { engineCapacity, parseTrainConfig, type TrainConfig } from "./train-config.ts";

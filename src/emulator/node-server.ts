@@ -1,0 +1,56 @@
+/**
+ * @module emulator/node-server — `startEmulator`: the emulator on a real socket (@hono/node-server), 127.0.0.1
+ * by default, port 0 for a random free port.
+ */
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { createEmulator, type Emulator, type EmulatorOptions } from "./emulator.ts";
+import { loadAnswerKeyFile } from "./policy/answer-key.ts";
+
+/** Options of {@link startEmulator}: the emulator's options plus where to listen. */
+export interface StartEmulatorOptions extends EmulatorOptions {
+  /** TCP port; 0 picks a free one. Default 10086 (the real server's default). */
+  port?: number;
+  /** Interface to bind. Default 127.0.0.1. */
+  host?: string;
+  /** A JSONL answer key file, added after `answerKey`. */
+  answerKeyFile?: string;
+}
+
+/** A running emulator. `url` is `http://<host>:<port>` (no trailing slash). */
+export interface RunningEmulator {
+  url: string;
+  port: number;
+  emulator: Emulator;
+  /** Stops the timers and closes the socket (open connections are closed too). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the emulator on a socket and sets the registered `openai_base_url` to `<url>/v1`.
+ * @throws Error when the port is taken or an option or the answer key file is invalid.
+ */
+export async function startEmulator(options: StartEmulatorOptions = {}): Promise<RunningEmulator> {
+  const { port = 10086, host = "127.0.0.1", answerKeyFile, ...emulatorOptions } = options;
+  const extraRows = answerKeyFile ? await loadAnswerKeyFile(answerKeyFile) : [];
+  const emulator = createEmulator(emulatorOptions);
+  if (extraRows.length) emulator.answerKey.add(extraRows);
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve({ fetch: emulator.app.fetch, port, hostname: host }, () => resolve(s));
+    s.once("error", reject);
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
+  emulator.setPublicBaseUrl(`${url}/v1`);
+  return {
+    url,
+    port: address.port,
+    emulator,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        emulator.close();
+        server.close((err) => (err ? reject(err) : resolve()));
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      }),
+  };
+}

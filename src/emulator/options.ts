@@ -1,0 +1,160 @@
+/**
+ * @module emulator/options — the emulator's knobs: timing profiles (`real`, `dev`, `fast`), individual timing
+ * overrides, the simulated policy's knobs and the upstream forwarder, validated with zod (issue 2 §5).
+ *
+ * Timing shape kept from the real server in every profile (spec §3.4, §4.2, §7.3, §8.6): `/start_engine`
+ * answers only after BOOTING was observable for `startEngineMs` (the real server starts Ray first, 1.5–3 s);
+ * ROLLING follows `bootMs` later; the trainer checks on a `tickMs` tick (upstream 4 s) whether the batch is
+ * closed and drained; WEIGHT_SYNCING lasts `weightSyncMs`; the janitor runs every `janitorIntervalMs` (10 s).
+ */
+import { z } from "zod";
+
+const ms = (what: string) => z.number().min(0).describe(`${what}, milliseconds`);
+
+/** A latency distribution (see `sampleLatencyMs` in rng.ts). */
+export const LatencySpecSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("fixed"), ms: ms("latency") }),
+  z.object({
+    kind: z.literal("lognormal"),
+    medianMs: ms("median latency"),
+    sigma: z.number().min(0).describe("log-space standard deviation"),
+    maxMs: ms("latency cap"),
+  }),
+]);
+
+/** Every duration the emulator waits for. All values are milliseconds. */
+export const EmulatorTimings = z.object({
+  startEngineMs: ms("how long /start_engine holds its answer while BOOTING (real server: Ray start, 1.5–3 s)"),
+  bootMs: ms("from the /start_engine answer to ENGINE.ROLLING (model load)"),
+  tickMs: ms("trainer tick: batch-closed and drain checks (upstream CHECK_STATUS_INTERVAL 4 s)"),
+  weightSyncMs: ms("duration of ENGINE.WEIGHT_SYNCING (the policy update)"),
+  stopEngineMs: ms("how long /stop_engine takes to kill a running engine"),
+  janitorIntervalMs: ms("idle janitor period (server: 10 s)"),
+  endAckMs: ms("engine ack delay for a train /end_episode (normally a few ms)"),
+  activeClientTimeoutMs: ms("active-client expiry (CLIENT_ACTIVE_TIMEOUT 600 s)"),
+  verboseLogTtlMs: ms("verbose log entry lifetime (30 s)"),
+  llmLatency: LatencySpecSchema.describe("simulated generation latency per chat call"),
+});
+export type EmulatorTimings = z.infer<typeof EmulatorTimings>;
+
+/** Profile names: `real` (default, the real server's timings), `dev` (shape kept, ~10× faster), `fast` (tests). */
+export const EmulatorProfile = z.enum(["real", "dev", "fast"]);
+export type EmulatorProfile = z.infer<typeof EmulatorProfile>;
+
+const common = { activeClientTimeoutMs: 600_000, verboseLogTtlMs: 30_000 };
+
+/**
+ * The three profiles. `real`: boot 2 s + 60 s, tick 4 s, weight sync 60 s, janitor 10 s, LLM ~1.5 s lognormal.
+ * `dev`: boot 0.3 s + 1.5 s, tick 0.5 s, weight sync 1 s (ROLLING_POST + WEIGHT_SYNCING ≈ 1–1.5 s, shorter than
+ * the Python client's 5 s status poll but still observable by a 1 s poller), janitor 1 s, LLM ~60 ms.
+ * `fast`: tens of milliseconds everywhere, LLM instant — for tests.
+ */
+export const PROFILES: Record<EmulatorProfile, EmulatorTimings> = {
+  real: {
+    startEngineMs: 2_000,
+    bootMs: 60_000,
+    tickMs: 4_000,
+    weightSyncMs: 60_000,
+    stopEngineMs: 3_000,
+    janitorIntervalMs: 10_000,
+    endAckMs: 5,
+    llmLatency: { kind: "lognormal", medianMs: 1_500, sigma: 0.5, maxMs: 60_000 },
+    ...common,
+  },
+  dev: {
+    startEngineMs: 300,
+    bootMs: 1_500,
+    tickMs: 500,
+    weightSyncMs: 1_000,
+    stopEngineMs: 100,
+    janitorIntervalMs: 1_000,
+    endAckMs: 0,
+    llmLatency: { kind: "lognormal", medianMs: 60, sigma: 0.5, maxMs: 1_000 },
+    ...common,
+  },
+  fast: {
+    startEngineMs: 10,
+    bootMs: 20,
+    tickMs: 10,
+    weightSyncMs: 20,
+    stopEngineMs: 0,
+    janitorIntervalMs: 50,
+    endAckMs: 0,
+    llmLatency: { kind: "fixed", ms: 0 },
+    ...common,
+  },
+};
+
+/** Knobs of the simulated policy (a simulator, not a model; see policy/policy.ts). */
+export const PolicyOptions = z.object({
+  initialAccuracy: z.number().min(0).max(1).describe("p at global step 1: probability of a correct answer"),
+  maxAccuracy: z.number().min(0).max(1).describe("cap of p"),
+  learningRate: z.number().min(0).describe("p ← min(pMax, p + lr · meanReward · (1 − p)) at each weight sync"),
+  malformedRate: z.number().min(0).max(1).describe("share of wrong answers that have no box / no answer tag"),
+  toolCallRate: z.number().min(0).max(1).describe("share of episodes that call an offered tool first"),
+});
+export type PolicyOptions = z.infer<typeof PolicyOptions>;
+
+export const DEFAULT_POLICY: PolicyOptions = {
+  initialAccuracy: 0.25,
+  maxAccuracy: 0.95,
+  learningRate: 1.0,
+  malformedRate: 0.25,
+  toolCallRate: 0.5,
+};
+
+/** Forward chat calls to a real OpenAI-compatible server instead of the simulated policy. */
+export const UpstreamOptions = z.object({
+  baseUrl: z.url().describe("e.g. https://api.openai.com/v1 (POST {baseUrl}/chat/completions)"),
+  apiKey: z.string().describe("sent as Authorization: Bearer <apiKey>"),
+  model: z.string().optional().describe("model to ask for; default: the request's own model"),
+  timeoutMs: z.number().positive().default(300_000).describe("per upstream call, milliseconds"),
+});
+export type UpstreamOptions = z.input<typeof UpstreamOptions>;
+
+/** The plain-data part of the emulator options, validated once at creation. */
+export const EmulatorConfigSchema = z.object({
+  profile: EmulatorProfile.default("real"),
+  timings: EmulatorTimings.partial().default({}),
+  seed: z.number().int().default(0),
+  simulateEngine: z.boolean().default(true),
+  policy: PolicyOptions.partial().default({}),
+  upstream: UpstreamOptions.optional(),
+  publicBaseUrl: z.string().default("http://127.0.0.1:10086/v1").describe("openai_base_url the engine registers"),
+  workDir: z.string().optional().describe("base of server_experiment_dir and temp_ajet_code_path; default cwd"),
+});
+
+/** Resolved configuration: the profile's timings with overrides applied. */
+export interface ResolvedEmulatorConfig {
+  profile: EmulatorProfile;
+  timings: EmulatorTimings;
+  seed: number;
+  simulateEngine: boolean;
+  policy: PolicyOptions;
+  upstream: z.output<typeof UpstreamOptions> | undefined;
+  publicBaseUrl: string;
+  workDir: string;
+}
+
+/**
+ * Validates and resolves the plain-data options.
+ * @throws Error naming the bad field and the fix, e.g. `emulator option timings.tickMs: Too small: expected number to be >=0`.
+ */
+export function resolveEmulatorConfig(input: unknown): ResolvedEmulatorConfig {
+  const parsed = EmulatorConfigSchema.safeParse(input ?? {});
+  if (!parsed.success) {
+    const where = parsed.error.issues.map((i) => `emulator option ${i.path.join(".") || "(root)"}: ${i.message}`);
+    throw new Error(where.join("; "));
+  }
+  const o = parsed.data;
+  return {
+    profile: o.profile,
+    timings: { ...PROFILES[o.profile], ...o.timings },
+    seed: o.seed,
+    simulateEngine: o.simulateEngine,
+    policy: { ...DEFAULT_POLICY, ...o.policy },
+    upstream: o.upstream,
+    publicBaseUrl: o.publicBaseUrl,
+    workDir: o.workDir ?? process.cwd(),
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * @module emulator/proxy/chat-route — `POST /v1/chat/completions` as the real proxy serves it (spec §9, BC-38,
+ * BC-44, transcript): key errors answered as HTTP 200 `{"status_code": 401, "detail", "headers": null}`; an
+ * unparseable body → 500; default system prompt injected; swarm checks with the exact 404 texts; the call is
+ * counted and refreshes activity; the simulated policy (or the upstream) generates; non-streaming JSON or the
+ * 3-chunk SSE stream.
+ */
+import { ServerText, isRollingState } from "../../protocol/index.ts";
+import type { Clock } from "../clock.ts";
+import { applyFault, type ChatCallInfo, type EmulatorHooks } from "../hooks.ts";
+import { httpException, internalServerError, jsonResponse } from "../http/fastapi.ts";
+import { chatUsage, type ChatMessage } from "../policy/messages.ts";
+import type { SimulatedPolicy } from "../policy/policy.ts";
+import { pyJsonLoads } from "../python/json-parse.ts";
+import type { Rng } from "../rng.ts";
+import { refreshClientActivity } from "../server/pool.ts";
+import type { ServerState } from "../server/state.ts";
+import { decodeEpisodeKey } from "./auth.ts";
+import { chatCompletionBody, chatCompletionSse, SSE_HEADERS, type EngineCompletion } from "./completion.ts";
+import { callUpstream, type ResolvedUpstream } from "./upstream.ts";
+
+/** What the proxy needs from the emulator. */
+export interface ProxyDeps {
+  state: ServerState;
+  policy: SimulatedPolicy;
+  hooks: EmulatorHooks;
+  clock: Clock;
+  /** Stream for timeline uuids (completion ids). */
+  ids: Rng;
+  upstream?: ResolvedUpstream;
+}
+
+/** The parsed body, or null when the vLLM request model would reject it (the proxy then answers 500). */
+function parseChatBody(text: string): { body: Record<string, unknown>; messages: ChatMessage[] } | null {
+  let body: unknown;
+  try {
+    body = pyJsonLoads(text);
+  } catch {
+    return null;
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
+  const messages = (body as { messages?: unknown }).messages;
+  if (!Array.isArray(messages) || !messages.every((m) => m && typeof m === "object" && typeof (m as ChatMessage).role === "string")) {
+    return null;
+  }
+  return { body: body as Record<string, unknown>, messages: messages as ChatMessage[] };
+}
+
+/** Checks the real proxy repeats while waiting for the engine (spec §9.2 step 6). Null when the call may proceed. */
+function waitCheck(state: ServerState, uuid: string): Response | null {
+  if (!isRollingState(state.engineStatus)) return httpException(404, ServerText.proxyNotRolling);
+  const record = state.records.get(uuid);
+  if (!record) return httpException(404, ServerText.episodeNotFound(uuid));
+  if (record.episode_status !== "claimed") return httpException(404, ServerText.proxyNotClaimed(uuid));
+  return null;
+}
+
+async function generate(deps: ProxyDeps, call: ChatCallInfo): Promise<Omit<EngineCompletion, "id" | "created">> {
+  const body = call.body as { tools?: unknown; model?: unknown };
+  if (deps.upstream) return callUpstream(deps.upstream, call.messages, body.tools, body.model);
+  const reply = deps.policy.respond({ messages: call.messages, tools: body.tools, episodeUuid: call.episodeUuid, callIndex: call.callIndex });
+  const override = deps.hooks.llmLatencyMs;
+  const latencyMs = override === undefined ? reply.latencyMs : typeof override === "number" ? override : override(call);
+  if (latencyMs > 0) await deps.clock.sleep(latencyMs);
+  return { content: reply.content, toolCalls: reply.toolCalls, usage: chatUsage(call.messages, reply.content, reply.toolCalls) };
+}
+
+/** Serves one `/v1/chat/completions` request. */
+export async function handleChatCompletion(req: Request, deps: ProxyDeps): Promise<Response> {
+  const { state } = deps;
+  const key = decodeEpisodeKey(req.headers.get("authorization"));
+  if (!key.ok) return jsonResponse({ status_code: 401, detail: key.detail, headers: null });
+  const parsed = parseChatBody(await req.text());
+  if (!parsed) return internalServerError();
+  const messages = [...parsed.messages];
+  if (messages.length > 0 && messages[0]?.role !== "system") messages.unshift({ role: "system", content: ServerText.defaultSystemPrompt });
+
+  const uuid = key.episodeUuid;
+  if (!isRollingState(state.engineStatus)) return httpException(404, ServerText.proxyNotRolling);
+  const record = state.records.get(uuid);
+  if (!record) return httpException(404, ServerText.episodeNotFound(uuid));
+  record.latest_activity_timestamp = state.nowSeconds();
+  record.llm_call_count += 1;
+  refreshClientActivity(state, record.client_uuid);
+  const call: ChatCallInfo = { episodeUuid: uuid, callIndex: record.llm_call_count, body: parsed.body, messages };
+
+  return applyFault(deps.hooks.chatCompletion?.(call), deps.clock, async () => {
+    const before = waitCheck(state, uuid);
+    if (before) return before;
+    state.inFlightCalls.set(uuid, (state.inFlightCalls.get(uuid) ?? 0) + 1);
+    let generated: Awaited<ReturnType<typeof generate>>;
+    try {
+      generated = await generate(deps, call);
+    } catch {
+      return internalServerError();
+    } finally {
+      state.inFlightCalls.set(uuid, (state.inFlightCalls.get(uuid) ?? 1) - 1);
+    }
+    const after = waitCheck(state, uuid);
+    if (after) return after;
+    const current = state.records.get(uuid);
+    if (current) current.latest_activity_timestamp = state.nowSeconds();
+    const completion: EngineCompletion = { id: deps.ids.hex32(), created: Math.floor(state.nowSeconds()), ...generated };
+    const output = chatCompletionBody(completion);
+    state.latestLlmCall = { input: parsed.body, output };
+    if (parsed.body["stream"] === true) {
+      return new Response(chatCompletionSse(completion, parsed.body["model"]), { status: 200, headers: SSE_HEADERS });
+    }
+    return jsonResponse(output);
+  });
+}

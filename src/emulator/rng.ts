@@ -1,0 +1,74 @@
+/**
+ * @module emulator/rng — seeded, reproducible randomness: a small PRNG (mulberry32), string hashing for
+ * per-call streams (so results do not depend on request interleaving), 32-hex ids and a lognormal sampler.
+ */
+
+/** A stream of uniform numbers in [0, 1). */
+export interface Rng {
+  next(): number;
+  /** Integer in [min, max] (inclusive). */
+  int(min: number, max: number): number;
+  /** One element of a non-empty array. */
+  pick<T>(items: readonly T[]): T;
+  /** 32 lowercase hex chars, like Python's `uuid4().hex`. */
+  hex32(): string;
+  /** Standard normal sample (Box–Muller). */
+  normal(): number;
+}
+
+/** FNV-1a 32-bit hash of a string (stable across runs and platforms). */
+export function hashString(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** Creates a mulberry32 stream from a 32-bit seed. */
+export function createRng(seed: number): Rng {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const rng: Rng = {
+    next,
+    int: (min, max) => min + Math.floor(next() * (max - min + 1)),
+    pick: (items) => items[Math.floor(next() * items.length)] as (typeof items)[number],
+    hex32() {
+      let s = "";
+      for (let i = 0; i < 4; i++) s += Math.floor(next() * 2 ** 32).toString(16).padStart(8, "0");
+      // uuid4().hex carries the version nibble 4 and the variant bits 10xx, keep that shape.
+      const variant = "89ab"[Math.floor(next() * 4)] as string;
+      return s.slice(0, 12) + "4" + s.slice(13, 16) + variant + s.slice(17);
+    },
+    normal() {
+      const u = Math.max(next(), 1e-12);
+      const v = next();
+      return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+    },
+  };
+  return rng;
+}
+
+/** A stream derived from a seed and any number of keys, e.g. `deriveRng(seed, episodeUuid, callIndex)`. */
+export function deriveRng(seed: number, ...keys: Array<string | number>): Rng {
+  return createRng(hashString(`${seed}|${keys.join("|")}`));
+}
+
+/**
+ * A latency distribution in milliseconds: a fixed value, or lognormal with the given median and log-space
+ * standard deviation (`sigma`), clamped to `maxMs`.
+ */
+export type LatencySpec = { kind: "fixed"; ms: number } | { kind: "lognormal"; medianMs: number; sigma: number; maxMs: number };
+
+/** Draws one latency in ms from `spec` using `rng`. */
+export function sampleLatencyMs(spec: LatencySpec, rng: Rng): number {
+  if (spec.kind === "fixed") return Math.max(0, spec.ms);
+  return Math.min(spec.maxMs, Math.max(0, spec.medianMs * Math.exp(spec.sigma * rng.normal())));
+}
