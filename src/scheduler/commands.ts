@@ -3,7 +3,7 @@
  * `decide` result: new state, commands, the rows to upsert/delete, and the event's ack.
  */
 import type { EpisodeType, SwarmThrottlePolicy } from "../protocol/index.ts";
-import type { EventAck, EpisodeRef } from "./events.ts";
+import type { DispatchRef, EventAck, EpisodeRef } from "./events.ts";
 import type { EpisodeRow, EvalTaskRow, RunRow, SchedulerState, StepRow } from "./state.ts";
 import type { RunSummary } from "./summary.ts";
 
@@ -15,7 +15,7 @@ export interface ThrottleTemplate {
 }
 
 /** One queue message to send: everything the consumer needs except the Task, which the DO resolves by index. */
-export interface EpisodeDispatch extends EpisodeRef {
+export interface EpisodeDispatch extends DispatchRef {
   groupKey: string;
   source: string;
   /** row index in the source dataset: the DO loads the Task (BC-53: large tasks are fetched by id, not inlined) */

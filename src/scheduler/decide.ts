@@ -8,7 +8,7 @@ import type { Decision } from "./commands.ts";
 import { Draft } from "./draft.ts";
 import type { DispatchFailed, EngineStatusSeen, EventAck, SchedulerEvent } from "./events.ts";
 import { hasMovedPast, isGateOpen, isOffline, observeEngine } from "./engine-gate.ts";
-import { lookupAttempt, onClaimFailed, onEpisodeClaimed, onOutcomeRecorded, onReported, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
+import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecorded, onReported, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
 import { dispatchReady, freeSlots, readyQueue, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
 import { openEvalGroups, openWindow, resolveGroupIfDone } from "./task-groups.ts";
@@ -79,8 +79,8 @@ function onEngineStatus(d: Draft, e: EngineStatusSeen): EventAck {
 function onDispatchFailed(d: Draft, e: DispatchFailed): EventAck {
   let applied = 0;
   for (const ref of e.episodes) {
-    const row = lookupAttempt(d, ref);
-    if (!("episodeKey" in row) || row.status !== "dispatched") continue;
+    const row = lookupDispatch(d, ref);
+    if (!isRow(row) || row.status !== "dispatched") continue;
     d.run.totals.claimFailures++;
     d.count(d.run.claimFailuresByKind, "dispatch");
     requeueAfterClaimFailure(d, row, "dispatch");

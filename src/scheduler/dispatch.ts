@@ -61,12 +61,13 @@ export function dispatchReady(d: Draft): number {
   const ready = readyQueue(d).slice(0, freeSlots(d));
   const leaseDeadlineAtMs = d.nowMs + config.timing.dispatchLeaseSeconds * 1000;
   for (const row of ready) {
-    d.patchEpisode(row.episodeKey, { status: "dispatched", dispatchedAtMs: d.nowMs, deadlineAtMs: leaseDeadlineAtMs });
+    const dispatchId = row.dispatchId + 1;
+    d.patchEpisode(row.episodeKey, { status: "dispatched", dispatchId, dispatchedAtMs: d.nowMs, deadlineAtMs: leaseDeadlineAtMs });
     d.run.totals.dispatches++;
     const step = row.windowIndex === null ? undefined : d.steps[String(row.windowIndex)];
     if (step && step.firstDispatchAtMs === null) d.patchStep(step.windowIndex, { firstDispatchAtMs: d.nowMs });
     const message: EpisodeDispatch = {
-      episodeKey: row.episodeKey, attempt: row.attempt, groupKey: row.groupKey, source: row.source,
+      episodeKey: row.episodeKey, attempt: row.attempt, dispatchId, groupKey: row.groupKey, source: row.source,
       taskIndex: row.taskIndex, epoch: row.epoch, repeat: row.repeat, windowIndex: row.windowIndex,
       episodeType: config.episodeType, swarms: [...config.swarms],
       discardEpisodeTimeoutSeconds: config.discardEpisodeTimeoutSeconds,

@@ -4,7 +4,7 @@
  * its group is dropped (BC-32). Every handler is idempotent per (episodeKey, attempt) (BC-45, BC-47).
  */
 import type { Draft } from "./draft.ts";
-import type { ClaimFailed, EpisodeClaimed, EpisodeOutcomeRecorded, EpisodeRef, EpisodeReported, EventAck } from "./events.ts";
+import type { ClaimFailed, DispatchRef, EpisodeClaimed, EpisodeOutcomeRecorded, EpisodeRef, EpisodeReported, EventAck } from "./events.ts";
 import { claimBackoffMs } from "./dispatch.ts";
 import { observeEngine } from "./engine-gate.ts";
 import { dropGroup, recordEnded, resolveGroupIfDone } from "./task-groups.ts";
@@ -21,11 +21,19 @@ export function lookupAttempt(d: Draft, ref: EpisodeRef): EpisodeRow | EventAck 
   return row;
 }
 
-const isRow = (x: EpisodeRow | EventAck): x is EpisodeRow => "episodeKey" in x;
+/** {@link lookupAttempt}, and the message must be the episode's latest dispatch (an older one is stale). */
+export function lookupDispatch(d: Draft, ref: DispatchRef): EpisodeRow | EventAck {
+  const row = lookupAttempt(d, ref);
+  if (!isRow(row) || ref.dispatchId === row.dispatchId) return row;
+  return { status: "stale", reason: `message of dispatch ${ref.dispatchId}; dispatch ${row.dispatchId} is current` };
+}
+
+/** Narrows a lookup result to the row. */
+export const isRow = (x: EpisodeRow | EventAck): x is EpisodeRow => "episodeKey" in x;
 
 /** `episodeClaimed`: dispatched → running (lease: runLeaseSeconds). While draining the claim is refused (stale). */
 export function onEpisodeClaimed(d: Draft, e: EpisodeClaimed): EventAck {
-  const row = lookupAttempt(d, e);
+  const row = lookupDispatch(d, e);
   if (!isRow(row)) return row;
   if (row.status !== "dispatched") {
     const same = row.claims.length > 0 && row.claims.every((c, i) => c.episodeUuid === e.claims[i]?.episodeUuid);
@@ -48,7 +56,7 @@ export function onEpisodeClaimed(d: Draft, e: EpisodeClaimed): EventAck {
 
 /** `claimFailed`: dispatched → queued with back-off + jitter; not an attempt. A named status closes the gate. */
 export function onClaimFailed(d: Draft, e: ClaimFailed): EventAck {
-  const row = lookupAttempt(d, e);
+  const row = lookupDispatch(d, e);
   if (!isRow(row)) return row;
   if (row.status !== "dispatched") return row.status === "queued" ? { status: "duplicate" } : { status: "stale", reason: `episode is ${row.status}` };
   d.run.totals.claimFailures++;

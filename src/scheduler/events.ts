@@ -13,6 +13,15 @@ export interface EpisodeRef {
   attempt: number;
 }
 
+/**
+ * Identifies one queue message of one try: a redelivered message of an earlier dispatch (at-least-once queues) is
+ * told apart from the current one, so claim-phase events apply at most once per message.
+ */
+export interface DispatchRef extends EpisodeRef {
+  /** from the dispatch command (counts the episode's queue messages, 1-based) */
+  dispatchId: number;
+}
+
 /** The DO created the run and wants it going: the core schedules the first engine status poll. */
 export interface RunStarted {
   type: "runStarted";
@@ -29,12 +38,12 @@ export interface EngineStatusSeen {
 /** `sendBatch` threw: these dispatched episodes never reached the queue; they are queued again (not an attempt). */
 export interface DispatchFailed {
   type: "dispatchFailed";
-  episodes: EpisodeRef[];
+  episodes: DispatchRef[];
   reason?: string;
 }
 
 /** The consumer holds a server episode on every swarm the function needs (all-or-nothing, BC-33). */
-export interface EpisodeClaimed extends EpisodeRef {
+export interface EpisodeClaimed extends DispatchRef {
   type: "episodeClaimed";
   /** one per swarm; the first swarm's `globalStep` attributes the episode to a step */
   claims: EpisodeClaim[];
@@ -44,7 +53,7 @@ export interface EpisodeClaimed extends EpisodeRef {
 export type ClaimFailureCause = ClaimFailureKind | "deadline";
 
 /** The consumer could not claim (not ROLLING, no episodes before its deadline). Not an attempt: back-off + jitter. */
-export interface ClaimFailed extends EpisodeRef {
+export interface ClaimFailed extends DispatchRef {
   type: "claimFailed";
   kind: ClaimFailureCause;
   /** the swarm whose claim failed and the status its fail_cause names (`statusFromFailCause`), if any */

@@ -62,6 +62,8 @@ export interface EpisodeRow {
   seq: number;
   /** 1-based try number; events carry it and are applied at most once per (episodeKey, attempt) */
   attempt: number;
+  /** how many queue messages were sent for this episode (all attempts); the latest message carries this number */
+  dispatchId: number;
   status: EpisodeStatus;
   /** the group was dropped (BC-32): a failure of this repeat is not retried */
   groupDropped: boolean;

@@ -29,7 +29,7 @@ function openGroup(d: Draft, sourceIndex: number, task: TakenTask, windowIndex: 
   for (let repeat = 0; repeat < d.run.config.numRepeat; repeat++) {
     d.putEpisode({
       episodeKey: episodeKeyOf(groupKey, repeat), groupKey, source, taskIndex: task.taskIndex, epoch: task.epoch, repeat,
-      windowIndex, seq: d.run.nextSeq++, attempt: 1, status: "queued", groupDropped: false, claimFailures: 0,
+      windowIndex, seq: d.run.nextSeq++, attempt: 1, dispatchId: 0, status: "queued", groupDropped: false, claimFailures: 0,
       notBeforeMs: null, deadlineAtMs: null, dispatchedAtMs: null, claims: [], globalStep: null, outcome: null,
       reward: null, lastCause: null, resolveRequestedAtMs: null, updatedAtMs: d.nowMs,
     });

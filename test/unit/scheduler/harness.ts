@@ -95,18 +95,43 @@ export class Harness {
     return commands.flatMap((c) => (c.type === "dispatchEpisodes" ? c.episodes : []));
   }
 
-  claim(ref: { episodeKey: string; attempt: number }, globalStep: number | null = null, uuid = `uuid-${ref.episodeKey}-${ref.attempt}`): Decision {
+  claim(ref: { episodeKey: string; attempt: number; dispatchId: number }, globalStep: number | null = null, uuid = `uuid-${ref.episodeKey}-${ref.attempt}`): Decision {
     const claims = this.state.run.config.swarms.map((swarm, i) => ({ swarm, episodeUuid: i === 0 ? uuid : `${uuid}-${swarm}`, globalStep }));
-    return this.apply({ type: "episodeClaimed", episodeKey: ref.episodeKey, attempt: ref.attempt, claims });
+    return this.apply({ type: "episodeClaimed", episodeKey: ref.episodeKey, attempt: ref.attempt, dispatchId: ref.dispatchId, claims });
   }
 
   outcome(ref: { episodeKey: string; attempt: number }, outcome: EpisodeOutcome): Decision {
-    return this.apply({ type: "episodeOutcomeRecorded", ...ref, outcome });
+    return this.apply({ type: "episodeOutcomeRecorded", episodeKey: ref.episodeKey, attempt: ref.attempt, outcome });
   }
 
   /** The happy path of one train episode after dispatch: claim, record `end`, report `ended`. */
-  finishEpisode(ref: { episodeKey: string; attempt: number }, reward: number, globalStep: number | null = null): Decision[] {
-    return [this.claim(ref, globalStep), this.outcome(ref, { kind: "end", reward }), this.apply({ type: "episodeReported", ...ref, result: "ended" })];
+  finishEpisode(ref: { episodeKey: string; attempt: number; dispatchId: number }, reward: number, globalStep: number | null = null): Decision[] {
+    return [this.claim(ref, globalStep), this.outcome(ref, { kind: "end", reward }), this.report(ref, "ended")];
+  }
+
+  report(ref: { episodeKey: string; attempt: number }, result: "ended" | "aborted" | "expired" | "rejected", cause?: string): Decision {
+    return this.apply({ type: "episodeReported", episodeKey: ref.episodeKey, attempt: ref.attempt, result, ...(cause ? { cause } : {}) });
+  }
+
+  private taken = 0;
+
+  /** Dispatches emitted since the last call (what the queue would deliver next). */
+  takeDispatches(): EpisodeDispatch[] {
+    const fresh = this.commands.slice(this.taken);
+    this.taken = this.commands.length;
+    return fresh.flatMap((c) => (c.type === "dispatchEpisodes" ? c.episodes : []));
+  }
+
+  /** Runs every dispatched episode to `ended` (and those dispatched meanwhile) until nothing new is dispatched. */
+  serveAll(globalStep: number | null, reward: (d: EpisodeDispatch) => number = () => 1): number {
+    let served = 0;
+    for (let batch = this.takeDispatches(); batch.length > 0; batch = this.takeDispatches()) {
+      for (const d of batch) {
+        this.finishEpisode(d, reward(d), globalStep);
+        served++;
+      }
+    }
+    return served;
   }
 
   row(episodeKey: string): EpisodeRow | undefined {

@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import type { AbortEpisodes, ResolveOutbox } from "../../../src/scheduler/index.ts";
+import { Harness, specInput } from "./harness.ts";
+
+const tuning = { dispatchLeaseSeconds: 60, runLeaseSeconds: 2000, reportLeaseSeconds: 400 };
+const abortsOf = (h: Harness) => h.commands.filter((c): c is AbortEpisodes => c.type === "abortEpisodes").flatMap((c) => c.episodes);
+const resolvesOf = (h: Harness) => h.commands.filter((c): c is ResolveOutbox => c.type === "resolveOutbox").flatMap((c) => c.episodes);
+
+function started(maxParallel = 2) {
+  const h = new Harness(specInput({ batchSize: 1, numRepeat: 2, maxParallel, tuning }));
+  h.start();
+  h.rolling(1);
+  return { h, sent: h.takeDispatches() };
+}
+
+describe("leases and reconciliation (BC-51)", () => {
+  it("BC-51 a claimed episode past its lease gets exactly one abort of its server episode and one re-queued repeat", () => {
+    const { h, sent } = started();
+    const d = sent[0]!;
+    h.claim(d, 1, "uuid-a");
+    h.finishEpisode(sent[1]!, 1, 1);
+    h.advance(1_999_000);
+    expect(abortsOf(h)).toEqual([]);
+    h.advance(1000); // runLeaseSeconds = 2000 s after the claim
+    expect(abortsOf(h)).toEqual([{ episodeKey: d.episodeKey, attempt: 1, claims: [{ swarm: "default", episodeUuid: "uuid-a" }], reason: "lease_expired" }]);
+    expect(h.row(d.episodeKey)).toMatchObject({ attempt: 2, status: "dispatched", lastCause: "lease_expired" });
+    h.advance(1000);
+    h.advance(1000);
+    expect(abortsOf(h)).toHaveLength(1); // once
+    expect(h.state.run.totals.reconciles).toBe(1);
+    // the old consumer wakes up and tries to record an end: refused, so it aborts instead of ending
+    expect(h.outcome({ episodeKey: d.episodeKey, attempt: 1 }, { kind: "end", reward: 1 }).ack.status).toBe("stale");
+  });
+
+  it("BC-51 a recorded end past its report lease is resolved from the outbox, never aborted or ended again by the core", () => {
+    const { h, sent } = started();
+    const d = sent[0]!;
+    h.finishEpisode(sent[1]!, 1, 1);
+    h.claim(d, 1, "uuid-e");
+    h.outcome(d, { kind: "end", reward: 0.75 });
+    h.advance(400_000);
+    expect(resolvesOf(h)).toEqual([{ episodeKey: d.episodeKey, attempt: 1, claims: [{ swarm: "default", episodeUuid: "uuid-e" }], reward: 0.75 }]);
+    expect(abortsOf(h)).toEqual([]);
+    expect(h.row(d.episodeKey)).toMatchObject({ status: "reporting", attempt: 1, resolveRequestedAtMs: h.nowMs });
+    h.advance(1000);
+    expect(resolvesOf(h)).toHaveLength(1);
+    h.report(d, "ended"); // the DO found end_sent + "not found" → delivered (BC-26)
+    expect(h.state.run.totals).toMatchObject({ episodesEnded: 2, rewardSum: 1.75 });
+    expect(h.state.run.failuresByCause).toEqual({});
+  });
+
+  it("BC-51 a dispatched episode never claimed within its lease closes its attempt without an abort (no uuid known)", () => {
+    const { h, sent } = started(1);
+    h.advance(60_000);
+    expect(h.row(sent[0]!.episodeKey)).toMatchObject({ attempt: 2, status: "dispatched", lastCause: "lease_expired" });
+    expect(abortsOf(h)).toEqual([]);
+  });
+
+  it("BC-51 an abort outcome past its lease is aborted once; an eval score past its lease still counts as scored", () => {
+    const { h, sent } = started();
+    h.finishEpisode(sent[1]!, 1, 1);
+    h.claim(sent[0]!, 1, "uuid-x");
+    h.outcome(sent[0]!, { kind: "abort", cause: "infra_error" });
+    h.advance(400_000);
+    expect(abortsOf(h)).toEqual([expect.objectContaining({ episodeKey: sent[0]!.episodeKey, reason: "infra_error" })]);
+    expect(h.state.run.failuresByCause).toEqual({ infra_error: 1 });
+
+    const e = new Harness(specInput({ episodeType: "eval", batchSize: 1, numRepeat: 1, maxParallel: 1, tuning }), { gsm8k: 1 });
+    e.start();
+    e.rolling(1);
+    const [x] = e.takeDispatches();
+    e.claim(x!, 1, "uuid-s");
+    e.outcome(x!, { kind: "score", reward: 1 });
+    e.advance(400_000);
+    expect(abortsOf(e)).toEqual([expect.objectContaining({ claims: [{ swarm: "default", episodeUuid: "uuid-s" }] })]);
+    expect(e.state.run.phase).toBe("finished");
+    expect(Object.values(e.state.evalTasks).map((t) => t.rewards)).toEqual([[1]]);
+  });
+
+  it("BC-51 skips aborting a server episode another live episode of the run has re-claimed (same client uuid)", () => {
+    const { h, sent } = started();
+    h.claim(sent[0]!, 1, "shared-uuid");
+    h.advance(1000);
+    h.claim(sent[1]!, 1, "shared-uuid"); // the server reverted it and handed the same uuid to the sibling consumer
+    h.advance(1_999_000);
+    expect(h.row(sent[0]!.episodeKey)?.attempt).toBe(2);
+    expect(abortsOf(h)).toEqual([]);
+  });
+});
