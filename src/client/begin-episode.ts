@@ -50,8 +50,8 @@ export async function beginEpisodeLoop(deps: BeginEpisodeDeps, options: BeginEpi
   const ensureRolling = async () => {
     const snap = await deps.poll({ signal: wait.signal, timeoutMs: Math.max(1, Math.min(deps.pollTimeoutMs, remainingMs(clock, wait))) });
     lastStatus = snap.status;
-    if (snap.status === ENGINE.ROLLING) return;
     observeStatus(tracker, snap.status, AWAITED);
+    if (snap.status === ENGINE.ROLLING) return;
     await watchEngineStatus(deps, AWAITED, { ...wait, tracker, justObserved: snap.status });
     lastStatus = ENGINE.ROLLING;
   };
@@ -96,6 +96,7 @@ export async function beginEpisodeLoop(deps: BeginEpisodeDeps, options: BeginEpi
       case "claimed":
         return result;
       case "empty":
+        tracker.seenNonOffline = true; // "No available episodes" is only answered while ROLLING
         emptyStreak++;
         await pause(clock, jittered(Math.min(backoff.noEpisodesMaxDelayMs, backoff.noEpisodesDelayMs * 2 ** (emptyStreak - 1))), wait, WHAT, lastStatus);
         break;

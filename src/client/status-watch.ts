@@ -71,8 +71,8 @@ export async function watchEngineStatus(
         if (snap.error instanceof SwarmConnectionError && !isRetryableError(snap.error)) throw snap.error;
         deps.logger.debug?.(`status poll failed while ${what}: ${snap.error.message}`);
       } else {
-        if (awaited.includes(snap.status)) return snap;
         observeStatus(tracker, snap.status, awaited);
+        if (awaited.includes(snap.status)) return snap;
         if (snap.status !== last) deps.logger.info(`Engine status is ${snap.status}. ${what}...`);
       }
       last = snap.status;

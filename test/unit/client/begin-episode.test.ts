@@ -78,6 +78,13 @@ describe("beginEpisode retry rules (spec §8.3)", () => {
     expect(server.callsTo(C)).toHaveLength(1);
   });
 
+  it("ROLLING then OFFLINE (no other status in between) also raises SwarmServerOfflineError", async () => {
+    const { client } = scriptedClient({ [S]: ROLLING, [C]: [empty, notReady("ENGINE.OFFLINE")] });
+    await expect(client.beginEpisode()).rejects.toBeInstanceOf(SwarmServerOfflineError);
+    const b = scriptedClient({ [S]: [ROLLING, status("ENGINE.OFFLINE")], [C]: [claimFail("brand new reason")] });
+    await expect(b.client.beginEpisode()).rejects.toBeInstanceOf(SwarmServerOfflineError);
+  });
+
   it("an engine OFFLINE from the start is waited on until the deadline, without claims", async () => {
     const { client, server, clock } = scriptedClient({ [S]: status("ENGINE.OFFLINE", null), [C]: claimOk(E1) });
     const err = (await client.beginEpisode({ deadlineMs: clock.now() + 60_000 }).catch((e: unknown) => e)) as SwarmDeadlineError;
