@@ -84,6 +84,7 @@ export class SubrequestBudget {
 
 /** Reserved subrequests; see {@link SubrequestBudget.reserve}. */
 export interface BudgetReservation {
+  /** spends one reserved call (or an ordinary one once the reservation is used up) */
   take(): void;
   release(): void;
   readonly left: number;
@@ -148,7 +149,7 @@ export type FetchLike = (input: string | URL | Request, init?: RequestInit) => P
 export function guardFetch(
   inner: FetchLike,
   limiter: ConnectionLimiter,
-  budget?: SubrequestBudget,
+  budget?: { take(purpose?: string): void },
   purposeOf: (input: string | URL | Request) => string = (i) => String(i instanceof Request ? i.url : i),
 ): FetchLike {
   return async (input, init) => {

@@ -1,0 +1,98 @@
+/**
+ * @module edge/episode-consumer — the queue consumer: each message is one episode (issue 3 §3), run by
+ * `runEpisode`. The messages of one batch run side by side (`Promise.allSettled`, BC-34) and share this
+ * invocation's limits: at most 6 outbound connections (BC-48) and one subrequest budget (BC-49). Each message is
+ * acked or retried on its own.
+ */
+import { realSleep } from "../client/index.ts";
+import type { RolloutFunction, RolloutLogger } from "../functions/contract.ts";
+import { runEpisode, type EpisodeRunResult } from "../runtime/episode-runner.ts";
+import { ConnectionLimiter, SubrequestBudget } from "../runtime/limits.ts";
+import { EpisodeMessage, type SchedulerPort } from "../runtime/messages.ts";
+import type { Env } from "./env.ts";
+
+/** Queue consumers may run 15 minutes (Queues limits); episodes are stopped early enough to report. */
+export const CONSUMER_WALL_LIMIT_MS = 15 * 60 * 1000;
+/** Default per-invocation subrequest budget (Workers Paid: 1,000 in older docs, 10,000 now). */
+export const DEFAULT_SUBREQUEST_LIMIT = 1000;
+
+/** A JSON-lines logger tagged with the episode. */
+export function episodeLogger(tags: Record<string, unknown>): RolloutLogger {
+  const line = (level: string, msg: string, fields?: Record<string, unknown>) => JSON.stringify({ level, msg, ...tags, ...fields });
+  return {
+    debug: () => {},
+    info: (m, f) => console.log(line("info", m, f)),
+    warn: (m, f) => console.warn(line("warn", m, f)),
+    error: (m, f) => console.error(line("error", m, f)),
+  };
+}
+
+function parseSecrets(raw: string | undefined): Record<string, string> {
+  if (!raw) return {};
+  try {
+    const v = JSON.parse(raw) as unknown;
+    if (v && typeof v === "object" && !Array.isArray(v)) return Object.fromEntries(Object.entries(v).filter(([, x]) => typeof x === "string")) as Record<string, string>;
+  } catch {
+    /* fall through */
+  }
+  console.error(JSON.stringify({ level: "error", msg: "AJET_SECRETS is not a JSON object of strings; ignored" }));
+  return {};
+}
+
+/** The scheduler port of a run: its Durable Object's RPC methods. */
+export function schedulerPort(env: Env, runId: string): SchedulerPort {
+  return env.SCHEDULER.get(env.SCHEDULER.idFromName(runId)) as unknown as SchedulerPort;
+}
+
+/**
+ * Handles one batch: parses each message (a malformed one is acked and logged, never retried forever), runs the
+ * episodes side by side, then acks each one — or retries it when nothing reached the server yet and the
+ * scheduler could not be told (`retry`).
+ */
+export async function handleEpisodeBatch(
+  batch: MessageBatch<unknown>,
+  env: Env,
+  functions: Readonly<Record<string, RolloutFunction>>,
+  startedAtMs = Date.now(),
+): Promise<void> {
+  const limiter = new ConnectionLimiter();
+  const budget = new SubrequestBudget(Number(env.SUBREQUEST_LIMIT ?? DEFAULT_SUBREQUEST_LIMIT) || DEFAULT_SUBREQUEST_LIMIT);
+  const secrets = parseSecrets(env.AJET_SECRETS);
+  await Promise.allSettled(
+    batch.messages.map(async (m) => {
+      const parsed = EpisodeMessage.safeParse(m.body);
+      if (!parsed.success) {
+        console.error(JSON.stringify({ level: "error", msg: "malformed episode message; dropped", issues: parsed.error.issues.slice(0, 5) }));
+        return m.ack();
+      }
+      const msg = parsed.data;
+      const log = episodeLogger({ run: msg.runId, episode: msg.episodeKey, attempt: msg.attempt, task: msg.taskId });
+      let result: EpisodeRunResult;
+      try {
+        result = await runEpisode(msg, {
+          port: schedulerPort(env, msg.runId),
+          functions,
+          fetch: (input, init) => fetch(input, init),
+          limiter,
+          budget,
+          now: () => Date.now(),
+          sleep: realSleep,
+          random: () => Math.random(),
+          log,
+          secrets,
+          invocationDeadlineAtMs: startedAtMs + CONSUMER_WALL_LIMIT_MS,
+        });
+      } catch (err) {
+        log.error("episode crashed before any outcome; retrying the message", { error: String(err) });
+        return m.retry({ delaySeconds: 2 });
+      }
+      if (result.kind === "retry") {
+        log.warn("scheduler unreachable; retrying the message", { reason: result.reason });
+        return m.retry({ delaySeconds: 2 });
+      }
+      if (result.kind === "claimFailed") log.info("claim failed; the scheduler re-dispatches", { ...result });
+      else if (result.kind !== "reported") log.warn(`episode ${result.kind}`, { ...result });
+      m.ack();
+    }),
+  );
+}

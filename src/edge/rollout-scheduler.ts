@@ -1,0 +1,281 @@
+/**
+ * @module edge/rollout-scheduler — `RolloutScheduler`, the Durable Object that owns one run (issue 3 §2). It hosts
+ * the pure core: every RPC and every alarm does the same thing — `decide` synchronously (slots reserved before any
+ * await, BC-47), persist the changed rows (one per episode, BC-53), carry out the commands, re-arm the alarm
+ * (always, in `finally`, BC-45). State is rebuilt from SQLite on every wake, so a run survives eviction and
+ * deploys (BC-51). Events are idempotent by `(episodeKey, attempt)`: alarms, queue deliveries and RPCs are at
+ * least once.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { SwarmClient } from "../client/index.ts";
+import type { Task } from "../protocol/index.ts";
+import {
+  decide,
+  evalReport,
+  initialState,
+  nextWakeAtMs,
+  runStatus,
+  runSummary,
+  throttlePolicyFor,
+  type EventAck,
+  type EvalReport,
+  type RunSpec,
+  type SchedulerCommand,
+  type SchedulerEvent,
+  type SchedulerState,
+} from "../scheduler/index.ts";
+import { MAX_INLINE_TASK_BYTES, type ClaimAck, type EpisodeMessage, type OutcomeReport, type SchedulerPort } from "../runtime/messages.ts";
+import { abortAll, endAll } from "../runtime/server-action.ts";
+import { QueueDispatcher, type Dispatcher } from "./dispatcher.ts";
+import type { Env } from "./env.ts";
+import { SchedulerStorage, type RunMeta } from "./storage.ts";
+
+/** When the core has nothing scheduled but the run is active, the alarm still fires this often (BC-45). */
+const IDLE_ALARM_MS = 5_000;
+/** Alarm back-off after a failing tick (the handler itself never throws). */
+const FAILED_TICK_ALARM_MS = 2_000;
+
+/** What `create` needs: a validated spec and every dataset's tasks, in order. */
+export interface CreateRunInput {
+  runId: string;
+  spec: RunSpec;
+  tasks: Record<string, Task[]>;
+  loadReports: RunMeta["loadReports"];
+}
+
+/** `GET /runs/:id`: the core's status view plus the run's identity and recent log lines. */
+export type RunView = ReturnType<typeof runStatus> & {
+  runId: string;
+  createdAtMs: number;
+  function: string;
+  swarms: { name: string; url: string }[];
+  datasets: RunMeta["loadReports"];
+  log: ReturnType<SchedulerStorage["logTail"]>;
+};
+
+/** The Durable Object of one run. RPC methods: control (`create`, `status`, `stop`, `report`) and the episode port. */
+export class RolloutScheduler extends DurableObject<Env> implements SchedulerPort {
+  #storage!: SchedulerStorage;
+  #state: SchedulerState | null = null;
+  #meta: RunMeta | null = null;
+  readonly #dispatcher: Dispatcher;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#dispatcher = new QueueDispatcher(env.EPISODES);
+    void ctx.blockConcurrencyWhile(async () => {
+      this.#storage = new SchedulerStorage(ctx.storage.sql);
+      this.#meta = this.#storage.meta();
+      this.#state = this.#storage.loadState();
+    });
+  }
+
+  // ---- control -------------------------------------------------------------------------------------------------
+
+  /** Creates the run (idempotent for the same runId) and starts it. @throws Error when the run already exists with another id */
+  async create(input: CreateRunInput): Promise<RunView> {
+    if (this.#meta) {
+      if (this.#meta.runId !== input.runId) throw new Error(`this object already holds run ${this.#meta.runId}`);
+      return this.status();
+    }
+    const counts = Object.fromEntries(Object.entries(input.tasks).map(([name, tasks]) => [name, tasks.length]));
+    const state = initialState(input.spec, counts);
+    const meta: RunMeta = { runId: input.runId, clientUuid: crypto.randomUUID(), spec: input.spec, createdAtMs: Date.now(), loadReports: input.loadReports };
+    this.ctx.storage.transactionSync(() => {
+      for (const [name, tasks] of Object.entries(input.tasks)) this.#storage.putTasks(name, tasks);
+      this.#storage.setMeta(meta);
+      this.#storage.persist({ run: state.run, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [] });
+    });
+    this.#meta = meta;
+    this.#state = state;
+    await this.#apply({ type: "runStarted" });
+    return this.status();
+  }
+
+  /** The run's status view. @throws Error when no run was created in this object */
+  status(): RunView {
+    const { state, meta } = this.#require();
+    return {
+      ...runStatus(state),
+      runId: meta.runId,
+      createdAtMs: meta.createdAtMs,
+      function: meta.spec.function,
+      swarms: meta.spec.swarms.map((s) => ({ name: s.name, url: s.url })),
+      datasets: meta.loadReports,
+      log: this.#storage.logTail(20),
+    };
+  }
+
+  /** Drains the run: no new dispatch; in-flight episodes finish or are aborted; nothing is left claimed. */
+  async stop(reason = "stop requested"): Promise<RunView> {
+    await this.#apply({ type: "stopRequested", reason });
+    return this.status();
+  }
+
+  /** The eval report (per task: the group's rewards, pass@k, mean) and the run summary. */
+  report(): { summary: ReturnType<typeof runSummary>; eval: EvalReport | null } {
+    const { state } = this.#require();
+    return { summary: this.#storage.summary() ?? runSummary(state), eval: state.run.config.episodeType === "eval" ? evalReport(state) : null };
+  }
+
+  // ---- episode port (called by queue consumers) ------------------------------------------------------------------
+
+  async episodeClaimed(report: Parameters<SchedulerPort["episodeClaimed"]>[0]): Promise<ClaimAck> {
+    const ack = await this.#apply({ type: "episodeClaimed", ...report });
+    return ack.status === "applied" ? { ...ack, secrets: this.#meta?.spec.secrets ?? {} } : ack;
+  }
+
+  async claimFailed(report: Parameters<SchedulerPort["claimFailed"]>[0]): Promise<EventAck> {
+    return this.#apply({ type: "claimFailed", ...report });
+  }
+
+  async episodeOutcomeRecorded(report: OutcomeReport): Promise<EventAck> {
+    const { outputs, ...event } = report;
+    const row = this.#state?.episodes[report.episodeKey];
+    if (outputs && row && row.attempt === report.attempt) {
+      const taskId = this.#storage.task(row.source, row.taskIndex).task_id;
+      this.#storage.putOutbox(report.episodeKey, report.attempt, taskId, outputs);
+    }
+    const ack = await this.#apply({ type: "episodeOutcomeRecorded", ...event });
+    if (ack.status === "stale" || ack.status === "unknown") this.#storage.deleteOutbox(report.episodeKey, report.attempt);
+    return ack;
+  }
+
+  async episodeReported(report: Parameters<SchedulerPort["episodeReported"]>[0]): Promise<EventAck> {
+    const ack = await this.#apply({ type: "episodeReported", ...report });
+    if (ack.status !== "stale") this.#storage.deleteOutbox(report.episodeKey, report.attempt);
+    return ack;
+  }
+
+  getTask(ref: { source: string; taskIndex: number }): Task {
+    return this.#storage.task(ref.source, ref.taskIndex);
+  }
+
+  // ---- alarm ---------------------------------------------------------------------------------------------------
+
+  /** One tick: leases, back-offs, polls (BC-45: catches everything and always re-arms). */
+  override async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    try {
+      if (this.#state) await this.#apply({ type: "tick" });
+    } catch (err) {
+      this.#log("error", "tick failed; retrying", { error: String(err), retryCount: info?.retryCount ?? 0 });
+      await this.ctx.storage.setAlarm(Date.now() + FAILED_TICK_ALARM_MS);
+    }
+  }
+
+  // ---- the loop --------------------------------------------------------------------------------------------------
+
+  #require(): { state: SchedulerState; meta: RunMeta } {
+    if (!this.#state || !this.#meta) throw new Error("no run in this object; create it with POST /runs");
+    return { state: this.#state, meta: this.#meta };
+  }
+
+  /** decide → persist → re-arm → execute. The synchronous part runs without awaiting, so no update is lost. */
+  async #apply(event: SchedulerEvent): Promise<EventAck> {
+    const { state: current } = this.#require();
+    const { state, commands, changes, ack } = decide(current, event, Date.now());
+    this.#storage.persist(changes);
+    this.#state = state;
+    await this.#arm();
+    await this.#execute(commands);
+    return ack;
+  }
+
+  async #arm(): Promise<void> {
+    const state = this.#state;
+    if (!state) return;
+    const wake = nextWakeAtMs(state);
+    const finished = state.run.phase === "finished";
+    if (wake !== null) await this.ctx.storage.setAlarm(Math.max(wake, Date.now()));
+    else if (finished) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Date.now() + IDLE_ALARM_MS);
+  }
+
+  async #execute(commands: readonly SchedulerCommand[]): Promise<void> {
+    for (const c of commands) {
+      try {
+        await this.#run(c);
+      } catch (err) {
+        this.#log("error", `command ${c.type} failed`, { error: String(err) });
+      }
+    }
+  }
+
+  async #run(c: SchedulerCommand): Promise<void> {
+    const { meta } = this.#require();
+    switch (c.type) {
+      case "log":
+        return this.#log(c.level, c.message, c.fields);
+      case "pollEngineStatus":
+        await Promise.all(
+          c.swarms.map(async (swarm) => {
+            const snap = await this.#client(swarm).getEngineStatusOrCannotConnect();
+            await this.#apply({ type: "engineStatusSeen", swarm, engineStatus: snap.status, globalStep: snap.globalStep });
+          }),
+        );
+        return;
+      case "dispatchEpisodes": {
+        const messages = c.episodes.map((d): EpisodeMessage => {
+          const task = this.#storage.task(d.source, d.taskIndex);
+          const inline = this.#storage.taskBytes(d.source, d.taskIndex) <= MAX_INLINE_TASK_BYTES;
+          return {
+            v: 1,
+            runId: meta.runId,
+            episodeKey: d.episodeKey,
+            attempt: d.attempt,
+            dispatchId: d.dispatchId,
+            clientUuid: meta.clientUuid,
+            functionName: meta.spec.function,
+            episodeType: d.episodeType,
+            swarms: meta.spec.swarms.map((s) => ({ name: s.name, url: s.url })),
+            discardEpisodeTimeoutSeconds: d.discardEpisodeTimeoutSeconds,
+            throttlePolicy: throttlePolicyFor(d, task.task_id),
+            taskId: task.task_id,
+            ...(inline ? { task } : {}),
+            taskRef: { source: d.source, taskIndex: d.taskIndex },
+            leaseDeadlineAtMs: d.leaseDeadlineAtMs,
+            model: "agentjet-policy",
+          };
+        });
+        try {
+          await this.#dispatcher.dispatch(messages);
+        } catch (err) {
+          await this.#apply({ type: "dispatchFailed", episodes: c.episodes.map((d) => ({ episodeKey: d.episodeKey, attempt: d.attempt, dispatchId: d.dispatchId })), reason: String(err) });
+        }
+        return;
+      }
+      case "abortEpisodes":
+        await Promise.all(c.episodes.map((e) => abortAll(e.claims.map((cl) => ({ ...cl, client: this.#client(cl.swarm) })))));
+        return;
+      case "resolveOutbox":
+        await Promise.all(c.episodes.map((e) => this.#resolve(e)));
+        return;
+      case "finishRun":
+        this.#storage.setSummary(c.summary);
+        this.#log("info", "run finished", { stopReason: c.summary.stopReason, episodesEnded: c.summary.totals.episodesEnded });
+        return;
+    }
+  }
+
+  /** Resends a recorded end whose outcome is unknown; "not found" then means delivered (BC-26). Never a second end. */
+  async #resolve(e: Extract<SchedulerCommand, { type: "resolveOutbox" }>["episodes"][number]): Promise<void> {
+    const box = this.#storage.outbox(e.episodeKey, e.attempt);
+    const claims = e.claims.map((cl) => ({ ...cl, client: this.#client(cl.swarm) }));
+    const sent = box ? await endAll(claims, box.taskId, box.outputs, true) : ({ kind: "sent", result: "rejected", cause: "outbox_missing" } as const);
+    if (sent.kind === "unresolved") return this.#log("warn", "outbox resend still unresolved; will retry", { episodeKey: e.episodeKey, reason: sent.reason });
+    await this.episodeReported({ episodeKey: e.episodeKey, attempt: e.attempt, result: sent.result, cause: sent.cause, reward: e.reward });
+  }
+
+  #client(swarm: string): SwarmClient {
+    const { meta } = this.#require();
+    const s = meta.spec.swarms.find((x) => x.name === swarm) ?? meta.spec.swarms[0]!;
+    return new SwarmClient({ baseURL: s.url, clientUuid: meta.clientUuid, logger: { info: () => {}, warn: (m) => this.#log("warn", m, {}), error: (m) => this.#log("error", m, {}) } });
+  }
+
+  #log(level: string, message: string, fields: Record<string, unknown>): void {
+    this.#storage.log({ atMs: Date.now(), level, message, fields });
+    const line = JSON.stringify({ level, run: this.#meta?.runId, message, ...fields });
+    if (level === "error") console.error(line);
+    else if (level === "warn") console.warn(line);
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * @module edge/routes/runs — the runs resource (issue 3 §4): `POST /runs` validates a run spec (errors name the
+ * field path), loads its datasets and creates the run's Durable Object; `GET /runs/:id` shows its status;
+ * `POST /runs/:id/stop` drains it; `GET /runs/:id/report` gives the summary and, for eval runs, the eval report.
+ */
+import { Hono } from "hono";
+import { z } from "zod";
+import { swarmsOf, DEFAULT_SWARM, type RolloutFunction } from "../../functions/contract.ts";
+import { parseRunSpec, type RunSpec } from "../../scheduler/index.ts";
+import { DatasetSpec, loadDataset, datasetNamespace, type LoadResult } from "../../tasks/index.ts";
+import type { Task } from "../../protocol/index.ts";
+import type { Env } from "../env.ts";
+import { ApiError, type Issue } from "../errors.ts";
+
+/** Dataset fields the scheduler owns; the rest is the reader's `DatasetSpec`. */
+const SCHEDULER_DATASET_KEYS = ["weight", "throttleRatio"];
+
+function checkFunction(spec: RunSpec, functions: Readonly<Record<string, RolloutFunction>>): Issue[] {
+  const fn = functions[spec.function];
+  if (!fn) return [{ path: "function", message: `no rollout function "${spec.function}"; known: ${Object.keys(functions).join(", ")} (add one with \`ajet-edge new NAME\`)` }];
+  const names = new Set(spec.swarms.map((s) => s.name));
+  const needed = swarmsOf(fn);
+  if (needed.length === 1 && needed[0] === DEFAULT_SWARM) return [];
+  const missing = needed.filter((s) => !names.has(s));
+  return missing.length ? [{ path: "swarms", message: `function "${fn.name}" needs swarms named ${needed.join(", ")}; missing ${missing.join(", ")}` }] : [];
+}
+
+async function loadDatasets(spec: RunSpec, raw: unknown[]): Promise<{ tasks: Record<string, Task[]>; reports: Record<string, { accepted: number; rejected: number; namespace: string }> }> {
+  const tasks: Record<string, Task[]> = {};
+  const reports: Record<string, { accepted: number; rejected: number; namespace: string }> = {};
+  const issues: Issue[] = [];
+  for (const [i, d] of spec.datasets.entries()) {
+    const fields = Object.fromEntries(Object.entries((raw[i] ?? {}) as Record<string, unknown>).filter(([k]) => !SCHEDULER_DATASET_KEYS.includes(k)));
+    if ("path" in fields) {
+      issues.push({ path: `datasets.${i}.path`, message: "a file path only works from the CLI (it inlines the file); give a url or inline tasks to the Worker" });
+      continue;
+    }
+    const parsed = DatasetSpec.safeParse(fields);
+    if (!parsed.success) {
+      for (const is of parsed.error.issues) issues.push({ path: `datasets.${i}.${is.path.join(".")}`.replace(/\.$/, ""), message: is.message });
+      continue;
+    }
+    let loaded: LoadResult;
+    try {
+      loaded = await loadDataset(parsed.data);
+    } catch (err) {
+      issues.push({ path: `datasets.${i}`, message: err instanceof Error ? err.message : String(err) });
+      continue;
+    }
+    if (loaded.tasks.length === 0) {
+      const why = loaded.report.rejected.slice(0, 3).map((r) => `line ${r.line}: ${r.reason}`).join("; ");
+      issues.push({ path: `datasets.${i}`, message: `dataset "${d.name}" has no usable task${why ? ` (${why})` : ""}` });
+      continue;
+    }
+    tasks[d.name] = loaded.tasks;
+    reports[d.name] = { accepted: loaded.report.accepted, rejected: loaded.report.rejected.length, namespace: datasetNamespace(parsed.data) };
+  }
+  if (issues.length) throw new ApiError(400, "invalid datasets", issues);
+  return { tasks, reports };
+}
+
+const RunIdParam = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/);
+
+function stubOf(env: Env, runId: string) {
+  if (!RunIdParam.safeParse(runId).success) throw new ApiError(400, "invalid run id", [{ path: "id", message: "a run id has letters, digits and _ . : - only" }]);
+  return env.SCHEDULER.get(env.SCHEDULER.idFromName(runId));
+}
+
+/** Maps "no run in this object" from the Durable Object to a 404. */
+async function orNotFound<T>(runId: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof Error && err.message.includes("no run in this object")) throw new ApiError(404, `no run ${runId}`, []);
+    throw err;
+  }
+}
+
+/** The runs routes, bound to a registry of rollout functions. */
+export function runsRoutes(functions: Readonly<Record<string, RolloutFunction>>) {
+  return new Hono<{ Bindings: Env }>()
+    .post("/", async (c) => {
+      const body: unknown = await c.req.json().catch(() => {
+        throw new ApiError(400, "the body must be JSON", [{ path: "(body)", message: "send a JSON run spec with content-type application/json" }]);
+      });
+      const parsed = parseRunSpec(body);
+      if (!parsed.success) throw new ApiError(400, "invalid run spec", parsed.issues);
+      const spec = parsed.data;
+      const fnIssues = checkFunction(spec, functions);
+      if (fnIssues.length) throw new ApiError(400, "invalid run spec", fnIssues);
+      const { tasks, reports } = await loadDatasets(spec, (body as { datasets: unknown[] }).datasets);
+      const runId = `run-${new Date().toISOString().replace(/[-:.TZ]/g, "").slice(0, 14)}-${crypto.randomUUID().slice(0, 8)}`;
+      const view = await stubOf(c.env, runId).create({ runId, spec, tasks, loadReports: reports });
+      return c.json(view, 201);
+    })
+    .get("/:id", async (c) => {
+      const id = c.req.param("id");
+      return c.json(await orNotFound(id, () => stubOf(c.env, id).status()));
+    })
+    .post("/:id/stop", async (c) => {
+      const id = c.req.param("id");
+      return c.json(await orNotFound(id, () => stubOf(c.env, id).stop()));
+    })
+    .get("/:id/report", async (c) => {
+      const id = c.req.param("id");
+      return c.json(await orNotFound(id, () => stubOf(c.env, id).report()));
+    });
+}

@@ -1,0 +1,137 @@
+/**
+ * @module edge/storage — the RolloutScheduler's SQLite tables and the mapping between rows and the core's state.
+ * One row per episode, per step, per eval task and per dataset task (BC-53: no growing value; a task of any size
+ * up to SQLite's 2 MB row limit round-trips); the run row is small. Survives eviction and restarts (BC-51).
+ */
+import type { Task, ValidWorkflowOutput } from "../protocol/index.ts";
+import { deserializeTask, serializeTask } from "../tasks/index.ts";
+import type { EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSpec, RunSummary, SchedulerState, StepRow } from "../scheduler/index.ts";
+import { stateFromRows } from "../scheduler/index.ts";
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS run (id INTEGER PRIMARY KEY CHECK (id = 1), row TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS episodes (episode_key TEXT PRIMARY KEY, row TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS steps (window_index INTEGER PRIMARY KEY, row TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS eval_tasks (group_key TEXT PRIMARY KEY, row TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS tasks (source TEXT NOT NULL, task_index INTEGER NOT NULL, task_id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (source, task_index))`,
+  `CREATE TABLE IF NOT EXISTS outbox (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, task_id TEXT NOT NULL, outputs TEXT NOT NULL, PRIMARY KEY (episode_key, attempt))`,
+  `CREATE TABLE IF NOT EXISTS log (id INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, level TEXT NOT NULL, message TEXT NOT NULL, fields TEXT NOT NULL)`,
+];
+
+/** Log lines kept per run (older ones are deleted). */
+export const MAX_LOG_LINES = 500;
+
+/** What the run was created with: the validated spec, the run's client uuid and ids (stored once). */
+export interface RunMeta {
+  runId: string;
+  clientUuid: string;
+  spec: RunSpec;
+  createdAtMs: number;
+  /** dataset name → accepted / rejected rows at load time */
+  loadReports: Record<string, { accepted: number; rejected: number; namespace: string }>;
+}
+
+/** A stored log line. */
+export interface LogLine {
+  atMs: number;
+  level: string;
+  message: string;
+  fields: Record<string, unknown>;
+}
+
+/** Typed access to the DO's SQLite storage. All methods are synchronous (SQLite in a DO is). */
+export class SchedulerStorage {
+  constructor(private readonly sql: SqlStorage) {
+    for (const stmt of SCHEMA) sql.exec(stmt);
+  }
+
+  /** The run's metadata, or null before `create`. */
+  meta(): RunMeta | null {
+    const row = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'run'`).toArray()[0];
+    return row ? (JSON.parse(row.value) as RunMeta) : null;
+  }
+
+  setMeta(meta: RunMeta): void {
+    this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('run', ?)`, JSON.stringify(meta));
+  }
+
+  /** The final summary, once the run finished. */
+  summary(): RunSummary | null {
+    const row = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'summary'`).toArray()[0];
+    return row ? (JSON.parse(row.value) as RunSummary) : null;
+  }
+
+  setSummary(summary: RunSummary): void {
+    this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('summary', ?)`, JSON.stringify(summary));
+  }
+
+  /** Rebuilds the core's state from its rows, or null before `create`. */
+  loadState(): SchedulerState | null {
+    const run = this.sql.exec<{ row: string }>(`SELECT row FROM run WHERE id = 1`).toArray()[0];
+    if (!run) return null;
+    const rows = <T>(table: string) => this.sql.exec<{ row: string }>(`SELECT row FROM ${table}`).toArray().map((r) => JSON.parse(r.row) as T);
+    return stateFromRows({
+      run: JSON.parse(run.row) as RunRow,
+      episodes: rows<EpisodeRow>("episodes"),
+      steps: rows<StepRow>("steps"),
+      evalTasks: rows<EvalTaskRow>("eval_tasks"),
+    });
+  }
+
+  /** Persists one `decide`'s row changes (upserts and deletes). */
+  persist(changes: RowChanges): void {
+    if (changes.run) this.sql.exec(`INSERT OR REPLACE INTO run (id, row) VALUES (1, ?)`, JSON.stringify(changes.run));
+    for (const e of changes.episodes) this.sql.exec(`INSERT OR REPLACE INTO episodes (episode_key, row) VALUES (?, ?)`, e.episodeKey, JSON.stringify(e));
+    for (const key of changes.deletedEpisodeKeys) this.sql.exec(`DELETE FROM episodes WHERE episode_key = ?`, key);
+    for (const s of changes.steps) this.sql.exec(`INSERT OR REPLACE INTO steps (window_index, row) VALUES (?, ?)`, s.windowIndex, JSON.stringify(s));
+    for (const t of changes.evalTasks) this.sql.exec(`INSERT OR REPLACE INTO eval_tasks (group_key, row) VALUES (?, ?)`, t.groupKey, JSON.stringify(t));
+  }
+
+  /** Stores one dataset's tasks in order (`task_index` = position). */
+  putTasks(source: string, tasks: readonly Task[]): void {
+    tasks.forEach((t, i) => this.sql.exec(`INSERT OR REPLACE INTO tasks (source, task_index, task_id, body) VALUES (?, ?, ?, ?)`, source, i, t.task_id, serializeTask(t)));
+  }
+
+  /** @throws Error naming the source and index when the task is missing */
+  task(source: string, taskIndex: number): Task {
+    const row = this.sql.exec<{ body: string }>(`SELECT body FROM tasks WHERE source = ? AND task_index = ?`, source, taskIndex).toArray()[0];
+    if (!row) throw new Error(`no task ${source}[${taskIndex}] in this run`);
+    return deserializeTask(row.body);
+  }
+
+  /** Serialised size of a stored task in bytes (to decide whether it fits in a queue message). */
+  taskBytes(source: string, taskIndex: number): number {
+    const row = this.sql.exec<{ n: number }>(`SELECT length(CAST(body AS BLOB)) AS n FROM tasks WHERE source = ? AND task_index = ?`, source, taskIndex).toArray()[0];
+    return row?.n ?? 0;
+  }
+
+  /** Outbox: the outputs an `end` outcome will send, kept until resolved (BC-26, BC-51). */
+  putOutbox(episodeKey: string, attempt: number, taskId: string, outputs: Record<string, ValidWorkflowOutput>): void {
+    this.sql.exec(`INSERT OR IGNORE INTO outbox (episode_key, attempt, task_id, outputs) VALUES (?, ?, ?, ?)`, episodeKey, attempt, taskId, JSON.stringify(outputs));
+  }
+
+  outbox(episodeKey: string, attempt: number): { taskId: string; outputs: Record<string, ValidWorkflowOutput> } | null {
+    const row = this.sql.exec<{ task_id: string; outputs: string }>(`SELECT task_id, outputs FROM outbox WHERE episode_key = ? AND attempt = ?`, episodeKey, attempt).toArray()[0];
+    return row ? { taskId: row.task_id, outputs: JSON.parse(row.outputs) as Record<string, ValidWorkflowOutput> } : null;
+  }
+
+  deleteOutbox(episodeKey: string, attempt: number): void {
+    this.sql.exec(`DELETE FROM outbox WHERE episode_key = ? AND attempt = ?`, episodeKey, attempt);
+  }
+
+  /** Appends a log line and trims the log to {@link MAX_LOG_LINES}. */
+  log(line: LogLine): void {
+    this.sql.exec(`INSERT INTO log (at_ms, level, message, fields) VALUES (?, ?, ?, ?)`, line.atMs, line.level, line.message, JSON.stringify(line.fields));
+    this.sql.exec(`DELETE FROM log WHERE id <= (SELECT max(id) FROM log) - ?`, MAX_LOG_LINES);
+  }
+
+  /** The newest `limit` log lines, oldest first. */
+  logTail(limit = 50): LogLine[] {
+    return this.sql
+      .exec<{ at_ms: number; level: string; message: string; fields: string }>(`SELECT at_ms, level, message, fields FROM log ORDER BY id DESC LIMIT ?`, limit)
+      .toArray()
+      .reverse()
+      .map((r) => ({ atMs: r.at_ms, level: r.level, message: r.message, fields: JSON.parse(r.fields) as Record<string, unknown> }));
+  }
+}

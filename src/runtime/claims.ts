@@ -1,0 +1,106 @@
+/**
+ * @module runtime/claims — claiming one logical episode on every swarm it needs, all or nothing, before a
+ * deadline (BC-33), with short jittered back-off on "No available episodes" and no waiting on other engine
+ * states: the scheduler gates on the engine status and re-dispatches on the edge back to ROLLING (BC-25).
+ */
+import { classifyClaimFailure, type SwarmThrottlePolicy } from "../protocol/index.ts";
+import { SwarmConfigError, SwarmInputError, type ClaimedEpisode, type SleepFn, type SwarmClient } from "../client/index.ts";
+import type { ClaimFailureCause } from "../scheduler/index.ts";
+
+/** A claim held on one swarm; `client` is the one to end or abort it with. */
+export interface HeldClaim {
+  swarm: string;
+  client: SwarmClient;
+  episode: ClaimedEpisode;
+}
+
+/** A swarm to claim on: `client` claims; `finalClient` (default `client`) ends or aborts (reserved budget, BC-49). */
+export interface ClaimTarget {
+  name: string;
+  client: SwarmClient;
+  finalClient?: SwarmClient;
+}
+
+/** Why claiming stopped without every claim held. */
+export interface ClaimFailure {
+  kind: ClaimFailureCause;
+  swarm: string;
+  engineStatus?: string;
+  detail: string;
+}
+
+/** Options of {@link claimAll}. */
+export interface ClaimAllOptions {
+  episodeType: "train" | "eval";
+  discardEpisodeTimeoutSeconds: number;
+  throttlePolicy: SwarmThrottlePolicy | null;
+  /** epoch ms after which no new claim attempt starts (BC-33: at most half the smallest discard timeout) */
+  deadlineAtMs: number;
+  now(): number;
+  sleep: SleepFn;
+  random(): number;
+  signal?: AbortSignal;
+  /** first back-off after "No available episodes" (ms); doubles up to `maxBackoffMs`; ±50 % jitter */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/**
+ * Claims on each swarm in order. If one swarm cannot be claimed before the deadline, the claims already held are
+ * aborted (quietly: abort never ends anything) and the failure is returned (BC-33).
+ */
+export async function claimAll(
+  swarms: readonly ClaimTarget[],
+  options: ClaimAllOptions,
+): Promise<{ held: HeldClaim[] } | { failure: ClaimFailure }> {
+  const held: HeldClaim[] = [];
+  for (const { name, client, finalClient } of swarms) {
+    const got = await claimOne(name, client, options);
+    if ("failure" in got) {
+      await Promise.allSettled(held.map((h) => h.client.abortEpisode(h.episode.episodeUuid, { quiet: true })));
+      const timedOut = got.failure.kind === "noEpisodes" || got.failure.kind === "other";
+      return held.length > 0 && timedOut ? { failure: { ...got.failure, kind: "deadline" } } : got;
+    }
+    held.push({ swarm: name, client: finalClient ?? client, episode: got.episode });
+  }
+  return { held };
+}
+
+async function claimOne(
+  swarm: string,
+  client: SwarmClient,
+  o: ClaimAllOptions,
+): Promise<{ episode: ClaimedEpisode } | { failure: ClaimFailure }> {
+  let delayMs = o.backoffMs ?? 500;
+  const maxDelayMs = o.maxBackoffMs ?? 4_000;
+  let lastDetail = "";
+  let lastKind: ClaimFailureCause = "other";
+  while (true) {
+    try {
+      const r = await client.claimEpisode({
+        episodeType: o.episodeType,
+        discardEpisodeTimeoutSeconds: o.discardEpisodeTimeoutSeconds,
+        throttlePolicy: o.throttlePolicy,
+        signal: o.signal,
+      });
+      if (r.kind === "claimed") return { episode: r };
+      if (r.kind === "notReady") {
+        const kind = classifyClaimFailure(r.failCause);
+        return { failure: { kind: kind === "noEpisodes" ? "notReady" : kind, swarm, engineStatus: r.status, detail: r.failCause } };
+      }
+      if (r.kind === "rejected") return { failure: { kind: "other", swarm, detail: r.failCause } };
+      lastDetail = r.failCause;
+      lastKind = "noEpisodes";
+    } catch (err) {
+      if (o.signal?.aborted) throw err;
+      // A 422 or a refused option is a configuration error: never retried (BC-36).
+      if (err instanceof SwarmConfigError || err instanceof SwarmInputError) return { failure: { kind: "other", swarm, detail: err.message } };
+      lastDetail = err instanceof Error ? err.message : String(err);
+      lastKind = "other";
+    }
+    const wait = Math.min(delayMs, maxDelayMs) * (0.5 + o.random());
+    if (o.now() + wait > o.deadlineAtMs) return { failure: { kind: lastKind, swarm, detail: lastDetail } };
+    await o.sleep(wait, o.signal);
+    delayMs *= 2;
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * @module runtime/episode-runner — one queue message = one episode (issue 3 §3; docs/design/episode-lifecycle.md):
+ * claim on every swarm → report the claim → run the rollout function → decide → record the outcome (outbox) →
+ * exactly one of end or abort per claimed episode (BC-34) → report. Platform-free: the queue consumer in
+ * `src/edge` and the Node tests drive it with their own fetch, clock and scheduler port.
+ */
+import { SwarmClient, type SleepFn, type SwarmLogger } from "../client/index.ts";
+import type { RolloutFunction, RolloutLogger } from "../functions/contract.ts";
+import { DEFAULT_SWARM, swarmsOf } from "../functions/contract.ts";
+import type { Task } from "../protocol/index.ts";
+import type { EpisodeOutcome, EpisodeReportResult, EventAck } from "../scheduler/index.ts";
+import { claimAll, type HeldClaim } from "./claims.ts";
+import { guardFetch, type ConnectionLimiter, type FetchLike, type SubrequestBudget } from "./limits.ts";
+import type { ClaimAck, EpisodeMessage, SchedulerPort } from "./messages.ts";
+import { decideOutcome, type OutcomeDecision } from "./outcome.ts";
+import { createRolloutContext } from "./rollout-context.ts";
+import { sendServerAction } from "./server-action.ts";
+
+/** The reference client's local lifetime factor: abort instead of end past 8 × discard timeout (spec §5.5, BC-24). */
+export const LIFETIME_FACTOR = 8;
+
+/** Everything one episode needs from its invocation. */
+export interface EpisodeRunnerDeps {
+  port: SchedulerPort;
+  functions: Readonly<Record<string, RolloutFunction>>;
+  /** the platform fetch; every swarm and LLM call goes through it, guarded by `limiter` and `budget` */
+  fetch: FetchLike;
+  /** the invocation's connection limiter, shared by all its episodes (BC-48) */
+  limiter: ConnectionLimiter;
+  /** the invocation's subrequest budget; each episode reserves its end/abort and reports up front (BC-49) */
+  budget?: SubrequestBudget;
+  now(): number;
+  sleep: SleepFn;
+  random(): number;
+  log: RolloutLogger;
+  secrets: Readonly<Record<string, string>>;
+  /** epoch ms by which this invocation must be done (queue consumer wall limit); the function is stopped before */
+  invocationDeadlineAtMs?: number;
+  /** longest time spent claiming (ms); default 20 s, and never more than half the discard timeout (BC-33) */
+  claimBudgetMs?: number;
+  /** time kept for recording, ending and reporting after the function is stopped (ms); default 20 s */
+  reportReserveMs?: number;
+}
+
+/** How the episode ended, from the invocation's point of view (the queue consumer acks or retries on it). */
+export type EpisodeRunResult =
+  | { kind: "reported"; result: EpisodeReportResult; outcome: EpisodeOutcome }
+  | { kind: "claimFailed"; cause: string }
+  | { kind: "stale"; reason: string }
+  | { kind: "skipped"; reason: string }
+  /** the end/abort or its report did not get through: the scheduler's outbox resolves it (BC-26, BC-51) */
+  | { kind: "unresolved"; reason: string }
+  /** the scheduler could not be reached before anything was sent: retry the message */
+  | { kind: "retry"; reason: string };
+
+const isGo = (ack: EventAck) => ack.status === "applied";
+
+function loggerFor(log: RolloutLogger): SwarmLogger {
+  return { debug: log.debug, info: log.info, warn: log.warn, error: log.error };
+}
+
+/** Runs one episode. Never throws for episode-level failures: they become outcomes and reports. */
+export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): Promise<EpisodeRunResult> {
+  const log = deps.log;
+  if (deps.now() > msg.leaseDeadlineAtMs) return { kind: "skipped", reason: "the dispatch lease expired before delivery" };
+  const fn = deps.functions[msg.functionName];
+  if (!fn) return { kind: "skipped", reason: `no rollout function '${msg.functionName}' in functions/index.ts` };
+  const swarmNames = swarmsOf(fn);
+  const swarmUrls = new Map(msg.swarms.map((s) => [s.name, s.url]));
+  // A single-swarm function asks for "default"; a one-server run may name its server anything.
+  if (swarmNames.length === 1 && swarmNames[0] === DEFAULT_SWARM && !swarmUrls.has(DEFAULT_SWARM) && msg.swarms[0]) {
+    swarmUrls.set(DEFAULT_SWARM, msg.swarms[0].url);
+  }
+  const missing = swarmNames.filter((s) => !swarmUrls.has(s));
+  if (missing.length) return { kind: "skipped", reason: `the run names no swarm ${missing.join(", ")} that '${fn.name}' needs` };
+
+  const reservation = deps.budget?.reserve(swarmNames.length * 3 + 4, "episode end/abort and reports");
+  /** a Durable Object RPC: counts as a subrequest, paid from the reservation */
+  const rpc = <T>(call: () => Promise<T>): Promise<T> => {
+    reservation?.take();
+    return call();
+  };
+  // Ordinary calls (claims, LLM) spend the shared budget; the end/abort and reports spend this episode's reservation.
+  const fetch = guardFetch(deps.fetch, deps.limiter, deps.budget);
+  const finalFetch = guardFetch(deps.fetch, deps.limiter, reservation ?? deps.budget);
+  try {
+    const clients = swarmNames.map((name) => {
+      const options = { baseURL: swarmUrls.get(name)!, clientUuid: msg.clientUuid, fetch, logger: loggerFor(log) };
+      return { name, client: new SwarmClient(options), finalClient: new SwarmClient({ ...options, fetch: finalFetch }) };
+    });
+    const task: Task = msg.task ?? (await rpc(async () => deps.port.getTask(msg.taskRef)));
+
+    // 1. claim, all or nothing (BC-33)
+    const claimBudgetMs = Math.min(deps.claimBudgetMs ?? 20_000, (msg.discardEpisodeTimeoutSeconds * 1000) / 2);
+    const claimed = await claimAll(clients.map((c) => ({ name: c.name, client: c.client, finalClient: c.finalClient })), {
+      episodeType: msg.episodeType,
+      discardEpisodeTimeoutSeconds: msg.discardEpisodeTimeoutSeconds,
+      throttlePolicy: msg.throttlePolicy,
+      deadlineAtMs: Math.min(deps.now() + claimBudgetMs, msg.leaseDeadlineAtMs),
+      now: deps.now,
+      sleep: deps.sleep,
+      random: deps.random,
+    });
+    if ("failure" in claimed) {
+      const f = claimed.failure;
+      await rpc(() => deps.port.claimFailed({ episodeKey: msg.episodeKey, attempt: msg.attempt, dispatchId: msg.dispatchId, kind: f.kind, swarm: f.swarm, engineStatus: f.engineStatus, detail: f.detail })).catch((err) =>
+        log.warn("claimFailed report failed; the dispatch lease will requeue", { error: String(err) }),
+      );
+      return { kind: "claimFailed", cause: f.kind };
+    }
+    const held = claimed.held;
+    const claimedAtMs = deps.now();
+    const claims = await Promise.all(held.map(async (h) => ({ swarm: h.swarm, episodeUuid: h.episode.episodeUuid, globalStep: await globalStepOf(clients, h) })));
+    const abortHeld = () => Promise.allSettled(held.map((h) => h.client.abortEpisode(h.episode.episodeUuid, { quiet: true })));
+
+    // 2. report the claim; anything but "applied" means another delivery owns this attempt or it is closed
+    let ack: ClaimAck;
+    try {
+      ack = await rpc(() => deps.port.episodeClaimed({ episodeKey: msg.episodeKey, attempt: msg.attempt, dispatchId: msg.dispatchId, claims }));
+    } catch (err) {
+      await abortHeld();
+      return { kind: "retry", reason: `episodeClaimed failed: ${String(err)}` };
+    }
+    if (!isGo(ack)) {
+      await abortHeld();
+      return { kind: "stale", reason: ack.status === "duplicate" ? "duplicate delivery" : ack.reason };
+    }
+
+    // 3. run the function, stopped at the local lifetime (BC-24) or before the invocation's wall limit
+    const decision = await runFunction(fn, task, msg, { ...deps, secrets: { ...deps.secrets, ...ack.secrets } }, held, claimedAtMs);
+    if (decision.error) log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
+
+    // 4. commit point: record the outcome (outbox) before sending anything (BC-26)
+    let recorded: EventAck;
+    try {
+      recorded = await rpc(() => deps.port.episodeOutcomeRecorded({ episodeKey: msg.episodeKey, attempt: msg.attempt, outcome: decision.outcome, outputs: decision.outputs }));
+    } catch (err) {
+      await abortHeld();
+      return { kind: "retry", reason: `episodeOutcomeRecorded failed: ${String(err)}` };
+    }
+    if (recorded.status === "stale" || recorded.status === "unknown") {
+      if (decision.action !== "none") await abortHeld();
+      return { kind: "stale", reason: recorded.reason };
+    }
+
+    // 5. exactly one of end or abort per claim (BC-34), then report
+    const sent = await sendServerAction(decision, held, task.task_id);
+    if (sent.kind === "unresolved") return sent;
+    try {
+      await rpc(() => deps.port.episodeReported({ episodeKey: msg.episodeKey, attempt: msg.attempt, result: sent.result, cause: sent.cause }));
+    } catch (err) {
+      return { kind: "unresolved", reason: `episodeReported failed: ${String(err)}` };
+    }
+    return { kind: "reported", result: sent.result, outcome: decision.outcome };
+  } finally {
+    reservation?.release();
+  }
+}
+
+/** The swarm's global step right after the claim (design note: it attributes the episode to a training step). */
+async function globalStepOf(clients: ReadonlyArray<{ name: string; client: SwarmClient }>, h: HeldClaim): Promise<number | null> {
+  try {
+    const client = clients.find((c) => c.name === h.swarm)?.client ?? h.client;
+    return (await client.getEngineStatus()).globalStep;
+  } catch {
+    return null;
+  }
+}
+
+async function runFunction(
+  fn: RolloutFunction,
+  task: Task,
+  msg: EpisodeMessage,
+  deps: EpisodeRunnerDeps,
+  held: HeldClaim[],
+  claimedAtMs: number,
+): Promise<OutcomeDecision> {
+  const lifetimeEndsAtMs = claimedAtMs + LIFETIME_FACTOR * msg.discardEpisodeTimeoutSeconds * 1000;
+  const stopAtMs = Math.min(lifetimeEndsAtMs, (deps.invocationDeadlineAtMs ?? Infinity) - (deps.reportReserveMs ?? 20_000));
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error("episode time limit reached")), Math.max(0, stopAtMs - deps.now()));
+  const primary = held[0]!;
+  const { ctx, activity } = createRolloutContext(
+    {
+      fetch: deps.fetch,
+      episodes: Object.fromEntries(held.map((h) => [h.swarm, { swarm: h.swarm, episodeUuid: h.episode.episodeUuid, baseUrl: h.episode.baseUrl, apiKey: h.episode.apiKey }])),
+      episodeType: msg.episodeType,
+      signal: controller.signal,
+      canContinue: () => primary.client.canContinueEpisode(primary.episode.episodeUuid).catch(() => false),
+      log: deps.log,
+      secrets: { ...deps.secrets },
+      model: msg.model,
+      now: deps.now,
+    },
+    claimedAtMs,
+  );
+  let result: unknown;
+  let error: unknown;
+  let threw = false;
+  try {
+    result = await fn.run(task, ctx);
+  } catch (err) {
+    threw = true;
+    error = err;
+  } finally {
+    clearTimeout(timer);
+  }
+  const nowMs = deps.now();
+  return decideOutcome({
+    result,
+    error,
+    threw,
+    swarms: held.map((h) => h.swarm),
+    activity,
+    episodeType: msg.episodeType,
+    discardEpisodeTimeoutSeconds: msg.discardEpisodeTimeoutSeconds,
+    lifetimeExceeded: nowMs > lifetimeEndsAtMs,
+    nowMs,
+  });
+}
+
+function outcomeCause(o: EpisodeOutcome): string {
+  return o.kind === "abort" ? o.cause : o.kind;
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}

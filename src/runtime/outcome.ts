@@ -1,0 +1,112 @@
+/**
+ * @module runtime/outcome — turns what a rollout function did into the episode's outcome and the one server
+ * action it leads to (docs/design/episode-lifecycle.md step 3). Pure.
+ *
+ * | what happened | outcome | server action |
+ * |---|---|---|
+ * | threw `EpisodeAbortError(reason)` (also inside the SDK's `cause`) | abort `reason` | abort |
+ * | threw a `SubrequestBudgetExceededError` | abort `subrequest_budget` (BC-49) | abort |
+ * | threw anything else | abort `function_error` | abort |
+ * | the result is not one finite reward per swarm | abort `invalid_reward` (BC-22) | abort |
+ * | no successful LLM call on some swarm | abort `no_llm_call` (BC-29) | abort |
+ * | past the local lifetime (8 × discard timeout) | abort `lifetime_exceeded` (BC-24) | abort |
+ * | idle longer than the discard timeout on some swarm | abort `expired` (BC-23) | none: the server's janitor reverts it, and the episode may already be someone else's |
+ * | eval episode | score | abort (spec §5.8) |
+ * | otherwise | end | end |
+ */
+import { assertValidWorkflowOutput, type ValidWorkflowOutput } from "../protocol/index.ts";
+import { findEpisodeAbortError } from "../functions/llm-guards.ts";
+import type { EpisodeOutcome } from "../scheduler/index.ts";
+import { SubrequestBudgetExceededError } from "./limits.ts";
+import { isIdleExpired, type LlmActivity } from "./rollout-context.ts";
+
+/** What the runtime does on the server after recording the outcome. */
+export type ServerAction = "end" | "abort" | "none";
+
+/** The outcome to record (outbox) and the action to take, plus the validated outputs for `end`/`score`. */
+export interface OutcomeDecision {
+  outcome: EpisodeOutcome;
+  action: ServerAction;
+  /** per swarm name; present for `end` and `score` */
+  outputs?: Record<string, ValidWorkflowOutput>;
+  /** the error behind an abort, for the log */
+  error?: unknown;
+}
+
+/** Inputs of {@link decideOutcome}. */
+export interface OutcomeInput {
+  /** the function's return value, when it returned */
+  result?: unknown;
+  /** what it threw, when it threw */
+  error?: unknown;
+  threw: boolean;
+  /** the swarms claimed, in the function's order (the first one's reward is the episode's reward) */
+  swarms: readonly string[];
+  activity: Readonly<Record<string, LlmActivity>>;
+  episodeType: "train" | "eval";
+  discardEpisodeTimeoutSeconds: number;
+  /** true when the local lifetime (BC-24) passed before the function returned */
+  lifetimeExceeded: boolean;
+  nowMs: number;
+}
+
+function abort(cause: string, error?: unknown, action: ServerAction = "abort"): OutcomeDecision {
+  return { outcome: { kind: "abort", cause }, action, error };
+}
+
+/**
+ * Splits a function's result into one output per swarm: a single-swarm function returns one output (an object
+ * with `reward`), a multi-swarm function one output per swarm name (issue 4 §1).
+ * @throws Error naming the missing swarm or the bad shape
+ */
+export function outputsPerSwarm(result: unknown, swarms: readonly string[]): Record<string, unknown> {
+  if (typeof result !== "object" || result === null) throw new Error("the function must return a WorkflowOutput object");
+  const [first] = swarms;
+  if (swarms.length === 1 && first !== undefined && "reward" in result) return { [first]: result };
+  const out: Record<string, unknown> = {};
+  for (const s of swarms) {
+    const o = (result as Record<string, unknown>)[s];
+    if (o === undefined) throw new Error(`the function returned no output for swarm '${s}' (return one WorkflowOutput per swarm)`);
+    out[s] = o;
+  }
+  return out;
+}
+
+/** Decides the outcome of one episode; see the module table. */
+export function decideOutcome(input: OutcomeInput): OutcomeDecision {
+  if (input.threw) {
+    const reason = findEpisodeAbortError(input.error)?.reason;
+    if (reason) return abort(reason, input.error);
+    if (findCause(input.error, SubrequestBudgetExceededError)) return abort("subrequest_budget", input.error);
+    return abort("function_error", input.error);
+  }
+  let outputs: Record<string, ValidWorkflowOutput>;
+  try {
+    outputs = Object.fromEntries(
+      Object.entries(outputsPerSwarm(input.result, input.swarms)).map(([s, o]) => [s, assertValidWorkflowOutput(o)]),
+    );
+  } catch (err) {
+    return abort("invalid_reward", err);
+  }
+  for (const s of input.swarms) {
+    const act = input.activity[s];
+    if (!act || act.successfulCalls === 0) return abort("no_llm_call");
+  }
+  if (input.lifetimeExceeded) return abort("lifetime_exceeded");
+  for (const s of input.swarms) {
+    const act = input.activity[s];
+    if (act && isIdleExpired(act, input.discardEpisodeTimeoutSeconds, input.nowMs)) return abort("expired", undefined, "none");
+  }
+  const primary = input.swarms[0];
+  const reward = primary !== undefined ? (outputs[primary]?.reward ?? 0) : 0;
+  if (input.episodeType === "eval") return { outcome: { kind: "score", reward }, action: "abort", outputs };
+  return { outcome: { kind: "end", reward }, action: "end", outputs };
+}
+
+function findCause(err: unknown, type: abstract new (...args: never[]) => Error): boolean {
+  for (let e: unknown = err, depth = 0; e != null && depth < 8; depth++) {
+    if (e instanceof type) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -1,0 +1,117 @@
+/**
+ * @module runtime/rollout-context — builds the {@link RolloutContext} a rollout function runs with (issue 4 §1):
+ * one OpenAI client per claimed swarm episode (`maxRetries: 0`, BC-42) whose fetch is guarded (6 connections,
+ * subrequest budget: BC-48/BC-49), checked (BC-38/BC-40/BC-43) and watched (LLM call count and last activity per
+ * swarm, for BC-23 and BC-29).
+ */
+import OpenAI from "openai";
+import { SWARM_LLM_TIMEOUT_MS } from "../functions/chat.ts";
+import type { EpisodeEndpoint, RolloutContext, RolloutLogger } from "../functions/contract.ts";
+import { withChatCompletionGuards } from "../functions/llm-guards.ts";
+import type { FetchLike } from "./limits.ts";
+
+/** LLM activity of one swarm episode, as the server's idle janitor sees it (spec §5.4). */
+export interface LlmActivity {
+  /** requests sent to the episode endpoint */
+  calls: number;
+  /** requests answered with HTTP 2xx (the engine keeps a timeline only for these, BC-29) */
+  successfulCalls: number;
+  /** epoch ms of the last request start or response end; the claim counts as activity (spec §5.4) */
+  lastActivityAtMs: number;
+  /** requests in flight (the proxy refreshes activity while a generation is pending) */
+  inFlight: number;
+}
+
+/** What {@link createRolloutContext} needs. */
+export interface RolloutContextDeps {
+  /** the invocation's guarded fetch (limiter + budget) */
+  fetch: FetchLike;
+  /** claimed episodes by swarm name, in the function's order */
+  episodes: Record<string, EpisodeEndpoint>;
+  episodeType: "train" | "eval";
+  signal: AbortSignal;
+  canContinue(): Promise<boolean>;
+  log: RolloutLogger;
+  secrets: Record<string, string>;
+  model: string;
+  /** epoch ms clock */
+  now(): number;
+  /** per-call LLM timeout (ms); default 330 s, a little above the proxy's ~300 s give-up (BC-42) */
+  llmTimeoutMs?: number;
+}
+
+/** A context plus the activity the runtime reads after the function returns. */
+export interface BuiltRolloutContext {
+  ctx: RolloutContext;
+  activity: Record<string, LlmActivity>;
+}
+
+/** Wraps `fetch` so requests and responses of one swarm episode update its {@link LlmActivity}. */
+function watchActivity(inner: FetchLike, activity: LlmActivity, now: () => number): FetchLike {
+  return async (input, init) => {
+    activity.calls++;
+    activity.inFlight++;
+    activity.lastActivityAtMs = now();
+    try {
+      const res = await inner(input, init);
+      if (res.ok) activity.successfulCalls++;
+      return res;
+    } finally {
+      activity.inFlight--;
+      activity.lastActivityAtMs = now();
+    }
+  };
+}
+
+/** Aborts each request when the episode's signal fires, on top of the SDK's own per-call signal. */
+function followSignal(inner: FetchLike, episodeSignal: AbortSignal): FetchLike {
+  return (input, init) => {
+    const signal = init?.signal ? AbortSignal.any([init.signal, episodeSignal]) : episodeSignal;
+    return inner(input, { ...init, signal });
+  };
+}
+
+/**
+ * Builds the function's context. Every OpenAI client talks only through `deps.fetch` (so the platform guards
+ * hold) and never retries (a retried call is a new, duplicated training turn, BC-42).
+ * @param claimedAtMs epoch ms of the claim: the server counts the claim as activity (spec §5.4)
+ */
+export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: number): BuiltRolloutContext {
+  const activity: Record<string, LlmActivity> = {};
+  const openai: Record<string, OpenAI> = {};
+  for (const [swarm, ep] of Object.entries(deps.episodes)) {
+    const act: LlmActivity = { calls: 0, successfulCalls: 0, lastActivityAtMs: claimedAtMs, inFlight: 0 };
+    activity[swarm] = act;
+    const fetch = withChatCompletionGuards(followSignal(watchActivity(deps.fetch, act, deps.now), deps.signal));
+    openai[swarm] = new OpenAI({
+      baseURL: ep.baseUrl,
+      apiKey: ep.apiKey,
+      maxRetries: 0,
+      timeout: deps.llmTimeoutMs ?? SWARM_LLM_TIMEOUT_MS,
+      fetch: fetch as unknown as typeof globalThis.fetch,
+    });
+  }
+  const first = Object.values(openai)[0];
+  if (!first) throw new Error("createRolloutContext: no claimed episode");
+  const ctx: RolloutContext = {
+    openai,
+    llm: first,
+    episodes: deps.episodes,
+    episodeType: deps.episodeType,
+    signal: deps.signal,
+    canContinue: deps.canContinue,
+    log: deps.log,
+    secrets: deps.secrets,
+    model: deps.model,
+  };
+  return { ctx, activity };
+}
+
+/**
+ * True when the server's idle janitor may already have reverted this episode (BC-23): no request in flight and
+ * more than `discardEpisodeTimeoutSeconds` since the last activity. The janitor runs every 10 s, so the revert
+ * happens somewhere in (timeout, timeout + 10 s]; past the timeout the end is no longer safe to count on.
+ */
+export function isIdleExpired(act: LlmActivity, discardEpisodeTimeoutSeconds: number, nowMs: number): boolean {
+  return act.inFlight === 0 && nowMs - act.lastActivityAtMs > discardEpisodeTimeoutSeconds * 1000;
+}
