@@ -4,6 +4,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import { SampleCollectionMethod } from "../protocol/index.ts";
+import { pyTypeName } from "./python/codecs.ts";
 
 /** The training settings the simulated engine needs. */
 export interface TrainConfig {
@@ -44,7 +45,7 @@ const posInt = (v: unknown, dflt: number) => (typeof v === "number" && Number.is
  */
 export function parseTrainConfig(yamlText: string): TrainConfig {
   const root: unknown = parseYaml(yamlText);
-  if (!isObj(root)) throw new Error(`'${root === null ? "NoneType" : typeof root}' object has no attribute 'get'`);
+  if (!isObj(root)) throw new Error(`'${pyTypeName(root)}' object has no attribute 'get'`);
   const ajet = at(root, ["ajet"]);
   const method = at(ajet, ["swarm_mode_sample_collection_method"]);
   const methodRaw = typeof method === "string" ? method : "rollout_until_finish_enough_tasks";
