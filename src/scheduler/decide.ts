@@ -9,7 +9,7 @@ import { Draft } from "./draft.ts";
 import type { DispatchFailed, EngineStatusSeen, EventAck, SchedulerEvent } from "./events.ts";
 import { hasMovedPast, isGateOpen, isOffline, observeEngine } from "./engine-gate.ts";
 import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecorded, onReported, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
-import { dispatchReady, freeSlots, readyQueue, releaseBackoffs } from "./dispatch.ts";
+import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
 import { openEvalGroups, openWindow, resolveGroupIfDone } from "./task-groups.ts";
 import { isInFlight, type SchedulerState } from "./state.ts";
@@ -70,7 +70,8 @@ function onEngineStatus(d: Draft, e: EngineStatusSeen): EventAck {
   d.run.engines[i] = next;
   if (enteredRolling) releaseBackoffs(d, true); // BC-25: resume on the edge, not after a fixed sleep
   const step = i === 0 && d.run.currentWindow !== null ? d.steps[String(d.run.currentWindow)] : undefined;
-  if (step && step.closedAtMs === null && hasMovedPast(next, { globalStep: step.globalStep, rollingEdges: step.openedAtRollingEdges })) {
+  const mark = step && { globalStep: step.globalStep, rollingEdges: step.openedAtRollingEdges, restarts: step.openedAtRestarts };
+  if (step && mark && step.closedAtMs === null && hasMovedPast(next, mark)) {
     d.patchStep(step.windowIndex, { closedAtMs: d.nowMs });
   }
   return APPLIED;
@@ -123,7 +124,9 @@ function openWork(d: Draft): void {
   const { run } = d;
   if (run.dataExhausted) return;
   if (run.config.episodeType === "eval") {
-    const missing = freeSlots(d) - readyQueue(d).length;
+    // count every queued row (back-offs too), so claim failures never make the eval run open groups without bound
+    const queued = Object.values(d.episodes).filter((r) => r.status === "queued").length;
+    const missing = freeSlots(d) - queued;
     if (missing > 0) openEvalGroups(d, Math.ceil(missing / run.config.numRepeat));
     return;
   }

@@ -16,17 +16,22 @@ export interface EngineView {
   seenAtMs: number | null;
   /** how many times the status entered `ENGINE.ROLLING` from another status (the edges, counted from 0) */
   rollingEdges: number;
+  /** how many times the status entered OFFLINE or BOOTING from another seen status (engine stops and restarts) */
+  restarts: number;
 }
 
-/** A window's position on the engine's timeline: the global step and the ROLLING edge count when it opened. */
+/** A window's position on the engine's timeline: the global step, ROLLING edges and restarts when it opened. */
 export interface StepMark {
   globalStep: number | null;
   rollingEdges: number;
+  restarts: number;
 }
+
+const DOWN = new Set<string>([ENGINE.OFFLINE, ENGINE.BOOTING]);
 
 /** A swarm nobody has polled yet: status `unknown`, so the gate is closed. */
 export function initialEngineView(swarm: string): EngineView {
-  return { swarm, engineStatus: "unknown", globalStep: null, seenAtMs: null, rollingEdges: 0 };
+  return { swarm, engineStatus: "unknown", globalStep: null, seenAtMs: null, rollingEdges: 0, restarts: 0 };
 }
 
 /**
@@ -41,6 +46,7 @@ export function observeEngine(
   nowMs: number,
 ): { view: EngineView; enteredRolling: boolean } {
   const enteredRolling = engineStatus === ENGINE.ROLLING && view.engineStatus !== ENGINE.ROLLING;
+  const restarted = DOWN.has(engineStatus) && !DOWN.has(view.engineStatus) && view.seenAtMs !== null;
   return {
     view: {
       swarm: view.swarm,
@@ -48,6 +54,7 @@ export function observeEngine(
       globalStep: globalStep === undefined ? view.globalStep : globalStep,
       seenAtMs: nowMs,
       rollingEdges: view.rollingEdges + (enteredRolling ? 1 : 0),
+      restarts: view.restarts + (restarted ? 1 : 0),
     },
     enteredRolling,
   };
@@ -63,14 +70,17 @@ export function isGateOpen(engines: readonly EngineView[]): boolean {
 
 /** The mark of a view now, stored when a window opens. */
 export function stepMarkOf(view: EngineView): StepMark {
-  return { globalStep: view.globalStep, rollingEdges: view.rollingEdges };
+  return { globalStep: view.globalStep, rollingEdges: view.rollingEdges, restarts: view.restarts };
 }
 
 /**
  * True once the engine has moved past the step of `mark`: a higher `global_step` than the mark's (the trainer
- * consumed that batch, spec §4.2 step 6), or, when either step is unknown, a later edge into ROLLING.
+ * consumed that batch, spec §4.2 step 6); or ROLLING again after a restart (OFFLINE/BOOTING wipes every episode
+ * record, spec §4.3, so that batch is gone and waiting for it would stall the run, BC-28); or, when either step is
+ * unknown, a later edge into ROLLING.
  */
 export function hasMovedPast(view: EngineView, mark: StepMark): boolean {
+  if (view.restarts > mark.restarts && view.engineStatus === ENGINE.ROLLING) return true;
   if (view.globalStep !== null && mark.globalStep !== null) return view.globalStep > mark.globalStep;
   return view.rollingEdges > mark.rollingEdges && view.engineStatus === ENGINE.ROLLING;
 }

@@ -97,6 +97,8 @@ export interface StepRow {
   globalStep: number | null;
   /** the first swarm's ROLLING edge count when the window opened (step fallback when global_step is null) */
   openedAtRollingEdges: number;
+  /** the first swarm's restart count when the window opened (a restart wipes the server's batch) */
+  openedAtRestarts: number;
   /** the data ran out while filling it: fewer than batchSize groups, so the server's batch cannot fill */
   partial: boolean;
   /** groups the mix assigned (batchSize unless partial) */

@@ -68,9 +68,9 @@ export function openWindow(d: Draft): number {
   markTrainExhaustion(d);
   if (opened === 0) return 0;
   const first = d.run.engines[0];
-  const mark = first ? stepMarkOf(first) : { globalStep: null, rollingEdges: 0 };
+  const mark = first ? stepMarkOf(first) : { globalStep: null, rollingEdges: 0, restarts: 0 };
   d.putStep({
-    windowIndex, globalStep: mark.globalStep, openedAtRollingEdges: mark.rollingEdges,
+    windowIndex, globalStep: mark.globalStep, openedAtRollingEdges: mark.rollingEdges, openedAtRestarts: mark.restarts,
     partial: opened < config.batchSize, plannedGroups: opened, groupsOpened: opened, replacementGroups: 0,
     groupsCompleted: 0, groupsDropped: 0, groupsAbandoned: 0, droppedGroupKeys: [], sourceGroups,
     episodesEnded: 0, rewardSum: 0, episodesOffStep: 0, openedAtMs: d.nowMs, firstDispatchAtMs: null,

@@ -173,6 +173,27 @@ describe("stop conditions", () => {
   });
 });
 
+describe("engine restarts", () => {
+  it("BC-28 a restart mid-window wipes the server's batch: the window is served to the end, then the next opens", () => {
+    const h = new Harness(specInput({ batchSize: 2, numRepeat: 1 }));
+    h.start();
+    h.rolling(3);
+    const [a, b] = h.takeDispatches();
+    h.finishEpisode(a!, 1, 3);
+    h.claim(b!, 3);
+    h.engine("ENGINE.OFFLINE", 0);
+    h.outcome(b!, { kind: "abort", cause: "infra_error" }); // LLM 404 after the wipe: aborted locally, re-queued
+    h.report(b!, "aborted");
+    h.engine("ENGINE.BOOTING", 0);
+    h.rolling(3); // resumed from the same checkpoint
+    expect(h.state.steps["0"]?.closedAtMs).toBe(h.nowMs);
+    const [retry] = h.takeDispatches();
+    expect(retry).toMatchObject({ episodeKey: b!.episodeKey, attempt: 2 });
+    h.finishEpisode(retry!, 1, 3);
+    expect(h.state.run.windowsOpened).toBe(2); // no stall waiting for a step that will not come
+  });
+});
+
 describe("nextWakeAtMs", () => {
   it("is null before start, then the earliest of the next poll, a lease deadline and a claim back-off", () => {
     const h = new Harness(specInput({ batchSize: 1, numRepeat: 1, tuning: { dispatchLeaseSeconds: 2, statusPollRollingMs: 3000 } }));

@@ -11,7 +11,7 @@ describe("engine gate", () => {
       return r.enteredRolling;
     });
     expect(edges).toEqual([false, true, false, false, false, true]);
-    expect(v).toEqual({ swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: 2, seenAtMs: 5, rollingEdges: 2 });
+    expect(v).toEqual({ swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: 2, seenAtMs: 5, rollingEdges: 2, restarts: 0 });
     expect(observeEngine(v, "ENGINE.WEIGHT_SYNCING", undefined, 6).view.globalStep).toBe(2);
   });
 
@@ -32,5 +32,15 @@ describe("engine gate", () => {
     const n2 = observeEngine(observeEngine(n1, "ENGINE.WEIGHT_SYNCING", null, 1).view, "ENGINE.ROLLING", null, 2).view;
     expect(hasMovedPast(n1, stepMarkOf(n1))).toBe(false);
     expect(hasMovedPast(n2, stepMarkOf(n1))).toBe(true);
+  });
+
+  it("BC-28 counts an engine restart (OFFLINE/BOOTING) and treats ROLLING after it as past the old step", () => {
+    const v1 = observeEngine(initialEngineView("x"), "ENGINE.ROLLING", 5, 0).view;
+    const mark = stepMarkOf(v1);
+    const off = observeEngine(v1, "ENGINE.OFFLINE", 0, 1).view;
+    const booting = observeEngine(off, "ENGINE.BOOTING", 0, 2).view;
+    expect([off.restarts, booting.restarts]).toEqual([1, 1]);
+    expect(hasMovedPast(booting, mark)).toBe(false);
+    expect(hasMovedPast(observeEngine(booting, "ENGINE.ROLLING", 5, 3).view, mark)).toBe(true);
   });
 });
