@@ -10,6 +10,8 @@ export const MAX_CONNECTIONS_PER_INVOCATION = 6;
 
 /** Thrown when an invocation's subrequest budget cannot cover a call; the episode is aborted, never half ended. */
 export class SubrequestBudgetExceededError extends Error {
+  /** retrying cannot help within this invocation: SwarmClient's retry loops stop on `retryable: false` */
+  readonly retryable = false;
   constructor(
     readonly used: number,
     readonly limit: number,
