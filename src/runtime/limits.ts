@@ -109,9 +109,13 @@ export class ConnectionLimiter {
     return this.#peak;
   }
 
-  /** Waits for a slot; the returned function releases it (idempotent). */
+  /**
+   * Waits for a slot; the returned function releases it (idempotent). A released slot is handed straight to the
+   * oldest waiter, so a caller arriving at that moment cannot overtake it and push the count past `max`.
+   */
   async acquire(signal?: AbortSignal): Promise<() => void> {
-    if (this.#active >= this.max) {
+    if (this.#active < this.max && this.#waiters.length === 0) this.#active++;
+    else {
       await new Promise<void>((resolve, reject) => {
         const onAbort = () => {
           const i = this.#waiters.indexOf(go);
@@ -127,14 +131,14 @@ export class ConnectionLimiter {
         this.#waiters.push(go);
       });
     }
-    this.#active++;
     this.#peak = Math.max(this.#peak, this.#active);
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.#active--;
-      this.#waiters.shift()?.();
+      const next = this.#waiters.shift();
+      if (next) next(); // the slot passes to the waiter: `active` is unchanged
+      else this.#active--;
     };
   }
 }

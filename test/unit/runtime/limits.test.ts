@@ -80,3 +80,33 @@ describe("BC-49 subrequest budget with reserves", () => {
     expect(() => budget.reserve(3)).toThrow(/budget exhausted/);
   });
 });
+
+describe("BC-48 the limiter never exceeds its cap under interleaving", () => {
+  it("hands a released slot to the oldest waiter, not to a newcomer", async () => {
+    const limiter = new ConnectionLimiter(2);
+    const a = await limiter.acquire();
+    const b = await limiter.acquire();
+    const waiting = limiter.acquire(); // queued
+    a(); // hands the slot to `waiting`
+    const newcomer = limiter.acquire(); // must queue, not overtake
+    const w = await waiting;
+    expect(limiter.active).toBe(2);
+    expect(limiter.peak).toBe(2);
+    b();
+    const n = await newcomer;
+    expect(limiter.active).toBe(2);
+    w();
+    n();
+    expect(limiter.active).toBe(0);
+  });
+  it("a waiter that gives up (signal) leaves the queue", async () => {
+    const limiter = new ConnectionLimiter(1);
+    const held = await limiter.acquire();
+    const ctl = new AbortController();
+    const gaveUp = limiter.acquire(ctl.signal);
+    ctl.abort(new Error("stop"));
+    await expect(gaveUp).rejects.toThrow("stop");
+    held();
+    expect(limiter.active).toBe(0);
+  });
+});
