@@ -22,7 +22,7 @@ const port: SchedulerPort = { episodeClaimed: applied, claimFailed: applied, epi
 export async function runtimeBenchmarks(): Promise<BenchResult[]> {
   const tasks = generateCountdownTasks({ count: 256, seed: 3 });
   const emulator = createEmulator({ profile: "fast", seed: 3, answerKey: tasks.map((t) => t.metadata as { target: number; nums: number[]; solution: string }), timings: { llmLatency: { kind: "fixed", ms: 0 } } });
-  const fetch = (input: string | URL | Request, init?: RequestInit) => emulator.app.fetch(new Request(input, init));
+  const fetch = async (input: string | URL | Request, init?: RequestInit) => emulator.app.fetch(new Request(input, init));
   const url = "http://127.0.0.1:10086";
   try {
     const client = new SwarmClient({ baseURL: url, fetch, logger: silent });
