@@ -40,7 +40,9 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     s.once("error", reject);
   });
   const address = server.address() as AddressInfo;
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
+  // A wildcard bind is reachable on loopback; advertise that (the real engine advertises its node IP).
+  const advertised = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+  const url = `http://${advertised.includes(":") ? `[${advertised}]` : advertised}:${address.port}`;
   emulator.setPublicBaseUrl(`${url}/v1`);
   return {
     url,

@@ -25,6 +25,10 @@ export const ServerText = {
   syncWhileRunning:
     "Engine is already started. Call `stop_engine` first before syncing new training configuration.",
   syncCodeWhileRunning: "Engine is already started. Call `stop_engine` first before syncing new training code.",
+  /** `/sync_train_code` 400s and success message (spec §3.3). */
+  syncCodeEmptyZip: "Uploaded zip file is empty.",
+  syncCodeInvalidZip: "Uploaded file is not a valid zip file.",
+  syncCodeOk: "Training code synced successfully.",
   startWhenNotOffline: (status: string) => `Cannot start engine when engine is not offline. Current status: ${status}`,
   noTrainingConfig: "No training config found",
   endNotRolling: (status: string) =>

@@ -16,7 +16,14 @@ export function createApp(deps: AppDeps): Hono {
   registerControlRoutes(app, table, deps);
   registerEpisodeRoutes(app, table, deps);
   app.notFound((c) => {
-    const methods = table.get(c.req.path);
+    const path = c.req.path;
+    const methods = table.get(path);
+    if (!methods && path.length > 1 && path.endsWith("/") && table.has(path.slice(0, -1))) {
+      // Starlette's redirect_slashes: `/health/` → 307 to `/health`.
+      const target = new URL(c.req.url);
+      target.pathname = path.slice(0, -1);
+      return new Response(null, { status: 307, headers: { location: target.toString() } });
+    }
     if (!methods) return httpException(404, "Not Found");
     const res = httpException(405, "Method Not Allowed");
     res.headers.set("allow", [...methods].join(", "));

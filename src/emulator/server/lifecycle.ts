@@ -33,12 +33,12 @@ export function syncTrainConfig(state: ServerState, yamlText: string): Outcome<{
 /** `POST /sync_train_code` (spec §3.3): accepted and ignored after the real checks (OFFLINE, non-empty, zip magic). */
 export function syncTrainCode(deps: LifecycleDeps, bytes: Uint8Array): Outcome<Record<string, unknown>> {
   if (deps.state.engineStatus !== ENGINE.OFFLINE) return { ok: false, status: 400, detail: ServerText.syncCodeWhileRunning };
-  if (bytes.length === 0) return { ok: false, status: 400, detail: "Uploaded zip file is empty." };
+  if (bytes.length === 0) return { ok: false, status: 400, detail: ServerText.syncCodeEmptyZip };
   const isZip = bytes[0] === 0x50 && bytes[1] === 0x4b && (bytes[2] === 0x03 || bytes[2] === 0x05);
-  if (!isZip) return { ok: false, status: 400, detail: "Uploaded file is not a valid zip file." };
+  if (!isZip) return { ok: false, status: 400, detail: ServerText.syncCodeInvalidZip };
   const stamp = new Date(deps.state.clock.nowMs()).toISOString().replace(/\D/g, "").slice(0, 14);
   const path = join(deps.workDir, "ajet_temp", stamp, "ajet");
-  return { ok: true, body: { success: true, message: "Training code synced successfully.", temp_ajet_code_path: path } };
+  return { ok: true, body: { success: true, message: ServerText.syncCodeOk, temp_ajet_code_path: path } };
 }
 
 /** The real server's experiment dir rule (`experiment_dir: "auto"` → `saved_experiments`). */

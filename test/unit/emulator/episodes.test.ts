@@ -223,7 +223,7 @@ describe("pool information overlay (spec §3.13, §11.20)", () => {
 });
 
 describe("FastAPI answers (spec §1)", () => {
-  it("422 for wrong types, a missing body and invalid JSON; 404 and 405 for unknown routes", async () => {
+  it("422 for wrong types, a missing body and invalid JSON; 404, 405 and the trailing-slash 307 for routing", async () => {
     const { emu } = makeEmulator();
     const wrong = await call(emu, "POST", "/claim_episode", { client_uuid: 5, episode_type: "train", discard_episode_timeout: "soon" });
     expect(wrong.status).toBe(422);
@@ -237,6 +237,8 @@ describe("FastAPI answers (spec §1)", () => {
     });
     expect(await call(emu, "GET", "/nowhere")).toMatchObject({ status: 404, json: { detail: "Not Found" } });
     expect(await call(emu, "GET", "/claim_episode")).toMatchObject({ status: 405, json: { detail: "Method Not Allowed" } });
+    const slash = await emu.app.fetch(new Request("http://127.0.0.1:10086/health/"));
+    expect([slash.status, slash.headers.get("location")]).toEqual([307, "http://127.0.0.1:10086/health"]);
     emu.close();
   });
 

@@ -117,8 +117,26 @@ const keyUuid = (e: TranscriptExchange) => {
 };
 const bufferUuids = (e: TranscriptExchange) => (e.response.body as { buffer: Array<{ episode_uuid: string }> }).buffer.map((b) => b.episode_uuid);
 
+type Scenario = (r: Replay, e: TranscriptExchange) => Promise<unknown>;
+const responseUuid = (e: TranscriptExchange) => (e.response.body as { episode_uuid: string }).episode_uuid;
+/** ROLLING (step 1), then the given engine status posts. */
+const rollingThen = (...posts: Array<[string, number?]>): Scenario => async (r) => {
+  await r.rolling();
+  for (const [status, step] of posts) await r.status(status, step ?? null);
+};
+/** ROLLING with one episode (picked from the exchange) registered, or registered and claimed by the recorded client. */
+const withRegistered = (pick: (e: TranscriptExchange) => string): Scenario => async (r, e) => {
+  await r.rolling();
+  await r.register(pick(e));
+};
+const withClaimed = (pick: (e: TranscriptExchange) => string, o: { timeout?: number } = {}): Scenario => async (r, e) => {
+  await r.rolling();
+  await r.registerAndClaim(pick(e), C047, o);
+};
+const ROLLING_POST: [string] = ["ENGINE.ROLLING_POST"];
+
 /** State preparation per recorded exchange (keyed by endpoint, variant and probe label). */
-const scenarios: Record<string, (r: Replay, e: TranscriptExchange) => Promise<unknown>> = {
+const scenarios: Record<string, Scenario> = {
   "GET /health [HTTP 200]": async () => {},
   "GET /get_engine_status [ENGINE.OFFLINE]": async () => {},
   "POST /sync_train_config [HTTP 200]": async () => {},
@@ -133,75 +151,34 @@ const scenarios: Record<string, (r: Replay, e: TranscriptExchange) => Promise<un
   "GET /get_current_batch_rollout_pool_information [HTTP 200]": (r) => r.rolling(),
   "POST /claim_episode [fail: No available episodes to claim. Try agai]": (r) => r.rolling(),
   "POST /register_episode [success=True]": (r) => r.rolling(),
-  "POST /claim_episode [success (with throttle_policy)]": async (r, e) => {
-    await r.rolling();
-    await r.register((e.response.body as { episode_uuid: string }).episode_uuid);
-  },
-  "POST /v1/chat/completions [stream HTTP 200]": async (r, e) => {
-    await r.rolling();
-    await r.registerAndClaim(keyUuid(e));
-  },
-  "POST /v1/chat/completions [non-stream HTTP 200]": async (r, e) => {
-    await r.rolling();
-    await r.registerAndClaim(keyUuid(e));
-  },
-  "POST /can_continue_episode [HTTP 200]": async (r, e) => {
-    await r.rolling();
-    await r.registerAndClaim(uuidOf(e));
-  },
-  "POST /end_episode [HTTP 200]": async (r, e) => {
-    await r.rolling();
-    await r.registerAndClaim(uuidOf(e));
-  },
+  "POST /claim_episode [success (with throttle_policy)]": withRegistered(responseUuid),
+  "POST /v1/chat/completions [stream HTTP 200]": withClaimed(keyUuid),
+  "POST /v1/chat/completions [non-stream HTTP 200]": withClaimed(keyUuid),
+  "POST /can_continue_episode [HTTP 200]": withClaimed(uuidOf),
+  "POST /end_episode [HTTP 200]": withClaimed(uuidOf),
   "POST /update_current_batch_rollout_pool_information_and_fetch_instruction [with completed tasks]": async (r) => {
     await r.rolling();
     await r.registerAndClaim("7187982b55514d4989555b27c0bcb79b");
     await r.end("7187982b55514d4989555b27c0bcb79b", "arith-2");
   },
   "POST /update_engine_status [ENGINE.ROLLING_POST global_step=None]": (r) => r.rolling(),
-  "GET /get_engine_status [ENGINE.ROLLING_POST]": async (r) => {
-    await r.rolling();
-    await r.status("ENGINE.ROLLING_POST");
-  },
+  "GET /get_engine_status [ENGINE.ROLLING_POST]": rollingThen(ROLLING_POST),
   "POST /is_episode_claimed [success=False]": async (r, e) => {
-    await r.rolling();
-    await r.register(uuidOf(e));
+    await withRegistered(uuidOf)(r, e);
     await r.status("ENGINE.ROLLING_POST");
   },
-  "POST /update_engine_status [ENGINE.WEIGHT_SYNCING global_step=None]": async (r) => {
-    await r.rolling();
-    await r.status("ENGINE.ROLLING_POST");
-  },
-  "POST /update_engine_status [ENGINE.WEIGHT_SYNCING global_step=1]": async (r) => {
-    await r.rolling();
-    await r.status("ENGINE.ROLLING_POST");
-    await r.status("ENGINE.WEIGHT_SYNCING");
-  },
+  "POST /update_engine_status [ENGINE.WEIGHT_SYNCING global_step=None]": rollingThen(ROLLING_POST),
+  "POST /update_engine_status [ENGINE.WEIGHT_SYNCING global_step=1]": rollingThen(ROLLING_POST, ["ENGINE.WEIGHT_SYNCING"]),
   "POST /push_verbose_log [HTTP 200]": (r) => r.rolling(),
-  "GET /get_engine_status [ENGINE.WEIGHT_SYNCING]": async (r) => {
-    await r.rolling();
-    await r.status("ENGINE.ROLLING_POST");
-    await r.status("ENGINE.WEIGHT_SYNCING");
-    await r.status("ENGINE.WEIGHT_SYNCING", 1);
-  },
-  "POST /update_engine_status [ENGINE.ROLLING global_step=2]": async (r) => {
-    await r.rolling();
-    await r.status("ENGINE.ROLLING_POST");
-    await r.status("ENGINE.WEIGHT_SYNCING", 1);
-  },
-  "POST /claim_episode [success]": async (r, e) => {
-    await r.rolling();
-    await r.register((e.response.body as { episode_uuid: string }).episode_uuid);
-  },
+  "GET /get_engine_status [ENGINE.WEIGHT_SYNCING]": rollingThen(ROLLING_POST, ["ENGINE.WEIGHT_SYNCING"], ["ENGINE.WEIGHT_SYNCING", 1]),
+  "POST /update_engine_status [ENGINE.ROLLING global_step=2]": rollingThen(ROLLING_POST, ["ENGINE.WEIGHT_SYNCING", 1]),
+  "POST /claim_episode [success]": withRegistered(responseUuid),
   "POST /get_episode_buffer [HTTP 200]": async (r, e) => {
     await r.rolling();
     for (const uuid of bufferUuids(e)) await r.register(uuid);
     await r.claim(C047, { timeout: 60 });
   },
-  "POST /abort_episode [HTTP 200]": async (r, e) => {
-    await r.rolling();
-    await r.registerAndClaim(uuidOf(e), C047, { timeout: 60 });
-  },
+  "POST /abort_episode [HTTP 200]": withClaimed(uuidOf, { timeout: 60 }),
   "POST /stop_engine [HTTP 200]": (r) => r.rolling(),
   "POST /agree_sync_weight [HTTP 200]": async (r, e) => {
     await r.rolling("rollout_until_any_client_agree_sync_weight");
@@ -232,36 +209,24 @@ const scenarios: Record<string, (r: Replay, e: TranscriptExchange) => Promise<un
   },
   "GET /get_server_experiment_dir [HTTP 200] {get_server_experiment_dir}": (r) => r.start(),
   "POST /end_episode [HTTP 400] {end_episode:already_finished_episode}": async (r, e) => {
-    await r.rolling();
-    await r.registerAndClaim(uuidOf(e));
+    await withClaimed(uuidOf)(r, e);
     await r.end(uuidOf(e), "arith-0");
   },
   "POST /v1/chat/completions [non-stream HTTP 404] {v1_chat_completions:finished_episode}": async (r, e) => {
-    await r.rolling();
-    await r.registerAndClaim(keyUuid(e));
+    await withClaimed(keyUuid)(r, e);
     await r.end(keyUuid(e), "arith-0");
   },
   "POST /v1/chat/completions [non-stream HTTP 200] {v1_chat_completions:missing_authorization}": (r) => r.rolling(),
   "POST /v1/chat/completions [non-stream HTTP 200] {v1_chat_completions:garbage_authorization}": (r) => r.rolling(),
   "GET /get_verbose_logs [HTTP 200] {get_verbose_logs}": (r) => r.ok("POST", "/push_verbose_log", r.recorded("POST /push_verbose_log").request.body),
-  "POST /is_episode_claimed [success=True] {is_episode_claimed:claimed}": async (r, e) => {
-    await r.rolling();
-    await r.registerAndClaim(uuidOf(e));
-  },
+  "POST /is_episode_claimed [success=True] {is_episode_claimed:claimed}": withClaimed(uuidOf),
   "POST /end_episode [HTTP 400] {end_episode:not_claimed(aborted)}": async (r, e) => {
-    await r.rolling();
-    await r.registerAndClaim(uuidOf(e));
+    await withClaimed(uuidOf)(r, e);
     await r.abort(uuidOf(e));
   },
-  "POST /end_episode [HTTP 500] {end_episode:metadata_task_id_missing}": async (r, e) => {
-    await r.rolling();
-    await r.registerAndClaim(uuidOf(e));
-  },
+  "POST /end_episode [HTTP 500] {end_episode:metadata_task_id_missing}": withClaimed(uuidOf),
   "POST /agree_sync_weight [HTTP 500] {agree_sync_weight:method_not_agree_based}": (r) => r.rolling(),
-  "POST /claim_episode [success] {claim_episode:eval}": async (r, e) => {
-    await r.rolling();
-    await r.register((e.response.body as { episode_uuid: string }).episode_uuid);
-  },
+  "POST /claim_episode [success] {claim_episode:eval}": withRegistered(responseUuid),
   "POST /claim_episode [HTTP 400] {claim_episode:unknown_episode_type}": (r) => r.rolling(),
   "POST /claim_episode [HTTP 422] {claim_episode:validation_error_missing_field}": (r) => r.rolling(),
   "POST /update_engine_status [ENGINE.NOPE global_step=None] {update_engine_status:invalid_status}": (r) => r.rolling(),
