@@ -15,14 +15,10 @@ export interface ThrottleTemplate {
 }
 
 /** One queue message to send: everything the consumer needs except the Task, which the DO resolves by index. */
-export interface EpisodeDispatch extends DispatchRef {
-  groupKey: string;
-  source: string;
-  /** row index in the source dataset: the DO loads the Task (BC-53: large tasks are fetched by id, not inlined) */
-  taskIndex: number;
-  epoch: number;
-  repeat: number;
-  windowIndex: number | null;
+export interface EpisodeDispatch
+  extends DispatchRef,
+    Pick<EpisodeRow, "groupKey" | "source" | "taskIndex" | "epoch" | "repeat" | "windowIndex"> {
+  /** `taskIndex` is the row in the source dataset: the DO loads the Task by it (BC-53: never inlined when large) */
   episodeType: EpisodeType;
   /** swarm names to claim on, first = step source */
   swarms: string[];

@@ -8,7 +8,7 @@ import type { ClaimFailed, DispatchRef, EpisodeClaimed, EpisodeOutcomeRecorded, 
 import { claimBackoffMs } from "./dispatch.ts";
 import { observeEngine } from "./engine-gate.ts";
 import { dropGroup, recordEnded, resolveGroupIfDone } from "./task-groups.ts";
-import { isTerminal, type EpisodeRow } from "./state.ts";
+import { isTerminal, type EpisodeRow, type SchedulerState } from "./state.ts";
 
 const APPLIED: EventAck = { status: "applied" };
 
@@ -26,6 +26,15 @@ export function lookupDispatch(d: Draft, ref: DispatchRef): EpisodeRow | EventAc
   const row = lookupAttempt(d, ref);
   if (!isRow(row) || ref.dispatchId === row.dispatchId) return row;
   return { status: "stale", reason: `message of dispatch ${ref.dispatchId}; dispatch ${row.dispatchId} is current` };
+}
+
+/**
+ * True while a queue message is the episode's live dispatch (same attempt and dispatchId, still waiting for its
+ * claim, run active): a consumer may ask this before claiming, so a redelivered old message costs no claim + abort.
+ */
+export function isDispatchCurrent(state: SchedulerState, ref: DispatchRef): boolean {
+  const row = state.episodes[ref.episodeKey];
+  return state.run.phase === "running" && row !== undefined && row.status === "dispatched" && row.attempt === ref.attempt && row.dispatchId === ref.dispatchId;
 }
 
 /** Narrows a lookup result to the row. */

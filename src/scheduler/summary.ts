@@ -2,7 +2,7 @@
  * @module scheduler/summary — the run's final summary (also available mid-run): per step (batch window) the episodes
  * ended, mean reward and wall time, plus totals, failures by cause and dropped groups. Pure function of the state.
  */
-import type { RunPhase, SchedulerState, StepRow, StopReason } from "./state.ts";
+import type { RunPhase, RunTotals, SchedulerState, StepRow, StopReason } from "./state.ts";
 import type { EpisodeType } from "../protocol/index.ts";
 
 /** One training step (one batch window) in the summary. */
@@ -37,19 +37,8 @@ export interface RunSummary {
   /** run wall time in ms (start to finish), null until both are known */
   wallTimeMs: number | null;
   steps: StepSummary[];
-  totals: {
-    windows: number;
-    episodesEnded: number;
-    meanReward: number | null;
-    groupsOpened: number;
-    groupsCompleted: number;
-    groupsDropped: number;
-    groupsAbandoned: number;
-    attemptsFailed: number;
-    claimFailures: number;
-    dispatches: number;
-    reconciles: number;
-  };
+  /** the run counters (see RunTotals) with the window count and the mean reward in place of the reward sum */
+  totals: Omit<RunTotals, "rewardSum"> & { windows: number; meanReward: number | null };
   /** failed attempts by cause */
   failuresByCause: Record<string, number>;
   claimFailuresByKind: Record<string, number>;
@@ -84,7 +73,7 @@ export function runSummary(state: SchedulerState): RunSummary {
   const { run } = state;
   const steps = Object.values(state.steps).sort((a, b) => a.windowIndex - b.windowIndex).map(stepSummary);
   const evalDropped = Object.values(state.evalTasks).filter((t) => t.resolution === "dropped").map((t) => t.groupKey);
-  const t = run.totals;
+  const { rewardSum, ...counters } = run.totals;
   return {
     episodeType: run.config.episodeType,
     phase: run.phase,
@@ -93,19 +82,7 @@ export function runSummary(state: SchedulerState): RunSummary {
     finishedAtMs: run.finishedAtMs,
     wallTimeMs: run.startedAtMs !== null && run.finishedAtMs !== null ? run.finishedAtMs - run.startedAtMs : null,
     steps,
-    totals: {
-      windows: run.windowsOpened,
-      episodesEnded: t.episodesEnded,
-      meanReward: mean(t.rewardSum, t.episodesEnded),
-      groupsOpened: t.groupsOpened,
-      groupsCompleted: t.groupsCompleted,
-      groupsDropped: t.groupsDropped,
-      groupsAbandoned: t.groupsAbandoned,
-      attemptsFailed: t.attemptsFailed,
-      claimFailures: t.claimFailures,
-      dispatches: t.dispatches,
-      reconciles: t.reconciles,
-    },
+    totals: { windows: run.windowsOpened, ...counters, meanReward: mean(rewardSum, counters.episodesEnded) },
     failuresByCause: { ...run.failuresByCause },
     claimFailuresByKind: { ...run.claimFailuresByKind },
     droppedGroups: [...steps.flatMap((s) => s.droppedGroupKeys), ...evalDropped],

@@ -39,17 +39,8 @@ export const RunTuning = z.strictObject({
 });
 export type RunTuningInput = z.infer<typeof RunTuning>;
 
-/** Resolved timing of a run; all fields present. Durations carry their unit in the name. */
-export interface SchedulerTiming {
-  statusPollWaitingMs: number;
-  statusPollRollingMs: number;
-  dispatchLeaseSeconds: number;
-  runLeaseSeconds: number;
-  reportLeaseSeconds: number;
-  claimRetryMs: number;
-  claimRetryNotRollingMs: number;
-  claimRetryMaxMs: number;
-}
+/** Resolved timing of a run: every {@link RunTuning} field present (units in the names, meanings on the schema). */
+export type SchedulerTiming = Required<RunTuningInput>;
 
 /** Extra time on top of the consumer's own lifetime cap (8 × discard timeout) before the DO reconciles (BC-51). */
 export const RUN_LEASE_MARGIN_SECONDS = 60;

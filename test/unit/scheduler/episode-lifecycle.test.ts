@@ -1,13 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { EpisodeDispatch, SchedulerEvent } from "../../../src/scheduler/index.ts";
-import { Harness, specInput } from "./harness.ts";
+import { isDispatchCurrent, type RunSpecInput, type SchedulerEvent } from "../../../src/scheduler/index.ts";
+import { Harness, rollingRun, specInput } from "./harness.ts";
 
-function started(overrides = {}, counts = { gsm8k: 100 }): { h: Harness; sent: EpisodeDispatch[] } {
-  const h = new Harness(specInput({ batchSize: 2, numRepeat: 2, ...overrides }), counts);
-  h.start();
-  h.rolling(1);
-  return { h, sent: h.takeDispatches() };
-}
+const started = (overrides: Partial<RunSpecInput> = {}) => rollingRun(specInput({ batchSize: 2, numRepeat: 2, ...overrides }));
 
 describe("idempotent events (BC-45, BC-47)", () => {
   it("BC-45 applying any episode event twice changes nothing the second time and says duplicate", () => {
@@ -168,5 +163,20 @@ describe("multi-swarm episodes (issue 4 §4)", () => {
     ] });
     expect(h.row(d!.episodeKey)).toMatchObject({ status: "running", globalStep: 3 });
     expect(h.apply({ type: "engineStatusSeen", swarm: "other", engineStatus: "ENGINE.ROLLING", globalStep: 1 }).ack.status).toBe("unknown");
+  });
+});
+
+describe("isDispatchCurrent", () => {
+  it("is true only for the latest message of the current attempt while it waits for its claim", () => {
+    const { h, sent } = started({ batchSize: 1, numRepeat: 1, maxParallel: 1 });
+    const d = sent[0]!;
+    expect(isDispatchCurrent(h.state, d)).toBe(true);
+    h.apply({ type: "claimFailed", episodeKey: d.episodeKey, attempt: 1, dispatchId: 1, kind: "noEpisodes" });
+    h.nowMs = h.row(d.episodeKey)!.notBeforeMs!;
+    h.apply({ type: "tick" });
+    expect(isDispatchCurrent(h.state, d)).toBe(false); // the old message, redelivered
+    expect(isDispatchCurrent(h.state, { ...d, dispatchId: 2 })).toBe(true);
+    h.claim({ ...d, dispatchId: 2 }, 1);
+    expect(isDispatchCurrent(h.state, { ...d, dispatchId: 2 })).toBe(false);
   });
 });

@@ -34,6 +34,23 @@ export function specInput(overrides: Partial<RunSpecInput> = {}): RunSpecInput {
   };
 }
 
+/** Freezes an object graph in place (so any mutation of a decide input throws in strict-mode ESM). */
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/** A started run whose engine is ROLLING at step 1, and the episodes it dispatched right away. */
+export function rollingRun(input: RunSpecInput, taskCounts: Record<string, number> = { gsm8k: 100 }): { h: Harness; sent: EpisodeDispatch[] } {
+  const h = new Harness(input, taskCounts);
+  h.start();
+  h.rolling(1);
+  return { h, sent: h.takeDispatches() };
+}
+
 /** Test driver: owns the state, the clock (epoch ms) and a row store fed only by `changes`. */
 export class Harness {
   state: SchedulerState;
@@ -48,7 +65,7 @@ export class Harness {
 
   /** Applies one event at the current clock; checks that persisting `changes` reproduces the new state. */
   apply(event: SchedulerEvent): Decision {
-    const decision = decide(this.state, event, this.nowMs);
+    const decision = decide(deepFreeze(this.state), event, this.nowMs); // decide must never mutate its input
     this.state = decision.state;
     this.commands.push(...decision.commands);
     if (this.checkRows) this.persist(decision);

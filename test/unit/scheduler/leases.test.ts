@@ -1,17 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { AbortEpisodes, ResolveOutbox } from "../../../src/scheduler/index.ts";
-import { Harness, specInput } from "./harness.ts";
+import { Harness, rollingRun, specInput } from "./harness.ts";
 
 const tuning = { dispatchLeaseSeconds: 60, runLeaseSeconds: 2000, reportLeaseSeconds: 400 };
 const abortsOf = (h: Harness) => h.commands.filter((c): c is AbortEpisodes => c.type === "abortEpisodes").flatMap((c) => c.episodes);
 const resolvesOf = (h: Harness) => h.commands.filter((c): c is ResolveOutbox => c.type === "resolveOutbox").flatMap((c) => c.episodes);
 
-function started(maxParallel = 2) {
-  const h = new Harness(specInput({ batchSize: 1, numRepeat: 2, maxParallel, tuning }));
-  h.start();
-  h.rolling(1);
-  return { h, sent: h.takeDispatches() };
-}
+const started = (maxParallel = 2) => rollingRun(specInput({ batchSize: 1, numRepeat: 2, maxParallel, tuning }));
 
 describe("leases and reconciliation (BC-51)", () => {
   it("BC-51 a claimed episode past its lease gets exactly one abort of its server episode and one re-queued repeat", () => {
