@@ -127,7 +127,8 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     }
 
     // 3. run the function, stopped at the local lifetime (BC-24) or before the invocation's wall limit
-    const decision = await runFunction(fn, task, msg, { ...deps, secrets: { ...deps.secrets, ...ack.secrets } }, held, claimedAtMs);
+    // LLM calls go through the guarded fetch: they share the 6 connections (BC-48) and the budget (BC-49)
+    const decision = await runFunction(fn, task, msg, { ...deps, fetch, secrets: { ...deps.secrets, ...ack.secrets } }, held, claimedAtMs);
     if (decision.error) log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
 
     // 4. commit point: record the outcome (outbox) before sending anything (BC-26)
