@@ -4,7 +4,7 @@
  * states: the scheduler gates on the engine status and re-dispatches on the edge back to ROLLING (BC-25).
  */
 import { classifyClaimFailure, type SwarmThrottlePolicy } from "../protocol/index.ts";
-import { SwarmConfigError, SwarmInputError, type ClaimedEpisode, type SleepFn, type SwarmClient } from "../client/index.ts";
+import { isRetryableError, type ClaimedEpisode, type SleepFn, type SwarmClient } from "../client/index.ts";
 import type { ClaimFailureCause } from "../scheduler/index.ts";
 
 /** A claim held on one swarm; `client` is the one to end or abort it with. */
@@ -93,8 +93,9 @@ async function claimOne(
       lastKind = "noEpisodes";
     } catch (err) {
       if (o.signal?.aborted) throw err;
-      // A 422 or a refused option is a configuration error: never retried (BC-36).
-      if (err instanceof SwarmConfigError || err instanceof SwarmInputError) return { failure: { kind: "other", swarm, detail: err.message } };
+      // A 422 or a refused option is a configuration error (BC-36), and an exhausted subrequest budget cannot
+      // recover within this invocation (BC-49): never retried.
+      if (!isRetryableError(err)) return { failure: { kind: "other", swarm, detail: err instanceof Error ? err.message : String(err) } };
       lastDetail = err instanceof Error ? err.message : String(err);
       lastKind = "other";
     }
