@@ -39,6 +39,7 @@ export class Draft {
     return this.putEpisode({ ...row, ...patch, updatedAtMs: this.nowMs });
   }
 
+  /** Inserts or replaces a row (the caller passes a fresh object) and marks it changed. */
   putEpisode(row: EpisodeRow): EpisodeRow {
     this.episodes[row.episodeKey] = row;
     this.touched.episodes.add(row.episodeKey);
@@ -46,12 +47,14 @@ export class Draft {
     return row;
   }
 
+  /** Removes a live row; reported in `deletedEpisodeKeys` only if the base state had it (it is stored). */
   deleteEpisode(key: string): void {
     delete this.episodes[key];
     this.touched.episodes.delete(key);
     if (this.base.episodes[key]) this.touched.deleted.add(key);
   }
 
+  /** Replaces a step row with a patched copy. @throws Error when the window has no row (a core bug). */
   patchStep(windowIndex: number, patch: Partial<StepRow>): StepRow {
     const key = String(windowIndex);
     const row = this.steps[key];
@@ -59,6 +62,7 @@ export class Draft {
     return this.putStep({ ...row, ...patch });
   }
 
+  /** Inserts or replaces a step row and marks it changed. */
   putStep(row: StepRow): StepRow {
     const key = String(row.windowIndex);
     this.steps[key] = row;
@@ -66,6 +70,7 @@ export class Draft {
     return row;
   }
 
+  /** Inserts a finished eval task row and marks it changed. */
   putEvalTask(row: EvalTaskRow): void {
     this.evalTasks[row.groupKey] = row;
     this.touched.evalTasks.add(row.groupKey);
@@ -76,6 +81,7 @@ export class Draft {
     record[key] = (record[key] ?? 0) + by;
   }
 
+  /** Queues a `log` command. The other buffers below merge into one command of their kind at {@link done}. */
   log(level: LogMessage["level"], message: string, fields: LogMessage["fields"] = {}): void {
     this.logs.push({ type: "log", level, message, fields });
   }

@@ -8,7 +8,7 @@ import type { ClaimFailed, DispatchRef, EpisodeClaimed, EpisodeOutcomeRecorded, 
 import { claimBackoffMs } from "./dispatch.ts";
 import { observeEngine } from "./engine-gate.ts";
 import { dropGroup, recordEnded, resolveGroupIfDone } from "./task-groups.ts";
-import { isTerminal, type EpisodeRow, type SchedulerState } from "./state.ts";
+import { isTerminal, type EpisodeOutcome, type EpisodeRow, type SchedulerState } from "./state.ts";
 
 const APPLIED: EventAck = { status: "applied" };
 
@@ -44,6 +44,7 @@ export const isRow = (x: EpisodeRow | EventAck): x is EpisodeRow => "episodeKey"
 export function onEpisodeClaimed(d: Draft, e: EpisodeClaimed): EventAck {
   const row = lookupDispatch(d, e);
   if (!isRow(row)) return row;
+  if (e.claims.length === 0) return { status: "stale", reason: "a claim report must name at least one server episode" };
   if (row.status !== "dispatched") {
     const same = row.claims.length > 0 && row.claims.every((c, i) => c.episodeUuid === e.claims[i]?.episodeUuid);
     return same ? { status: "duplicate" } : { status: "stale", reason: `episode is ${row.status}, not waiting for a claim` };
@@ -98,8 +99,23 @@ export function onOutcomeRecorded(d: Draft, e: EpisodeOutcomeRecorded): EventAck
     if (row.outcome) return { status: "duplicate", outcome: row.outcome };
     return { status: "stale", reason: `episode is ${row.status}, not running` };
   }
-  d.patchEpisode(row.episodeKey, { status: "reporting", outcome: e.outcome, deadlineAtMs: d.nowMs + d.run.config.timing.reportLeaseSeconds * 1000 });
+  const outcome = outcomeForRun(d, e.outcome);
+  d.patchEpisode(row.episodeKey, { status: "reporting", outcome, deadlineAtMs: d.nowMs + d.run.config.timing.reportLeaseSeconds * 1000 });
   return APPLIED;
+}
+
+/**
+ * Reads an outcome in the run's terms: in an eval run an `end` is a `score` (eval results are always aborted, spec
+ * §5.8); in a train run a `score` delivers nothing, so it is an `abort` with cause `score_in_train_run`.
+ */
+function outcomeForRun(d: Draft, outcome: EpisodeOutcome): EpisodeOutcome {
+  const evalRun = d.run.config.episodeType === "eval";
+  if (evalRun && outcome.kind === "end") return { kind: "score", reward: outcome.reward };
+  if (!evalRun && outcome.kind === "score") {
+    d.log("error", "a train episode recorded a score outcome; treated as an abort", {});
+    return { kind: "abort", cause: "score_in_train_run" };
+  }
+  return outcome;
 }
 
 /** `episodeReported`: reporting (or running) → ended, or a failed attempt (expired BC-23, rejected, aborted). */

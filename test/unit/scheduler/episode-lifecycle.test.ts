@@ -180,3 +180,19 @@ describe("isDispatchCurrent", () => {
     expect(isDispatchCurrent(h.state, { ...d, dispatchId: 2 })).toBe(false);
   });
 });
+
+describe("outcomes in the run's terms", () => {
+  it("an eval run reads an end outcome as a score; a train run reads a score as an abort (nothing was delivered)", () => {
+    const train = started({ batchSize: 1, numRepeat: 1 });
+    const d = train.sent[0]!;
+    train.h.claim(d, 1);
+    train.h.outcome(d, { kind: "score", reward: 1 });
+    expect(train.h.row(d.episodeKey)?.outcome).toEqual({ kind: "abort", cause: "score_in_train_run" });
+    const ev = rollingRun(specInput({ episodeType: "eval", batchSize: 1, numRepeat: 1, maxParallel: 1 }), { gsm8k: 1 });
+    const e = ev.sent[0]!;
+    ev.h.claim(e, 1);
+    ev.h.outcome(e, { kind: "end", reward: 0.5 });
+    ev.h.report(e, "aborted");
+    expect(ev.h.state.evalTasks[e.groupKey]?.rewards).toEqual([0.5]);
+  });
+});
