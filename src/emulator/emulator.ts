@@ -96,6 +96,8 @@ export interface Emulator {
   readonly clock: Clock;
   /** Resolved configuration (profile timings with overrides). */
   readonly config: ResolvedEmulatorConfig;
+  /** The `openai_base_url` the engine registers (`http://127.0.0.1:<port>/v1`). */
+  readonly publicBaseUrl: string;
   /** Sets the `openai_base_url` the engine registers from now on. */
   setPublicBaseUrl(url: string): void;
   /** Stops every timer (janitor, engine); the app still answers but nothing moves by itself. */
@@ -169,6 +171,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     policy,
     clock,
     config,
+    get publicBaseUrl() {
+      return publicBaseUrl;
+    },
     setPublicBaseUrl(url) {
       publicBaseUrl = url;
     },

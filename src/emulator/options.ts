@@ -95,6 +95,7 @@ export const PolicyOptions = z.object({
 });
 export type PolicyOptions = z.infer<typeof PolicyOptions>;
 
+/** Default policy knobs: p₀ 0.25 (a 3-step run visibly climbs), pMax 0.95, lr 1.0, 25 % malformed, 50 % tool use. */
 export const DEFAULT_POLICY: PolicyOptions = {
   initialAccuracy: 0.25,
   maxAccuracy: 0.95,

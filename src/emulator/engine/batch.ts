@@ -25,12 +25,14 @@ export interface BatchCounts {
 export class CurrentBatch {
   private readonly byTask = new Map<string, BatchEpisode[]>();
 
+  /** Stores a kept episode under the client-reported task id. */
   add(taskId: string, episode: BatchEpisode): void {
     const list = this.byTask.get(taskId);
     if (list) list.push(episode);
     else this.byTask.set(taskId, [episode]);
   }
 
+  /** Empties the store (batch closed, or the cached-episodes valve). */
   clear(): void {
     this.byTask.clear();
   }
@@ -40,6 +42,7 @@ export class CurrentBatch {
     return [...this.byTask.values()].flat();
   }
 
+  /** `count_tasks`: episodes, tasks with ≥ numRepeat episodes, and non-dummy completed tasks. */
   counts(numRepeat: number): BatchCounts {
     let episodes = 0;
     let tasks = 0;

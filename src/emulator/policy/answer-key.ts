@@ -136,6 +136,7 @@ export class AnswerKeyStore {
     return this.list.length;
   }
 
+  /** Removes every entry. */
   clear(): void {
     this.list = [];
   }

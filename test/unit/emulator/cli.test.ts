@@ -50,6 +50,8 @@ describe("ajet-edge emulator serving", () => {
         const health = await fetch(`${running.url}/health`);
         expect(await health.json()).toEqual({ status: "ok" });
         expect(running.emulator.config.profile).toBe("fast");
+        expect(running.emulator.publicBaseUrl).toBe(`${running.url}/v1`);
+        expect(running.url).toBe(`http://127.0.0.1:${running.port}`);
         return 130;
       },
     });

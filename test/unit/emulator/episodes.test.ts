@@ -136,7 +136,7 @@ describe("idle janitor (spec §5.4, BC-23)", () => {
   });
 
   it("expires active clients idle for more than 600 s", async () => {
-    const { emu, clock } = await rolling({ batchSize: 4, numRepeat: 4 }, { timings: { janitorIntervalMs: 10_000 } });
+    const { emu, clock } = await rolling({ batchSize: 4, numRepeat: 4 }, { timings: { janitorIntervalMs: 10_000, tickMs: 1_000 } });
     await runEpisode(emu, "t", 1);
     expect(emu.engine.activeClients.map((c) => c.client_uuid)).toEqual(["client-a"]);
     await clock.advance(610_000);
@@ -283,9 +283,8 @@ describe("fault hooks", () => {
     emu.hooks.endEpisode = () => ({ delayMs: 45_000, status: 500, afterHandling: true });
     const c = await claim(emu);
     await chat(emu, c.openai_api_key);
-    const first = await callAdvancing(emu, clock, "POST", "/end_episode", {
-      client_uuid: "client-a", episode_uuid: c.episode_uuid, task_id: "t", workflow_output: { reward: 1, metadata: { task_id: "t" } },
-    });
+    const body = { client_uuid: "client-a", episode_uuid: c.episode_uuid, task_id: "t", workflow_output: { reward: 1, metadata: { task_id: "t" } } };
+    const first = await callAdvancing(emu, clock, "POST", "/end_episode", body, 1_000);
     expect([first.status, first.text]).toEqual([500, "Internal Server Error"]);
     expect(emu.stepLog[0]?.episodes).toHaveLength(1);
     emu.hooks.endEpisode = undefined;

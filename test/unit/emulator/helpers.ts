@@ -51,13 +51,16 @@ export async function advanceUntil(clock: ManualClock, done: () => boolean, step
   throw new Error(`condition not reached within ${maxMs} ms of emulator time`);
 }
 
-/** A call whose handler waits on the emulator's clock (start/stop engine, delays): the clock advances until it answers. */
-export async function callAdvancing(emu: Emulator, clock: ManualClock, method: string, path: string, body?: unknown, headers?: Record<string, string>) {
+/**
+ * A call whose handler waits on the emulator's clock (start/stop engine, delays): the clock advances in `stepMs`
+ * steps until it answers.
+ */
+export async function callAdvancing(emu: Emulator, clock: ManualClock, method: string, path: string, body?: unknown, stepMs = 5) {
   let finished = false;
-  const pending = call(emu, method, path, body, headers).finally(() => {
+  const pending = call(emu, method, path, body).finally(() => {
     finished = true;
   });
-  await advanceUntil(clock, () => finished);
+  await advanceUntil(clock, () => finished, stepMs);
   return pending;
 }
 
