@@ -102,10 +102,15 @@ export class EngineSim implements EngineLink, EngineSimView {
   async resetEpisode(): Promise<void> {}
 
   private after(delayMs: number, fn: () => void): void {
-    const handle = this.clock.setTimer(() => {
-      this.timers = this.timers.filter((t) => t !== handle);
-      if (this.running) fn();
-    }, delayMs);
+    // Background: a forgotten emulator does not keep a Node process alive (request sleeps still do).
+    const handle = this.clock.setTimer(
+      () => {
+        this.timers = this.timers.filter((t) => t !== handle);
+        if (this.running) fn();
+      },
+      delayMs,
+      { background: true },
+    );
     this.timers.push(handle);
   }
 
