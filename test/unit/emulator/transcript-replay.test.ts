@@ -283,6 +283,22 @@ describeShared("emulator replays the recorded real-server transcript", () => {
     });
   }
 
+  it("the SIMULATED engine, booted on the recorded YAML, answers status and pool information as recorded", async () => {
+    const { emu, clock } = makeEmulator({ seed: 1 });
+    const recorded = (endpoint: string, variant: string) => exchanges.find((x) => x.endpoint === endpoint && x.variant === variant) as TranscriptExchange;
+    await call(emu, "POST", "/sync_train_config", recorded("POST /sync_train_config", "HTTP 200").request.body);
+    let started = false;
+    const start = call(emu, "POST", "/start_engine", {}).finally(() => (started = true));
+    await advanceUntil(clock, () => started);
+    expect(normalize((await start).json)).toEqual(normalize(recorded("POST /start_engine", "HTTP 200").response.body));
+    await advanceUntil(clock, () => emu.engine.status === "ENGINE.ROLLING");
+    expect((await call(emu, "GET", "/get_engine_status")).json).toEqual(recorded("GET /get_engine_status", "ENGINE.ROLLING").response.body);
+    const pool = (await call(emu, "GET", "/get_current_batch_rollout_pool_information")).json;
+    expect(pool).toEqual(recorded("GET /get_current_batch_rollout_pool_information", "HTTP 200").response.body);
+    expect(emu.engine.queue).toHaveLength(16); // min(4, ceil(16 / 4)) × 4
+    emu.close();
+  });
+
   it("is_episode_claimed with unregister_if_not_claimed withdraws the registered record (transcript #20 state)", async () => {
     const r = new Replay(exchanges);
     await r.rolling();
