@@ -6,7 +6,7 @@
  */
 import { SwarmClient, type SleepFn, type SwarmLogger } from "../client/index.ts";
 import type { RolloutFunction, RolloutLogger } from "../functions/contract.ts";
-import { DEFAULT_SWARM, swarmsOf } from "../functions/contract.ts";
+import { DEFAULT_SWARM, EpisodeAbortError, swarmsOf } from "../functions/contract.ts";
 import type { Task } from "../protocol/index.ts";
 import type { EpisodeOutcome, EpisodeReportResult, EventAck } from "../scheduler/index.ts";
 import { claimAll, type HeldClaim } from "./claims.ts";
@@ -179,7 +179,12 @@ async function runFunction(
   const lifetimeEndsAtMs = claimedAtMs + LIFETIME_FACTOR * msg.discardEpisodeTimeoutSeconds * 1000;
   const stopAtMs = Math.min(lifetimeEndsAtMs, (deps.invocationDeadlineAtMs ?? Infinity) - (deps.reportReserveMs ?? 20_000));
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error("episode time limit reached")), Math.max(0, stopAtMs - deps.now()));
+  // the stop reason is the outcome's cause: past the local lifetime (BC-24) or out of invocation time
+  const stopReason = stopAtMs >= lifetimeEndsAtMs
+    ? new EpisodeAbortError("lifetime_exceeded", `episode past ${LIFETIME_FACTOR} × discard timeout (BC-24)`)
+    : new EpisodeAbortError("time_limit", "episode stopped to leave time to report before the invocation's wall limit");
+  const timer = setTimeout(() => controller.abort(stopReason), Math.max(0, stopAtMs - deps.now()));
+  const stopped = new Promise<never>((_, reject) => controller.signal.addEventListener("abort", () => reject(stopReason), { once: true }));
   const primary = held[0]!;
   const { ctx, activity } = createRolloutContext(
     {
@@ -198,11 +203,14 @@ async function runFunction(
   let result: unknown;
   let error: unknown;
   let threw = false;
+  const running = Promise.resolve().then(() => fn.run(task, ctx));
+  running.catch(() => undefined); // a function that fails after it was stopped is not an unhandled rejection
   try {
-    result = await fn.run(task, ctx);
+    // a function that ignores ctx.signal is not waited for past the stop: its claims must still be reported
+    result = await Promise.race([running, stopped]);
   } catch (err) {
     threw = true;
-    error = err;
+    error = controller.signal.aborted ? new EpisodeAbortError(stopReason.reason, stopReason.message, { cause: err }) : err;
   } finally {
     clearTimeout(timer);
   }
