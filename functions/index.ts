@@ -7,11 +7,13 @@
 import type { RolloutFunction } from "../src/functions/contract.ts";
 import countdown from "./countdown.ts";
 import mathAgent from "./math-agent.ts";
+import academicTranslation from "./academic-translation.ts";
 // ajet-edge:imports (new functions are imported above this line)
 
 /** Every shipped rollout function by name. */
 export const rolloutFunctions: Record<string, RolloutFunction> = {
   "countdown": countdown,
   "math-agent": mathAgent,
+  "academic-translation": academicTranslation,
   // ajet-edge:entries (new functions are registered above this line)
 };
