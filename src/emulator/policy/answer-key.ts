@@ -3,6 +3,7 @@
  * `{match, answer, format}`, raw GSM8K rows `{question, answer}` (gold after the last `####`, BC-10) and raw
  * Countdown rows `{target, nums, solution?}`, auto-detected; loading from JSONL; and matching a prompt to an entry.
  */
+import { parseGsm8kGold } from "../../rewards/index.ts";
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { integersIn, solveCountdown } from "./countdown.ts";
@@ -56,11 +57,8 @@ export function goldAnswer(entry: AnswerKeyEntry): string {
 
 const collapse = (s: string) => s.replace(/\s+/g, " ").trim();
 
-/** GSM8K gold (BC-10): text after the last `####`, trimmed, commas and `$` removed; null without a marker. */
-export function gsm8kGold(answer: string): string | null {
-  const at = answer.lastIndexOf("####");
-  return at < 0 ? null : answer.slice(at + 4).trim().replace(/[,$]/g, "");
-}
+/** GSM8K gold (BC-10), read with the reward code's parser so the policy answers exactly what the reward expects. */
+export const gsm8kGold = parseGsm8kGold;
 
 /**
  * Normalises one row, detecting its shape (`match` → canonical; `target`+`nums` → Countdown; `question`+`answer`
