@@ -1,13 +1,83 @@
-/** @module cli/commands/new — placeholder until its issue lands; says so plainly. */
-import type { CliCommand } from "../main.ts";
+/**
+ * @module cli/commands/new — `ajet-edge new NAME`: scaffolds a working rollout function (`functions/NAME.ts`), its
+ * unit test, its registry entry in `functions/index.ts` and a README subsection (issue 4 §6; the seed's
+ * write-swarm-client skill). Exit codes: 0 written, 2 usage error (bad or taken name, not a project), 1 I/O error.
+ */
+import { parseArgs } from "node:util";
+import { resolve } from "node:path";
+import { CliError, type CliCommand } from "../main.ts";
+import { scaffoldFunction, shown } from "../scaffold/scaffold.ts";
+
+const USAGE = [
+  "usage: ajet-edge new NAME [--dir DIR]",
+  "",
+  "Scaffolds a rollout function on contract v1 that works as is: one LLM call with a system prompt, the answer",
+  "in \\boxed{}, reward 1.0 when it equals the task's gold answer, else 0.0. Writes functions/NAME.ts and",
+  "test/unit/functions/NAME.test.ts, registers NAME in functions/index.ts and adds a README section.",
+  "",
+  "arguments:",
+  "  NAME           kebab-case: a lower-case letter, then lower-case letters, digits and single hyphens (my-agent)",
+  "",
+  "options:",
+  "  --dir DIR      project root to scaffold into (default: the current directory)",
+  "  -h, --help     show this help",
+].join("\n");
+
+/** Parsed command options. */
+export interface NewCliOptions {
+  name: string;
+  /** absolute project root */
+  root: string;
+}
+
+/**
+ * Parses the command's argv.
+ * @returns the options, or null for `--help`. @throws CliError on a usage error.
+ */
+export function parseNewArgs(argv: string[]): NewCliOptions | null {
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: { dir: { type: "string" }, help: { type: "boolean", short: "h" } },
+    });
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  if (parsed.values["help"]) return null;
+  const [name, ...extra] = parsed.positionals;
+  if (!name) throw new CliError("missing NAME, e.g. `ajet-edge new my-agent`");
+  if (extra.length) throw new CliError(`expected one NAME, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`);
+  return { name, root: resolve((parsed.values["dir"] as string | undefined) ?? ".") };
+}
 
 const command: CliCommand = {
   name: "new",
-  description: "not implemented yet",
-  usage: "ajet-edge new",
-  async run() {
-    console.error("ajet-edge new: not implemented yet");
-    return 1;
+  description: "scaffold functions/NAME.ts, its test, its registry entry and a README section",
+  usage: USAGE,
+  async run(argv) {
+    const options = parseNewArgs(argv);
+    if (!options) {
+      console.log(USAGE);
+      return 0;
+    }
+    const result = await scaffoldFunction(options);
+    const at = (p: string) => shown(options.root, p);
+    for (const file of result.created) console.log(`created  ${at(file)}`);
+    for (const file of result.edited) console.log(`edited   ${at(file)}`);
+    if (result.readme === "unchanged") console.log(`README.md already has a '### ${result.name}' section; left as is`);
+    console.log(
+      [
+        "",
+        "next:",
+        `  npx vitest run --project unit test/unit/functions/${result.name}.test.ts`,
+        `  ajet-edge dev --function ${result.name}`,
+        "  guide: docs/writing-functions.md",
+      ].join("\n"),
+    );
+    return 0;
   },
 };
 export default command;

@@ -1,0 +1,117 @@
+/**
+ * @module test/unit/cli/new-edits — the pure parts of `ajet-edge new`: argument parsing, name rules, identifiers,
+ * the registry edit (markers, refusal, idempotence) and the README edit (create, append, insert, unchanged).
+ */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { parseNewArgs } from "../../../src/cli/commands/new.ts";
+import { CliError } from "../../../src/cli/main.ts";
+import { assertFunctionName, identifierFor } from "../../../src/cli/scaffold/names.ts";
+import { addReadmeSection } from "../../../src/cli/scaffold/readme.ts";
+import { addToRegistry, importedIdentifiers, isRegistered } from "../../../src/cli/scaffold/registry.ts";
+
+const registry = readFileSync(fileURLToPath(new URL("../../../functions/index.ts", import.meta.url)), "utf8");
+const section = (name: string) => `### ${name}\n\nabout ${name}\n`;
+
+describe("ajet-edge new arguments", () => {
+  it("takes one NAME and an optional --dir (resolved to an absolute path)", () => {
+    expect(parseNewArgs(["my-agent"])).toEqual({ name: "my-agent", root: process.cwd() });
+    expect(parseNewArgs(["my-agent", "--dir", "/tmp/project"])).toEqual({ name: "my-agent", root: "/tmp/project" });
+    expect(parseNewArgs(["-h"])).toBeNull();
+  });
+
+  it.each([
+    [[], /missing NAME/],
+    [["a", "b"], /expected one NAME, got 2/],
+    [["a", "--force"], /Unknown option '--force'/],
+  ])("refuses %j with a CliError", (argv, message) => {
+    expect(() => parseNewArgs(argv)).toThrow(CliError);
+    expect(() => parseNewArgs(argv)).toThrow(message);
+  });
+});
+
+describe("function names", () => {
+  it("accepts kebab-case and refuses everything else with the rule in the message", () => {
+    for (const ok of ["my-agent", "a", "gsm8k-v2", "x1-y2-z3"]) expect(() => assertFunctionName(ok)).not.toThrow();
+    for (const [bad, why] of [
+      ["MyAgent", /kebab-case/],
+      ["my_agent", /kebab-case/],
+      ["2fast", /kebab-case/],
+      ["-a", /kebab-case/],
+      ["a--b", /'--'/],
+      ["agent-", /end with '-'/],
+      ["index", /reserved/],
+      ["a".repeat(65), /longer than 64/],
+    ] as const) {
+      expect(() => assertFunctionName(bad)).toThrow(why);
+    }
+    const err = (() => {
+      try {
+        assertFunctionName("Bad");
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(CliError);
+    expect(err).toMatchObject({ code: 2 });
+  });
+
+  it("derives a free camelCase identifier, never a reserved word", () => {
+    expect(identifierFor("my-agent")).toBe("myAgent");
+    expect(identifierFor("gsm8k-v2")).toBe("gsm8kV2");
+    expect(identifierFor("agent-2x")).toBe("agent2x");
+    expect(identifierFor("new")).toBe("newFunction");
+    expect(identifierFor("delete")).toBe("deleteFunction");
+    expect(identifierFor("countdown", new Set(["countdown"]))).toBe("countdownFn");
+    expect(identifierFor("countdown", new Set(["countdown", "countdownFn"]))).toBe("countdownFn2");
+  });
+});
+
+describe("registry edit (functions/index.ts)", () => {
+  it("reads the registry's imports and entries", () => {
+    expect(importedIdentifiers(registry)).toEqual(new Set(["RolloutFunction", "countdown", "mathAgent", "academicTranslation"]));
+    expect(isRegistered(registry, "math-agent")).toBe(true);
+    expect(isRegistered(registry, "math")).toBe(false);
+  });
+
+  it("adds one import above the imports marker and one entry above the entries marker", () => {
+    const edited = addToRegistry(registry, "my-agent", "myAgent");
+    const lines = edited.split("\n");
+    const imports = lines.findIndex((l) => l.startsWith("// ajet-edge:imports"));
+    const entries = lines.findIndex((l) => l.trim().startsWith("// ajet-edge:entries"));
+    expect(lines[imports - 1]).toBe('import myAgent from "./my-agent.ts";');
+    expect(lines[entries - 1]).toBe('  "my-agent": myAgent,');
+    expect(lines.length).toBe(registry.split("\n").length + 2);
+    expect(edited.replace('import myAgent from "./my-agent.ts";\n', "").replace('  "my-agent": myAgent,\n', "")).toBe(registry);
+  });
+
+  it("refuses a second registration of the same name (idempotent) and a registry without markers", () => {
+    const once = addToRegistry(registry, "my-agent", "myAgent");
+    expect(() => addToRegistry(once, "my-agent", "myAgent")).toThrow(/'my-agent' is already registered/);
+    expect(() => addToRegistry(registry, "countdown", "countdownFn")).toThrow(/already registered/);
+    expect(() => addToRegistry(registry.replace("// ajet-edge:entries", "// gone"), "x", "x")).toThrow(/no '\/\/ ajet-edge:entries' line/);
+    expect(() => addToRegistry(registry.replace("// ajet-edge:imports", "// gone"), "x", "x")).toThrow(CliError);
+  });
+});
+
+describe("README edit", () => {
+  it("creates a README holding only the section when there is none", () => {
+    expect(addReadmeSection(null, "a", section("a"))).toEqual({ text: "## Rollout functions\n\n### a\n\nabout a\n", change: "created" });
+  });
+
+  it("appends a new '## Rollout functions' section at the end when the heading is missing", () => {
+    const edit = addReadmeSection("# ajet-edge\n\nIntro.\n\n## Install\n\nnpm i\n", "a", section("a"));
+    expect(edit).toEqual({ text: "# ajet-edge\n\nIntro.\n\n## Install\n\nnpm i\n\n## Rollout functions\n\n### a\n\nabout a\n", change: "appended" });
+  });
+
+  it("inserts at the end of the existing section, before the next ## heading, ignoring headings in code fences", () => {
+    const readme = "# P\n\n## Rollout functions\n\n### old\n\n```md\n## not a heading\n```\n\n## License\n\nApache-2.0\n";
+    const edit = addReadmeSection(readme, "a", section("a"));
+    expect(edit.change).toBe("inserted");
+    expect(edit.text).toBe("# P\n\n## Rollout functions\n\n### old\n\n```md\n## not a heading\n```\n\n### a\n\nabout a\n\n## License\n\nApache-2.0\n");
+    expect(addReadmeSection(edit.text, "a", section("a"))).toEqual({ text: edit.text, change: "unchanged" });
+    const last = addReadmeSection("## Rollout functions\n\n### old\n", "b", section("b"));
+    expect(last.text).toBe("## Rollout functions\n\n### old\n\n### b\n\nabout b\n");
+  });
+});

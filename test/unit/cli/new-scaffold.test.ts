@@ -1,0 +1,105 @@
+/**
+ * @module test/unit/cli/new-scaffold — `ajet-edge new NAME --dir` on a temp project: the files written, the
+ * registry and README edits, refusals that write nothing, and the scaffolded function itself run through
+ * createTestContext (correct reply → 1.0, wrong → 0.0). The temp project links `src/` to this repository's, so the
+ * generated relative imports resolve.
+ */
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { main } from "../../../src/cli/main.ts";
+import type { RolloutFunction } from "../../../src/functions/contract.ts";
+import { createTestContext } from "../../../src/functions/testing.ts";
+import { scaffoldFunction } from "../../../src/cli/scaffold/scaffold.ts";
+import { Task } from "../../../src/protocol/index.ts";
+
+const repo = fileURLToPath(new URL("../../../", import.meta.url));
+let root: string;
+const read = (p: string) => readFileSync(join(root, p), "utf8");
+
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), "ajet-new-"));
+  mkdirSync(join(root, "functions"));
+  cpSync(join(repo, "functions", "index.ts"), join(root, "functions", "index.ts"));
+  symlinkSync(join(repo, "src"), join(root, "src"), "dir");
+  writeFileSync(join(root, "README.md"), "# demo\n\n## Rollout functions\n\n### countdown\n\nText.\n\n## License\n\nApache-2.0\n");
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+describe("scaffoldFunction", () => {
+  it("writes the function, its test, the registry lines and the README section", async () => {
+    const result = await scaffoldFunction({ root, name: "my-agent" });
+    expect(result).toEqual({
+      name: "my-agent",
+      identifier: "myAgent",
+      created: ["functions/my-agent.ts", "test/unit/functions/my-agent.test.ts"],
+      edited: ["functions/index.ts", "README.md"],
+      readme: "inserted",
+    });
+    const fn = read("functions/my-agent.ts");
+    expect(fn).toMatch(/^\/\*\*\n \* @module functions\/my-agent — /);
+    expect(fn).toContain('name: "my-agent"');
+    expect(fn).toContain("defineRolloutFunction");
+    expect(fn).toContain("initialMessages(task, SYSTEM_PROMPT)");
+    expect(fn).not.toMatch(/TODO|FIXME/);
+    const test = read("test/unit/functions/my-agent.test.ts");
+    expect(test).toContain('import myAgent, { goldAnswer } from "../../../functions/my-agent.ts";');
+    expect(test).toContain("createTestContext");
+    expect(test).toMatch(/reward: 1, is_success: true/);
+    expect(test).toMatch(/reward: 0, is_success: false/);
+    expect(read("functions/index.ts")).toContain('import myAgent from "./my-agent.ts";\n// ajet-edge:imports');
+    expect(read("functions/index.ts")).toContain('  "my-agent": myAgent,\n  // ajet-edge:entries');
+    expect(read("README.md")).toMatch(/### countdown\n\nText\.\n\n### my-agent\n\n`functions\/my-agent\.ts`[\s\S]*\n\n## License\n/);
+  });
+
+  it("the scaffolded function scores a correct boxed reply 1.0 and a wrong one 0.0, system message first", async () => {
+    await scaffoldFunction({ root, name: "my-agent" });
+    const mod = (await import(pathToFileURL(join(root, "functions", "my-agent.ts")).href)) as { default: RolloutFunction };
+    const task = Task.parse({ task_id: "t:0", main_query: "What is 6 times 7?", metadata: { gold: "42" } });
+    const right = createTestContext({ reply: () => "\\boxed{42}" });
+    expect(await mod.default.run(task, right.ctx)).toMatchObject({ reward: 1, is_success: true });
+    expect(right.requests[0]!.body.messages[0]?.role).toBe("system");
+    const wrong = createTestContext({ reply: () => "\\boxed{41}" });
+    expect(await mod.default.run(task, wrong.ctx)).toMatchObject({ reward: 0, is_success: false });
+  });
+
+  it("refuses an existing function, an existing test file or a non-project, and writes nothing then", async () => {
+    await scaffoldFunction({ root, name: "my-agent" });
+    const before = { registry: read("functions/index.ts"), readme: read("README.md") };
+    await expect(scaffoldFunction({ root, name: "my-agent" })).rejects.toThrow(/a function 'my-agent' already exists/);
+    await expect(scaffoldFunction({ root, name: "countdown" })).rejects.toThrow(/already exists/); // registered, no file here
+    mkdirSync(join(root, "test", "unit", "functions"), { recursive: true });
+    writeFileSync(join(root, "test", "unit", "functions", "other.test.ts"), "// mine\n");
+    await expect(scaffoldFunction({ root, name: "other" })).rejects.toThrow(/other\.test\.ts already exists/);
+    expect(existsSync(join(root, "functions", "other.ts"))).toBe(false);
+    expect({ registry: read("functions/index.ts"), readme: read("README.md") }).toEqual(before);
+    await expect(scaffoldFunction({ root: join(root, "functions"), name: "x" })).rejects.toThrow(/is not an ajet-edge project/);
+  });
+
+  it("creates the README when there is none", async () => {
+    rmSync(join(root, "README.md"));
+    const result = await scaffoldFunction({ root, name: "solo" });
+    expect(result.created).toContain("README.md");
+    expect(read("README.md")).toMatch(/^## Rollout functions\n\n### solo\n/);
+  });
+});
+
+describe("ajet-edge new (main)", () => {
+  it("exits 0 after scaffolding and 2 on a usage error, printing the usage", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      expect(await main(["new", "cli-made", "--dir", root])).toBe(0);
+      expect(existsSync(join(root, "functions", "cli-made.ts"))).toBe(true);
+      expect(log.mock.calls.flat().join("\n")).toContain("test/unit/functions/cli-made.test.ts");
+      expect(await main(["new", "cli-made", "--dir", root])).toBe(2);
+      expect(await main(["new", "Bad_Name", "--dir", root])).toBe(2);
+      expect(error.mock.calls.flat().join("\n")).toMatch(/already exists[\s\S]*kebab-case[\s\S]*usage: ajet-edge new NAME/);
+    } finally {
+      log.mockRestore();
+      error.mockRestore();
+    }
+  });
+});
