@@ -1,13 +1,31 @@
-/** @module cli/commands/dev — placeholder until its issue lands; says so plainly. */
+/**
+ * @module cli/commands/dev — `ajet-edge dev` (= `npm start`, issue 3 §6): a whole rollout on this machine — the
+ * swarm emulator (or `--swarm-url`), the Worker in local workerd, a synced job and started engine, a run with live
+ * progress, and a per-step summary. The orchestration lives in `src/cli/dev/` (shared with the e2e tests).
+ */
+import { DEV_USAGE, parseDevArgs } from "../dev/options.ts";
+import { processIo, type DevIo } from "../dev/output.ts";
+import { runDev, type RunDevExtras } from "../dev/run-dev.ts";
 import type { CliCommand } from "../main.ts";
+
+/**
+ * Runs the command with injectable I/O (tests run it in-process).
+ * @returns the exit code (0 finished, 1 failed or timed out, 2 bad input, 130 Ctrl-C, 143 SIGTERM)
+ * @throws CliError on a usage error (main prints the usage, exit code 2)
+ */
+export async function runDevCommand(argv: string[], io: DevIo = processIo, extras?: RunDevExtras): Promise<number> {
+  const options = parseDevArgs(argv);
+  if (!options) {
+    io.out(`${DEV_USAGE}\n`);
+    return 0;
+  }
+  return (await runDev(options, io, extras)).exitCode;
+}
 
 const command: CliCommand = {
   name: "dev",
-  description: "not implemented yet",
-  usage: "ajet-edge dev",
-  async run() {
-    console.error("ajet-edge dev: not implemented yet");
-    return 1;
-  },
+  description: "run a rollout end to end: emulator (or --swarm-url), local workerd, scheduler, episodes",
+  usage: DEV_USAGE,
+  run: (argv) => runDevCommand(argv),
 };
 export default command;

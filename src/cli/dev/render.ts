@@ -1,0 +1,175 @@
+/**
+ * @module cli/dev/render — what `ajet-edge dev` prints, as pure `state → string` functions: the live progress (one
+ * refreshing line on a TTY, plain lines otherwise), the final per-step summary table, and API issues. No I/O, no
+ * clock: the caller passes the elapsed time.
+ */
+import type { RunSummary } from "../../scheduler/index.ts";
+import type { ApiIssue, RunView } from "./runs-api.ts";
+
+/** What the progress needs besides the status: the targets and the elapsed time (ms). */
+export interface ProgressContext {
+  /** episodes one training step needs (batchSize × numRepeat) */
+  episodesPerStep: number;
+  /** training steps of the run; null for eval */
+  steps: number | null;
+  /** eval: episodes of the whole run (tasks × numRepeat) */
+  totalEpisodes?: number;
+  elapsedMs: number;
+  /** the CLI asked the run to stop (Ctrl-C or timeout) */
+  stopping?: boolean;
+}
+
+/** The progress as the renderers see it. */
+export interface Progress {
+  phase: RunView["phase"];
+  stopping: boolean;
+  elapsedMs: number;
+  /** `default ROLLING` per swarm, `ENGINE.` stripped (only the status when there is one swarm) */
+  engine: string;
+  globalStep: number | null;
+  /** 1-based step of the open window, null before the first (or for eval) */
+  step: number | null;
+  stepsTotal: number | null;
+  /** episodes ended in the open window (train) or in the run (eval), and the target */
+  episodesDone: number;
+  episodesTarget: number | null;
+  /** mean reward of the open window (train) or of the run (eval) */
+  meanReward: number | null;
+  /** the open window is complete and waits for the engine to train on it */
+  training: boolean;
+  /** mean reward of each finished step, in order */
+  stepRewards: (number | null)[];
+  inFlight: number;
+  failedAttempts: number;
+}
+
+const shortStatus = (s: string) => s.replace(/^ENGINE\./, "");
+
+/** The progress of a run from its status view. */
+export function progressOf(status: RunView, ctx: ProgressContext): Progress {
+  const engines = status.engines.length === 1
+    ? shortStatus(status.engines[0]!.engineStatus)
+    : status.engines.map((e) => `${e.swarm} ${shortStatus(e.engineStatus)}`).join(", ");
+  const train = status.episodeType === "train";
+  const w = status.currentWindow;
+  return {
+    phase: status.phase,
+    stopping: ctx.stopping ?? false,
+    elapsedMs: ctx.elapsedMs,
+    engine: engines || "?",
+    globalStep: status.globalStep,
+    step: train && w ? w.windowIndex + 1 : null,
+    stepsTotal: train ? ctx.steps : null,
+    episodesDone: train ? (w?.episodesEnded ?? 0) : status.totals.episodesEnded,
+    episodesTarget: train ? ctx.episodesPerStep : (ctx.totalEpisodes ?? null),
+    meanReward: train ? (w?.meanReward ?? null) : (status.totals.meanReward ?? null),
+    training: train && (w?.waitingForEngine ?? false),
+    // A step is done once the engine moved past it (its wall time is then known).
+    stepRewards: train ? status.steps.filter((s) => s.wallTimeMs !== null).map((s) => s.meanReward) : [],
+    inFlight: status.episodes.inFlight,
+    failedAttempts: status.totals.attemptsFailed ?? 0,
+  };
+}
+
+/** A reward with 3 decimals, or `-`. */
+export const formatReward = (r: number | null | undefined): string => (r === null || r === undefined ? "-" : r.toFixed(3));
+
+/** Milliseconds as seconds with one decimal, e.g. `12.4s`; `-` when unknown. */
+export const formatSeconds = (ms: number | null | undefined): string => (ms === null || ms === undefined ? "-" : `${(ms / 1000).toFixed(1)}s`);
+
+function progressParts(p: Progress): string[] {
+  const parts = [`engine ${p.engine}`, `global step ${p.globalStep ?? "-"}`];
+  const training = p.training && !p.stopping && p.phase !== "draining" && p.phase !== "finished";
+  if (p.step !== null) parts.push(`step ${p.step}${p.stepsTotal ? `/${p.stepsTotal}` : ""}${training ? " (training)" : ""}`);
+  parts.push(`episodes ${p.episodesDone}${p.episodesTarget !== null ? `/${p.episodesTarget}` : ""}`);
+  parts.push(`mean reward ${formatReward(p.meanReward)}`);
+  if (p.stepRewards.length) parts.push(`step rewards ${p.stepRewards.map(formatReward).join(" ")}`);
+  parts.push(`in flight ${p.inFlight}`);
+  if (p.failedAttempts) parts.push(`failed attempts ${p.failedAttempts}`);
+  if (p.stopping || p.phase === "draining") parts.unshift(p.phase === "finished" ? "stopped" : "stopping (draining)");
+  else if (p.phase !== "running") parts.unshift(p.phase);
+  return parts;
+}
+
+/** The plain progress line without the elapsed time: a new line is worth printing when this changes. */
+export function progressKey(p: Progress): string {
+  return progressParts(p).join("  ");
+}
+
+/** A plain progress line (not a TTY), e.g. `[  4.2s] engine ROLLING  global step 1  step 1/3  episodes 12/32 …`. */
+export function renderProgressPlain(p: Progress): string {
+  return `[${formatSeconds(p.elapsedMs).padStart(6)}] ${progressKey(p)}`;
+}
+
+/**
+ * The refreshing TTY line, cut to `columns` characters (the caller writes `\r`, clear-line and this). No newline.
+ */
+export function renderProgressLine(p: Progress, columns = 120): string {
+  const line = `${formatSeconds(p.elapsedMs).padStart(6)} | ${progressParts(p).join(" | ")}`;
+  return line.length > columns ? `${line.slice(0, Math.max(0, columns - 1))}…` : line;
+}
+
+/**
+ * Non-TTY pacing: print when the progress changed, or every `heartbeatMs` anyway.
+ * @param last the key and time (ms) of the last printed line, null before the first
+ */
+export function shouldPrintPlain(last: { key: string; atMs: number } | null, key: string, nowMs: number, heartbeatMs = 5_000): boolean {
+  return last === null || last.key !== key || nowMs - last.atMs >= heartbeatMs;
+}
+
+function table(rows: string[][], rightAligned: boolean[]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
+  return rows.map((r) => r.map((cell, c) => (rightAligned[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join("  ").trimEnd()).join("\n");
+}
+
+/**
+ * The final summary: one row per training step (episodes against the target, mean reward, wall time), a total
+ * row, then the stop reason, failures by cause and dropped groups.
+ */
+export function renderSummary(summary: Pick<RunSummary, "steps" | "totals" | "stopReason" | "failuresByCause" | "droppedGroups" | "wallTimeMs" | "episodeType">, ctx: { episodesPerStep: number }): string {
+  const rows = [["step", "global step", "episodes", "mean reward", "wall time"]];
+  for (const s of summary.steps) {
+    rows.push([String(s.windowIndex + 1), String(s.globalStep ?? "-"), `${s.episodesEnded}/${ctx.episodesPerStep}`, formatReward(s.meanReward), formatSeconds(s.wallTimeMs)]);
+  }
+  rows.push(["total", "", String(summary.totals.episodesEnded), formatReward(summary.totals.meanReward), formatSeconds(summary.wallTimeMs)]);
+  const total = `${summary.totals.episodesEnded} episodes, mean reward ${formatReward(summary.totals.meanReward)}, wall time ${formatSeconds(summary.wallTimeMs)}`;
+  const lines = [summary.steps.length ? table(rows, [true, true, true, true, true]) : total];
+  const failures = Object.entries(summary.failuresByCause).map(([cause, n]) => `${cause} ${n}`);
+  lines.push(`stop reason: ${summary.stopReason ?? "none"}; failed attempts: ${failures.length ? failures.join(", ") : "none"}; dropped groups: ${summary.droppedGroups.length ? summary.droppedGroups.join(", ") : "none"}`);
+  return lines.join("\n");
+}
+
+const ANSI = /\x1b\[[0-9;]*m/g;
+const WRANGLER_PREFIX = /^(▲ \[WARNING\]|✘ \[ERROR\]|\[wrangler:(\w+)\])\s*/;
+
+/**
+ * One line the Worker host printed (wrangler's `▲ [WARNING] {json}` for the Worker's console.warn), as one compact
+ * line: `[worker warn] episode stale episode=countdown/0/3#1 kind=stale …`. Colours are removed; the run id is
+ * dropped (the CLI has one run).
+ * @returns null for a blank line
+ */
+export function formatWorkerLog(raw: string): string | null {
+  let line = raw.replace(ANSI, "").trim();
+  if (!line) return null;
+  const prefix = WRANGLER_PREFIX.exec(line);
+  let level = prefix ? (prefix[1]!.startsWith("▲") ? "warn" : prefix[1]!.startsWith("✘") ? "error" : prefix[2]!) : "log";
+  if (prefix) line = line.slice(prefix[0].length);
+  try {
+    const json: unknown = JSON.parse(line);
+    if (json && typeof json === "object" && !Array.isArray(json)) {
+      const { level: l, msg, message, run: _run, ...rest } = json as Record<string, unknown>;
+      if (typeof l === "string") level = l;
+      const text = typeof msg === "string" ? msg : typeof message === "string" ? message : "";
+      const fields = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
+      line = [text, ...fields].filter(Boolean).join(" ");
+    }
+  } catch {
+    // not JSON: keep the text
+  }
+  return `[worker ${level}] ${line}`;
+}
+
+/** API issues as `path: message` lines, indented. */
+export function renderIssues(issues: readonly ApiIssue[]): string {
+  return issues.map((i) => `  ${i.path}: ${i.message}`).join("\n");
+}

@@ -1,0 +1,181 @@
+/**
+ * @module cli/dev/runs-api — a small client of the Worker's runs API (issue 3 §4): `POST /runs`, `GET /runs/:id`,
+ * `POST /runs/:id/stop`, `GET /runs/:id/report`, and `waitForRun`, which polls a run until it finishes, times out
+ * or is aborted. Responses are checked with zod (the fields the CLI reads); errors carry the API's issues.
+ */
+import { z } from "zod";
+import type { EvalReport, RunSpecInput, RunStatus, RunSummary } from "../../scheduler/index.ts";
+
+/** One problem the API reported: the dotted field path and a message that says the fix. */
+export interface ApiIssue {
+  path: string;
+  message: string;
+}
+
+/** A log line of the run (the DO keeps the newest ones). */
+export interface RunLogLine {
+  atMs: number;
+  level: string;
+  message: string;
+  fields: Record<string, unknown>;
+}
+
+/** `GET /runs/:id`: the scheduler's status view plus the run's identity and recent log lines. */
+export type RunView = RunStatus & { runId: string; createdAtMs: number; function: string; log: RunLogLine[] };
+
+/** `GET /runs/:id/report`. */
+export interface RunReport {
+  summary: RunSummary;
+  eval: EvalReport | null;
+}
+
+/** The API answered with an error status. `issues` are the API's `{path, message}` list (may be empty). */
+export class RunsApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly issues: ApiIssue[],
+  ) {
+    super(message);
+    this.name = "RunsApiError";
+  }
+}
+
+const ErrorBody = z.object({
+  error: z.object({ message: z.string(), issues: z.array(z.object({ path: z.string(), message: z.string() })).default([]) }),
+});
+
+const StepShape = z.looseObject({
+  windowIndex: z.number(),
+  globalStep: z.number().nullable(),
+  episodesEnded: z.number(),
+  meanReward: z.number().nullable(),
+  wallTimeMs: z.number().nullable(),
+});
+
+const RunViewShape = z.looseObject({
+  runId: z.string(),
+  phase: z.enum(["created", "running", "draining", "finishing", "finished"]),
+  stopReason: z.string().nullable(),
+  episodeType: z.enum(["train", "eval"]),
+  engines: z.array(z.looseObject({ swarm: z.string(), engineStatus: z.string(), globalStep: z.number().nullable() })),
+  globalStep: z.number().nullable(),
+  currentWindow: z.looseObject({ windowIndex: z.number(), episodesEnded: z.number(), meanReward: z.number().nullable() }).nullable(),
+  episodes: z.looseObject({ inFlight: z.number(), ended: z.number() }),
+  steps: z.array(StepShape),
+  totals: z.looseObject({ episodesEnded: z.number() }),
+  failuresByCause: z.record(z.string(), z.number()),
+  log: z.array(z.looseObject({ level: z.string(), message: z.string() })).default([]),
+});
+
+const ReportShape = z.looseObject({
+  summary: z.looseObject({ steps: z.array(StepShape), totals: z.looseObject({ episodesEnded: z.number() }) }),
+  eval: z.unknown().nullable(),
+});
+
+/** The runs API of one Worker. Every method throws {@link RunsApiError} on an error status or a malformed body. */
+export interface RunsApi {
+  /** `POST /runs` → the created run's view (201). A 400 carries the spec's issues. */
+  create(spec: RunSpecInput): Promise<RunView>;
+  get(runId: string): Promise<RunView>;
+  /** `POST /runs/:id/stop`: drain (no new dispatch; in-flight episodes finish or are aborted). */
+  stop(runId: string): Promise<RunView>;
+  report(runId: string): Promise<RunReport>;
+}
+
+/**
+ * A client of the runs API at `workerUrl`.
+ * @param fetchFn injectable for tests; default the global fetch
+ */
+export function runsApi(workerUrl: string, fetchFn: typeof fetch = fetch): RunsApi {
+  const call = async <T>(method: "GET" | "POST", path: string, shape: z.ZodType, body?: unknown): Promise<T> => {
+    const res = await fetchFn(new URL(path, `${workerUrl}/`), {
+      method,
+      ...(body !== undefined ? { headers: { "content-type": "application/json" }, body: JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new RunsApiError(res.status, `${method} ${path}: HTTP ${res.status}, not JSON: ${text.slice(0, 200)}`, []);
+    }
+    if (!res.ok) {
+      const err = ErrorBody.safeParse(json);
+      const message = err.success ? err.data.error.message : text.slice(0, 200);
+      throw new RunsApiError(res.status, `${method} ${path}: HTTP ${res.status}: ${message}`, err.success ? err.data.error.issues : []);
+    }
+    const parsed = shape.safeParse(json);
+    if (!parsed.success) {
+      const where = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+      throw new RunsApiError(res.status, `${method} ${path}: unexpected response (${where})`, []);
+    }
+    return json as T;
+  };
+  const id = (runId: string) => encodeURIComponent(runId);
+  return {
+    create: (spec) => call("POST", "runs", RunViewShape, spec),
+    get: (runId) => call("GET", `runs/${id(runId)}`, RunViewShape),
+    stop: (runId) => call("POST", `runs/${id(runId)}/stop`, RunViewShape, {}),
+    report: (runId) => call("GET", `runs/${id(runId)}/report`, ReportShape),
+  };
+}
+
+/** How {@link waitForRun} ended: `finished` (phase finished), `timeout`, or `aborted` (the signal fired). */
+export type WaitOutcome = "finished" | "timeout" | "aborted";
+
+/** Options of {@link waitForRun}. Durations are milliseconds. */
+export interface WaitForRunOptions {
+  timeoutMs: number;
+  /** pause between polls (default 400) */
+  pollMs?: number;
+  /** called with every status seen */
+  onStatus?: (status: RunView) => void;
+  signal?: AbortSignal;
+  /** polls in a row that may fail (network error) before waiting gives up (default 5) */
+  maxConsecutiveErrors?: number;
+  /** clock, epoch ms (default Date.now) */
+  now?: () => number;
+  /** pause (default setTimeout); must resolve early when the signal fires */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/** A pause that ends early when the signal fires. */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+/**
+ * Polls `GET /runs/:id` until the phase is `finished`, the deadline passes, or the signal fires.
+ * @returns the outcome and the last status seen (null if none was)
+ * @throws RunsApiError for an error status (e.g. 404); the last network error after `maxConsecutiveErrors` failures
+ */
+export async function waitForRun(api: RunsApi, runId: string, options: WaitForRunOptions): Promise<{ outcome: WaitOutcome; status: RunView | null }> {
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? abortableSleep;
+  const deadline = now() + options.timeoutMs;
+  let status: RunView | null = null;
+  let errors = 0;
+  for (;;) {
+    if (options.signal?.aborted) return { outcome: "aborted", status };
+    try {
+      status = await api.get(runId);
+      errors = 0;
+      options.onStatus?.(status);
+      if (status.phase === "finished") return { outcome: "finished", status };
+    } catch (err) {
+      if (err instanceof RunsApiError || ++errors >= (options.maxConsecutiveErrors ?? 5)) throw err;
+    }
+    if (now() >= deadline) return { outcome: "timeout", status };
+    await sleep(Math.min(options.pollMs ?? 400, Math.max(0, deadline - now())), options.signal);
+  }
+}

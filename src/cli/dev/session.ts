@@ -1,0 +1,123 @@
+/**
+ * @module cli/dev/session — everything a dev run needs running, started in parallel and stopped together: the
+ * swarm servers (local emulators on random ports, profile `dev`, with the run's answer key — or the servers given
+ * on the command line), their engines (job synced and started with `autoSyncTrainConfigAndStartEngine`), and the
+ * Worker in local workerd. Used by `ajet-edge dev` and by the end-to-end tests.
+ */
+import { isCannotConnect, SwarmClient, type SwarmLogger } from "../../client/index.ts";
+import { startEmulator, type RunningEmulator } from "../../emulator/index.ts";
+import { AgentJetJob } from "../../job/index.ts";
+import type { RunSpecInput } from "../../scheduler/index.ts";
+import { runSpecFor, type DevPlan } from "./plan.ts";
+import { startLocalWorker, type LocalWorker } from "./worker.ts";
+
+/** One swarm server of the session; `emulator` is set when the session started it. */
+export interface SessionSwarm {
+  name: string;
+  url: string;
+  emulator: RunningEmulator | null;
+}
+
+/** A running dev session. */
+export interface DevSession {
+  worker: LocalWorker;
+  swarms: SessionSwarm[];
+  /** the `POST /runs` body for this session's servers */
+  spec: RunSpecInput;
+  /** Disposes the Worker (workerd), then closes the emulators. Idempotent; never throws. */
+  close(): Promise<void>;
+}
+
+/** A swarm server could not be reached or its engine not started. */
+export class SwarmStartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SwarmStartError";
+  }
+}
+
+/** Options of {@link startDevSession}. */
+export interface StartSessionOptions {
+  /** lines from the Worker host and warnings of the swarm clients */
+  onLog?: (line: string) => void;
+  /** aborting stops the start; everything started so far is stopped */
+  signal?: AbortSignal;
+}
+
+/**
+ * Brings one server's engine to ROLLING (sync + start when OFFLINE), or with `startEngine: false` only checks
+ * that the server answers.
+ * @throws SwarmStartError naming the URL when the server is unreachable or the engine cannot start
+ */
+export async function prepareEngine(url: string, plan: Pick<DevPlan, "job" | "startEngine">, options: { logger: SwarmLogger; signal?: AbortSignal }): Promise<string> {
+  const client = new SwarmClient({ baseURL: url, logger: options.logger });
+  try {
+    if (!plan.startEngine) {
+      const snap = await client.getEngineStatusOrCannotConnect({ ...(options.signal ? { signal: options.signal } : {}) });
+      if (isCannotConnect(snap)) throw new Error(`Unable to connect to swarm server (${snap.error.message})`);
+      return `engine ${snap.status} (not started: --no-start-engine)`;
+    }
+    const started = await client.autoSyncTrainConfigAndStartEngine(new AgentJetJob(plan.job), { ...(options.signal ? { signal: options.signal } : {}) });
+    return `${started.action} (${started.engine.status}, global step ${started.engine.globalStep ?? "?"})`;
+  } catch (err) {
+    if (options.signal?.aborted) throw err;
+    throw new SwarmStartError(`swarm server ${url}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/**
+ * Checks that every server answers `get_engine_status` (fast: before workerd is started for nothing).
+ * @throws SwarmStartError naming the first unreachable URL and why
+ */
+export async function probeSwarms(swarms: readonly { url: string }[], options: { signal?: AbortSignal } = {}): Promise<void> {
+  for (const s of swarms) {
+    const client = new SwarmClient({ baseURL: s.url, logger: { info: () => {}, warn: () => {}, error: () => {} } });
+    const snap = await client.getEngineStatusOrCannotConnect({ ...(options.signal ? { signal: options.signal } : {}) });
+    if (isCannotConnect(snap)) throw new SwarmStartError(`cannot reach the swarm server at ${s.url}: ${snap.error.message}`);
+  }
+}
+
+/**
+ * Starts the session: the Worker host and the swarm side (emulators + engines) in parallel.
+ * @throws LocalWorkerError | SwarmStartError | the emulator's start errors | the abort reason; whatever was
+ *   started is stopped before the error propagates
+ */
+export async function startDevSession(plan: DevPlan, options: StartSessionOptions = {}): Promise<DevSession> {
+  const log = options.onLog ?? (() => {});
+  const logger: SwarmLogger = { info: () => {}, warn: (m) => log(`swarm client: ${m}`), error: (m) => log(`swarm client: ${m}`) };
+  const swarms: SessionSwarm[] = [];
+  const startSwarms = async () => {
+    for (const [i, name] of plan.swarmNames.entries()) {
+      const given = plan.externalSwarms?.find((s) => s.name === name) ?? plan.externalSwarms?.[i];
+      if (given) {
+        swarms.push({ name, url: given.url, emulator: null });
+      } else {
+        const emulator = await startEmulator({ port: 0, profile: "dev", seed: plan.seed + i, answerKey: plan.answerKey, ...(plan.policy ? { policy: plan.policy } : {}) });
+        swarms.push({ name, url: emulator.url, emulator });
+      }
+      options.signal?.throwIfAborted();
+      await prepareEngine(swarms.at(-1)!.url, plan, { logger, ...(options.signal ? { signal: options.signal } : {}) });
+    }
+  };
+  const closeSwarms = async () => {
+    await Promise.all(swarms.map((s) => s.emulator?.close().catch(() => {})));
+  };
+  const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
+  if (worker.status === "rejected" || swarmSide.status === "rejected") {
+    if (worker.status === "fulfilled") await worker.value.dispose();
+    await closeSwarms();
+    // The swarm side's error names the server the user gave; prefer it (both fail on an abort anyway).
+    throw swarmSide.status === "rejected" ? swarmSide.reason : (worker as PromiseRejectedResult).reason;
+  }
+  let closing: Promise<void> | null = null;
+  return {
+    worker: worker.value,
+    swarms,
+    spec: runSpecFor(plan, swarms),
+    close: () =>
+      (closing ??= (async () => {
+        await worker.value.dispose();
+        await closeSwarms();
+      })()),
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * @module cli/dev/summary-json — the `--json` summary of a dev run: outcome, exit code, per step episodes / mean
+ * reward / wall time, totals, failures, the servers used, and episodes left claimed on the emulator.
+ */
+import type { EvalReport } from "../../scheduler/index.ts";
+import type { RunReport, RunView } from "./runs-api.ts";
+import type { DevSession } from "./session.ts";
+
+/** One training step in the JSON summary. `step` is 1-based; `wallTimeMs` in milliseconds. */
+export interface DevStepJson {
+  step: number;
+  globalStep: number | null;
+  episodes: number;
+  meanReward: number | null;
+  wallTimeMs: number | null;
+}
+
+/** The `--json` document. */
+export interface DevSummaryJson {
+  runId: string;
+  outcome: "finished" | "timeout" | "interrupted" | "aborted";
+  exitCode: number;
+  stopReason: string | null;
+  /** run wall time (first dispatch to finish), ms */
+  wallTimeMs: number | null;
+  steps: DevStepJson[];
+  totals: { episodesEnded: number; meanReward: number | null; attemptsFailed: number; groupsDropped: number };
+  failuresByCause: Record<string, number>;
+  droppedGroups: string[];
+  swarms: { name: string; url: string; emulator: boolean }[];
+  /** episodes still claimed on the emulator at the end (null with a real server: not checked) */
+  claimedLeft: number | null;
+  eval: EvalReport | null;
+}
+
+/** Builds the JSON summary from the report (or, when it could not be fetched, the last status view). */
+export function summaryJson(o: {
+  runId: string;
+  outcome: DevSummaryJson["outcome"];
+  exitCode: number;
+  report: RunReport | null;
+  last: RunView | null;
+  session: Pick<DevSession, "swarms">;
+  claimedLeft: number | null;
+}): DevSummaryJson {
+  const summary = o.report?.summary;
+  const steps = summary?.steps ?? o.last?.steps ?? [];
+  const totals = summary?.totals ?? o.last?.totals;
+  return {
+    runId: o.runId,
+    outcome: o.outcome,
+    exitCode: o.exitCode,
+    stopReason: summary?.stopReason ?? o.last?.stopReason ?? null,
+    wallTimeMs: summary?.wallTimeMs ?? null,
+    steps: steps.map((s) => ({ step: s.windowIndex + 1, globalStep: s.globalStep, episodes: s.episodesEnded, meanReward: s.meanReward, wallTimeMs: s.wallTimeMs })),
+    totals: {
+      episodesEnded: totals?.episodesEnded ?? 0,
+      meanReward: totals?.meanReward ?? null,
+      attemptsFailed: totals?.attemptsFailed ?? 0,
+      groupsDropped: totals?.groupsDropped ?? 0,
+    },
+    failuresByCause: summary?.failuresByCause ?? o.last?.failuresByCause ?? {},
+    droppedGroups: summary?.droppedGroups ?? [],
+    swarms: o.session.swarms.map((s) => ({ name: s.name, url: s.url, emulator: s.emulator !== null })),
+    claimedLeft: o.claimedLeft,
+    eval: o.report?.eval ?? null,
+  };
+}

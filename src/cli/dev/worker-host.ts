@@ -1,0 +1,61 @@
+/**
+ * @module cli/dev/worker-host — the child process that hosts the Worker in local workerd (wrangler's
+ * `unstable_startWorker`). `startLocalWorker` (worker.ts) spawns it DETACHED, in its own process group, so a
+ * terminal Ctrl-C reaches only the CLI: workerd keeps running while the CLI drains the run, then the CLI asks
+ * for `dispose`. IPC protocol: child → parent `{type:"ready", url, persistDir}` or `{type:"error", message}`;
+ * parent → child `{type:"dispose"}`. The host also disposes when the IPC channel closes (the CLI died), so no
+ * workerd outlives its CLI. The persist directory is a fresh temp dir, deleted at dispose. The parent sets the
+ * wrangler environment (`WRANGLER_QUIET_ENV` in worker.ts).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** Messages the host sends to its parent. */
+export type HostMessage = { type: "ready"; url: string; persistDir: string } | { type: "error"; message: string };
+
+function send(message: HostMessage): void {
+  if (process.connected) process.send?.(message);
+}
+
+async function main(): Promise<void> {
+  const configPath = process.argv[2];
+  if (!configPath || !process.send) {
+    console.error("worker-host: run by `ajet-edge dev` only (needs the wrangler.toml path and an IPC channel)");
+    process.exit(2);
+  }
+  const persistDir = mkdtempSync(join(tmpdir(), "ajet-edge-dev-"));
+  let worker: { dispose(): Promise<void> } | null = null;
+  let closing = false;
+  const shutdown = async (code: number) => {
+    if (closing) return;
+    closing = true;
+    try {
+      await worker?.dispose();
+    } finally {
+      rmSync(persistDir, { recursive: true, force: true });
+      process.exit(code);
+    }
+  };
+  process.on("message", (m: unknown) => {
+    if ((m as { type?: string } | null)?.type === "dispose") void shutdown(0);
+  });
+  process.on("disconnect", () => void shutdown(0));
+  try {
+    const { unstable_startWorker } = await import("wrangler");
+    const started = await unstable_startWorker({
+      config: configPath,
+      dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: persistDir, logLevel: "warn", watch: false },
+    });
+    worker = started;
+    await started.ready;
+    const url = String(await started.url);
+    if (closing) return;
+    send({ type: "ready", url, persistDir });
+  } catch (err) {
+    send({ type: "error", message: err instanceof Error ? err.message : String(err) });
+    await shutdown(1);
+  }
+}
+
+await main();

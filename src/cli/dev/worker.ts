@@ -1,0 +1,142 @@
+/**
+ * @module cli/dev/worker — `startLocalWorker`: the Worker (`wrangler.toml`: hono API, RolloutScheduler DO, episode
+ * queue) in local workerd, hosted by a detached child process (worker-host.ts) in its own process group. Why a
+ * child: a terminal Ctrl-C signals the whole foreground process group, and workerd dies on SIGINT — the run could
+ * then not drain (episodes left claimed). Detached, workerd lives until `dispose()`, and the whole group can be
+ * killed as a last resort, so no workerd is orphaned.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
+import { createInterface } from "node:readline";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { HostMessage } from "./worker-host.ts";
+
+/** Environment every wrangler start gets, so users need not set it: no metrics, no Request.cf fetch, no banner. */
+export const WRANGLER_QUIET_ENV: Readonly<Record<string, string>> = {
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  WRANGLER_HIDE_BANNER: "true",
+};
+
+/** The project root (where wrangler.toml lives), from this file's location `src/cli/dev/`. */
+export const PROJECT_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** A Worker running in local workerd. */
+export interface LocalWorker {
+  /** base URL, e.g. `http://127.0.0.1:40123` (no trailing slash) */
+  url: string;
+  /** pid of the host process (also its process group id) */
+  hostPid: number;
+  /** the temp dir holding the DO's SQLite and the queue; deleted at dispose */
+  persistDir: string;
+  /** Stops workerd and the host, deletes the persist dir. Idempotent; never throws. */
+  dispose(): Promise<void>;
+}
+
+/** Options of {@link startLocalWorker}. */
+export interface StartLocalWorkerOptions {
+  /** wrangler config; default `<project>/wrangler.toml` */
+  configPath?: string;
+  /** one line of the host's stdout/stderr (wrangler warnings, the Worker's console.warn/error) */
+  onLog?: (line: string) => void;
+  /** aborting stops the start and kills the host */
+  signal?: AbortSignal;
+  /** how long the start may take, milliseconds (default 120 000: the first start bundles with esbuild) */
+  startTimeoutMs?: number;
+  /** how long `dispose` waits for a clean exit before killing the process group, milliseconds (default 15 000) */
+  disposeTimeoutMs?: number;
+}
+
+/** The Worker could not be started. */
+export class LocalWorkerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "LocalWorkerError";
+  }
+}
+
+function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => done(false), timeoutMs);
+    const done = (exited: boolean) => {
+      clearTimeout(timer);
+      child.off("exit", onExit);
+      resolve(exited);
+    };
+    const onExit = () => done(true);
+    child.once("exit", onExit);
+  });
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * Starts the Worker in local workerd with a fresh persist dir.
+ * @returns the running Worker once it answers on its URL
+ * @throws LocalWorkerError when the host fails, exits, or does not become ready within `startTimeoutMs`;
+ *   the signal's reason (an AbortError) when aborted. The host is killed in every failure case.
+ */
+export async function startLocalWorker(options: StartLocalWorkerOptions = {}): Promise<LocalWorker> {
+  const configPath = options.configPath ?? `${PROJECT_ROOT}wrangler.toml`;
+  const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+  const hostPath = fileURLToPath(new URL("./worker-host.ts", import.meta.url));
+  const child = spawn(process.execPath, ["--import", tsxLoader, hostPath, configPath], {
+    cwd: PROJECT_ROOT,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
+    env: { ...process.env, ...WRANGLER_QUIET_ENV, WRANGLER_LOG: process.env["WRANGLER_LOG"] ?? "warn" },
+  });
+  const pid = child.pid;
+  if (pid === undefined) throw new LocalWorkerError("could not spawn the Worker host process");
+  const killOnExit = () => killGroup(pid, "SIGKILL");
+  process.on("exit", killOnExit);
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream) createInterface({ input: stream }).on("line", (line) => options.onLog?.(line));
+  }
+
+  let disposed: Promise<void> | null = null;
+  const dispose = () =>
+    (disposed ??= (async () => {
+      if (child.connected) child.send({ type: "dispose" });
+      if (!(await waitForExit(child, options.disposeTimeoutMs ?? 15_000))) {
+        killGroup(pid, "SIGTERM");
+        if (!(await waitForExit(child, 3_000))) killGroup(pid, "SIGKILL");
+      }
+      killGroup(pid, "SIGKILL"); // workerd shares the group; make sure nothing of it is left
+      process.off("exit", killOnExit);
+    })());
+
+  try {
+    const ready = await new Promise<Extract<HostMessage, { type: "ready" }>>((resolve, reject) => {
+      const timeoutMs = options.startTimeoutMs ?? 120_000;
+      const timer = setTimeout(() => fail(new LocalWorkerError(`the local Worker did not start within ${timeoutMs / 1000} s`)), timeoutMs);
+      const onAbort = () => fail(options.signal?.reason ?? new Error("aborted"));
+      const onMessage = (m: HostMessage) =>
+        m.type === "ready" ? settle(() => resolve(m)) : fail(new LocalWorkerError(`the local Worker failed to start: ${m.message}`));
+      const onExit = (code: number | null, signal: string | null) =>
+        fail(new LocalWorkerError(`the local Worker host exited before it was ready (${signal ?? `code ${code}`})`));
+      const onError = (err: Error) => fail(new LocalWorkerError(`the local Worker host failed: ${err.message}`));
+      const settle = (finish: () => void) => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener("abort", onAbort);
+        child.off("message", onMessage).off("exit", onExit).off("error", onError);
+        finish();
+      };
+      const fail = (err: unknown) => settle(() => reject(err));
+      child.on("message", onMessage).on("exit", onExit).on("error", onError);
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      if (options.signal?.aborted) onAbort();
+    });
+    return { url: ready.url.replace(/\/+$/, ""), hostPid: pid, persistDir: ready.persistDir, dispose };
+  } catch (err) {
+    await dispose();
+    throw err;
+  }
+}
