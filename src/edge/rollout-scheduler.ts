@@ -259,6 +259,18 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
 
   /** Resends a recorded end whose outcome is unknown; "not found" then means delivered (BC-26). Never a second end. */
   async #resolve(e: Extract<SchedulerCommand, { type: "resolveOutbox" }>["episodes"][number]): Promise<void> {
+    // Another live episode of this run holding one of these server episodes means the end never landed (a finished
+    // record is never handed out again): the janitor reverted it and a consumer of this run (same client uuid) took
+    // it. A resend would end THAT episode with this one's output, so the repeat runs again instead.
+    const uuids = new Set(e.claims.map((c) => c.episodeUuid));
+    const holder = Object.values(this.#state?.episodes ?? {}).find(
+      (o) => o.episodeKey !== e.episodeKey && (o.status === "running" || o.status === "reporting") && o.claims.some((c) => uuids.has(c.episodeUuid)),
+    );
+    if (holder) {
+      this.#log("warn", "outbox end not resent: its server episode was re-claimed by another episode of this run", { episodeKey: e.episodeKey, heldBy: holder.episodeKey });
+      await this.episodeReported({ episodeKey: e.episodeKey, attempt: e.attempt, result: "expired", cause: "expired:reclaimed" });
+      return;
+    }
     const box = this.#storage.outbox(e.episodeKey, e.attempt);
     const claims = e.claims.map((cl) => ({ ...cl, client: this.#client(cl.swarm) }));
     const sent = box ? await endAll(claims, box.taskId, box.outputs, true) : ({ kind: "sent", result: "rejected", cause: "outbox_missing" } as const);
