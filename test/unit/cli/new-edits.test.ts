@@ -11,7 +11,22 @@ import { assertFunctionName, identifierFor } from "../../../src/cli/scaffold/nam
 import { addReadmeSection } from "../../../src/cli/scaffold/readme.ts";
 import { addToRegistry, importedIdentifiers, isRegistered } from "../../../src/cli/scaffold/registry.ts";
 
-const registry = readFileSync(fileURLToPath(new URL("../../../functions/index.ts", import.meta.url)), "utf8");
+/** A registry shaped like functions/index.ts, fixed here so the tests hold whatever the live registry holds. */
+const registry = [
+  "/** @module functions/index */",
+  'import type { RolloutFunction } from "../src/functions/contract.ts";',
+  'import countdown from "./countdown.ts";',
+  'import mathAgent from "./math-agent.ts";',
+  "// ajet-edge:imports (new functions are imported above this line)",
+  "",
+  "export const rolloutFunctions: Record<string, RolloutFunction> = {",
+  '  "countdown": countdown,',
+  '  "math-agent": mathAgent,',
+  "  // ajet-edge:entries (new functions are registered above this line)",
+  "};",
+  "",
+].join("\n");
+const liveRegistry = readFileSync(fileURLToPath(new URL("../../../functions/index.ts", import.meta.url)), "utf8");
 const section = (name: string) => `### ${name}\n\nabout ${name}\n`;
 
 describe("ajet-edge new arguments", () => {
@@ -70,7 +85,8 @@ describe("function names", () => {
 
 describe("registry edit (functions/index.ts)", () => {
   it("reads the registry's imports and entries", () => {
-    expect(importedIdentifiers(registry)).toEqual(new Set(["RolloutFunction", "countdown", "mathAgent", "academicTranslation"]));
+    expect(importedIdentifiers(registry)).toEqual(new Set(["RolloutFunction", "countdown", "mathAgent"]));
+    expect([...importedIdentifiers(liveRegistry)]).toEqual(expect.arrayContaining(["RolloutFunction", "countdown", "mathAgent"]));
     expect(isRegistered(registry, "math-agent")).toBe(true);
     expect(isRegistered(registry, "math")).toBe(false);
   });
@@ -84,6 +100,13 @@ describe("registry edit (functions/index.ts)", () => {
     expect(lines[entries - 1]).toBe('  "my-agent": myAgent,');
     expect(lines.length).toBe(registry.split("\n").length + 2);
     expect(edited.replace('import myAgent from "./my-agent.ts";\n', "").replace('  "my-agent": myAgent,\n', "")).toBe(registry);
+  });
+
+  it("edits the live functions/index.ts too (its markers are in place)", () => {
+    const name = "zz-scaffold-probe";
+    const edited = addToRegistry(liveRegistry, name, "zzScaffoldProbe");
+    expect(edited).toContain('import zzScaffoldProbe from "./zz-scaffold-probe.ts";\n// ajet-edge:imports');
+    expect(edited).toContain('  "zz-scaffold-probe": zzScaffoldProbe,\n  // ajet-edge:entries');
   });
 
   it("refuses a second registration of the same name (idempotent) and a registry without markers", () => {

@@ -4,7 +4,7 @@
  * createTestContext (correct reply → 1.0, wrong → 0.0). The temp project links `src/` to this repository's, so the
  * generated relative imports resolve.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -16,13 +16,25 @@ import { scaffoldFunction } from "../../../src/cli/scaffold/scaffold.ts";
 import { Task } from "../../../src/protocol/index.ts";
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url));
+/** The temp project's registry: the shape of functions/index.ts, independent of what the live one holds. */
+const REGISTRY = [
+  'import type { RolloutFunction } from "../src/functions/contract.ts";',
+  'import countdown from "./countdown.ts";',
+  "// ajet-edge:imports (new functions are imported above this line)",
+  "",
+  "export const rolloutFunctions: Record<string, RolloutFunction> = {",
+  '  "countdown": countdown,',
+  "  // ajet-edge:entries (new functions are registered above this line)",
+  "};",
+  "",
+].join("\n");
 let root: string;
 const read = (p: string) => readFileSync(join(root, p), "utf8");
 
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "ajet-new-"));
   mkdirSync(join(root, "functions"));
-  cpSync(join(repo, "functions", "index.ts"), join(root, "functions", "index.ts"));
+  writeFileSync(join(root, "functions", "index.ts"), REGISTRY);
   symlinkSync(join(repo, "src"), join(root, "src"), "dir");
   writeFileSync(join(root, "README.md"), "# demo\n\n## Rollout functions\n\n### countdown\n\nText.\n\n## License\n\nApache-2.0\n");
 });
