@@ -1,0 +1,57 @@
+/**
+ * `npm start` (= `ajet-edge dev` with no options) run in-process through the command's own entry point: 3 Countdown
+ * steps against the emulator, mean reward rising under the simulated policy, exit code 0 and the summary table. And
+ * Ctrl-C in the middle of a step: the run drains (nothing left claimed), the Worker host is gone, exit code 130.
+ */
+import { describe, expect, it } from "vitest";
+import { runDevCommand } from "../../src/cli/commands/dev.ts";
+import { memoryIo } from "../../src/cli/dev/output.ts";
+import type { DevSession } from "../../src/cli/dev/session.ts";
+import type { DevSummaryJson } from "../../src/cli/dev/summary-json.ts";
+import { liveProcessesInGroup } from "./_support.ts";
+
+function lastJson(stdout: string[]): DevSummaryJson {
+  return JSON.parse(stdout.join("")) as DevSummaryJson;
+}
+
+describe("e2e: npm start", () => {
+  it("runs 3 Countdown steps with rising mean reward, prints the summary table and exits 0", async () => {
+    const io = memoryIo();
+    const code = await runDevCommand(["--json"], io);
+    const progress = io.stderr.join("");
+    expect(code, progress).toBe(0);
+    const summary = lastJson(io.stdout);
+    expect(summary.outcome).toBe("finished");
+    expect(summary.stopReason).toBe("maxSteps");
+    expect(summary.steps.map((s) => [s.step, s.globalStep, s.episodes])).toEqual([[1, 1, 32], [2, 2, 32], [3, 3, 32]]);
+    expect(summary.steps[2]!.meanReward!).toBeGreaterThan(summary.steps[0]!.meanReward!);
+    expect(summary.claimedLeft).toBe(0);
+    expect(progress).toMatch(/step\s+global step\s+episodes\s+mean reward\s+wall time\n\s+1\s+1\s+32\/32\s+\d\.\d{3}\s+\d+\.\ds\n/);
+    expect(progress).toMatch(/\ntotal\s+96\s+\d\.\d{3}\s+\d+\.\ds\n/);
+  });
+
+  it("Ctrl-C during a step drains the run, leaves nothing claimed, stops workerd and exits 130", async () => {
+    const io = memoryIo();
+    let session: DevSession | undefined;
+    let interrupted = false;
+    const err = io.err;
+    // Interrupt at the first progress line that shows episodes in flight.
+    io.err = (text) => {
+      err(text);
+      if (!interrupted && /in flight [1-9]/.test(text)) {
+        interrupted = true;
+        io.interrupt("SIGINT");
+      }
+    };
+    const code = await runDevCommand(["--json"], io, { onSession: (s) => (session = s) });
+    expect(code, io.stderr.join("")).toBe(130);
+    expect(interrupted).toBe(true);
+    const summary = lastJson(io.stdout);
+    expect(summary.outcome).toBe("interrupted");
+    expect(summary.stopReason).toBe("stopRequested");
+    expect(summary.claimedLeft).toBe(0);
+    expect(io.stderr.join("")).toContain("interrupted: stopping the run");
+    // the Worker host led its own process group; nothing of it (host, workerd, esbuild) runs any more
+    expect(liveProcessesInGroup(session!.worker.hostPid)).toEqual([]);
+  });
+});
