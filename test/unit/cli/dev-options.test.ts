@@ -1,0 +1,80 @@
+/**
+ * `ajet-edge dev` arguments: the `npm start` defaults, every option, the function ↔ dataset kind inference, and a
+ * usage error naming the flag for each bad input.
+ */
+import { describe, expect, it } from "vitest";
+import { parseDevArgs } from "../../../src/cli/dev/options.ts";
+import { CliError, main } from "../../../src/cli/main.ts";
+
+describe("ajet-edge dev arguments", () => {
+  it("defaults to the npm start run: Countdown, batch 8 × num_repeat 4, 3 steps, the local emulator", () => {
+    expect(parseDevArgs([])).toEqual({
+      function: "countdown", kind: "countdown", steps: 3, batchSize: 8, numRepeat: 4, maxEnvWorker: 32, seed: 1,
+      episodeType: "train", swarms: [], startEngine: true, timeoutSeconds: 300, json: false,
+    });
+    expect(parseDevArgs(["--help"])).toBeNull();
+    expect(parseDevArgs(["-h"])).toBeNull();
+  });
+
+  it("parses every option", () => {
+    expect(
+      parseDevArgs([
+        "--dataset", "d.jsonl", "--kind", "math", "--function", "my-fn", "--limit", "16", "--steps", "2",
+        "--batch-size", "4", "--num-repeat", "2", "--max-env-worker", "64", "--seed", "9", "--episode-type", "eval",
+        "--swarm-url", "http://gpu-box:10086/", "--no-start-engine", "--timeout", "90", "--json",
+      ]),
+    ).toEqual({
+      function: "my-fn", datasetPath: "d.jsonl", kind: "math", limit: 16, steps: 2, batchSize: 4, numRepeat: 2,
+      maxEnvWorker: 64, seed: 9, episodeType: "eval", swarms: [{ name: "default", url: "http://gpu-box:10086" }],
+      startEngine: false, timeoutSeconds: 90, json: true,
+    });
+  });
+
+  it("infers the dataset kind from the function and the function from the kind", () => {
+    expect(parseDevArgs(["--dataset", "g.jsonl", "--function", "math-agent"])).toMatchObject({ function: "math-agent", kind: "gsm8k" });
+    expect(parseDevArgs(["--dataset", "g.jsonl", "--kind", "gsm8k"])).toMatchObject({ function: "math-agent", kind: "gsm8k" });
+    expect(parseDevArgs(["--dataset", "c.jsonl"])).toMatchObject({ function: "countdown", kind: "countdown" });
+    expect(parseDevArgs(["--dataset", "x.jsonl", "--function", "my-agent"])).toMatchObject({ function: "my-agent", kind: "generic" });
+  });
+
+  it("takes several named swarm servers", () => {
+    expect(parseDevArgs(["--swarm", "policy=http://127.0.0.1:10086", "--swarm", "judge=https://judge.example/ajet/"])?.swarms).toEqual([
+      { name: "policy", url: "http://127.0.0.1:10086" },
+      { name: "judge", url: "https://judge.example/ajet" },
+    ]);
+  });
+
+  it.each([
+    [["--steps", "0"], "--steps must be ≥ 1, e.g. 3"],
+    [["--batch-size", "eight"], "--batch-size must be a number, e.g. 8"],
+    [["--num-repeat", "2.5"], "--num-repeat must be a whole number, e.g. 4"],
+    [["--kind", "csv"], "--kind must be one of gsm8k, math, countdown, generic"],
+    [["--episode-type", "test"], "--episode-type must be train or eval"],
+    [["--timeout", "0"], "--timeout must be > 0 seconds, e.g. 300"],
+    [["--seed=-1"], "--seed must be ≥ 0, e.g. 1"],
+    [["--swarm-url", "ftp://x"], "--swarm-url must be an http(s) URL, e.g. http://127.0.0.1:10086"],
+    [["--swarm", "no-equals-sign"], "--swarm must be NAME=URL"],
+    [["--swarm", "judge=nope"], "--swarm URL must be an http(s) URL"],
+    [["--swarm-url", "http://a:1", "--swarm", "b=http://b:2"], "give either --swarm-url (one server) or --swarm NAME=URL (several), not both"],
+    [["--no-start-engine"], "--no-start-engine needs --swarm-url"],
+    [["--limit", "5"], "--limit applies to --dataset"],
+    [["--function", "Bad_Name"], "--function must be a function name like math-agent"],
+    [["--bogus"], "Unknown option '--bogus'"],
+  ])("refuses %j", (argv, message) => {
+    expect(() => parseDevArgs(argv)).toThrow(CliError);
+    expect(() => parseDevArgs(argv)).toThrow(message);
+  });
+
+  it("main() prints the usage after a usage error and returns 2", async () => {
+    const errors: string[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => void errors.push(args.join(" "));
+    try {
+      expect(await main(["dev", "--steps", "0"])).toBe(2);
+    } finally {
+      console.error = original;
+    }
+    expect(errors[0]).toContain("ajet-edge dev: --steps must be ≥ 1");
+    expect(errors[0]).toContain("usage: ajet-edge dev [options]");
+  });
+});

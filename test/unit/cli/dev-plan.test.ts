@@ -1,0 +1,100 @@
+/**
+ * The dev run's plan: the npm start run spec (valid for the Worker's RunSpec schema), a JSONL file read in Node and
+ * sent inline (first usable rows, ids the Worker will assign, refused rows counted), the emulator's answer key, and
+ * clear errors for a missing file, an empty file, an unknown function, or a function without its dataset.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseDevArgs } from "../../../src/cli/dev/options.ts";
+import { answerKeyFor, buildDevPlan, fileDataset, functionSwarms, generatedCountdownDataset, runSpecFor, splitFromPath } from "../../../src/cli/dev/plan.ts";
+import { parseRunSpec } from "../../../src/scheduler/index.ts";
+import { DatasetLoadError } from "../../../src/tasks/index.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "ajet-dev-plan-"));
+function file(name: string, lines: string[]): string {
+  const path = join(dir, name);
+  writeFileSync(path, lines.join("\n"));
+  return path;
+}
+const gsm8kRow = (q: string, gold: string) => JSON.stringify({ question: q, answer: `work\n#### ${gold}` });
+const options = (argv: string[] = []) => parseDevArgs(argv)!;
+
+describe("dev plan", () => {
+  it("npm start: 48 generated Countdown tasks, 3 steps, fast status polls, a spec the Worker accepts", async () => {
+    const plan = await buildDevPlan(options());
+    expect(plan.run).toEqual({
+      job: { batchSize: 8, numRepeat: 4, maxEnvWorker: 32 },
+      datasets: [{ name: "countdown", kind: "countdown", generate: { count: 48, seed: 1 } }],
+      function: "countdown",
+      episodeType: "train",
+      maxSteps: 3,
+      seed: 1,
+      tuning: { statusPollWaitingMs: 300, statusPollRollingMs: 500 },
+    });
+    expect(plan).toMatchObject({ swarmNames: ["default"], externalSwarms: null, episodesPerStep: 32, steps: 3, timeoutMs: 300_000, startEngine: true });
+    expect(plan.datasets[0]!.tasks.map((t) => t.task_id).slice(0, 2)).toEqual(["countdown:gen-1:0", "countdown:gen-1:1"]);
+    expect(plan.answerKey).toHaveLength(48);
+    const spec = parseRunSpec(runSpecFor(plan, [{ name: "default", url: "http://127.0.0.1:10086" }]));
+    expect(spec.success).toBe(true);
+  });
+
+  it("a real server keeps the default polls; an eval run has no maxSteps and loads one batch per step", async () => {
+    const external = await buildDevPlan(options(["--swarm-url", "http://gpu:10086"]));
+    expect(external.run.tuning).toEqual({});
+    expect(external.externalSwarms).toEqual([{ name: "default", url: "http://gpu:10086" }]);
+    const evalPlan = await buildDevPlan(options(["--episode-type", "eval", "--batch-size", "4", "--steps", "2"]));
+    expect(evalPlan.run).not.toHaveProperty("maxSteps");
+    expect(evalPlan.steps).toBeNull();
+    expect(evalPlan.datasets[0]!.entry).toMatchObject({ generate: { count: 8, seed: 1 } });
+  });
+
+  it("reads the first usable rows of a JSONL file and sends them inline, split named after the file", async () => {
+    const path = file("test.jsonl", [gsm8kRow("What is 2+3?", "5"), "{not json", JSON.stringify({ question: "no gold", answer: "none" }), "", gsm8kRow("What is 4*4?", "16"), gsm8kRow("Unused?", "1")]);
+    const d = await fileDataset({ path, kind: "gsm8k", limit: 2 });
+    expect(d.entry).toEqual({ name: "gsm8k", kind: "gsm8k", split: "test", tasks: [JSON.parse(gsm8kRow("What is 2+3?", "5")), JSON.parse(gsm8kRow("What is 4*4?", "16"))] });
+    expect(d.tasks.map((t) => [t.task_id, t.main_query])).toEqual([["gsm8k:test:0", "What is 2+3?"], ["gsm8k:test:1", "What is 4*4?"]]);
+    expect(d.label).toBe(`gsm8k:test: 2 tasks from ${path} (first usable of 4 rows, 2 refused)`);
+    expect(answerKeyFor(d.tasks)).toEqual([
+      { match: "What is 2+3?", answer: "5", format: "boxed" },
+      { match: "What is 4*4?", answer: "16", format: "boxed" },
+    ]);
+  });
+
+  it("--dataset with --function math-agent: the plan sends 2 × batch × steps tasks by default", async () => {
+    const path = file("many.jsonl", Array.from({ length: 30 }, (_, i) => gsm8kRow(`Question ${i}?`, String(i))));
+    const plan = await buildDevPlan(options(["--dataset", path, "--function", "math-agent", "--batch-size", "4", "--steps", "2"]));
+    expect(plan.datasets[0]!.tasks).toHaveLength(16);
+    expect(plan.run.function).toBe("math-agent");
+    expect(plan.answerKey).toHaveLength(16);
+  });
+
+  it("refuses a missing file, a file without a usable row, an unknown function and a function without its dataset", async () => {
+    await expect(fileDataset({ path: join(dir, "absent.jsonl"), kind: "gsm8k", limit: 4 })).rejects.toThrow(/^cannot read dataset .*absent\.jsonl: ENOENT/);
+    const wrongKind = file("wrong.jsonl", [JSON.stringify({ target: 10, nums: [5, 5] })]);
+    const err = await fileDataset({ path: wrongKind, kind: "gsm8k", limit: 4 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DatasetLoadError);
+    expect((err as Error).message).toMatch(/^no usable gsm8k task in .*wrong\.jsonl: gsm8k:wrong: 0 accepted, 1 rejected \(line 1: missing or empty query.*; check --kind$/);
+    await expect(buildDevPlan(options(["--function", "nope"]))).rejects.toThrow(/^no rollout function "nope"; known: .*countdown.*math-agent/);
+    await expect(buildDevPlan(options(["--function", "math-agent"]))).rejects.toThrow("function math-agent needs gsm8k tasks: give --dataset PATH.jsonl");
+  });
+
+  it("names the split after the file when it is a valid id part", () => {
+    expect(splitFromPath("../shared/data/gsm8k/test.jsonl")).toBe("test");
+    expect(splitFromPath("train-first-2000.jsonl")).toBe("train-first-2000");
+    expect(splitFromPath("/data/my file.jsonl")).toBe("train");
+  });
+
+  it("answer keys: Countdown puzzles as they are, golds as boxed answers, tasks without either skipped", () => {
+    const countdown = generatedCountdownDataset({ name: "cd", count: 1, seed: 5, weight: 0.5 });
+    expect(countdown.entry).toEqual({ name: "cd", kind: "countdown", generate: { count: 1, seed: 5 }, weight: 0.5 });
+    const meta = countdown.tasks[0]!.metadata as { target: number; nums: number[]; solution: string };
+    expect(answerKeyFor([...countdown.tasks, { ...countdown.tasks[0]!, metadata: {} }])).toEqual([{ target: meta.target, nums: meta.nums, solution: meta.solution }]);
+  });
+
+  it("knows the swarms of the shipped functions", () => {
+    expect(functionSwarms("countdown")).toEqual(["default"]);
+    expect(functionSwarms("math-agent")).toEqual(["default"]);
+  });
+});
