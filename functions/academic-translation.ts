@@ -8,11 +8,31 @@
  */
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { type ChatIo, completeChat } from "../src/functions/chat.ts";
-import { defineRolloutFunction, EpisodeAbortError, type RolloutContext, type RolloutFunction } from "../src/functions/contract.ts";
+import {
+  defineRolloutFunction,
+  EpisodeAbortError,
+  type RolloutContext,
+  type RolloutFunction,
+  type RolloutOutput,
+} from "../src/functions/contract.ts";
 import type { Task } from "../src/protocol/index.ts";
 import { messageText } from "../src/rewards/index.ts";
-import { type Judge, type JudgeFetch, judgeFromSecrets, JUDGE_SCORE_INSTRUCTION, type OpenAIJudgeOptions, stripReasoning } from "../src/rewards/judge.ts";
-import { charBigramF1, HAN_SCRIPT, scriptShare, type TermPair, termListScore, termsFoundInSource } from "../src/rewards/judge-fallback.ts";
+import {
+  type Judge,
+  type JudgeFetch,
+  judgeFromSecrets,
+  JUDGE_SCORE_INSTRUCTION,
+  type OpenAIJudgeOptions,
+  stripReasoning,
+} from "../src/rewards/judge.ts";
+import {
+  charBigramF1,
+  HAN_SCRIPT,
+  scriptShare,
+  type TermPair,
+  termListScore,
+  termsFoundInSource,
+} from "../src/rewards/judge-fallback.ts";
 
 /** Swarm names: `translator` serves model A (calls 1 and 3), `detector` model B (call 2). Order = claim order. */
 export const TRANSLATION_SWARMS = ["translator", "detector"] as const;
@@ -29,7 +49,8 @@ export const DETECTOR_SYSTEM_PROMPT =
 
 /** First line of the detector's request; the emulator answer key matches on it (see {@link demoAnswerKey}). */
 export const DETECTOR_INSTRUCTION =
-  "List the proper nouns and technical terms of the source below that are hard to translate or wrong in the rough translation.";
+  "List the proper nouns and technical terms of the source below that are hard to translate or wrong in the " +
+  "rough translation.";
 
 /** A translation task read from `task.metadata` (`main_query` stands in for a missing `abstract`). */
 export interface TranslationTask {
@@ -70,7 +91,8 @@ export function translationTask(task: Task): TranslationTask {
   const text = (v: unknown) => (typeof v === "string" && v.trim() !== "" ? v.trim() : undefined);
   const abstract = text(m.abstract) ?? text(task.main_query);
   if (!abstract) {
-    throw new EpisodeAbortError("invalid_task", `task ${JSON.stringify(task.task_id)} has no metadata.abstract (a non-empty string)`);
+    const id = JSON.stringify(task.task_id);
+    throw new EpisodeAbortError("invalid_task", `task ${id} has no metadata.abstract (a non-empty string)`);
   }
   const reference = text(m.reference);
   const properNouns = termPairs(m.proper_nouns);
@@ -100,7 +122,7 @@ export function replyPayload(content: unknown): string {
   return lastTagged(text, ["translation", "terms", "answer"]) ?? text.trim();
 }
 
-/** Parses the detector's list: one `term => rendering` per line (`->`, `→`, `:` also), bullets and numbers stripped. */
+/** Parses the detector's list: one `term => rendering` per line (`->`, `→`, `:` also); bullets, numbers stripped. */
 export function parseTermList(payload: string): TermPair[] {
   const out: TermPair[] = [];
   for (const raw of payload.split(/\r?\n/)) {
@@ -127,11 +149,16 @@ export function roughTranslationRequest(t: TranslationTask): string {
   );
 }
 
-/** Model B's request. It starts with {@link DETECTOR_INSTRUCTION}, then the source, then the rough translation. */
+/** The start of model B's request: {@link DETECTOR_INSTRUCTION} and the source (the emulator answer key's match). */
+export function detectorRequestHead(abstract: string, sourceLanguage: string): string {
+  return `${DETECTOR_INSTRUCTION}\n\nSource (${sourceLanguage}):\n${abstract}`;
+}
+
+/** Model B's request: {@link detectorRequestHead}, the rough translation, the list format. */
 export function detectorRequest(t: TranslationTask, rough: string): string {
   return (
-    `${DETECTOR_INSTRUCTION}\n\nSource (${t.sourceLanguage}):\n${t.abstract}\n\nRough translation (${t.targetLanguage}):\n` +
-    `${rough}\n\nWrite one term per line as "source term => correct ${t.targetLanguage} rendering", inside <terms></terms> ` +
+    `${detectorRequestHead(t.abstract, t.sourceLanguage)}\n\nRough translation (${t.targetLanguage}):\n${rough}\n\n` +
+    `Write one term per line as "source term => correct ${t.targetLanguage} rendering", inside <terms></terms> ` +
     "tags. Write <terms>none</terms> if there is nothing to list."
   );
 }
@@ -139,7 +166,7 @@ export function detectorRequest(t: TranslationTask, rough: string): string {
 /** Model A's second request, in the same conversation: the detector's terms, then the final translation. */
 export function finalTranslationRequest(terms: readonly TermPair[]): string {
   const head = terms.length
-    ? `A terminology reviewer suggests these renderings:\n${formatTermList(terms)}\n\nRevise your translation accordingly.`
+    ? `A terminology reviewer suggests these renderings:\n${formatTermList(terms)}\n\nRevise your translation.`
     : "A terminology reviewer found no terms to correct. Check your translation once more.";
   return `${head} Reply with the final translation only, inside <translation></translation> tags.`;
 }
@@ -179,7 +206,10 @@ export interface GradedScore {
  * (without one: the share of Han letters for a Chinese target, else 0); B gets the term-list score against
  * `proper_nouns` (without them: the share of its terms found in the source). Text overlap, not a judge.
  */
-export function fallbackScores(t: TranslationTask, run: TranslationTranscript): { translation: GradedScore; terms: GradedScore } {
+export function fallbackScores(
+  t: TranslationTask,
+  run: TranslationTranscript,
+): { translation: GradedScore; terms: GradedScore } {
   const chinese = /chinese|中文|汉语/i.test(t.targetLanguage);
   const translation: GradedScore = t.reference
     ? { score: charBigramF1(run.final, t.reference), source: "fallback:char-bigram-f1", attempts: 0 }
@@ -197,23 +227,33 @@ export async function judgeScores(
   run: TranslationTranscript,
   signal?: AbortSignal,
 ): Promise<{ translation: GradedScore; terms: GradedScore }> {
-  const ref = t.reference ? `Reference translation:\n${t.reference}\n\n` : "";
-  const refTerms = t.properNouns ? `Reference terms:\n${formatTermList(t.properNouns)}\n\n` : "";
+  const source = `Source (${t.sourceLanguage}):\n${t.abstract}\n\n`;
+  const reference = t.reference ? `Reference translation:\n${t.reference}\n\n` : "";
+  const referenceTerms = t.properNouns ? `Reference terms:\n${formatTermList(t.properNouns)}\n\n` : "";
+  const listed = formatTermList(run.terms) || "(empty)";
   const [translation, terms] = await Promise.all([
     judge.grade(
-      { label: "translation", rubric: TRANSLATION_RUBRIC, input: `Source (${t.sourceLanguage}):\n${t.abstract}\n\n${ref}Candidate translation (${t.targetLanguage}):\n${run.final}` },
+      {
+        label: "translation",
+        rubric: TRANSLATION_RUBRIC,
+        input: `${source}${reference}Candidate translation (${t.targetLanguage}):\n${run.final}`,
+      },
       { signal },
     ),
     judge.grade(
       {
         label: "terms",
         rubric: TERMS_RUBRIC,
-        input: `Source (${t.sourceLanguage}):\n${t.abstract}\n\nRough translation:\n${run.rough}\n\n${refTerms}Reviewer's list:\n${formatTermList(run.terms) || "(empty)"}`,
+        input: `${source}Rough translation:\n${run.rough}\n\n${referenceTerms}Reviewer's list:\n${listed}`,
       },
       { signal },
     ),
   ]);
-  const graded = (v: { score: number; attempts: number }): GradedScore => ({ score: v.score, source: `judge:${judge.name}`, attempts: v.attempts });
+  const graded = (v: { score: number; attempts: number }): GradedScore => ({
+    score: v.score,
+    source: `judge:${judge.name}`,
+    attempts: v.attempts,
+  });
   return { translation: graded(translation), terms: graded(terms) };
 }
 
@@ -232,9 +272,17 @@ export async function runTranslationAgents(t: TranslationTask, a: ChatIo, b: Cha
     ],
   });
   const terms = parseTermList(replyPayload(second.message.content));
-  conversation.push({ role: "assistant", content: first.message.content ?? "" }, { role: "user", content: finalTranslationRequest(terms) });
+  conversation.push(
+    { role: "assistant", content: first.message.content ?? "" },
+    { role: "user", content: finalTranslationRequest(terms) },
+  );
   const third = await completeChat(a, { messages: conversation });
-  return { rough, terms, final: replyPayload(third.message.content), finishReasons: [first.finishReason, second.finishReason, third.finishReason] };
+  return {
+    rough,
+    terms,
+    final: replyPayload(third.message.content),
+    finishReasons: [first.finishReason, second.finishReason, third.finishReason],
+  };
 }
 
 /** Options of {@link createAcademicTranslation}. */
@@ -259,7 +307,7 @@ export function createAcademicTranslation(options: AcademicTranslationOptions = 
   return defineRolloutFunction({
     name: "academic-translation",
     swarms: TRANSLATION_SWARMS,
-    description: "Two models: rough translation (translator), term detection (detector), final translation; judged rewards",
+    description: "Two models: rough translation (translator), term detection (detector), final translation; judged",
     async run(task, ctx) {
       const t = translationTask(task);
       const io = (swarm: string): ChatIo => {
@@ -269,14 +317,23 @@ export function createAcademicTranslation(options: AcademicTranslationOptions = 
       };
       const run = await runTranslationAgents(t, io("translator"), io("detector"));
       const fetch = options.judgeOptions?.fetch ?? contextFetch(ctx);
-      const judge = options.judge ? options.judge(ctx) : judgeFromSecrets(ctx.secrets, { ...options.judgeOptions, ...(fetch ? { fetch } : {}) });
+      const judge = options.judge
+        ? options.judge(ctx)
+        : judgeFromSecrets(ctx.secrets, { ...options.judgeOptions, ...(fetch ? { fetch } : {}) });
       if (!judge) ctx.log.info("no judge secrets: demo fallback scores (text overlap), not a judge");
       const scores = judge ? await judgeScores(judge, t, run, ctx.signal) : fallbackScores(t, run);
-      const shared = { rough_translation: run.rough, terms: run.terms, final_translation: run.final, finish_reasons: run.finishReasons };
-      return {
-        translator: { reward: scores.translation.score, metadata: { ...shared, model: "A", score_source: scores.translation.source }, log_metrics: { judge_attempts: scores.translation.attempts } },
-        detector: { reward: scores.terms.score, metadata: { ...shared, model: "B", score_source: scores.terms.source }, log_metrics: { judge_attempts: scores.terms.attempts } },
+      const shared = {
+        rough_translation: run.rough,
+        terms: run.terms,
+        final_translation: run.final,
+        finish_reasons: run.finishReasons,
       };
+      const output = (model: string, graded: GradedScore): RolloutOutput => ({
+        reward: graded.score,
+        metadata: { ...shared, model, score_source: graded.source },
+        log_metrics: { judge_attempts: graded.attempts },
+      });
+      return { translator: output("A", scores.translation), detector: output("B", scores.terms) };
     },
   });
 }
@@ -288,83 +345,62 @@ export interface DemoAbstract {
   properNouns: TermPair[];
 }
 
-/** Four short English abstracts with Simplified Chinese references, for `ajet-edge dev` and the tests. */
-export const ACADEMIC_DEMO_ROWS: readonly DemoAbstract[] = [
-  {
-    abstract:
-      "We introduce Lumen, a sparse mixture-of-experts language model trained on the Common Crawl corpus. On the GSM8K " +
-      "benchmark, Lumen matches a dense baseline while activating only a quarter of its parameters. Training ran on " +
-      "Tensor Processing Units at the Zurich Data Center.",
-    reference:
-      "我们提出了 Lumen，一个在 Common Crawl 语料上训练的稀疏混合专家语言模型。在 GSM8K 基准上，Lumen 仅激活四分之一的参数" +
-      "即可达到稠密基线的水平。训练在苏黎世数据中心的张量处理单元上完成。",
-    properNouns: [
-      { term: "Lumen", rendering: "Lumen" },
-      { term: "mixture-of-experts", rendering: "混合专家" },
-      { term: "Common Crawl", rendering: "Common Crawl" },
-      { term: "GSM8K", rendering: "GSM8K" },
-      { term: "Tensor Processing Units", rendering: "张量处理单元" },
-      { term: "Zurich Data Center", rendering: "苏黎世数据中心" },
-    ],
-  },
-  {
-    abstract:
-      "This paper studies coral bleaching on the Great Barrier Reef between 2016 and 2022. Using satellite data from the " +
-      "Sentinel-2 mission, we map heat stress events and relate them to the El Niño–Southern Oscillation. Our results " +
-      "suggest that recovery time has halved since the 1990s.",
-    reference:
-      "本文研究了 2016 年至 2022 年间大堡礁的珊瑚白化现象。我们利用哨兵二号任务的卫星数据绘制热应力事件，并将其与厄尔尼诺-南方涛动" +
-      "联系起来。结果表明，自 20 世纪 90 年代以来，恢复时间缩短了一半。",
-    properNouns: [
-      { term: "coral bleaching", rendering: "珊瑚白化" },
-      { term: "Great Barrier Reef", rendering: "大堡礁" },
-      { term: "Sentinel-2", rendering: "哨兵二号" },
-      { term: "heat stress", rendering: "热应力" },
-      { term: "El Niño–Southern Oscillation", rendering: "厄尔尼诺-南方涛动" },
-    ],
-  },
-  {
-    abstract:
-      "We revisit the Byzantine Generals Problem in asynchronous networks and propose Quorum Relay, a consensus protocol " +
-      "that tolerates up to one third faulty nodes. A prototype built on the Raft library of etcd commits transactions " +
-      "within two network round trips.",
-    reference:
-      "我们重新审视异步网络中的拜占庭将军问题，并提出 Quorum Relay，一种可容忍至多三分之一故障节点的共识协议。基于 etcd 的 Raft " +
-      "库构建的原型可在两个网络往返内提交事务。",
-    properNouns: [
-      { term: "Byzantine Generals Problem", rendering: "拜占庭将军问题" },
-      { term: "Quorum Relay", rendering: "Quorum Relay" },
-      { term: "consensus protocol", rendering: "共识协议" },
-      { term: "Raft", rendering: "Raft" },
-      { term: "etcd", rendering: "etcd" },
-    ],
-  },
-  {
-    abstract:
-      "Drawing on archives of the Royal Society and the letters of Ada Lovelace, we trace how the Analytical Engine was " +
-      "discussed in Victorian scientific circles. We argue that Charles Babbage's public demonstrations shaped the early " +
-      "reception of programmable machines.",
-    reference:
-      "基于英国皇家学会的档案和阿达·洛夫莱斯的信件，我们追溯了分析机在维多利亚时代科学界中的讨论情况。我们认为，查尔斯·巴贝奇的" +
-      "公开演示塑造了可编程机器早期的接受过程。",
-    properNouns: [
-      { term: "Royal Society", rendering: "英国皇家学会" },
-      { term: "Ada Lovelace", rendering: "阿达·洛夫莱斯" },
-      { term: "Analytical Engine", rendering: "分析机" },
-      { term: "Victorian", rendering: "维多利亚时代" },
-      { term: "Charles Babbage", rendering: "查尔斯·巴贝奇" },
-    ],
-  },
+/** [abstract, reference, terms as `term => rendering` lines] — compact source of {@link ACADEMIC_DEMO_ROWS}. */
+const DEMO: ReadonlyArray<readonly [string, string, string]> = [
+  [
+    "We introduce Lumen, a sparse mixture-of-experts language model trained on the Common Crawl corpus. On the " +
+      "GSM8K benchmark, Lumen matches a dense baseline while activating only a quarter of its parameters. " +
+      "Training ran on Tensor Processing Units at the Zurich Data Center.",
+    "我们提出了 Lumen，一个在 Common Crawl 语料上训练的稀疏混合专家语言模型。在 GSM8K 基准上，" +
+      "Lumen 仅激活四分之一的参数即可达到稠密基线的水平。训练在苏黎世数据中心的张量处理单元上完成。",
+    "Lumen => Lumen\nmixture-of-experts => 混合专家\nCommon Crawl => Common Crawl\nGSM8K => GSM8K\n" +
+      "Tensor Processing Units => 张量处理单元\nZurich Data Center => 苏黎世数据中心",
+  ],
+  [
+    "This paper studies coral bleaching on the Great Barrier Reef between 2016 and 2022. Using satellite data " +
+      "from the Sentinel-2 mission, we map heat stress events and relate them to the El Niño–Southern " +
+      "Oscillation. Our results suggest that recovery time has halved since the 1990s.",
+    "本文研究了 2016 年至 2022 年间大堡礁的珊瑚白化现象。我们利用哨兵二号任务的卫星数据绘制热应力事件，" +
+      "并将其与厄尔尼诺-南方涛动联系起来。结果表明，自 20 世纪 90 年代以来，恢复时间缩短了一半。",
+    "coral bleaching => 珊瑚白化\nGreat Barrier Reef => 大堡礁\nSentinel-2 => 哨兵二号\nheat stress => 热应力\n" +
+      "El Niño–Southern Oscillation => 厄尔尼诺-南方涛动",
+  ],
+  [
+    "We revisit the Byzantine Generals Problem in asynchronous networks and propose Quorum Relay, a consensus " +
+      "protocol that tolerates up to one third faulty nodes. A prototype built on the Raft library of etcd " +
+      "commits transactions within two network round trips.",
+    "我们重新审视异步网络中的拜占庭将军问题，并提出 Quorum Relay，一种可容忍至多三分之一故障节点的共识协议。" +
+      "基于 etcd 的 Raft 库构建的原型可在两个网络往返内提交事务。",
+    "Byzantine Generals Problem => 拜占庭将军问题\nQuorum Relay => Quorum Relay\nconsensus protocol => 共识协议\n" +
+      "Raft => Raft\netcd => etcd",
+  ],
+  [
+    "Drawing on archives of the Royal Society and the letters of Ada Lovelace, we trace how the Analytical " +
+      "Engine was discussed in Victorian scientific circles. We argue that Charles Babbage's public " +
+      "demonstrations shaped the early reception of programmable machines.",
+    "基于英国皇家学会的档案和阿达·洛夫莱斯的信件，我们追溯了分析机在维多利亚时代科学界中的讨论情况。" +
+      "我们认为，查尔斯·巴贝奇的公开演示塑造了可编程机器早期的接受过程。",
+    "Royal Society => 英国皇家学会\nAda Lovelace => 阿达·洛夫莱斯\nAnalytical Engine => 分析机\n" +
+      "Victorian => 维多利亚时代\nCharles Babbage => 查尔斯·巴贝奇",
+  ],
 ];
 
-/**
- * Demo dataset rows (generic kind: `main_query` + `metadata`), four short abstracts written for this project with
- * reference translations and terms. Use as `datasets: [{ name: "academic-demo", kind: "generic", tasks: demoTaskRows }]`.
- */
-export const demoTaskRows: ReadonlyArray<{ main_query: string; metadata: Record<string, unknown> }> = ACADEMIC_DEMO_ROWS.map((r) => ({
-  main_query: r.abstract,
-  metadata: { abstract: r.abstract, reference: r.reference, proper_nouns: r.properNouns },
+/** Four short English abstracts with Simplified Chinese references and terms, for `ajet-edge dev` and tests. */
+export const ACADEMIC_DEMO_ROWS: readonly DemoAbstract[] = DEMO.map(([abstract, reference, terms]) => ({
+  abstract,
+  reference,
+  properNouns: parseTermList(terms),
 }));
+
+/**
+ * Demo dataset rows (generic kind: `main_query` + `metadata`), to use as
+ * `datasets: [{ name: "academic-demo", kind: "generic", tasks: demoTaskRows }]`.
+ */
+export const demoTaskRows: ReadonlyArray<{ main_query: string; metadata: Record<string, unknown> }> =
+  ACADEMIC_DEMO_ROWS.map((r) => ({
+    main_query: r.abstract,
+    metadata: { abstract: r.abstract, reference: r.reference, proper_nouns: r.properNouns },
+  }));
 
 /** The demo rows as tasks with ids `academic-demo:train:<i>` (what the loader would give them). */
 export const demoTasks: readonly Task[] = demoTaskRows.map((r, i) => ({
@@ -381,13 +417,14 @@ export const demoTasks: readonly Task[] = demoTaskRows.map((r, i) => ({
  * "correct" simulated reply scores 1 under the fallback and a wrong one about 0 — a reward curve to watch in dev.
  */
 export function demoAnswerKey(): Array<{ match: string; answer: string; format: "answer-tag" }> {
-  return ACADEMIC_DEMO_ROWS.flatMap((r) => {
-    const t = translationTask({ task_id: "", main_query: "", init_messages: [], env_type: "", metadata: { abstract: r.abstract } });
-    return [
-      { match: r.abstract, answer: r.reference, format: "answer-tag" as const },
-      { match: `${DETECTOR_INSTRUCTION}\n\nSource (${t.sourceLanguage}):\n${r.abstract}`, answer: formatTermList(r.properNouns), format: "answer-tag" as const },
-    ];
-  });
+  return ACADEMIC_DEMO_ROWS.flatMap((r) => [
+    { match: r.abstract, answer: r.reference, format: "answer-tag" as const },
+    {
+      match: detectorRequestHead(r.abstract, "English"),
+      answer: formatTermList(r.properNouns),
+      format: "answer-tag" as const,
+    },
+  ]);
 }
 
 export default createAcademicTranslation();

@@ -38,7 +38,8 @@ export function createFakeJudge(
       const index = requests.push(request) - 1;
       const got = typeof answer === "number" ? answer : await answer(request, index);
       if (got instanceof Error) throw got;
-      const reply = typeof got === "number" ? { content: JSON.stringify({ score: got }) } : typeof got === "string" ? { content: got } : got;
+      const reply =
+        typeof got === "number" ? { content: JSON.stringify({ score: got }) } : typeof got === "string" ? { content: got } : got;
       const verdict = parseJudgeVerdict(reply.content, reply.finishReason);
       if (!verdict.ok) throw new EpisodeAbortError(JudgeReason.unparseable, `${name}: ${verdict.problem}`);
       return { score: verdict.score, source: "fake", attempts: 1, text: reply.content ?? "", judge: name };

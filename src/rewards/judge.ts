@@ -181,7 +181,8 @@ export function judgeFromSecrets(
     const missing = JUDGE_SECRET_NAMES.filter((k) => !present.includes(k));
     throw new EpisodeAbortError(
       JudgeReason.misconfigured,
-      `judge secrets incomplete: ${missing.join(", ")} missing (set all of ${JUDGE_SECRET_NAMES.join(", ")} in the run's secrets, or none for the fallback)`,
+      `judge secrets incomplete: ${missing.join(", ")} missing (set all of ${JUDGE_SECRET_NAMES.join(", ")} ` +
+        "in the run's secrets, or none for the fallback)",
     );
   }
   return createOpenAIJudge({

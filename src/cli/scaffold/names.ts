@@ -32,7 +32,8 @@ export function assertFunctionName(name: string): void {
   const example = 'e.g. "my-agent"';
   if (!FUNCTION_NAME.test(name)) {
     throw new CliError(
-      `function name '${name}' must be kebab-case: start with a lower-case letter, then lower-case letters, digits and hyphens (${example})`,
+      `function name '${name}' must be kebab-case: start with a lower-case letter, then lower-case letters, ` +
+        `digits and hyphens (${example})`,
     );
   }
   if (name.endsWith("-") || name.includes("--")) {

@@ -11,7 +11,10 @@ export const ROLLOUT_FUNCTIONS_HEADING = "## Rollout functions";
 /** What {@link addReadmeSection} did. */
 export interface ReadmeEdit {
   text: string;
-  /** `created`: no README before; `appended`: a new `## Rollout functions` section at the end; `inserted`: under the existing one; `unchanged`: a `### NAME` heading was already there */
+  /**
+   * `created`: there was no README; `appended`: a new `## Rollout functions` section at the end; `inserted`: under
+   * the existing one; `unchanged`: a `### NAME` heading was already there
+   */
   change: "created" | "appended" | "inserted" | "unchanged";
 }
 

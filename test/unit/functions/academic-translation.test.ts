@@ -52,7 +52,7 @@ const good = () =>
   );
 
 describe("academic-translation", () => {
-  it("declares two swarms and calls A (translator), B (detector), A in order with a system message first (BC-44)", async () => {
+  it("BC-44 declares two swarms and calls A (translator), B (detector), A in order, a system message first on each", async () => {
     const { ctx, requests } = createTestContext({ swarms: SWARMS, reply: good() });
     const judge = createFakeJudge((req) => (req.label === "translation" ? 0.9 : 0.6));
     const out = await createAcademicTranslation({ judge: () => judge }).run(task, ctx);
@@ -69,16 +69,25 @@ describe("academic-translation", () => {
     ]);
     // call 3 continues A's conversation with B's terms
     const third = requests[2]!.body.messages;
-    expect(third.slice(0, 3)).toEqual([...requests[0]!.body.messages, { role: "assistant", content: "<translation>本文研究了大堡礁的珊瑚白化。</translation>" }]);
-    expect(third[3]).toMatchObject({ role: "user", content: expect.stringContaining("Great Barrier Reef => 大堡礁\nSentinel-2 => 哨兵二号") });
+    const roughReply = { role: "assistant", content: "<translation>本文研究了大堡礁的珊瑚白化。</translation>" };
+    expect(third.slice(0, 3)).toEqual([...requests[0]!.body.messages, roughReply]);
+    const termLines = "Great Barrier Reef => 大堡礁\nSentinel-2 => 哨兵二号";
+    expect(third[3]).toMatchObject({ role: "user", content: expect.stringContaining(termLines) });
 
     expect(Object.keys(out)).toEqual(["translator", "detector"]);
     const { translator, detector } = bySwarm(out);
-    expect(translator).toMatchObject({ reward: 0.9, metadata: { model: "A", score_source: "judge:fake-judge", final_translation: demo.reference } });
-    expect(detector).toMatchObject({ reward: 0.6, metadata: { model: "B", terms: [{ term: "Great Barrier Reef", rendering: "大堡礁" }, { term: "Sentinel-2", rendering: "哨兵二号" }] } });
+    expect(translator).toMatchObject({
+      reward: 0.9,
+      metadata: { model: "A", score_source: "judge:fake-judge", final_translation: demo.reference },
+    });
+    const terms = [{ term: "Great Barrier Reef", rendering: "大堡礁" }, { term: "Sentinel-2", rendering: "哨兵二号" }];
+    expect(detector).toMatchObject({ reward: 0.6, metadata: { model: "B", terms } });
     expect(Number.isFinite(translator.reward) && Number.isFinite(detector.reward)).toBe(true);
     expect(judge.requests.map((r) => r.label).sort()).toEqual(["terms", "translation"]);
-    expect(judge.requests.find((r) => r.label === "translation")).toMatchObject({ rubric: TRANSLATION_RUBRIC, input: expect.stringContaining(demo.reference) });
+    expect(judge.requests.find((r) => r.label === "translation")).toMatchObject({
+      rubric: TRANSLATION_RUBRIC,
+      input: expect.stringContaining(demo.reference),
+    });
   });
 
   it("BC-21 an unparseable judge verdict aborts the episode (EpisodeAbortError judge_unparseable), never rewards 0", async () => {
@@ -101,7 +110,12 @@ describe("academic-translation", () => {
   });
 
   it("without judge secrets scores with the demo fallback: reference overlap for A, term list for B", async () => {
-    const exact = replies(`<think>…</think>\n<answer>${demo.reference}</answer>`, `<answer>${demo.properNouns.map((p) => `${p.term} => ${p.rendering}`).join("\n")}</answer>`, `<think>ok</think>\n<answer>${demo.reference}</answer>`);
+    const referenceTerms = demo.properNouns.map((p) => `${p.term} => ${p.rendering}`).join("\n");
+    const exact = replies(
+      `<think>…</think>\n<answer>${demo.reference}</answer>`,
+      `<answer>${referenceTerms}</answer>`,
+      `<think>ok</think>\n<answer>${demo.reference}</answer>`,
+    );
     const good = createTestContext({ swarms: SWARMS, reply: exact });
     const out = bySwarm(await academicTranslation.run(task, good.ctx));
     expect(out.translator).toMatchObject({ reward: 1, metadata: { score_source: "fallback:char-bigram-f1" } });
@@ -115,7 +129,8 @@ describe("academic-translation", () => {
 
   it("the fallback without references: Han share for A, terms found in the source for B", async () => {
     const bare = Task.parse({ task_id: "t:0", metadata: { abstract: "We study the Great Barrier Reef." } });
-    const { ctx } = createTestContext({ swarms: SWARMS, reply: replies("大堡礁", "Great Barrier Reef => 大堡礁\nAtlantis => 亚特兰蒂斯", "我们研究大堡礁 (GBR)。") });
+    const script = replies("大堡礁", "Great Barrier Reef => 大堡礁\nAtlantis => 亚特兰蒂斯", "我们研究大堡礁 (GBR)。");
+    const { ctx } = createTestContext({ swarms: SWARMS, reply: script });
     const out = bySwarm(await academicTranslation.run(bare, ctx));
     expect(out.translator).toMatchObject({ reward: 7 / 10, metadata: { score_source: "fallback:han-share" } });
     expect(out.detector).toMatchObject({ reward: 0.5, metadata: { score_source: "fallback:terms-in-source" } });
