@@ -97,6 +97,15 @@ function isRetryable(err: unknown): boolean {
   return false;
 }
 
+/** True when the error or one of its causes says `retryable: false` (e.g. `SubrequestBudgetExceededError`). */
+function refusesRetry(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e != null && depth < 8; depth++) {
+    if ((e as { retryable?: unknown }).retryable === false) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 function describeError(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
@@ -106,7 +115,8 @@ function describeError(err: unknown): string {
  * and `timeoutMs`; an unparseable reply, a timeout, a connection error or a 408/409/429/5xx is retried after
  * `retryDelayMs × 2^(n-2)` until `maxAttempts`.
  * @throws EpisodeAbortError `judge_unparseable` when the last attempt's reply has no verdict, `judge_unavailable`
- *   when the last attempt failed or the endpoint answered another 4xx (not retried); a caller abort propagates
+ *   when the last attempt failed or the endpoint answered another 4xx (not retried); a caller abort and an error
+ *   whose cause says `retryable: false` (the runtime's subrequest budget, BC-49) propagate unchanged
  */
 export function createOpenAIJudge(options: OpenAIJudgeOptions): Judge {
   const maxAttempts = Math.max(1, Math.floor(options.maxAttempts ?? JUDGE_DEFAULTS.maxAttempts));
@@ -146,7 +156,8 @@ export function createOpenAIJudge(options: OpenAIJudgeOptions): Judge {
           content = choice?.message?.content;
           finishReason = choice?.finish_reason;
         } catch (err) {
-          if (err instanceof APIUserAbortError || callOptions.signal?.aborted) throw err;
+          // a caller abort, or a platform limit that says retrying cannot help (the subrequest budget, BC-49)
+          if (err instanceof APIUserAbortError || callOptions.signal?.aborted || refusesRetry(err)) throw err;
           if (!isRetryable(err)) {
             throw new EpisodeAbortError(JudgeReason.unavailable, `${what(request)} failed: ${describeError(err)}`, { cause: err });
           }

@@ -11,6 +11,8 @@ import {
   type OpenAIJudgeOptions,
 } from "../../../src/rewards/judge.ts";
 import { createFakeJudge, type ScriptedJudgeReply, scriptedJudgeFetch } from "../../../src/rewards/judge-fake.ts";
+import { SubrequestBudgetExceededError } from "../../../src/runtime/limits.ts";
+import { decideOutcome } from "../../../src/runtime/outcome.ts";
 
 const request = { label: "translation", rubric: `Grade it.\n${JUDGE_SCORE_INSTRUCTION}`, input: "candidate: 你好" };
 
@@ -124,6 +126,18 @@ describe("createOpenAIJudge", () => {
     await expect(down.judge.grade(request)).rejects.toMatchObject({ reason: "judge_unavailable" });
     expect(down.endpoint.requests).toHaveLength(2);
     expect(down.sleeps).toEqual([10]);
+  });
+
+  it("BC-49 passes a non-retryable platform error (subrequest budget) through unchanged, after one request", async () => {
+    const budget = new SubrequestBudgetExceededError(50, 50, "judge");
+    const { judge, endpoint } = judgeOn([{ throws: budget }, '{"score": 1}']);
+    const err = await judge.grade(request).catch((e: unknown) => e);
+    expect(err).not.toBeInstanceOf(EpisodeAbortError);
+    expect((err as Error).cause).toBe(budget); // inside the SDK's APIConnectionError
+    const base = { threw: true, swarms: ["default"], activity: {}, episodeType: "train" as const, lifetimeExceeded: false };
+    const decision = decideOutcome({ ...base, error: err, discardEpisodeTimeoutSeconds: 240, nowMs: 0 });
+    expect(decision.outcome).toEqual({ kind: "abort", cause: "subrequest_budget" });
+    expect(endpoint.requests).toHaveLength(1);
   });
 
   it("lets the caller's abort through as an abort, not a judge failure", async () => {
