@@ -293,15 +293,6 @@ export interface AcademicTranslationOptions {
   judgeOptions?: Omit<OpenAIJudgeOptions, "baseUrl" | "apiKey" | "model">;
 }
 
-/**
- * The guarded fetch for the judge: `ctx.fetch` when the runtime provides one (it is not part of contract v1
- * yet), else the global fetch.
- */
-function contextFetch(ctx: RolloutContext): JudgeFetch | undefined {
-  const f = (ctx as RolloutContext & { fetch?: unknown }).fetch;
-  return typeof f === "function" ? (f as JudgeFetch) : undefined;
-}
-
 /** Builds the function; the default export is `createAcademicTranslation()`. */
 export function createAcademicTranslation(options: AcademicTranslationOptions = {}): RolloutFunction {
   return defineRolloutFunction({
@@ -316,10 +307,9 @@ export function createAcademicTranslation(options: AcademicTranslationOptions = 
         return { llm, model: ctx.model, signal: ctx.signal };
       };
       const run = await runTranslationAgents(t, io("translator"), io("detector"));
-      const fetch = options.judgeOptions?.fetch ?? contextFetch(ctx);
-      const judge = options.judge
-        ? options.judge(ctx)
-        : judgeFromSecrets(ctx.secrets, { ...options.judgeOptions, ...(fetch ? { fetch } : {}) });
+      // the judge's calls share the invocation's connections and subrequest budget (BC-48, BC-49)
+      const fetch: JudgeFetch = options.judgeOptions?.fetch ?? ((input, init) => ctx.fetch(input, init));
+      const judge = options.judge ? options.judge(ctx) : judgeFromSecrets(ctx.secrets, { ...options.judgeOptions, fetch });
       if (!judge) ctx.log.info("no judge secrets: demo fallback scores (text overlap), not a judge");
       const scores = judge ? await judgeScores(judge, t, run, ctx.signal) : fallbackScores(t, run);
       const shared = {

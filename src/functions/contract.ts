@@ -39,6 +39,7 @@ export interface RolloutLogger {
  * - `llm`: shorthand for the client of the first (or only) swarm.
  * - `signal`: fires when the episode must stop (run stopped, budget exhausted, idle deadline near).
  * - `canContinue()`: asks the server whether the claim is still valid (spec §3.11); false on any error.
+ * - `fetch`: the guarded fetch for the function's own calls (judge, tools).
  * - `secrets`: the run's secrets (for example a judge's base URL, key and model), never logged.
  */
 export interface RolloutContext {
@@ -48,6 +49,11 @@ export interface RolloutContext {
   episodeType: "train" | "eval";
   signal: AbortSignal;
   canContinue(): Promise<boolean>;
+  /**
+   * fetch for the function's own outbound calls (an LLM judge, a tool API). Use it instead of the global fetch:
+   * it shares the invocation's 6 connections and subrequest budget (BC-48, BC-49) and stops with `signal`.
+   */
+  fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
   log: RolloutLogger;
   secrets: Readonly<Record<string, string>>;
   /** the model name to put in requests; swarm servers ignore it (spec §9.3) */

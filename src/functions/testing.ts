@@ -71,6 +71,8 @@ export interface TestContextOptions {
   canContinue?: () => boolean | Promise<boolean>;
   /** apply {@link withChatCompletionGuards} like the production runtime; default true */
   guards?: boolean;
+  /** what `ctx.fetch` calls (a judge's or tool's endpoint); default the global fetch */
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
 /** What {@link createTestContext} returns. */
@@ -195,6 +197,7 @@ export function createTestContext(options: TestContextOptions): TestContext {
     episodeType: options.episodeType ?? "train",
     signal: controller.signal,
     canContinue: async () => (options.canContinue ? options.canContinue() : true),
+    fetch: (input, init) => (options.fetch ?? globalThis.fetch)(input, init),
     log,
     secrets: options.secrets ?? {},
     model,

@@ -100,6 +100,7 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
     episodeType: deps.episodeType,
     signal: deps.signal,
     canContinue: deps.canContinue,
+    fetch: followSignal(deps.fetch, deps.signal),
     log: deps.log,
     secrets: deps.secrets,
     model: deps.model,
