@@ -174,7 +174,8 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   async #apply(event: SchedulerEvent): Promise<EventAck> {
     const { state: current } = this.#require();
     const { state, commands, changes, ack } = decide(current, event, Date.now());
-    this.#storage.persist(changes);
+    // all rows of one decision or none: a failed write must not leave half a decision for the next reload (BC-51)
+    this.ctx.storage.transactionSync(() => this.#storage.persist(changes));
     this.#state = state;
     await this.#arm();
     await this.#execute(commands);
