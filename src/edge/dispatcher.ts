@@ -14,15 +14,34 @@ export interface Dispatcher {
 
 /** Queue limit: messages per `sendBatch` call (Queues limits page). */
 export const MAX_BATCH_MESSAGES = 100;
+/**
+ * Queue limit: 256 KB per `sendBatch` call (Queues limits page). Chunks are cut below it, counting each message's
+ * JSON bytes plus {@link MESSAGE_OVERHEAD_BYTES}: a window of large inlined tasks must not fail every dispatch.
+ */
+export const MAX_BATCH_BYTES = 240_000;
+/** Allowance per message for the platform's own framing, bytes. */
+export const MESSAGE_OVERHEAD_BYTES = 256;
 
-/** Dispatch through a Cloudflare Queue producer binding, in chunks of {@link MAX_BATCH_MESSAGES}. */
+/** Dispatch through a Cloudflare Queue producer binding, in chunks within {@link MAX_BATCH_MESSAGES} and {@link MAX_BATCH_BYTES}. */
 export class QueueDispatcher implements Dispatcher {
   readonly name = "queue";
   constructor(private readonly queue: Queue<EpisodeMessage>) {}
 
   async dispatch(messages: readonly EpisodeMessage[]): Promise<void> {
-    for (let i = 0; i < messages.length; i += MAX_BATCH_MESSAGES) {
-      await this.queue.sendBatch(messages.slice(i, i + MAX_BATCH_MESSAGES).map((body) => ({ body, contentType: "json" as const })));
+    const encoder = new TextEncoder();
+    let chunk: EpisodeMessage[] = [];
+    let bytes = 0;
+    const flush = async () => {
+      if (chunk.length) await this.queue.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));
+      chunk = [];
+      bytes = 0;
+    };
+    for (const body of messages) {
+      const size = encoder.encode(JSON.stringify(body)).length + MESSAGE_OVERHEAD_BYTES;
+      if (chunk.length >= MAX_BATCH_MESSAGES || (chunk.length > 0 && bytes + size > MAX_BATCH_BYTES)) await flush();
+      chunk.push(body);
+      bytes += size;
     }
+    await flush();
   }
 }
