@@ -28,6 +28,8 @@ export default defineConfig({
         test: {
           name: "edge",
           include: ["test/edge/**/*.test.ts"],
+          // Node side: an emulator factory on 127.0.0.1 the Worker fetches (provides `emulatorFactoryUrl`)
+          globalSetup: ["test/edge/global-setup.node.ts"],
           testTimeout: 30_000,
         },
       },
