@@ -1,0 +1,99 @@
+/**
+ * The Worker's HTTP API inside workerd (SELF.fetch): health, `POST /runs` validation (400 JSON whose issues name
+ * the field path), unknown runs (404), and a valid run's status, stop and report.
+ */
+import { SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { countdownSpec, DEAD_SWARM, postRun } from "./support.ts";
+
+const paths = (body: any): string[] => (body?.error?.issues ?? []).map((i: { path: string }) => i.path);
+
+describe("GET /health", () => {
+  it("answers ok with the registered rollout functions", async () => {
+    const res = await SELF.fetch("https://edge.test/health");
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { status: string; functions: string[] };
+    expect(body.status).toBe("ok");
+    expect(body.functions).toEqual(expect.arrayContaining(["countdown", "math-agent"]));
+  });
+
+  it("an unknown route is a JSON 404", async () => {
+    const res = await SELF.fetch("https://edge.test/nope");
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error: { message: expect.stringContaining("/nope") } });
+  });
+});
+
+describe("POST /runs with a bad body", () => {
+  const bad: Array<[string, (spec: Record<string, unknown>) => unknown, string]> = [
+    ["a dataset weight of 0", (s) => ({ ...s, datasets: [{ ...(s.datasets as object[])[0], weight: 0 }] }), "datasets.0.weight"],
+    ["a negative second dataset weight", (s) => ({ ...s, datasets: [...(s.datasets as object[]), { name: "cd2", kind: "countdown", tasks: [{ target: 1, nums: [1] }], weight: -1 }] }), "datasets.1.weight"],
+    ["an unknown function", (s) => ({ ...s, function: "no-such-function" }), "function"],
+    ["no swarms", (s) => ({ ...s, swarms: [] }), "swarms"],
+    ["a swarm url that is not http", (s) => ({ ...s, swarms: [{ url: "ftp://x" }] }), "swarms.0.url"],
+    ["a batch size of 1.5", (s) => ({ ...s, batchSize: 1.5 }), "batchSize"],
+    ["an unknown top-level field", (s) => ({ ...s, bachSize: 2 }), ""],
+    ["a dataset file path (CLI only)", (s) => ({ ...s, datasets: [{ name: "cd", kind: "countdown", path: "/tmp/x.jsonl" }] }), "datasets.0.path"],
+    ["a dataset with two sources", (s) => ({ ...s, datasets: [{ name: "cd", kind: "countdown", tasks: [{ target: 1, nums: [1] }], url: "http://127.0.0.1:9/x.jsonl" }] }), "datasets.0.tasks"],
+  ];
+  for (const [what, mutate, path] of bad) {
+    it(`${what} → 400 naming ${path || "the field"}`, async () => {
+      const { status, body } = await postRun(mutate(countdownSpec(DEAD_SWARM)));
+      expect(status).toBe(400);
+      expect(body.error.message).toEqual(expect.any(String));
+      expect(body.error.issues.length).toBeGreaterThan(0);
+      for (const issue of body.error.issues) expect(issue.message).toEqual(expect.any(String));
+      if (path) expect(paths(body)).toContain(path);
+    });
+  }
+
+  it("a body that is not JSON → 400 naming the body", async () => {
+    const { status, body } = await postRun("{not json");
+    expect(status).toBe(400);
+    expect(paths(body)).toEqual(["(body)"]);
+  });
+
+  it("a JSON array or null → 400, never a 500", async () => {
+    for (const raw of ["[]", "null", "42"]) {
+      const { status, body } = await postRun(raw);
+      expect(status, raw).toBe(400);
+      expect(body.error.issues.length, raw).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe("runs that do not exist", () => {
+  it("GET, stop and report of an unknown run → 404 JSON", async () => {
+    for (const [method, path] of [["GET", "/runs/run-unknown"], ["POST", "/runs/run-unknown/stop"], ["GET", "/runs/run-unknown/report"]] as const) {
+      const res = await SELF.fetch(`https://edge.test${path}`, { method });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(await res.json()).toMatchObject({ error: { message: "no run run-unknown" } });
+    }
+  });
+
+  it("a run id with characters outside the allowed set → 400 naming the id", async () => {
+    const res = await SELF.fetch("https://edge.test/runs/bad%20id%21");
+    expect(res.status).toBe(400);
+    expect(paths(await res.json())).toEqual(["id"]);
+  });
+});
+
+describe("a valid run", () => {
+  it("POST /runs → 201 with the run's status; GET shows it; stop drains it; report has a summary", async () => {
+    const { status, body } = await postRun(countdownSpec(DEAD_SWARM));
+    expect(status).toBe(201);
+    expect(body).toMatchObject({ runId: expect.stringMatching(/^run-/), function: "countdown", swarms: [{ name: "default", url: DEAD_SWARM }] });
+    expect(body.datasets.cd).toMatchObject({ accepted: 4, rejected: 0 });
+    const runId = body.runId as string;
+
+    const got = await SELF.fetch(`https://edge.test/runs/${runId}`);
+    expect(got.status).toBe(200);
+    expect(await got.json()).toMatchObject({ runId });
+
+    const stopped = await SELF.fetch(`https://edge.test/runs/${runId}/stop`, { method: "POST" });
+    expect(stopped.status).toBe(200);
+    const report = await SELF.fetch(`https://edge.test/runs/${runId}/report`);
+    expect(report.status).toBe(200);
+    expect(await report.json()).toMatchObject({ summary: expect.any(Object), eval: null });
+  });
+});

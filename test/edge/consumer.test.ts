@@ -1,0 +1,124 @@
+/**
+ * The queue consumer and the scheduler's episode port inside workerd, driven directly: messages the Durable
+ * Object dispatched are captured (ControlledRun) and fed to this Worker's `queue` handler with createMessageBatch.
+ * At-least-once everywhere: a repeated RPC is `duplicate` and changes nothing; a redelivered message never runs or
+ * ends a second episode; a malformed message is acked, never retried forever.
+ */
+import { abortAllDurableObjects } from "cloudflare:test";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { RunView } from "../../src/edge/rollout-scheduler.ts";
+import { ControlledRun, countdownSpec, deliver, TestEmulator } from "./support.ts";
+
+// Date is faked in this isolate (the Durable Object shares it): the object's own alarms land an hour ahead in real
+// time and never fire during a test, so only what the test delivers runs.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["Date"] });
+  vi.setSystemTime(Date.now() + 3_600_000);
+});
+afterEach(() => void vi.useRealTimers());
+
+async function setup() {
+  const emu = await TestEmulator.start({ policy: { initialAccuracy: 1, malformedRate: 0 }, answerKey: [{ target: 24, nums: [2, 3, 4] }] });
+  await emu.boot({ batchSize: 2, numRepeat: 2, maxEnvWorker: 4 });
+  const run = await ControlledRun.create(countdownSpec(emu.url, { maxSteps: 1 }));
+  await abortAllDurableObjects(); // the object's own instance loads the run: the consumer's RPCs reach it
+  return { emu, run };
+}
+
+const status = async (run: ControlledRun) => (await run.stub.status()) as RunView;
+
+describe("the episode port is idempotent", () => {
+  it("the same episodeClaimed, claimFailed and episodeReported twice: the second is duplicate and nothing changes", async () => {
+    const { emu, run } = await setup();
+    const [a, b] = run.sent;
+    if (!a || !b) throw new Error("expected dispatched episodes");
+    const claimed = { episodeKey: a.episodeKey, attempt: 1, dispatchId: a.dispatchId, claims: [{ swarm: "default", episodeUuid: "e".repeat(32), globalStep: 1 }] };
+    expect(await run.stub.episodeClaimed(claimed)).toMatchObject({ status: "applied" });
+    const once = await status(run);
+    expect(await run.stub.episodeClaimed(claimed)).toEqual({ status: "duplicate" });
+    expect((await status(run)).episodes).toEqual(once.episodes);
+
+    const failed = { episodeKey: b.episodeKey, attempt: 1, dispatchId: b.dispatchId, kind: "noEpisodes" as const, swarm: "default" };
+    expect(await run.stub.claimFailed(failed)).toMatchObject({ status: "applied" });
+    const afterFail = await status(run);
+    expect(await run.stub.claimFailed(failed)).toEqual({ status: "duplicate" });
+    expect((await status(run)).totals).toEqual(afterFail.totals);
+
+    await run.stub.episodeOutcomeRecorded({ episodeKey: a.episodeKey, attempt: 1, outcome: { kind: "end", reward: 1 }, outputs: { default: { reward: 1, is_success: true, metadata: {}, log_metrics: {} } } });
+    const reported = { episodeKey: a.episodeKey, attempt: 1, result: "ended" as const };
+    expect(await run.stub.episodeReported(reported)).toMatchObject({ status: "applied" });
+    const ended = await status(run);
+    expect(ended.totals.episodesEnded).toBe(1);
+    expect(await run.stub.episodeReported(reported)).toEqual({ status: "duplicate" });
+    expect((await status(run)).totals).toEqual(ended.totals);
+    expect((await emu.requests()).filter((r) => r.path === "/end_episode")).toHaveLength(0); // RPCs never touch the swarm
+  });
+});
+
+describe("the queue consumer", () => {
+  it("a redelivered message (same dispatchId) runs no second episode: its new claim is aborted, nothing is ended twice", async () => {
+    const { emu, run } = await setup();
+    const msg = run.sent[0]!;
+    expect(await deliver([msg])).toEqual({ acked: ["m0-1"], retried: [] });
+    const first = await emu.requests();
+    expect(first.filter((r) => r.path === "/end_episode").map((r) => r.status)).toEqual([200]);
+    const chats = first.filter((r) => r.path === "/v1/chat/completions").length;
+
+    expect(await deliver([msg], 2)).toEqual({ acked: ["m0-2"], retried: [] });
+    const all = await emu.requests();
+    const claims = all.filter((r) => r.path === "/claim_episode");
+    expect(claims).toHaveLength(2);
+    const aborts = all.filter((r) => r.path === "/abort_episode");
+    expect(aborts).toHaveLength(1); // the redelivery's claim, given back at once
+    expect(all.filter((r) => r.path === "/v1/chat/completions")).toHaveLength(chats); // the function did not run again
+    expect(all.filter((r) => r.path === "/end_episode")).toHaveLength(1);
+    const state = await emu.state();
+    expect(state.stepLog.flatMap((s) => s.episodes)).toHaveLength(1);
+    expect(state.records.filter((r) => r.episode_status === "claimed")).toHaveLength(0);
+    expect((await status(run)).totals.episodesEnded).toBe(1);
+  });
+
+  it("two deliveries of one message at once: one episode runs and ends, the other's claim is aborted", async () => {
+    const { emu, run } = await setup();
+    const msg = run.sent[0]!;
+    const results = await Promise.all([deliver([msg], 1), deliver([msg], 2)]);
+    expect(results.flatMap((r) => r.acked)).toHaveLength(2);
+    const all = await emu.requests();
+    expect(all.filter((r) => r.path === "/end_episode" && r.status === 200)).toHaveLength(1);
+    expect(all.filter((r) => r.path === "/abort_episode")).toHaveLength(1);
+    expect((await emu.state()).stepLog.flatMap((s) => s.episodes)).toHaveLength(1);
+  });
+
+  it("a claim refused because the engine is not ROLLING is acked and reported: the episode waits in the queue, not an attempt", async () => {
+    const { emu, run } = await setup();
+    await emu.client({ backoff: { statusPollIntervalMs: 20 } }).stopEngine({ timeoutMs: 10_000 });
+    const msg = run.sent[0]!;
+    expect(await deliver([msg])).toEqual({ acked: ["m0-1"], retried: [] });
+    const view = await status(run);
+    expect(view.claimFailuresByKind).toEqual({ notReady: 1 });
+    expect(view.totals.attemptsFailed).toBe(0);
+    expect(view.gateOpen).toBe(false); // the claim told the object the engine is OFFLINE
+    const rows = await run.rows();
+    expect(rows[msg.episodeKey]).toMatchObject({ status: "queued", attempt: 1, claimFailures: 1 });
+  });
+
+  it("a malformed message is acked and dropped (never retried), its valid batch-mate still runs", async () => {
+    const { emu, run } = await setup();
+    const good = run.sent[0]!;
+    const batch = await deliver([{ ...good, v: 2 } as never, good]);
+    expect(batch.acked.sort()).toEqual(["m0-1", "m1-1"]);
+    expect(batch.retried).toEqual([]);
+    expect((await emu.requests()).filter((r) => r.path === "/claim_episode")).toHaveLength(1);
+  });
+
+  it("a message of a run that does not exist: its claim is given back and nothing is ended", async () => {
+    const { emu, run } = await setup();
+    const orphan = { ...run.sent[0]!, runId: "run-that-was-never-created" };
+    const result = await deliver([orphan]);
+    expect(result.acked.length + result.retried.length).toBe(1);
+    const all = await emu.requests();
+    expect(all.filter((r) => r.path === "/claim_episode")).toHaveLength(1);
+    expect(all.filter((r) => r.path === "/abort_episode")).toHaveLength(1);
+    expect(all.filter((r) => r.path === "/end_episode")).toHaveLength(0);
+  });
+});

@@ -1,0 +1,279 @@
+/**
+ * @module test/edge/support — helpers for the Workers-pool tests: fresh emulators from the Node-side factory
+ * (global-setup.node.ts), a SwarmClient inside workerd to boot them, run creation through the real API, and direct
+ * access to a run's Durable Object (its SQLite rows, a fresh instance over the same storage with a capturing queue).
+ */
+import { createExecutionContext, createMessageBatch, env, getQueueResult, runInDurableObject, SELF } from "cloudflare:test";
+import worker from "../../src/edge/index.ts";
+import { inject } from "vitest";
+import { SwarmClient, type SwarmClientOptions } from "../../src/client/index.ts";
+import type { EpisodeMessage } from "../../src/runtime/messages.ts";
+import { RolloutScheduler } from "../../src/edge/rollout-scheduler.ts";
+import type { RunView } from "../../src/edge/rollout-scheduler.ts";
+import { parseRunSpec, type EpisodeRow, type RunSpecInput } from "../../src/scheduler/index.ts";
+import { loadDataset, type DatasetSpec } from "../../src/tasks/index.ts";
+import type { Task } from "../../src/protocol/index.ts";
+
+/** An unroutable swarm: connections are refused at once (nothing listens on port 9 of 127.0.0.1). */
+export const DEAD_SWARM = "http://127.0.0.1:9";
+
+/** A fault the emulator applies to one call (see src/emulator/hooks.ts `FaultAction`). */
+export interface Fault {
+  delayMs?: number;
+  status?: number;
+  body?: unknown;
+  afterHandling?: boolean;
+}
+
+/** What the wrapped emulator reports at `/__test/state`. */
+export interface EmulatorState {
+  status: string;
+  globalStep: number | null;
+  queue: string[];
+  records: Array<{ episode_uuid: string; episode_status: string; client_uuid: string; llm_call_count: number }>;
+  finished: string[];
+  stepLog: Array<{ globalStep: number; episodes: Array<{ episodeUuid: string; taskId: string; reward: number | null; clientUuid: string; dropped: boolean }> }>;
+}
+
+/** A fresh emulator (fast profile, system clock) in the Node process, reachable from the Worker. */
+export class TestEmulator {
+  private constructor(readonly url: string) {}
+
+  /** @param options createEmulator options (JSON): seed, policy, answerKey, timings … */
+  static async start(options: Record<string, unknown> = {}): Promise<TestEmulator> {
+    const res = await fetch(`${inject("emulatorFactoryUrl")}/emulators`, { method: "POST", body: JSON.stringify({ seed: 11, ...options }) });
+    const body = (await res.json()) as { url?: string; error?: string };
+    if (!body.url) throw new Error(`emulator factory: ${body.error}`);
+    return new TestEmulator(body.url);
+  }
+
+  client(options: Partial<SwarmClientOptions> = {}): SwarmClient {
+    return new SwarmClient({ baseURL: this.url, logger: { info: () => undefined, warn: () => undefined, error: () => undefined }, ...options });
+  }
+
+  /** Syncs a minimal job and starts the engine; resolves when ROLLING. */
+  async boot(c: { batchSize: number; numRepeat: number; maxEnvWorker: number } = { batchSize: 2, numRepeat: 2, maxEnvWorker: 4 }): Promise<void> {
+    const yaml = [
+      "ajet:",
+      "  experiment_name: edge_tests",
+      "  model:",
+      "    path: sim/fake-policy-model",
+      "  data:",
+      `    train_batch_size: ${c.batchSize}`,
+      "  rollout:",
+      `    num_repeat: ${c.numRepeat}`,
+      `    max_env_worker: ${c.maxEnvWorker}`,
+      "  swarm_mode_sample_collection_method: rollout_until_finish_enough_tasks",
+      "",
+    ].join("\n");
+    const client = this.client({ backoff: { statusPollIntervalMs: 20 } });
+    await client.syncTrainConfig(yaml);
+    await client.startEngine({ timeoutMs: 10_000 });
+  }
+
+  async requests(): Promise<Array<{ path: string; body: any; status?: number }>> {
+    return (await fetch(`${this.url}/__test/requests`)).json();
+  }
+
+  async state(): Promise<EmulatorState> {
+    return (await fetch(`${this.url}/__test/state`)).json();
+  }
+
+  /** Queues faults per route (`"/end_episode"`, `"/claim_episode"`, …), one per call, in order. */
+  async faults(byRoute: Record<string, Fault[]>): Promise<void> {
+    await fetch(`${this.url}/__test/faults`, { method: "POST", body: JSON.stringify(byRoute) });
+  }
+}
+
+/** A run spec over inline Countdown tasks (`n` tasks, ids `cd:train:<i>`). */
+export function countdownSpec(swarmUrl: string, overrides: Partial<RunSpecInput> & Record<string, unknown> = {}): Record<string, unknown> {
+  const tasks = Array.from({ length: (overrides.taskCount as number | undefined) ?? 4 }, (_, i) => ({ target: 24, nums: [2, 3, 4], id: `t${i}` }));
+  const { taskCount: _ignored, ...rest } = overrides;
+  return {
+    swarms: [{ url: swarmUrl }],
+    datasets: [{ name: "cd", kind: "countdown", tasks }],
+    function: "countdown",
+    batchSize: 2,
+    numRepeat: 2,
+    maxEnvWorker: 4,
+    discardEpisodeTimeoutSeconds: 60,
+    ...rest,
+  };
+}
+
+/** `POST /runs` through the Worker. @returns the status and JSON body */
+export async function postRun(body: unknown): Promise<{ status: number; body: any }> {
+  const res = await SELF.fetch("https://edge.test/runs", { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+}
+
+/** Creates a run and returns its id and stub. @throws when the API refuses it */
+export async function createRun(spec: Record<string, unknown>): Promise<{ runId: string; view: RunView; stub: DurableObjectStub<RolloutScheduler> }> {
+  const { status, body } = await postRun(spec);
+  if (status !== 201) throw new Error(`POST /runs → ${status}: ${JSON.stringify(body)}`);
+  const runId = (body as RunView).runId;
+  return { runId, view: body as RunView, stub: stubOf(runId) };
+}
+
+export function stubOf(runId: string): DurableObjectStub<RolloutScheduler> {
+  return env.SCHEDULER.get(env.SCHEDULER.idFromName(runId));
+}
+
+/** The episode rows stored in a run's SQLite, by key. */
+export function episodeRows(stub: DurableObjectStub<RolloutScheduler>): Promise<Record<string, EpisodeRow>> {
+  return runInDurableObject(stub, (_i, state) => {
+    const rows = state.storage.sql.exec<{ row: string }>("SELECT row FROM episodes").toArray().map((r) => JSON.parse(r.row) as EpisodeRow);
+    return Object.fromEntries(rows.map((r) => [r.episodeKey, r]));
+  });
+}
+
+/** Cloudflare Queues limits (toolchain.md, Queues): per message, per `sendBatch` call (bytes and messages). */
+export const QUEUE_LIMITS = { messageBytes: 128_000, batchBytes: 256_000, batchMessages: 100 };
+
+/**
+ * A Queue that keeps what it is sent (for a fresh scheduler instance built by {@link withFreshInstance}) and, like
+ * the platform, refuses a `sendBatch` over the Queues limits (the whole call fails, nothing is sent).
+ */
+export class CapturingQueue {
+  readonly sent: EpisodeMessage[] = [];
+  /** bytes of each accepted `sendBatch` call */
+  readonly batches: number[] = [];
+  async send(body: EpisodeMessage): Promise<void> {
+    await this.sendBatch([{ body }]);
+  }
+  async sendBatch(messages: Iterable<{ body: EpisodeMessage }>): Promise<void> {
+    const list = [...messages];
+    const sizes = list.map((m) => new TextEncoder().encode(JSON.stringify(m.body)).length);
+    const total = sizes.reduce((a, b) => a + b, 0);
+    if (list.length > QUEUE_LIMITS.batchMessages) throw new Error(`Queue sendBatch failed: batch message count of ${list.length} exceeds limit of 100`);
+    if (Math.max(0, ...sizes) > QUEUE_LIMITS.messageBytes) throw new Error(`Queue sendBatch failed: a message of ${Math.max(...sizes)} bytes exceeds limit of 128000`);
+    if (total > QUEUE_LIMITS.batchBytes) throw new Error(`Queue sendBatch failed: batch size of ${total} bytes exceeds limit of 256000`);
+    this.batches.push(total);
+    for (const m of list) this.sent.push(m.body);
+  }
+}
+
+/** True once a scheduler instance's constructor has opened its storage (a task lookup answers "no task"). */
+async function loaded(s: RolloutScheduler): Promise<boolean> {
+  try {
+    s.getTask({ source: "(probe)", taskIndex: 0 });
+    return true;
+  } catch (err) {
+    return !(err instanceof TypeError);
+  }
+}
+
+/**
+ * Runs `fn` with a NEW RolloutScheduler built over the object's storage (what a deploy reset or an eviction
+ * leaves: persisted rows, no memory, BC-51), whose queue is a {@link CapturingQueue}.
+ */
+export function withFreshInstance<R>(stub: DurableObjectStub<RolloutScheduler>, fn: (fresh: RolloutScheduler, queue: CapturingQueue, state: DurableObjectState) => Promise<R>): Promise<R> {
+  return runInDurableObject(stub, async (_instance, state) => {
+    const queue = new CapturingQueue();
+    const fresh = new RolloutScheduler(state, { ...env, EPISODES: queue as unknown as Queue<EpisodeMessage> });
+    // the constructor loads storage under blockConcurrencyWhile, which runs once this callback yields
+    for (let i = 0; i < 10 && !(await loaded(fresh)); i++) await new Promise((r) => setTimeout(r, 0));
+    return fn(fresh, queue, state);
+  });
+}
+
+/**
+ * A run created and driven only through fresh instances over its storage (see {@link withFreshInstance}): every
+ * call rebuilds the scheduler from SQLite, as after a deploy reset (BC-51), and every dispatched message is
+ * captured instead of being delivered to the queue consumer. The object's own instance never holds the run in
+ * memory, so nothing runs behind the test's back.
+ */
+export class ControlledRun {
+  readonly sent: EpisodeMessage[] = [];
+  /** bytes of each accepted `sendBatch` call */
+  readonly batches: number[] = [];
+  private constructor(readonly runId: string) {}
+
+  /** A new stub each time: stubs from before `abortAllDurableObjects()` are broken. */
+  get stub(): DurableObjectStub<RolloutScheduler> {
+    return stubOf(this.runId);
+  }
+
+  /** Creates the run from a spec (parsed like `POST /runs`) and inline datasets (loaded with the real readers). */
+  static async create(specInput: Record<string, unknown>): Promise<ControlledRun> {
+    const parsed = parseRunSpec(specInput);
+    if (!parsed.success) throw new Error(`bad spec: ${JSON.stringify(parsed.issues)}`);
+    const tasks: Record<string, Task[]> = {};
+    const loadReports: Record<string, { accepted: number; rejected: number; namespace: string }> = {};
+    for (const d of specInput.datasets as Array<Record<string, unknown>>) {
+      const { weight: _w, throttleRatio: _t, ...fields } = d;
+      const loaded = await loadDataset(fields as DatasetSpec);
+      tasks[String(d.name)] = loaded.tasks;
+      loadReports[String(d.name)] = { accepted: loaded.report.accepted, rejected: loaded.report.rejected.length, namespace: String(d.name) };
+    }
+    const runId = `run-ctl-${crypto.randomUUID().slice(0, 8)}`;
+    const run = new ControlledRun(runId);
+    await run.call((s) => s.create({ runId, spec: parsed.data, tasks, loadReports }));
+    return run;
+  }
+
+  /** Calls `fn` on a fresh instance; what it dispatches is appended to {@link sent}. */
+  call<R>(fn: (scheduler: RolloutScheduler, state: DurableObjectState) => R | Promise<R>): Promise<R> {
+    return withFreshInstance(this.stub, async (fresh, queue, state) => {
+      try {
+        return await fn(fresh, state);
+      } finally {
+        this.sent.push(...queue.sent);
+        this.batches.push(...queue.batches);
+      }
+    });
+  }
+
+  /** One alarm tick on a fresh instance. */
+  tick(): Promise<void> {
+    return this.call((s) => s.alarm());
+  }
+
+  /** Moves the lease deadlines of `episodeKeys` into the past (instead of waiting for them). */
+  expireLeases(episodeKeys: readonly string[]): Promise<void> {
+    return this.call((_s, state) => {
+      const rows = state.storage.sql.exec<{ episode_key: string; row: string }>("SELECT episode_key, row FROM episodes").toArray();
+      for (const { episode_key, row } of rows) {
+        const r = JSON.parse(row) as EpisodeRow;
+        if (episodeKeys.includes(episode_key) && r.deadlineAtMs !== null) {
+          state.storage.sql.exec("UPDATE episodes SET row = ? WHERE episode_key = ?", JSON.stringify({ ...r, deadlineAtMs: 1 }), episode_key);
+        }
+      }
+    });
+  }
+
+  /** The stored episode rows by key. */
+  rows(): Promise<Record<string, EpisodeRow>> {
+    return episodeRows(this.stub);
+  }
+}
+
+/**
+ * Makes the object's SQLite refuse statements starting with `prefix` (as a full or failing database would) while
+ * `fn` runs: the `exec` of the object's one SqlStorage is shadowed, then restored.
+ */
+export async function withFailingWrites<R>(state: DurableObjectState, prefix: string, fn: () => Promise<R>): Promise<R> {
+  const sql = state.storage.sql;
+  const exec = sql.exec.bind(sql);
+  Object.defineProperty(sql, "exec", {
+    configurable: true,
+    value: (query: string, ...args: unknown[]) => {
+      if (query.startsWith(prefix)) throw new Error(`SQLITE_FULL: database or disk is full (${prefix})`);
+      return exec(query, ...(args as []));
+    },
+  });
+  try {
+    return await fn();
+  } finally {
+    delete (sql as { exec?: unknown }).exec;
+  }
+}
+
+/** Delivers `messages` to this Worker's queue handler as one batch; @returns the explicit acks and retries. */
+export async function deliver(messages: readonly EpisodeMessage[], attempts = 1): Promise<{ acked: string[]; retried: string[] }> {
+  const batch = createMessageBatch("ajet-episodes", messages.map((body, i) => ({ id: `m${i}-${attempts}`, timestamp: new Date(), attempts, body })));
+  const ctx = createExecutionContext();
+  await worker.queue(batch as MessageBatch<unknown>, env);
+  const result = await getQueueResult(batch, ctx);
+  return { acked: result.explicitAcks as string[], retried: result.retryMessages.map((m: { msgId: string }) => m.msgId) };
+}
