@@ -33,6 +33,8 @@ export async function endAll(
 ): Promise<SentAction> {
   let result: EpisodeReportResult = "ended";
   let cause: string | undefined;
+  // an unknown outcome on one swarm does not stop the others: their claims are ended now, not left held (BC-33)
+  const unknown: string[] = [];
   for (const c of claims) {
     const output = outputs[c.swarm];
     if (!output) return { kind: "unresolved", reason: `no recorded output for swarm '${c.swarm}'` };
@@ -44,7 +46,8 @@ export async function endAll(
       try {
         r = await send(true);
       } catch (err) {
-        return { kind: "unresolved", reason: `end_episode outcome unknown on '${c.swarm}': ${err instanceof Error ? err.message : String(err)}` };
+        unknown.push(`end_episode outcome unknown on '${c.swarm}': ${err instanceof Error ? err.message : String(err)}`);
+        continue;
       }
     }
     if (r.kind === "expired") {
@@ -58,6 +61,7 @@ export async function endAll(
       cause = "lifetime_exceeded";
     }
   }
+  if (unknown.length) return { kind: "unresolved", reason: unknown.join("; ") };
   return { kind: "sent", result, cause };
 }
 
