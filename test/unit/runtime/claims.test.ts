@@ -196,3 +196,38 @@ describe("BC-49 a claim the budget cannot pay", () => {
     expect(budget.used).toBeLessThanOrEqual(7);
   });
 });
+
+describe("BC-33 ends across two swarms", () => {
+  const twoModels = defineRolloutFunction({
+    name: "two-models",
+    swarms: ["small", "large"],
+    async run(task, ctx) {
+      const small = await countdown.run(task, { ...ctx, llm: ctx.openai.small! });
+      const large = await countdown.run(task, { ...ctx, llm: ctx.openai.large! });
+      return { small, large };
+    },
+  });
+
+  it("BC-33 the first swarm's end has an unknown outcome: the second swarm's claim is still ended, not left held; unresolved for the outbox", async () => {
+    const a = await rollingEmulator({ batchSize: 4, numRepeat: 1, maxEnvWorker: 4 });
+    const b = await rollingEmulator({ batchSize: 4, numRepeat: 1, maxEnvWorker: 4 }, { seed: 8 });
+    const net = new SwarmNet().add(SWARM_A, "small", a.emu).add(SWARM_B, "large", b.emu);
+    const port = recordingPort();
+    const deps = runnerDeps(net, port, { "two-models": twoModels });
+    const inner = deps.fetch;
+    deps.fetch = async (input, init) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (url === `${SWARM_A}/end_episode`) throw new TypeError("fetch failed: connection reset");
+      return inner(input, init);
+    };
+    const msg = episodeMessage(countdownTask(0), { functionName: "two-models", swarms: [{ name: "small", url: SWARM_A }, { name: "large", url: SWARM_B }] }, deps.now());
+
+    const result = await runEpisode(msg, deps);
+
+    expect(result).toMatchObject({ kind: "unresolved" });
+    expect(methodsOf(port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded"]);
+    expect(b.emu.stepLog.flatMap((s) => s.episodes)).toHaveLength(1);
+    expect(claimedRecords(b.emu)).toHaveLength(0);
+    expect(net.to("/abort_episode")).toHaveLength(0);
+  });
+});
