@@ -96,4 +96,15 @@ describe("a valid run", () => {
     expect(report.status).toBe(200);
     expect(await report.json()).toMatchObject({ summary: expect.any(Object), eval: null });
   });
+
+  it("the run's secrets are never shown: not in the 201, the status, the report or the log", async () => {
+    const secret = "sk-judge-DO-NOT-LEAK-1234";
+    const { status, body } = await postRun({ ...countdownSpec(DEAD_SWARM), secrets: { JUDGE_API_KEY: secret } });
+    expect(status).toBe(201);
+    expect(JSON.stringify(body)).not.toContain(secret);
+    for (const path of [`/runs/${body.runId}`, `/runs/${body.runId}/report`]) {
+      const text = await (await SELF.fetch(`https://edge.test${path}`)).text();
+      expect(text, path).not.toContain(secret);
+    }
+  });
 });

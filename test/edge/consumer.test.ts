@@ -4,7 +4,7 @@
  * At-least-once everywhere: a repeated RPC is `duplicate` and changes nothing; a redelivered message never runs or
  * ends a second episode; a malformed message is acked, never retried forever.
  */
-import { abortAllDurableObjects } from "cloudflare:test";
+import { abortAllDurableObjects, runDurableObjectAlarm, SELF } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RunView } from "../../src/edge/rollout-scheduler.ts";
 import { ControlledRun, countdownSpec, deliver, TestEmulator } from "./support.ts";
@@ -120,5 +120,42 @@ describe("the queue consumer", () => {
     expect(all.filter((r) => r.path === "/claim_episode")).toHaveLength(1);
     expect(all.filter((r) => r.path === "/abort_episode")).toHaveLength(1);
     expect(all.filter((r) => r.path === "/end_episode")).toHaveLength(0);
+  });
+
+  it("POST /runs/:id/stop while episodes are in flight: a late claim is given back, a running episode still ends, the run finishes with nothing held", async () => {
+    const { emu, run } = await setup();
+    const [running, late, ...undelivered] = run.sent;
+    if (!running || !late) throw new Error("expected dispatched episodes");
+    const client = emu.client({ clientUuid: running.clientUuid });
+    const c = await client.claimEpisode({ episodeType: "train", discardEpisodeTimeoutSeconds: 60 });
+    if (c.kind !== "claimed") throw new Error(c.kind);
+    await run.stub.episodeClaimed({ episodeKey: running.episodeKey, attempt: 1, dispatchId: running.dispatchId, claims: [{ swarm: "default", episodeUuid: c.episodeUuid, globalStep: 1 }] });
+
+    const stopped = await SELF.fetch(`https://edge.test/runs/${run.runId}/stop`, { method: "POST" });
+    expect(((await stopped.json()) as RunView).phase).toBe("draining");
+
+    // a message delivered after the stop claims, is told stale, and gives the claim back
+    expect(await deliver([late])).toEqual({ acked: ["m0-1"], retried: [] });
+    const afterLate = await emu.requests();
+    expect(afterLate.filter((r) => r.path === "/abort_episode")).toHaveLength(1);
+    expect(afterLate.filter((r) => r.path === "/v1/chat/completions")).toHaveLength(0);
+
+    // the episode that was running finishes normally
+    const output = { reward: 1, is_success: true, metadata: {}, log_metrics: {} };
+    expect(await run.stub.episodeOutcomeRecorded({ episodeKey: running.episodeKey, attempt: 1, outcome: { kind: "end", reward: 1 }, outputs: { default: output } })).toMatchObject({ status: "applied" });
+    expect(await client.endEpisode(running.taskId, c.episodeUuid, output)).toMatchObject({ kind: "ended" });
+    expect(await run.stub.episodeReported({ episodeKey: running.episodeKey, attempt: 1, result: "ended" })).toMatchObject({ status: "applied" });
+
+    // the messages never delivered are closed by their dispatch lease; then nothing is in flight and the run finishes
+    expect((await status(run)).phase).toBe("draining");
+    vi.setSystemTime(Date.now() + 301_000);
+    await runDurableObjectAlarm(run.stub);
+    const view = await status(run);
+    expect(view.phase).toBe("finished");
+    expect(view.stopReason).toBe("stopRequested");
+    expect(view.totals.episodesEnded).toBe(1);
+    expect(view.episodes.inFlight).toBe(0);
+    expect(undelivered.length).toBeGreaterThan(0);
+    expect((await emu.state()).records.filter((r) => r.episode_status === "claimed")).toHaveLength(0);
   });
 });
