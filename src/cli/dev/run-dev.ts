@@ -84,7 +84,7 @@ export async function runDev(options: DevOptions, io: DevIo, extras: RunDevExtra
   try {
     say(`ajet-edge dev: function ${plan.functionName}; ${plan.datasets.map((d) => d.label).join("; ")}`);
     say(`  batch ${plan.job.batchSize} tasks x num_repeat ${plan.job.numRepeat} = ${plan.episodesPerStep} episodes per step; ${plan.steps === null ? "eval run" : `${plan.steps} training steps`}`);
-    say(plan.externalSwarms ? `starting the Worker in local workerd; engines at ${plan.externalSwarms.map((s) => s.url).join(", ")}…` : "starting the swarm emulator (profile dev), its engine, and the Worker in local workerd…");
+    say(plan.externalSwarms ? `starting the Worker in local workerd; engines at ${plan.externalSwarms.map((s) => s.url).join(", ")}…` : `starting ${plan.swarmNames.length > 1 ? `${plan.swarmNames.length} swarm emulators (${plan.swarmNames.join(", ")})` : "the swarm emulator"} (profile dev), the engine, and the Worker in local workerd…`);
     try {
       if (plan.externalSwarms) await probeSwarms(plan.externalSwarms, { signal: deadline });
       session = await startDevSession(plan, { onLog: (l) => {

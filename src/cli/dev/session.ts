@@ -85,22 +85,26 @@ export async function probeSwarms(swarms: readonly { url: string }[], options: {
 export async function startDevSession(plan: DevPlan, options: StartSessionOptions = {}): Promise<DevSession> {
   const log = options.onLog ?? (() => {});
   const logger: SwarmLogger = { info: () => {}, warn: (m) => log(`swarm client: ${m}`), error: (m) => log(`swarm client: ${m}`) };
+  // One slot per swarm name, filled as each server comes up (so a failure still closes what started).
   const swarms: SessionSwarm[] = [];
-  const startSwarms = async () => {
-    for (const [i, name] of plan.swarmNames.entries()) {
-      const given = plan.externalSwarms?.find((s) => s.name === name) ?? plan.externalSwarms?.[i];
-      if (given) {
-        swarms.push({ name, url: given.url, emulator: null });
-      } else {
-        const emulator = await startEmulator({ port: 0, profile: "dev", seed: plan.seed + i, answerKey: plan.answerKey, ...(plan.policy ? { policy: plan.policy } : {}) });
-        swarms.push({ name, url: emulator.url, emulator });
-      }
-      options.signal?.throwIfAborted();
-      await prepareEngine(swarms.at(-1)!.url, plan, { logger, ...(options.signal ? { signal: options.signal } : {}) });
+  const startSwarm = async (name: string, i: number) => {
+    const given = plan.externalSwarms?.find((s) => s.name === name) ?? plan.externalSwarms?.[i];
+    if (given) {
+      swarms[i] = { name, url: given.url, emulator: null };
+    } else {
+      const emulator = await startEmulator({ port: 0, profile: "dev", seed: plan.seed + i, answerKey: plan.answerKey, ...(plan.policy ? { policy: plan.policy } : {}) });
+      swarms[i] = { name, url: emulator.url, emulator };
     }
+    options.signal?.throwIfAborted();
+    await prepareEngine(swarms[i]!.url, plan, { logger, ...(options.signal ? { signal: options.signal } : {}) });
+  };
+  const startSwarms = async () => {
+    const started = await Promise.allSettled(plan.swarmNames.map(startSwarm));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw failed.reason;
   };
   const closeSwarms = async () => {
-    await Promise.all(swarms.map((s) => s.emulator?.close().catch(() => {})));
+    await Promise.all(swarms.filter(Boolean).map((s) => s.emulator?.close().catch(() => {})));
   };
   const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
   if (worker.status === "rejected" || swarmSide.status === "rejected") {
