@@ -106,3 +106,28 @@ export class ProgressPrinter {
     this.#shown = false;
   }
 }
+
+/**
+ * Lets at most `max` lines of one kind through (the kind: the line up to its first ` key=value` field), and counts
+ * the rest — a drain makes the Worker log one `episode stale` warning per aborted claim.
+ */
+export class RepeatLimiter {
+  readonly #seen = new Map<string, number>();
+
+  constructor(private readonly max = 3) {}
+
+  /** @returns true when the line should be printed */
+  admit(line: string): boolean {
+    const kind = line.replace(/ [\w.-]+=.*$/, "");
+    const n = (this.#seen.get(kind) ?? 0) + 1;
+    this.#seen.set(kind, n);
+    return n <= this.max;
+  }
+
+  /** `[kind, lines not printed]` for every kind that went over the limit since the last flush; then starts over. */
+  flush(): [string, number][] {
+    const over = [...this.#seen].filter(([, n]) => n > this.max).map(([kind, n]): [string, number] => [kind, n - this.max]);
+    this.#seen.clear();
+    return over;
+  }
+}

@@ -5,9 +5,8 @@
  * is left claimed. Exit codes: 0 finished, 1 failed / timed out, 2 bad input, 130 Ctrl-C, 143 SIGTERM.
  */
 import { parseRunSpec } from "../../scheduler/index.ts";
-import { DatasetLoadError } from "../../tasks/index.ts";
 import { type DevOptions } from "./options.ts";
-import { ProgressPrinter, type DevIo, type InterruptSignal } from "./output.ts";
+import { ProgressPrinter, RepeatLimiter, type DevIo, type InterruptSignal } from "./output.ts";
 import { buildDevPlan, runSpecFor, type DevDataset, type DevPlan } from "./plan.ts";
 import { formatSeconds, formatWorkerLog, progressOf, renderIssues, renderSummary } from "./render.ts";
 import { runsApi, RunsApiError, waitForRun, type RunReport, type RunsApi, type RunView, type WaitOutcome } from "./runs-api.ts";
@@ -72,7 +71,7 @@ export async function runDev(options: DevOptions, io: DevIo, extras: RunDevExtra
   try {
     plan = await buildDevPlan(options, extras);
   } catch (err) {
-    return fail(2, err instanceof DatasetLoadError ? `${err.message}` : (err as Error).message);
+    return fail(2, (err as Error).message); // a DatasetLoadError or an unknown function: both name the fix
   }
   const local = parseRunSpec(runSpecFor(plan, plan.swarmNames.map((name) => ({ name, url: "http://127.0.0.1:10086" }))));
   if (!local.success) return fail(2, `the run spec is invalid:\n${renderIssues(local.issues)}`);
@@ -81,16 +80,18 @@ export async function runDev(options: DevOptions, io: DevIo, extras: RunDevExtra
   const unsubscribe = io.onInterrupt((s) => interrupts.on(s));
   const deadline = AbortSignal.timeout(plan.timeoutMs);
   let session: DevSession | null = null;
+  const workerLines = new RepeatLimiter();
   try {
     say(`ajet-edge dev: function ${plan.functionName}; ${plan.datasets.map((d) => d.label).join("; ")}`);
     say(`  batch ${plan.job.batchSize} tasks x num_repeat ${plan.job.numRepeat} = ${plan.episodesPerStep} episodes per step; ${plan.steps === null ? "eval run" : `${plan.steps} training steps`}`);
-    say(plan.externalSwarms ? `starting the Worker in local workerd; engines at ${plan.externalSwarms.map((s) => s.url).join(", ")}…` : `starting ${plan.swarmNames.length > 1 ? `${plan.swarmNames.length} swarm emulators (${plan.swarmNames.join(", ")})` : "the swarm emulator"} (profile dev), the engine, and the Worker in local workerd…`);
+    say(startingLine(plan));
     try {
       if (plan.externalSwarms) await probeSwarms(plan.externalSwarms, { signal: deadline });
-      session = await startDevSession(plan, { onLog: (l) => {
-        const line = formatWorkerLog(l);
-        if (line) say(`  ${line}`);
-      }, signal: AbortSignal.any([interrupts.startup.signal, deadline]) });
+      const onLog = (raw: string) => {
+        const line = formatWorkerLog(raw);
+        if (line && workerLines.admit(line)) say(`  ${line}`);
+      };
+      session = await startDevSession(plan, { onLog, signal: AbortSignal.any([interrupts.startup.signal, deadline]) });
     } catch (err) {
       if (interrupts.signal) return fail(interrupts.exitCode, "interrupted while starting; everything started was stopped");
       if (deadline.aborted) return fail(1, `could not start within --timeout ${plan.timeoutMs / 1000} s`);
@@ -108,12 +109,23 @@ export async function runDev(options: DevOptions, io: DevIo, extras: RunDevExtra
       return fail(1, `POST /runs failed: ${(err as Error).message}`);
     }
     say(`run ${created.runId} created (${Math.round((io.now() - startedAtMs) / 100) / 10} s after start); Ctrl-C stops it cleanly`);
-    return await follow(api, created.runId, plan, session, { io, printer, interrupts, deadline, startedAtMs, json: options.json });
+    return await follow(api, created.runId, plan, session, { io, printer, interrupts, deadline, startedAtMs, json: options.json, workerLines });
   } finally {
-    unsubscribe();
+    reportSuppressed(printer, workerLines);
     printer.done();
     await session?.close();
+    unsubscribe(); // after the close: a Ctrl-C while workerd stops must not kill the CLI half-way
   }
+}
+
+function reportSuppressed(printer: ProgressPrinter, limiter: RepeatLimiter): void {
+  for (const [kind, n] of limiter.flush()) printer.line(`  ${kind}: ${n} more lines like this not shown`);
+}
+
+function startingLine(plan: DevPlan): string {
+  if (plan.externalSwarms) return `starting the Worker in local workerd; swarm servers ${plan.externalSwarms.map((s) => s.url).join(", ")}…`;
+  const emulators = plan.swarmNames.length > 1 ? `${plan.swarmNames.length} swarm emulators (${plan.swarmNames.join(", ")})` : "the swarm emulator";
+  return `starting ${emulators} (profile dev), the engine, and the Worker in local workerd…`;
 }
 
 interface FollowContext {
@@ -123,6 +135,7 @@ interface FollowContext {
   deadline: AbortSignal;
   startedAtMs: number;
   json: boolean;
+  workerLines: RepeatLimiter;
 }
 
 /** Waits for the run (progress, new warnings of the run's log), drains it when interrupted or late, summarises. */
@@ -165,6 +178,7 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: DevSe
     return { exitCode: 1, json: null };
   }
   c.printer.done();
+  reportSuppressed(c.printer, c.workerLines);
   const report: RunReport | null = await api.report(runId).catch(() => null);
   const claimedLeft = countClaimed(session);
   const interrupted = c.interrupts.signal !== null;

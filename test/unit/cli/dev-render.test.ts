@@ -4,7 +4,7 @@
  * TTY line intact.
  */
 import { describe, expect, it } from "vitest";
-import { ProgressPrinter } from "../../../src/cli/dev/output.ts";
+import { ProgressPrinter, RepeatLimiter } from "../../../src/cli/dev/output.ts";
 import {
   formatWorkerLog, progressKey, progressOf, renderIssues, renderProgressLine, renderProgressPlain, renderSummary,
   shouldPrintPlain, type Progress,
@@ -161,5 +161,18 @@ describe("ProgressPrinter", () => {
     printer.done();
     expect(out.map((l) => l.replace(/^\[.{6}\] /, "").match(/episodes \d+/)?.[0])).toEqual(["episodes 20", "episodes 21", "episodes 21"]);
     expect(out.every((l) => l.endsWith("\n"))).toBe(true);
+  });
+});
+
+describe("RepeatLimiter", () => {
+  it("lets 3 lines of a kind through, counts the rest, and starts over after a flush", () => {
+    const limiter = new RepeatLimiter(3);
+    const stale = (i: number) => `[worker warn] episode stale episode=countdown/0/${i}#0 kind=stale`;
+    const admitted = [0, 1, 2, 3, 4].map((i) => limiter.admit(stale(i)));
+    expect(admitted).toEqual([true, true, true, false, false]);
+    expect(limiter.admit("[worker error] boom")).toBe(true);
+    expect(limiter.flush()).toEqual([["[worker warn] episode stale", 2]]);
+    expect(limiter.flush()).toEqual([]);
+    expect(limiter.admit(stale(5))).toBe(true);
   });
 });
