@@ -13,6 +13,7 @@ import type { RunView } from "../../src/edge/rollout-scheduler.ts";
 import { parseRunSpec, type EpisodeRow, type RunSpecInput } from "../../src/scheduler/index.ts";
 import { loadDataset, type DatasetSpec } from "../../src/tasks/index.ts";
 import type { Task } from "../../src/protocol/index.ts";
+import { AgentJetJob } from "../../src/job/index.ts";
 
 /** An unroutable swarm: connections are refused at once (nothing listens on port 9 of 127.0.0.1). */
 export const DEAD_SWARM = "http://127.0.0.1:9";
@@ -51,23 +52,10 @@ export class TestEmulator {
     return new SwarmClient({ baseURL: this.url, logger: { info: () => undefined, warn: () => undefined, error: () => undefined }, ...options });
   }
 
-  /** Syncs a minimal job and starts the engine; resolves when ROLLING. */
+  /** Syncs a job (the project's builder) and starts the engine; resolves when ROLLING. */
   async boot(c: { batchSize: number; numRepeat: number; maxEnvWorker: number } = { batchSize: 2, numRepeat: 2, maxEnvWorker: 4 }): Promise<void> {
-    const yaml = [
-      "ajet:",
-      "  experiment_name: edge_tests",
-      "  model:",
-      "    path: sim/fake-policy-model",
-      "  data:",
-      `    train_batch_size: ${c.batchSize}`,
-      "  rollout:",
-      `    num_repeat: ${c.numRepeat}`,
-      `    max_env_worker: ${c.maxEnvWorker}`,
-      "  swarm_mode_sample_collection_method: rollout_until_finish_enough_tasks",
-      "",
-    ].join("\n");
     const client = this.client({ backoff: { statusPollIntervalMs: 20 } });
-    await client.syncTrainConfig(yaml);
+    await client.syncTrainConfig(new AgentJetJob({ experimentName: "edge_tests", ...c }));
     await client.startEngine({ timeoutMs: 10_000 });
   }
 

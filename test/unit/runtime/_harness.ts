@@ -9,6 +9,7 @@ import { SwarmClient } from "../../../src/client/index.ts";
 import { createEmulator, createManualClock, type Emulator, type EmulatorOptions, type ManualClock } from "../../../src/emulator/index.ts";
 import type { RolloutFunction, RolloutLogger } from "../../../src/functions/contract.ts";
 import type { Task } from "../../../src/protocol/index.ts";
+import { AgentJetJob } from "../../../src/job/index.ts";
 import type { EpisodeRunnerDeps } from "../../../src/runtime/episode-runner.ts";
 import { ConnectionLimiter, SubrequestBudget, type FetchLike } from "../../../src/runtime/limits.ts";
 import type { ClaimAck, EpisodeMessage, OutcomeReport, SchedulerPort } from "../../../src/runtime/messages.ts";
@@ -25,21 +26,9 @@ afterEach(() => {
   for (const e of open.splice(0)) e.close();
 });
 
-/** The emulator's training YAML: `batchSize` tasks × `numRepeat` per step, `maxEnvWorker` worker threads. */
-export function jobYaml(c: { batchSize: number; numRepeat: number; maxEnvWorker: number }): string {
-  return [
-    "ajet:",
-    "  experiment_name: runtime_tests",
-    "  model:",
-    "    path: sim/fake-policy-model",
-    "  data:",
-    `    train_batch_size: ${c.batchSize}`,
-    "  rollout:",
-    `    num_repeat: ${c.numRepeat}`,
-    `    max_env_worker: ${c.maxEnvWorker}`,
-    "  swarm_mode_sample_collection_method: rollout_until_finish_enough_tasks",
-    "",
-  ].join("\n");
+/** The training job: `batchSize` tasks × `numRepeat` per step, `maxEnvWorker` worker threads (the project's job builder). */
+export function trainingJob(c: { batchSize: number; numRepeat: number; maxEnvWorker: number }): AgentJetJob {
+  return new AgentJetJob({ experimentName: "runtime_tests", ...c });
 }
 
 /** An emulator (fast profile) on a manual clock, not started. */
@@ -63,7 +52,7 @@ export async function bootToRolling(emu: Emulator, clock: ManualClock, c = { bat
     return pending;
   };
   const client = new SwarmClient({ baseURL: SWARM_A, fetch, now: () => clock.nowMs(), sleep: (ms) => clock.advance(ms), random: () => 0.5, logger: silentLogger() });
-  await client.syncTrainConfig(jobYaml(c));
+  await client.syncTrainConfig(trainingJob(c));
   const snap = await client.startEngine();
   expect(snap.status).toBe("ENGINE.ROLLING");
   expect(emu.engine.queue.length).toBeGreaterThan(0);
@@ -184,28 +173,23 @@ export interface PortScript {
 
 const APPLIED: EventAck = { status: "applied" };
 
+/** One recorded port method: logs the call, then answers from the script or with `applied`. */
+function recorded<R, A>(calls: PortCall[], method: PortCall["method"], scripted: ((r: R) => A | Promise<A>) | undefined): (r: R) => Promise<A> {
+  return async (report) => {
+    calls.push({ method, report } as PortCall);
+    return scripted ? scripted(report) : (APPLIED as A);
+  };
+}
+
 /** An in-memory SchedulerPort that records every call in order. */
-export function recordingPort(script: PortScript = {}): SchedulerPort & { calls: PortCall[]; of(key: string): PortCall[] } {
+export function recordingPort(script: PortScript = {}): SchedulerPort & { calls: PortCall[] } {
   const calls: PortCall[] = [];
   return {
     calls,
-    of: (key) => calls.filter((c) => "episodeKey" in c.report && c.report.episodeKey === key),
-    async episodeClaimed(report) {
-      calls.push({ method: "episodeClaimed", report });
-      return script.episodeClaimed ? script.episodeClaimed(report) : APPLIED;
-    },
-    async claimFailed(report) {
-      calls.push({ method: "claimFailed", report });
-      return script.claimFailed ? script.claimFailed(report) : APPLIED;
-    },
-    async episodeOutcomeRecorded(report) {
-      calls.push({ method: "episodeOutcomeRecorded", report });
-      return script.episodeOutcomeRecorded ? script.episodeOutcomeRecorded(report) : APPLIED;
-    },
-    async episodeReported(report) {
-      calls.push({ method: "episodeReported", report });
-      return script.episodeReported ? script.episodeReported(report) : APPLIED;
-    },
+    episodeClaimed: recorded(calls, "episodeClaimed", script.episodeClaimed),
+    claimFailed: recorded(calls, "claimFailed", script.claimFailed),
+    episodeOutcomeRecorded: recorded(calls, "episodeOutcomeRecorded", script.episodeOutcomeRecorded),
+    episodeReported: recorded(calls, "episodeReported", script.episodeReported),
     getTask(ref) {
       calls.push({ method: "getTask", report: ref });
       const task = script.tasks?.[`${ref.source}#${ref.taskIndex}`];

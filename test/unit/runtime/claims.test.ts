@@ -21,6 +21,17 @@ import {
   runnerDeps,
 } from "./_harness.ts";
 
+/** A two-model function (the seed's Demo 2): countdown on swarm "small", then on swarm "large". */
+const twoModels = defineRolloutFunction({
+  name: "two-models",
+  swarms: ["small", "large"],
+  async run(task, ctx) {
+    const small = await countdown.run(task, { ...ctx, llm: ctx.openai.small! });
+    const large = await countdown.run(task, { ...ctx, llm: ctx.openai.large! });
+    return { small, large };
+  },
+});
+
 /** The claimed records of the emulator (what would be left held). */
 const claimedRecords = (emu: ReturnType<typeof makeEmulator>["emu"]) => [...emu.engine.records.values()].filter((r) => r.episode_status === "claimed");
 
@@ -119,15 +130,6 @@ describe("claim: No available episodes", () => {
 });
 
 describe("BC-33 all-or-nothing claims across two swarms", () => {
-  const twoModels = defineRolloutFunction({
-    name: "two-models",
-    swarms: ["small", "large"],
-    async run(task, ctx) {
-      const small = await countdown.run(task, { ...ctx, llm: ctx.openai.small! });
-      const large = await countdown.run(task, { ...ctx, llm: ctx.openai.large! });
-      return { small, large };
-    },
-  });
   const swarms = [
     { name: "small", url: SWARM_A },
     { name: "large", url: SWARM_B },
@@ -198,15 +200,6 @@ describe("BC-49 a claim the budget cannot pay", () => {
 });
 
 describe("BC-33 ends across two swarms", () => {
-  const twoModels = defineRolloutFunction({
-    name: "two-models",
-    swarms: ["small", "large"],
-    async run(task, ctx) {
-      const small = await countdown.run(task, { ...ctx, llm: ctx.openai.small! });
-      const large = await countdown.run(task, { ...ctx, llm: ctx.openai.large! });
-      return { small, large };
-    },
-  });
 
   it("BC-33 the first swarm's end has an unknown outcome: the second swarm's claim is still ended, not left held; unresolved for the outbox", async () => {
     const a = await rollingEmulator({ batchSize: 4, numRepeat: 1, maxEnvWorker: 4 });
