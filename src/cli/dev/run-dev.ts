@@ -8,7 +8,7 @@ import { parseRunSpec } from "../../scheduler/index.ts";
 import { type DevOptions } from "./options.ts";
 import { ProgressPrinter, RepeatLimiter, type DevIo, type InterruptSignal } from "./output.ts";
 import { buildDevPlan, runSpecFor, type DevDataset, type DevPlan } from "./plan.ts";
-import { formatSeconds, formatWorkerLog, progressOf, renderIssues, renderSummary } from "./render.ts";
+import { formatReward, formatSeconds, formatWorkerLog, progressOf, renderIssues, renderSummary } from "./render.ts";
 import { runsApi, RunsApiError, waitForRun, type RunReport, type RunsApi, type RunView, type WaitOutcome } from "./runs-api.ts";
 import { probeSwarms, startDevSession, type DevSession } from "./session.ts";
 import { summaryJson, type DevSummaryJson } from "./summary-json.ts";
@@ -185,6 +185,8 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: DevSe
   const exitCode = interrupted ? c.interrupts.exitCode : outcome === "finished" ? 0 : 1;
   const json = summaryJson({ runId, outcome: interrupted ? "interrupted" : outcome, exitCode, report, last, session, claimedLeft });
   if (report) c.printer.line(`\nsummary of run ${runId}:\n${renderSummary(report.summary, plan)}`);
+  const overall = report?.eval?.overall;
+  if (overall) c.printer.line(`eval: ${overall.scoredTasks}/${overall.tasks} tasks scored, pass@${report!.eval!.k} ${formatReward(overall.passAtK)}, pass@1 ${formatReward(overall.passAt1)}`);
   if (claimedLeft) c.printer.line(`warning: ${claimedLeft} episodes are still claimed on the emulator`);
   c.printer.line(exitCode === 0 ? `done in ${formatSeconds(c.io.now() - c.startedAtMs)}` : `ended (${json.outcome}) after ${formatSeconds(c.io.now() - c.startedAtMs)}`);
   if (c.json) c.io.out(`${JSON.stringify(json, null, 2)}\n`);
