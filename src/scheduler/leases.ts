@@ -5,11 +5,18 @@
  */
 import type { ClaimRef } from "./commands.ts";
 import type { Draft } from "./draft.ts";
-import { endEpisode, failAttempt } from "./episode-lifecycle.ts";
+import { endEpisode, failAttempt, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
 import type { EpisodeRow } from "./state.ts";
 
 /** Cause recorded for attempts closed by a lease. */
 export const LEASE_EXPIRED = "lease_expired";
+
+/**
+ * A dispatched message that was never claimed (a queue backlog, a consumer that died before claiming) is sent again
+ * without costing an attempt — nothing ran. After this many undelivered dispatches in a row the attempt is closed,
+ * so a message that can never be processed cannot loop for ever.
+ */
+export const MAX_UNDELIVERED_DISPATCHES = 5;
 
 /**
  * Claims of `row` safe to abort: a server episode reverted by the idle janitor keeps its uuid and may already be
@@ -32,7 +39,8 @@ function abortOnServer(d: Draft, row: EpisodeRow, reason: string): void {
 /**
  * Handles every in-flight episode whose lease deadline has passed (checked on every decision, so a reset DO
  * reconciles on its next wake):
- *  - dispatched (no claim reported within `dispatchLeaseSeconds`): the attempt fails with `lease_expired`;
+ *  - dispatched (no claim reported within `dispatchLeaseSeconds`): dispatched again, not an attempt (nothing ran);
+ *    after {@link MAX_UNDELIVERED_DISPATCHES} such expiries in a row the attempt fails with `lease_expired`;
  *  - running (no outcome within `runLeaseSeconds`): abort its claims once, the attempt fails with `lease_expired`;
  *  - reporting an `abort`: abort its claims once, the attempt fails with the recorded cause;
  *  - reporting a `score` (eval): abort its claims once, the episode counts as scored;
@@ -46,8 +54,14 @@ export function expireLeases(d: Draft): void {
     if (!row || row.deadlineAtMs === null || row.deadlineAtMs > d.nowMs) continue;
     const fields = { episodeKey: row.episodeKey, attempt: row.attempt, status: row.status };
     if (row.status === "dispatched") {
-      d.log("warn", "dispatched episode was never claimed within its lease; attempt closed", fields);
-      failAttempt(d, row, LEASE_EXPIRED);
+      if (row.claimFailures + 1 >= MAX_UNDELIVERED_DISPATCHES) {
+        d.log("warn", "dispatched episode was never claimed within its lease, again; attempt closed", fields);
+        failAttempt(d, row, LEASE_EXPIRED);
+      } else {
+        d.log("warn", "dispatched episode was never claimed within its lease; dispatching it again (not an attempt)", fields);
+        d.count(d.run.claimFailuresByKind, "undelivered");
+        requeueAfterClaimFailure(d, row, "undelivered");
+      }
     } else if (row.status === "running") {
       d.run.totals.reconciles++;
       d.log("warn", "claimed episode went quiet past its lease; aborting it once and re-queuing (BC-51)", fields);

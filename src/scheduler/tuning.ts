@@ -4,18 +4,19 @@
  */
 import { z } from "zod";
 
-const positive = (field: string, unit: string, example: string) =>
+const positive = (field: string, unit: string, example: string, min = 0) =>
   z
     .number({ error: `tuning.${field} must be a number of ${unit}` })
     .positive({ error: `tuning.${field} must be > 0 ${unit}, e.g. ${example}` })
+    .min(min, { error: `tuning.${field} must be ≥ ${min} ${unit} (each poll is a request to the swarm server), e.g. ${example}` })
     .optional();
 
 /** Optional timing knobs of a run spec (`tuning`); every field has a default (see {@link resolveTuning}). */
 export const RunTuning = z.strictObject({
-  statusPollWaitingMs: positive("statusPollWaitingMs", "milliseconds", "1000").describe(
+  statusPollWaitingMs: positive("statusPollWaitingMs", "milliseconds", "1000", 100).describe(
     "engine status poll interval while the gate is closed (default 1000 ms)",
   ),
-  statusPollRollingMs: positive("statusPollRollingMs", "milliseconds", "3000").describe(
+  statusPollRollingMs: positive("statusPollRollingMs", "milliseconds", "3000", 100).describe(
     "engine status poll interval while every swarm is ROLLING (default 3000 ms)",
   ),
   dispatchLeaseSeconds: positive("dispatchLeaseSeconds", "seconds", "300").describe(

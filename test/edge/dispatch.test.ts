@@ -39,7 +39,7 @@ describe("dispatch within the Queues limits", () => {
   it("the same run through the real queue: all 8 episodes are delivered and end", async () => {
     const emu = await TestEmulator.start({ policy: { toolCallRate: 0 } });
     await emu.boot({ batchSize: 8, numRepeat: 1, maxEnvWorker: 8 });
-    const { stub } = await createRun({ ...spec(emu.url, 8, 40_000), tuning: { statusPollRollingMs: 50, statusPollWaitingMs: 50, claimRetryMs: 50 } });
+    const { stub } = await createRun({ ...spec(emu.url, 8, 40_000), tuning: { statusPollRollingMs: 100, statusPollWaitingMs: 100, claimRetryMs: 50 } });
     let view = (await stub.status()) as RunView;
     for (let i = 0; i < 300 && view.totals.groupsCompleted + view.totals.groupsDropped < 8; i++) {
       await runDurableObjectAlarm(stub);

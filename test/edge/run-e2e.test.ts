@@ -12,7 +12,7 @@ describe("a run end to end", () => {
   it("one window of 2 tasks × 2 repeats: 4 episodes ended once each on the emulator, the run finishes with maxSteps", async () => {
     const emu = await TestEmulator.start({ policy: { initialAccuracy: 1, malformedRate: 0 }, answerKey: [{ target: 24, nums: [2, 3, 4] }] });
     await emu.boot({ batchSize: 2, numRepeat: 2, maxEnvWorker: 4 });
-    const { stub } = await createRun(countdownSpec(emu.url, { maxSteps: 1, tuning: { statusPollRollingMs: 50, statusPollWaitingMs: 50 } }));
+    const { stub } = await createRun(countdownSpec(emu.url, { maxSteps: 1, tuning: { statusPollRollingMs: 100, statusPollWaitingMs: 100 } }));
 
     let view = (await stub.status()) as RunView;
     for (let i = 0; i < 400 && view.phase !== "finished"; i++) {

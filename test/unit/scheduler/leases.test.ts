@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AbortEpisodes, ResolveOutbox } from "../../../src/scheduler/index.ts";
+import { MAX_UNDELIVERED_DISPATCHES } from "../../../src/scheduler/leases.ts";
 import { Harness, rollingRun, specInput } from "./harness.ts";
 
 const tuning = { dispatchLeaseSeconds: 60, runLeaseSeconds: 2000, reportLeaseSeconds: 400 };
@@ -44,10 +45,22 @@ describe("leases and reconciliation (BC-51)", () => {
     expect(h.state.run.failuresByCause).toEqual({});
   });
 
-  it("BC-51 a dispatched episode never claimed within its lease closes its attempt without an abort (no uuid known)", () => {
+  it("BC-51 a dispatched episode never claimed within its lease is dispatched again without costing an attempt", () => {
     const { h, sent } = started(1);
     h.advance(60_000);
-    expect(h.row(sent[0]!.episodeKey)).toMatchObject({ attempt: 2, status: "dispatched", lastCause: "lease_expired" });
+    // back to the queue with a back-off, same attempt; it is dispatched again once the back-off passes
+    expect(h.row(sent[0]!.episodeKey)).toMatchObject({ attempt: 1, status: "queued", claimFailures: 1 });
+    expect(h.state.run.claimFailuresByKind).toMatchObject({ undelivered: 1 });
+    expect(h.state.run.failuresByCause).toEqual({});
+    expect(abortsOf(h)).toEqual([]);
+  });
+
+  it(`BC-51 after ${MAX_UNDELIVERED_DISPATCHES} undelivered dispatches in a row the attempt is closed (no loop for ever)`, () => {
+    const { h, sent } = started(1);
+    const key = sent[0]!.episodeKey;
+    for (let i = 0; i < MAX_UNDELIVERED_DISPATCHES * 4 && h.row(key)?.attempt === 1; i++) h.advance(60_000);
+    expect(h.row(key)).toMatchObject({ attempt: 2, lastCause: "lease_expired" });
+    expect(h.state.run.claimFailuresByKind["undelivered"]).toBeGreaterThanOrEqual(MAX_UNDELIVERED_DISPATCHES - 1);
     expect(abortsOf(h)).toEqual([]);
   });
 

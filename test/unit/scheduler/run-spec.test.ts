@@ -106,3 +106,11 @@ describe("BC-31 throttle ratio arithmetic in config validation", () => {
     expect(issues[0]?.message).toMatch(/caps this run at 29 unique tasks/);
   });
 });
+
+describe("tuning bounds", () => {
+  it("refuses a status poll faster than 100 ms and names the field", () => {
+    const r = parseRunSpec(specInput({ tuning: { statusPollWaitingMs: 1 } }));
+    expect(r.success).toBe(false);
+    if (!r.success) expect(r.issues).toEqual([expect.objectContaining({ path: "tuning.statusPollWaitingMs", message: expect.stringContaining("≥ 100") })]);
+  });
+});
