@@ -90,7 +90,8 @@ export async function handleEpisodeBatch(
         log.warn("scheduler unreachable; retrying the message", { reason: result.reason });
         return m.retry({ delaySeconds: 2 });
       }
-      if (result.kind === "claimFailed") log.info("claim failed; the scheduler re-dispatches", { ...result });
+      // claim failures and stale attempts are normal (engine not ROLLING, a redelivery, a run draining): info
+      if (result.kind === "claimFailed" || result.kind === "stale") log.info(`episode ${result.kind}`, { ...result });
       else if (result.kind !== "reported") log.warn(`episode ${result.kind}`, { ...result });
       m.ack();
     }),

@@ -28,10 +28,12 @@ import { MAX_INLINE_TASK_BYTES, type ClaimAck, type EpisodeMessage, type Outcome
 import { abortAll, endAll } from "../runtime/server-action.ts";
 import { QueueDispatcher, type Dispatcher } from "./dispatcher.ts";
 import type { Env } from "./env.ts";
-import { SchedulerStorage, type RunMeta } from "./storage.ts";
+import { SchedulerStorage, type EndedEpisode, type RunMeta } from "./storage.ts";
 
 /** When the core has nothing scheduled but the run is active, the alarm still fires this often (BC-45). */
 const IDLE_ALARM_MS = 5_000;
+/** The episode port's answer for a run this object does not hold: the consumer gives its claim back and acks. */
+const NO_RUN: EventAck = { status: "unknown", reason: "no such run (deleted, or never created here)" };
 /** Alarm back-off after a failing tick (the handler itself never throws). */
 const FAILED_TICK_ALARM_MS = 2_000;
 
@@ -121,15 +123,18 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   // ---- episode port (called by queue consumers) ------------------------------------------------------------------
 
   async episodeClaimed(report: Parameters<SchedulerPort["episodeClaimed"]>[0]): Promise<ClaimAck> {
+    if (!this.#state) return NO_RUN;
     const ack = await this.#apply({ type: "episodeClaimed", ...report });
     return ack.status === "applied" ? { ...ack, secrets: this.#meta?.spec.secrets ?? {} } : ack;
   }
 
   async claimFailed(report: Parameters<SchedulerPort["claimFailed"]>[0]): Promise<EventAck> {
+    if (!this.#state) return NO_RUN;
     return this.#apply({ type: "claimFailed", ...report });
   }
 
   async episodeOutcomeRecorded(report: OutcomeReport): Promise<EventAck> {
+    if (!this.#state) return NO_RUN;
     const { outputs, ...event } = report;
     const row = this.#state?.episodes[report.episodeKey];
     if (outputs && row && row.attempt === report.attempt) {
@@ -142,9 +147,25 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   }
 
   async episodeReported(report: Parameters<SchedulerPort["episodeReported"]>[0]): Promise<EventAck> {
+    if (!this.#state) return NO_RUN;
+    const row = this.#state.episodes[report.episodeKey];
+    const box = this.#storage.outbox(report.episodeKey, report.attempt);
     const ack = await this.#apply({ type: "episodeReported", ...report });
+    if (ack.status === "applied" && report.result === "ended" && row && row.attempt === report.attempt) {
+      const reward = row.outcome?.kind === "end" ? row.outcome.reward : (report.reward ?? 0);
+      const taskId = box?.taskId ?? this.#storage.task(row.source, row.taskIndex).task_id;
+      this.#storage.recordEnded(
+        row.claims.map((c) => ({ episodeKey: row.episodeKey, attempt: row.attempt, swarm: c.swarm, episodeUuid: c.episodeUuid, taskId, globalStep: c.globalStep, reward: box?.outputs[c.swarm]?.reward ?? reward, atMs: Date.now() })),
+      );
+    }
     if (ack.status !== "stale") this.#storage.deleteOutbox(report.episodeKey, report.attempt);
     return ack;
+  }
+
+  /** The ledger of episodes whose reward the server accepted, optionally of one global step (paged). */
+  endedEpisodes(query: { globalStep?: number; limit?: number; offset?: number } = {}): EndedEpisode[] {
+    this.#require();
+    return this.#storage.endedEpisodes({ globalStep: query.globalStep, limit: Math.min(query.limit ?? 1000, 10_000), offset: query.offset ?? 0 });
   }
 
   getTask(ref: { source: string; taskIndex: number }): Task {
@@ -252,8 +273,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
         await Promise.all(c.episodes.map((e) => this.#resolve(e)));
         return;
       case "finishRun":
-        this.#storage.setSummary(c.summary);
-        this.#log("info", "run finished", { stopReason: c.summary.stopReason, episodesEnded: c.summary.totals.episodesEnded });
+        this.#storage.setSummary(c.summary); // the core logs "run finished" itself
         return;
     }
   }

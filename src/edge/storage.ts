@@ -16,6 +16,7 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS eval_tasks (group_key TEXT PRIMARY KEY, row TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS tasks (source TEXT NOT NULL, task_index INTEGER NOT NULL, task_id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (source, task_index))`,
   `CREATE TABLE IF NOT EXISTS outbox (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, task_id TEXT NOT NULL, outputs TEXT NOT NULL, PRIMARY KEY (episode_key, attempt))`,
+  `CREATE TABLE IF NOT EXISTS ended_episodes (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, swarm TEXT NOT NULL, episode_uuid TEXT NOT NULL, task_id TEXT NOT NULL, global_step INTEGER, reward REAL NOT NULL, at_ms INTEGER NOT NULL, PRIMARY KEY (episode_key, attempt, swarm))`,
   `CREATE TABLE IF NOT EXISTS log (id INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, level TEXT NOT NULL, message TEXT NOT NULL, fields TEXT NOT NULL)`,
 ];
 
@@ -30,6 +31,19 @@ export interface RunMeta {
   createdAtMs: number;
   /** dataset name → accepted / rejected rows at load time */
   loadReports: Record<string, { accepted: number; rejected: number; namespace: string }>;
+}
+
+/** One server episode whose reward the server accepted (`/end_episode` answered success, BC-26 resends included). */
+export interface EndedEpisode {
+  episodeKey: string;
+  attempt: number;
+  swarm: string;
+  episodeUuid: string;
+  taskId: string;
+  /** the swarm's `global_step` read right after the claim: the training step the episode belongs to */
+  globalStep: number | null;
+  reward: number;
+  atMs: number;
 }
 
 /** A stored log line. */
@@ -118,6 +132,29 @@ export class SchedulerStorage {
 
   deleteOutbox(episodeKey: string, attempt: number): void {
     this.sql.exec(`DELETE FROM outbox WHERE episode_key = ? AND attempt = ?`, episodeKey, attempt);
+  }
+
+  /** Adds episodes to the ledger of accepted rewards (idempotent by episode key, attempt and swarm). */
+  recordEnded(rows: readonly EndedEpisode[]): void {
+    for (const r of rows) {
+      this.sql.exec(
+        `INSERT OR IGNORE INTO ended_episodes (episode_key, attempt, swarm, episode_uuid, task_id, global_step, reward, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        r.episodeKey, r.attempt, r.swarm, r.episodeUuid, r.taskId, r.globalStep, r.reward, r.atMs,
+      );
+    }
+  }
+
+  /** The ledger, oldest first; optionally one global step. `limit` rows from `offset`. */
+  endedEpisodes(query: { globalStep?: number; limit: number; offset: number }): EndedEpisode[] {
+    const where = query.globalStep === undefined ? "" : "WHERE global_step = ?";
+    const args = query.globalStep === undefined ? [query.limit, query.offset] : [query.globalStep, query.limit, query.offset];
+    return this.sql
+      .exec<{ episode_key: string; attempt: number; swarm: string; episode_uuid: string; task_id: string; global_step: number | null; reward: number; at_ms: number }>(
+        `SELECT * FROM ended_episodes ${where} ORDER BY at_ms, episode_key, swarm LIMIT ? OFFSET ?`,
+        ...args,
+      )
+      .toArray()
+      .map((r) => ({ episodeKey: r.episode_key, attempt: r.attempt, swarm: r.swarm, episodeUuid: r.episode_uuid, taskId: r.task_id, globalStep: r.global_step, reward: r.reward, atMs: r.at_ms }));
   }
 
   /** Appends a log line and trims the log to {@link MAX_LOG_LINES}. */

@@ -44,6 +44,15 @@ describeShared("e2e: GSM8K through emulator, local workerd, DO, queue and math-a
         accepted.add(e.episodeUuid);
       }
     }
+    // identity, not just counts: the DO's ledger of accepted episodes is exactly the server's, step by step
+    for (const step of [1, 2]) {
+      const ledger = await rig.api.endedEpisodes(status.runId, step);
+      const server = serverSteps.get(step)!.episodes.filter((e) => !e.dropped);
+      expect(ledger.map((e) => e.episodeUuid).sort()).toEqual(server.map((e) => e.episodeUuid).sort());
+      const byUuid = new Map(server.map((e) => [e.episodeUuid, e]));
+      for (const e of ledger) expect({ taskId: e.taskId, reward: e.reward }).toEqual({ taskId: byUuid.get(e.episodeUuid)!.taskId, reward: byUuid.get(e.episodeUuid)!.reward });
+      expect(new Set(ledger.map((e) => `${e.episodeKey}@${e.attempt}`)).size).toBe(ledger.length); // each episode once
+    }
     // one client uuid for the whole run (the DO's), and exactly one /end_episode per accepted episode
     expect(new Set([...serverSteps.values()].flatMap((s) => s.episodes.map((e) => e.clientUuid))).size).toBe(1);
     expect([...rig.endRequests.keys()].sort()).toEqual([...accepted].sort());

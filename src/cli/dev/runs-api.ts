@@ -29,6 +29,18 @@ export interface RunReport {
   eval: EvalReport | null;
 }
 
+/** `GET /runs/:id/episodes`: one server episode whose reward the server accepted (the audit ledger). */
+export interface EndedEpisodeView {
+  episodeKey: string;
+  attempt: number;
+  swarm: string;
+  episodeUuid: string;
+  taskId: string;
+  globalStep: number | null;
+  reward: number;
+  atMs: number;
+}
+
 /** The API answered with an error status. `issues` are the API's `{path, message}` list (may be empty). */
 export class RunsApiError extends Error {
   constructor(
@@ -68,6 +80,10 @@ const RunViewShape = z.looseObject({
   log: z.array(z.looseObject({ level: z.string(), message: z.string() })).default([]),
 });
 
+const EpisodesShape = z.looseObject({
+  episodes: z.array(z.looseObject({ episodeKey: z.string(), attempt: z.number(), swarm: z.string(), episodeUuid: z.string(), taskId: z.string(), globalStep: z.number().nullable(), reward: z.number() })),
+});
+
 const ReportShape = z.looseObject({
   summary: z.looseObject({ steps: z.array(StepShape), totals: z.looseObject({ episodesEnded: z.number() }) }),
   eval: z.unknown().nullable(),
@@ -81,6 +97,8 @@ export interface RunsApi {
   /** `POST /runs/:id/stop`: drain (no new dispatch; in-flight episodes finish or are aborted). */
   stop(runId: string): Promise<RunView>;
   report(runId: string): Promise<RunReport>;
+  /** `GET /runs/:id/episodes[?step=N]`: the episodes whose reward the server accepted (up to 10,000 per call). */
+  endedEpisodes(runId: string, globalStep?: number): Promise<EndedEpisodeView[]>;
 }
 
 /**
@@ -118,6 +136,10 @@ export function runsApi(workerUrl: string, fetchFn: typeof fetch = fetch): RunsA
     get: (runId) => call("GET", `runs/${id(runId)}`, RunViewShape),
     stop: (runId) => call("POST", `runs/${id(runId)}/stop`, RunViewShape, {}),
     report: (runId) => call("GET", `runs/${id(runId)}/report`, ReportShape),
+    endedEpisodes: async (runId, globalStep) => {
+      const query = globalStep === undefined ? "?limit=10000" : `?step=${globalStep}&limit=10000`;
+      return (await call<{ episodes: EndedEpisodeView[] }>("GET", `runs/${id(runId)}/episodes${query}`, EpisodesShape)).episodes;
+    },
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * @module edge/routes/runs — the runs resource (issue 3 §4): `POST /runs` validates a run spec (errors name the
  * field path), loads its datasets and creates the run's Durable Object; `GET /runs/:id` shows its status;
- * `POST /runs/:id/stop` drains it; `GET /runs/:id/report` gives the summary and, for eval runs, the eval report.
+ * `POST /runs/:id/stop` drains it; `GET /runs/:id/report` gives the summary and, for eval runs, the eval report;
+ * `GET /runs/:id/episodes[?step=N]` lists the episodes whose reward the server accepted (the audit ledger).
  */
 import { Hono } from "hono";
 import { z } from "zod";
@@ -100,6 +101,15 @@ export function runsRoutes(functions: Readonly<Record<string, RolloutFunction>>)
     .post("/:id/stop", async (c) => {
       const id = c.req.param("id");
       return c.json(await orNotFound(id, () => stubOf(c.env, id).stop()));
+    })
+    .get("/:id/episodes", async (c) => {
+      const id = c.req.param("id");
+      const q = z
+        .object({ step: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(10_000).default(1000), offset: z.coerce.number().int().min(0).default(0) })
+        .safeParse(c.req.query());
+      if (!q.success) throw new ApiError(400, "invalid query", q.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })));
+      const episodes = await orNotFound(id, () => stubOf(c.env, id).endedEpisodes({ globalStep: q.data.step, limit: q.data.limit, offset: q.data.offset }));
+      return c.json({ episodes });
     })
     .get("/:id/report", async (c) => {
       const id = c.req.param("id");

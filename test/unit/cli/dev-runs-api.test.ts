@@ -61,6 +61,7 @@ function scripted(script: (RunView["phase"] | Error)[]): RunsApi & { gets: numbe
     create: async () => { throw new Error("unused"); },
     stop: async () => { throw new Error("unused"); },
     report: async () => { throw new Error("unused"); },
+    endedEpisodes: async () => { throw new Error("unused"); },
   };
   return api;
 }
