@@ -299,6 +299,8 @@ export function createAcademicTranslation(options: AcademicTranslationOptions = 
     name: "academic-translation",
     swarms: TRANSLATION_SWARMS,
     description: "Two models: rough translation (translator), term detection (detector), final translation; judged",
+    // `ajet-edge dev --function academic-translation` runs on these without --dataset (both emulators get the key)
+    demo: { kind: "generic", rows: demoTaskRows, answerKey: demoAnswerKey() },
     async run(task, ctx) {
       const t = translationTask(task);
       const io = (swarm: string): ChatIo => {

@@ -63,6 +63,17 @@ export interface RolloutContext {
 /** One output for a single-swarm function, or one per swarm name for a multi-swarm function (issue 4 §4). */
 export type RolloutResult = RolloutOutput | Record<string, RolloutOutput>;
 
+/**
+ * Demo data a function may ship, so `ajet-edge dev --function NAME` runs without `--dataset`: task rows in the
+ * columns of `kind` (a dataset kind of `src/tasks`), and rows the local emulator's simulated policy can answer
+ * (its answer-key formats: `{match, answer, format}`, GSM8K or Countdown rows).
+ */
+export interface RolloutFunctionDemo {
+  kind: "gsm8k" | "math" | "countdown" | "generic";
+  rows: readonly Record<string, unknown>[];
+  answerKey?: readonly Record<string, unknown>[];
+}
+
 /** A rollout function module's default export (issue 4 §1). */
 export interface RolloutFunction {
   /** kebab-case, equal to the file name (`math-agent`) */
@@ -71,6 +82,8 @@ export interface RolloutFunction {
   readonly swarms?: readonly string[];
   /** short human description, shown by the CLI */
   readonly description?: string;
+  /** optional demo tasks for `ajet-edge dev` without `--dataset` */
+  readonly demo?: RolloutFunctionDemo;
   run(task: Task, ctx: RolloutContext): Promise<RolloutResult>;
 }
 

@@ -5,7 +5,7 @@
  * the progress targets. Pure except for reading the dataset file.
  */
 import { rolloutFunctions } from "../../../functions/index.ts";
-import { swarmsOf } from "../../functions/contract.ts";
+import { swarmsOf, type RolloutFunctionDemo } from "../../functions/contract.ts";
 import type { AnswerKeyInput, PolicyOptions } from "../../emulator/index.ts";
 import { readUtf8File } from "../../node/dataset-file.ts";
 import type { Task } from "../../protocol/index.ts";
@@ -63,6 +63,18 @@ export function generatedCountdownDataset(o: { name?: string; count: number; see
     entry: { name, kind: "countdown", generate: { count: o.count, seed: o.seed }, ...(o.weight !== undefined ? { weight: o.weight } : {}) },
     tasks,
     label: `${name}: ${o.count} generated Countdown tasks (seed ${o.seed})`,
+  };
+}
+
+/** A function's own demo tasks (`RolloutFunction.demo`) as an inline dataset named `<function>-demo`. */
+export function demoDataset(functionName: string, demo: RolloutFunctionDemo): DevDataset {
+  const name = `${functionName}-demo`;
+  const rows = demo.rows.map((r) => ({ ...r }));
+  const loaded = tasksFromObjects(rows, { name, kind: demo.kind, split: "train" });
+  return {
+    entry: { name, kind: demo.kind, split: "train", tasks: rows },
+    tasks: loaded.tasks,
+    label: `${name}: the function's ${loaded.tasks.length} demo tasks`,
   };
 }
 
@@ -137,16 +149,27 @@ export async function buildDevPlan(options: DevOptions, extra: { datasets?: DevD
   if (missing.length && !(swarmNames.length === 1 && external?.length === 1)) {
     throw new Error(`function ${options.function} needs swarms ${swarmNames.join(", ")}; give --swarm NAME=URL for ${missing.join(", ")}`);
   }
-  if (!options.datasetPath && !extra.datasets && options.kind !== "countdown") {
+  const demo = rolloutFunctions[options.function]?.demo;
+  const useDemo = !options.datasetPath && !extra.datasets && options.kind !== "countdown" && demo !== undefined;
+  if (!options.datasetPath && !extra.datasets && options.kind !== "countdown" && !useDemo) {
     throw new Error(`function ${options.function} needs ${options.kind} tasks: give --dataset PATH.jsonl (the built-in tasks are generated Countdown puzzles)`);
   }
   const count = options.limit ?? defaultTaskCount(options);
   const datasets = extra.datasets ?? [
     options.datasetPath
       ? await fileDataset({ path: options.datasetPath, kind: options.kind, limit: count })
-      : generatedCountdownDataset({ count, seed: options.seed }),
+      : useDemo
+        ? demoDataset(options.function, demo)
+        : generatedCountdownDataset({ count, seed: options.seed }),
   ];
-  const job = { batchSize: options.batchSize, numRepeat: options.numRepeat, maxEnvWorker: options.maxEnvWorker };
+  // A small demo set: a batch window needs distinct tasks (the server groups by task id), so the batch is at most
+  // the demo's size, and the set is served over several epochs so every step has tasks.
+  const taskTotal = datasets.reduce((n, d) => n + d.tasks.length, 0);
+  const batchSize = useDemo ? Math.min(options.batchSize, taskTotal) : options.batchSize;
+  if (batchSize !== options.batchSize) datasets[0]!.label += ` (batch size ${batchSize}: a batch needs distinct tasks)`;
+  const epochs = useDemo ? Math.max(1, Math.ceil(defaultTaskCount({ ...options, batchSize }) / Math.max(1, taskTotal))) : 1;
+  const maxEnvWorker = useDemo ? Math.min(options.maxEnvWorker, batchSize * options.numRepeat) : options.maxEnvWorker;
+  const job = { batchSize, numRepeat: options.numRepeat, maxEnvWorker };
   const train = options.episodeType === "train";
   // The local emulator answers in well under a second: poll it often. A real server keeps the defaults.
   const tuning = external ? {} : { statusPollWaitingMs: 300, statusPollRollingMs: 500 };
@@ -160,14 +183,15 @@ export async function buildDevPlan(options: DevOptions, extra: { datasets?: DevD
       job,
       datasets: datasets.map((d) => d.entry),
       function: options.function,
+      ...(epochs > 1 ? { epochs } : {}),
       episodeType: options.episodeType,
       ...(train ? { maxSteps: options.steps } : {}),
       seed: options.seed,
       tuning,
     },
     datasets,
-    answerKey: answerKeyFor(datasets.flatMap((d) => d.tasks)),
-    episodesPerStep: options.batchSize * options.numRepeat,
+    answerKey: [...answerKeyFor(datasets.flatMap((d) => d.tasks)), ...((useDemo ? demo?.answerKey : undefined) ?? [])] as AnswerKeyInput[],
+    episodesPerStep: batchSize * options.numRepeat,
     steps: train ? options.steps : null,
     timeoutMs: options.timeoutSeconds * 1000,
     seed: options.seed,
