@@ -24,11 +24,11 @@ import {
   type SchedulerEvent,
   type SchedulerState,
 } from "../scheduler/index.ts";
-import { MAX_INLINE_TASK_BYTES, type ClaimAck, type EpisodeMessage, type OutcomeReport, type SchedulerPort } from "../runtime/messages.ts";
+import { MAX_INLINE_TASK_BYTES, type ClaimAck, type EndedEpisode, type EpisodeMessage, type OutcomeReport, type SchedulerPort } from "../runtime/messages.ts";
 import { abortAll, endAll } from "../runtime/server-action.ts";
 import { QueueDispatcher, type Dispatcher } from "./dispatcher.ts";
 import type { Env } from "./env.ts";
-import { SchedulerStorage, type EndedEpisode, type RunMeta } from "./storage.ts";
+import { SchedulerStorage, type RunMeta } from "./storage.ts";
 
 /** When the core has nothing scheduled but the run is active, the alarm still fires this often (BC-45). */
 const IDLE_ALARM_MS = 5_000;

@@ -4,6 +4,7 @@
  * up to SQLite's 2 MB row limit round-trips); the run row is small. Survives eviction and restarts (BC-51).
  */
 import type { Task, ValidWorkflowOutput } from "../protocol/index.ts";
+import type { EndedEpisode } from "../runtime/messages.ts";
 import { deserializeTask, serializeTask } from "../tasks/index.ts";
 import type { EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSpec, RunSummary, SchedulerState, StepRow } from "../scheduler/index.ts";
 import { stateFromRows } from "../scheduler/index.ts";
@@ -31,19 +32,6 @@ export interface RunMeta {
   createdAtMs: number;
   /** dataset name → accepted / rejected rows at load time */
   loadReports: Record<string, { accepted: number; rejected: number; namespace: string }>;
-}
-
-/** One server episode whose reward the server accepted (`/end_episode` answered success, BC-26 resends included). */
-export interface EndedEpisode {
-  episodeKey: string;
-  attempt: number;
-  swarm: string;
-  episodeUuid: string;
-  taskId: string;
-  /** the swarm's `global_step` read right after the claim: the training step the episode belongs to */
-  globalStep: number | null;
-  reward: number;
-  atMs: number;
 }
 
 /** A stored log line. */

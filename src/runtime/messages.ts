@@ -69,3 +69,20 @@ export interface SchedulerPort {
   /** the task of a message whose task was too large to inline (BC-53) */
   getTask(ref: { source: string; taskIndex: number }): Promise<Task> | Task;
 }
+
+/**
+ * One server episode whose reward the server accepted (`/end_episode` answered success, BC-26 resends included):
+ * a row of the run's ledger, `GET /runs/:id/episodes`.
+ */
+export interface EndedEpisode {
+  episodeKey: string;
+  attempt: number;
+  swarm: string;
+  episodeUuid: string;
+  taskId: string;
+  /** the swarm's `global_step` read right after the claim: the training step the episode belongs to */
+  globalStep: number | null;
+  reward: number;
+  /** epoch ms when the DO recorded it */
+  atMs: number;
+}

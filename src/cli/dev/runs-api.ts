@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { EvalReport, RunSpecInput, RunStatus, RunSummary } from "../../scheduler/index.ts";
+import type { EndedEpisode } from "../../runtime/messages.ts";
 
 /** One problem the API reported: the dotted field path and a message that says the fix. */
 export interface ApiIssue {
@@ -30,16 +31,7 @@ export interface RunReport {
 }
 
 /** `GET /runs/:id/episodes`: one server episode whose reward the server accepted (the audit ledger). */
-export interface EndedEpisodeView {
-  episodeKey: string;
-  attempt: number;
-  swarm: string;
-  episodeUuid: string;
-  taskId: string;
-  globalStep: number | null;
-  reward: number;
-  atMs: number;
-}
+export type EndedEpisodeView = EndedEpisode;
 
 /** The API answered with an error status. `issues` are the API's `{path, message}` list (may be empty). */
 export class RunsApiError extends Error {
