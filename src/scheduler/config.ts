@@ -5,6 +5,7 @@
 import type { EpisodeType } from "../protocol/index.ts";
 import type { RunSpec } from "./run-spec.ts";
 import type { SchedulerTiming } from "./tuning.ts";
+import { capacityIssues, maxWindowGroups, WindowCapacityError } from "./window-capacity.ts";
 
 /** One task source as the core sees it: a name, a weight and a task count (never task contents). */
 export interface SourceConfig {
@@ -16,6 +17,11 @@ export interface SourceConfig {
   taskCount: number;
   /** optional per-window cap ratio (BC-31): at most ceil(batchSize × throttleRatio) groups per window */
   throttleRatio: number | null;
+  /**
+   * train: the most groups one window can take from this source by the mix (`maxWindowGroups`; ≤ taskCount, so a
+   * window never needs a task twice); an upper bound when it cannot matter (taskCount above it). Eval: null.
+   */
+  maxWindowGroups: number | null;
 }
 
 /** The core's configuration (copied into the run row at creation; never changes afterwards). */
@@ -51,6 +57,9 @@ export interface SchedulerConfig {
  * Derives the core's configuration from a validated spec and the dataset sizes.
  * @param taskCounts dataset name → number of tasks (an integer ≥ 1 for every dataset of the spec)
  * @throws RangeError naming the dataset when a count is missing, not an integer, or 0 (load the dataset first)
+ * @throws WindowCapacityError (a RangeError with `issues`, path `datasets.N`) for a train run with a source that has
+ *   fewer tasks than one window can take from it, e.g. `dataset "x" has 4 tasks but a batch window of 8 needs up to 8
+ *   distinct tasks from it; lower batchSize to ≤ 4 or add tasks` (a window never holds one task twice)
  */
 export function schedulerConfig(spec: RunSpec, taskCounts: Readonly<Record<string, number>>): SchedulerConfig {
   const sources = spec.datasets.map((d): SourceConfig => {
@@ -61,8 +70,15 @@ export function schedulerConfig(spec: RunSpec, taskCounts: Readonly<Record<strin
           `load the dataset and count its tasks before starting the run`,
       );
     }
-    return { name: d.name, weight: d.weight, taskCount, throttleRatio: d.throttleRatio ?? null };
+    return { name: d.name, weight: d.weight, taskCount, throttleRatio: d.throttleRatio ?? null, maxWindowGroups: null };
   });
+  if (spec.episodeType === "train") {
+    const run = { batchSize: spec.batchSize, epochs: spec.epochs, maxSteps: spec.maxSteps, sources };
+    const most = maxWindowGroups(run);
+    const issues = capacityIssues(run, most);
+    if (issues.length > 0) throw new WindowCapacityError(issues);
+    sources.forEach((s, i) => (s.maxWindowGroups = most[i] ?? null));
+  }
   return {
     episodeType: spec.episodeType,
     swarms: spec.swarms.map((s) => s.name),

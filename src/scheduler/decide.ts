@@ -42,6 +42,7 @@ function applyEvent(d: Draft, event: SchedulerEvent): EventAck {
       d.run.startedAtMs = d.nowMs;
       d.run.nextPollAtMs = d.nowMs;
       d.log("info", "run started", { episodeType: d.run.config.episodeType, batchSize: d.run.config.batchSize, numRepeat: d.run.config.numRepeat });
+      warnFullSources(d);
       return APPLIED;
     case "engineStatusSeen":
       return onEngineStatus(d, event);
@@ -59,6 +60,19 @@ function applyEvent(d: Draft, event: SchedulerEvent): EventAck {
       return APPLIED;
     case "stopRequested":
       return onStopRequested(d, event.reason);
+  }
+}
+
+/**
+ * A source with exactly as many tasks as one window can take from it fills that window with all of them, so a
+ * dropped group (BC-32) there cannot be replaced from it (a window never holds one task twice): say so at the start.
+ */
+function warnFullSources(d: Draft): void {
+  for (const s of d.run.config.sources) {
+    if (s.maxWindowGroups === null || s.taskCount > s.maxWindowGroups) continue;
+    d.log("warn", "a window can take every task of this dataset: a dropped group may have to be replaced from another dataset, or end the run at its window; add tasks to avoid that", {
+      dataset: s.name, taskCount: s.taskCount, maxWindowGroups: s.maxWindowGroups,
+    });
   }
 }
 

@@ -38,4 +38,5 @@ export { runSummary, type RunSummary, type StepSummary } from "./summary.ts";
 export { evalReport, unbiasedPassAtK, type EvalReport, type EvalTaskReport, type EvalAggregate } from "./eval-report.ts";
 export { permuteIndex, permutationKey, takeTask, isExhausted, type SourceCursor } from "./epochs.ts";
 export { allocateSlots, throttleCap, sourceCapIssues, type Allocation } from "./mixing.ts";
+export { maxWindowGroups, windowCapacityIssues, WindowCapacityError, type CapacityRun, type CapacitySource } from "./window-capacity.ts";
 export { isGateOpen, type EngineView } from "./engine-gate.ts";

@@ -5,7 +5,7 @@
  */
 import type { RunSpec } from "./run-spec.ts";
 import { schedulerConfig, type SchedulerConfig } from "./config.ts";
-import type { SourceCursor } from "./epochs.ts";
+import type { SourceCursor, TakenTask } from "./epochs.ts";
 import { initialEngineView, type EngineView } from "./engine-gate.ts";
 import { seedRng } from "./rng.ts";
 
@@ -112,6 +112,8 @@ export interface StepRow {
   droppedGroupKeys: string[];
   /** source name → groups the mix assigned to it */
   sourceGroups: Record<string, number>;
+  /** source name → task indices opened in this window (replacements and dropped groups included); all distinct */
+  taskIndices: Record<string, number[]>;
   episodesEnded: number;
   rewardSum: number;
   /** ended episodes whose claim-time step differed from the window's step */
@@ -158,6 +160,11 @@ export interface RunRow {
   rngState: number;
   /** one per source, aligned with `config.sources` */
   cursors: SourceCursor[];
+  /**
+   * train: per source (aligned with `config.sources`), tasks taken from the walk but not opened because their index
+   * was already in the window; served first by later windows (scheduler/window-tasks). Oldest first; a few at most.
+   */
+  deferred: TakenTask[][];
   /** mixing credits carried between windows, aligned with `config.sources` */
   credits: number[];
   /** one per swarm, aligned with `config.swarms` */
@@ -190,7 +197,8 @@ export interface SchedulerState {
 /**
  * A new run in phase `created` (send `runStarted` to start it).
  * @param spec a validated {@link RunSpec}; @param taskCounts dataset name → task count
- * @throws RangeError from {@link schedulerConfig} when a task count is missing or 0
+ * @throws RangeError from {@link schedulerConfig} when a task count is missing or 0, and its `WindowCapacityError`
+ *   when a train source has fewer tasks than one window can take from it
  */
 export function initialState(spec: RunSpec, taskCounts: Readonly<Record<string, number>>): SchedulerState {
   const config = schedulerConfig(spec, taskCounts);
@@ -200,6 +208,7 @@ export function initialState(spec: RunSpec, taskCounts: Readonly<Record<string, 
     config,
     rngState: seedRng(config.seed),
     cursors: config.sources.map(() => ({ epoch: 0, position: 0 })),
+    deferred: config.sources.map(() => []),
     credits: config.sources.map(() => 0),
     engines: config.swarms.map(initialEngineView),
     currentWindow: null,

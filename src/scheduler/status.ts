@@ -7,6 +7,7 @@ import { isGateOpen } from "./engine-gate.ts";
 import { nextWakeAtMs } from "./decide.ts";
 import type { EpisodeStatus, RunPhase, SchedulerState, StopReason } from "./state.ts";
 import { runSummary, type RunSummary } from "./summary.ts";
+import { deferredCount, isSourceDone } from "./window-tasks.ts";
 
 /** Progress of one source through its epochs. */
 export interface SourceProgress {
@@ -18,7 +19,9 @@ export interface SourceProgress {
   /** next position in the current pass */
   position: number;
   exhausted: boolean;
-  /** tasks taken so far, over all passes */
+  /** train: tasks taken from the walk but deferred to a later window (their index was already in the window) */
+  deferred: number;
+  /** tasks opened so far, over all passes */
   tasksServed: number;
   /** `epochs × taskCount` */
   tasksTotal: number;
@@ -88,10 +91,11 @@ export function runStatus(state: SchedulerState): RunStatus {
     sources: config.sources.map((s, i) => {
       const cursor = run.cursors[i] ?? { epoch: 0, position: 0 };
       const tasksTotal = config.epochs * s.taskCount;
+      const deferred = deferredCount(run, i);
       return {
         name: s.name, weight: s.weight, taskCount: s.taskCount, epoch: cursor.epoch, position: cursor.position,
-        exhausted: cursor.epoch >= config.epochs,
-        tasksServed: Math.min(tasksTotal, cursor.epoch * s.taskCount + cursor.position), tasksTotal,
+        exhausted: isSourceDone(run, i), deferred,
+        tasksServed: Math.min(tasksTotal, cursor.epoch * s.taskCount + cursor.position) - deferred, tasksTotal,
       };
     }),
     nextWakeAtMs: nextWakeAtMs(state),

@@ -1,13 +1,15 @@
 /**
  * @module scheduler/task-groups — task groups and batch windows: opening a window of `batchSize` groups mixed by
- * weight, opening eval groups on demand, dropping a group after `maxAttempts` and replacing it in the same window
- * (BC-32), and folding a finished group into its step (or eval task) row.
+ * weight, all of DISTINCT tasks (scheduler/window-tasks: a repeated task is deferred to a later window), opening
+ * eval groups on demand, dropping a group after `maxAttempts` and replacing it in the same window with a task not
+ * yet in it (BC-32), and folding a finished group into its step (or eval task) row.
  */
 import { allocateSlots } from "./mixing.ts";
 import { isExhausted, takeTask, type TakenTask } from "./epochs.ts";
 import { stepMarkOf } from "./engine-gate.ts";
 import { throttleCap } from "./mixing.ts";
 import type { Draft } from "./draft.ts";
+import { deferredCount, isSourceDone, takeDistinct, taskIndicesOf, windowTaskSets } from "./window-tasks.ts";
 import { episodeKeyOf, groupKeyOf, isTerminal, type EpisodeRow, type GroupResolution } from "./state.ts";
 
 /** Takes the next task of source `i`, advancing its cursor; null when the source has served all its epochs. */
@@ -38,15 +40,28 @@ function openGroup(d: Draft, sourceIndex: number, task: TakenTask, windowIndex: 
   return groupKey;
 }
 
-/** Train rule for sources of different sizes: the run's data is done once ANY source has used its epochs. */
+/** Train rule for sources of different sizes: the run's data is done once ANY source has served all its epochs. */
 function markTrainExhaustion(d: Draft): void {
-  if (d.run.cursors.some((c) => isExhausted(c, d.run.config.epochs))) d.run.dataExhausted = true;
+  if (d.run.config.sources.some((_, i) => isSourceDone(d.run, i))) d.run.dataExhausted = true;
+}
+
+/**
+ * A window with fewer than batchSize groups can never close the server's batch, so no later window could open:
+ * the run's data ends with it. Normally a dataset has run out (the other datasets' deferred tasks are cut off with
+ * the rest of their walk); a partial window with every dataset still holding tasks is reported.
+ */
+function endDataAtPartialWindow(d: Draft, windowIndex: number, groups: number): void {
+  d.run.dataExhausted = true;
+  if (d.run.config.sources.some((_, i) => isSourceDone(d.run, i))) return;
+  const deferredTasks = d.run.config.sources.reduce((n, _, i) => n + deferredCount(d.run, i), 0);
+  d.log("warn", "partial window while every dataset still has tasks: the run's data ends here", { windowIndex, groups, deferredTasks });
 }
 
 /**
  * Opens the next batch window (train): `batchSize` groups, sources mixed by weight with the carried deficit and the
- * per-source caps (BC-31), groups in slot order so sources interleave. A source running dry mid-window leaves a
- * partial (final) window. The caller checks the gate and the stop conditions.
+ * per-source caps (BC-31), groups in slot order so sources interleave, never two of one (source, taskIndex): a task
+ * already in the window is deferred to the next one (scheduler/window-tasks). A source running dry mid-window leaves
+ * a partial (final) window. The caller checks the gate and the stop conditions.
  * @returns the number of groups opened (0 when no data was left)
  */
 export function openWindow(d: Draft): number {
@@ -56,16 +71,20 @@ export function openWindow(d: Draft): number {
   d.run.credits = allocation.credits;
   const windowIndex = d.run.windowsOpened;
   const sourceGroups: Record<string, number> = {};
+  const inWindow = windowTaskSets(d.run, {});
   let opened = 0;
   for (const i of allocation.picks) {
-    const task = takeFrom(d, i);
-    if (!task) continue;
+    const taskSet = inWindow[i];
+    const task = taskSet ? takeDistinct(d.run, i, taskSet) : null;
+    if (!taskSet || !task) continue;
+    taskSet.add(task.taskIndex);
     openGroup(d, i, task, windowIndex);
     const name = config.sources[i]?.name ?? "";
     sourceGroups[name] = (sourceGroups[name] ?? 0) + 1;
     opened++;
   }
   markTrainExhaustion(d);
+  if (opened < config.batchSize) endDataAtPartialWindow(d, windowIndex, opened);
   if (opened === 0) return 0;
   const first = d.run.engines[0];
   const mark = first ? stepMarkOf(first) : { globalStep: null, rollingEdges: 0, restarts: 0 };
@@ -73,6 +92,7 @@ export function openWindow(d: Draft): number {
     windowIndex, globalStep: mark.globalStep, openedAtRollingEdges: mark.rollingEdges, openedAtRestarts: mark.restarts,
     partial: opened < config.batchSize, plannedGroups: opened, groupsOpened: opened, replacementGroups: 0,
     groupsCompleted: 0, groupsDropped: 0, groupsAbandoned: 0, droppedGroupKeys: [], sourceGroups,
+    taskIndices: taskIndicesOf(d.run, inWindow),
     episodesEnded: 0, rewardSum: 0, episodesOffStep: 0, openedAtMs: d.nowMs, firstDispatchAtMs: null,
     resolvedAtMs: null, closedAtMs: null,
   });
@@ -119,8 +139,10 @@ export function groupRows(d: Draft, groupKey: string): EpisodeRow[] {
 
 /**
  * Drops a group whose repeat used all its attempts (BC-32): queued siblings become `dropped`, in-flight siblings
- * finish but are not retried, the drop is logged, and a replacement group of the same source opens in the same
- * window (train, while running) so the server's batch can still fill.
+ * finish but are not retried, the drop is logged, and a replacement group opens in the same window (train, while
+ * running) so the server's batch can still fill. The replacement is a task not yet in the window (the dropped one
+ * counts: its ended episodes are on the server under its task id): from the same source, else — that source has
+ * no such task left — from the next source that has one. With none, the window stays partial and ends the data.
  */
 export function dropGroup(d: Draft, failed: EpisodeRow): void {
   for (const row of groupRows(d, failed.groupKey)) {
@@ -129,20 +151,36 @@ export function dropGroup(d: Draft, failed: EpisodeRow): void {
   d.log("warn", "task group dropped after maxAttempts (BC-32)", {
     groupKey: failed.groupKey, episodeKey: failed.episodeKey, attempts: failed.attempt, cause: failed.lastCause,
   });
-  if (failed.windowIndex === null || d.run.phase !== "running") return;
-  const sourceIndex = d.run.config.sources.findIndex((s) => s.name === failed.source);
-  const task = sourceIndex < 0 ? null : takeFrom(d, sourceIndex);
-  const step = d.steps[String(failed.windowIndex)];
-  if (!step) return;
-  if (!task) {
-    d.patchStep(step.windowIndex, { partial: true });
-    d.log("warn", "no task left to replace a dropped group; the window stays partial", { windowIndex: step.windowIndex });
+  const step = failed.windowIndex === null ? undefined : d.steps[String(failed.windowIndex)];
+  if (!step || d.run.phase !== "running") return;
+  const inWindow = windowTaskSets(d.run, step.taskIndices ?? liveTaskIndices(d, step.windowIndex));
+  const first = Math.max(0, d.run.config.sources.findIndex((s) => s.name === failed.source));
+  const order = d.run.config.sources.map((_, k) => (first + k) % d.run.config.sources.length);
+  for (const i of order) {
+    const taskSet = inWindow[i];
+    const task = taskSet ? takeDistinct(d.run, i, taskSet) : null;
+    if (!taskSet || !task) continue;
+    taskSet.add(task.taskIndex);
+    const groupKey = openGroup(d, i, task, step.windowIndex);
+    markTrainExhaustion(d);
+    d.patchStep(step.windowIndex, {
+      groupsOpened: step.groupsOpened + 1, replacementGroups: step.replacementGroups + 1, taskIndices: taskIndicesOf(d.run, inWindow),
+    });
+    d.log("info", "replacement group opened in the same window (BC-32)", { groupKey, windowIndex: step.windowIndex });
     return;
   }
-  const groupKey = openGroup(d, sourceIndex, task, failed.windowIndex);
-  markTrainExhaustion(d);
-  d.patchStep(step.windowIndex, { groupsOpened: step.groupsOpened + 1, replacementGroups: step.replacementGroups + 1 });
-  d.log("info", "replacement group opened in the same window (BC-32)", { groupKey, windowIndex: step.windowIndex });
+  d.patchStep(step.windowIndex, { partial: true });
+  d.run.dataExhausted = true; // a partial window never closes the server's batch: no later window could open
+  d.log("warn", "no task left that is not already in the window to replace a dropped group; the window stays partial and the run's data ends with it", {
+    windowIndex: step.windowIndex,
+  });
+}
+
+/** A window's task indices from its live rows (a step row stored before `taskIndices` existed). */
+function liveTaskIndices(d: Draft, windowIndex: number): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  for (const row of Object.values(d.episodes)) if (row.windowIndex === windowIndex) (out[row.source] ??= []).push(row.taskIndex);
+  return out;
 }
 
 /** Counts one delivered (train) or scored (eval) episode into the run totals and its step. */

@@ -4,7 +4,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { nextRandom } from "../../../src/scheduler/rng.ts";
-import { nextWakeAtMs, type Decision, type EpisodeDispatch, type EpisodeResolve, type RunSpecInput, type SchedulerEvent } from "../../../src/scheduler/index.ts";
+import {
+  RunSpec, WindowCapacityError, initialState, nextWakeAtMs,
+  type Decision, type EpisodeDispatch, type EpisodeResolve, type RunSpecInput, type SchedulerEvent,
+} from "../../../src/scheduler/index.ts";
 import { Harness, specInput } from "./harness.ts";
 
 class Dice {
@@ -35,15 +38,30 @@ function randomSpec(dice: Dice): { input: RunSpecInput; counts: Record<string, n
   const datasets = Array.from({ length: sources }, (_, i) => ({ name: `s${i}`, weight: dice.int(1, 4) }));
   const counts = Object.fromEntries(datasets.map((d) => [d.name, dice.int(2, 12)]));
   const episodeType = dice.chance(0.25) ? ("eval" as const) : ("train" as const);
-  return {
-    input: specInput({
-      datasets, episodeType, batchSize: dice.int(1, 5), numRepeat: dice.int(1, 4), maxParallel: dice.int(1, 9),
-      maxAttempts: dice.int(1, 3), epochs: dice.int(1, 2), seed: dice.int(0, 1000),
-      ...(episodeType === "train" && dice.chance(0.3) ? { maxSteps: dice.int(1, 4) } : {}),
-      tuning: { dispatchLeaseSeconds: 120, runLeaseSeconds: 8 * 240 + 60, reportLeaseSeconds: 360 },
-    }),
-    counts,
-  };
+  const input = specInput({
+    datasets, episodeType, batchSize: dice.int(1, 5), numRepeat: dice.int(1, 4), maxParallel: dice.int(1, 9),
+    maxAttempts: dice.int(1, 3), epochs: dice.int(1, 3), seed: dice.int(0, 1000),
+    ...(episodeType === "train" && dice.chance(0.3) ? { maxSteps: dice.int(1, 4) } : {}),
+    tuning: { dispatchLeaseSeconds: 120, runLeaseSeconds: 8 * 240 + 60, reportLeaseSeconds: 360 },
+  });
+  return { input, counts: fitWindowCapacity(input, counts) };
+}
+
+/** Raises a train source's task count until a window can take its share of DISTINCT tasks (often exactly to the limit). */
+function fitWindowCapacity(input: RunSpecInput, counts: Record<string, number>): Record<string, number> {
+  const spec = RunSpec.parse(input);
+  for (;;) {
+    try {
+      initialState(spec, counts);
+      return counts;
+    } catch (err) {
+      if (!(err instanceof WindowCapacityError)) throw err;
+      for (const issue of err.issues) {
+        const name = spec.datasets[Number(issue.path.split(".")[1])]?.name ?? "";
+        counts[name] = (counts[name] ?? 0) + 1;
+      }
+    }
+  }
 }
 
 class World {
@@ -52,6 +70,8 @@ class World {
   readonly resolves: EpisodeResolve[] = [];
   readonly endedRefs = new Set<string>();
   readonly abortedRefs = new Set<string>();
+  /** `window|source|taskIndex` → the group key opened for it: a second group of one task in one window is a bug */
+  readonly windowTasks = new Map<string, string>();
   step = 1;
   uuid = 0;
   status = "ENGINE.ROLLING";
@@ -81,6 +101,16 @@ class World {
       expect(r.attempt).toBeLessThanOrEqual(state.run.config.maxAttempts);
       if (r.status === "queued" && r.notBeforeMs !== null) expect(r.notBeforeMs).toBeGreaterThan(this.h.nowMs);
       if (["dispatched", "running", "reporting"].includes(r.status)) expect(r.deadlineAtMs).toBeGreaterThan(this.h.nowMs);
+    }
+    // a window never holds two groups of one (source, taskIndex): the server would merge them and never close the batch
+    for (const r of decision.changes.episodes) {
+      if (r.windowIndex === null) continue;
+      const key = `${r.windowIndex}|${r.source}|${r.taskIndex}`;
+      expect(this.windowTasks.get(key) ?? r.groupKey, `window ${r.windowIndex} repeats task ${r.source}:${r.taskIndex}`).toBe(r.groupKey);
+      this.windowTasks.set(key, r.groupKey);
+    }
+    for (const step of decision.changes.steps) {
+      for (const indices of Object.values(step.taskIndices)) expect(new Set(indices).size).toBe(indices.length);
     }
     const wake = nextWakeAtMs(state);
     if (wake !== null) expect(wake).toBeGreaterThan(this.h.nowMs);
@@ -139,7 +169,7 @@ class World {
 }
 
 describe("random event sequences (property-style)", () => {
-  it("BC-47 never exceeds maxParallel, applies every event at most once, and still finishes the run", () => {
+  it("BC-47 never exceeds maxParallel, never opens one task twice in a window, applies every event at most once, and still finishes the run", () => {
     for (let seed = 1; seed <= 40; seed++) {
       const dice = new Dice(seed * 7919);
       const { input, counts } = randomSpec(dice);

@@ -24,8 +24,8 @@ describe("runStatus (GET /runs/:id)", () => {
     expect(s.episodes).toMatchObject({ ended: 1, inFlight: 3, maxParallel: 3 });
     expect(s.episodes.queued + s.episodes.dispatched + s.episodes.running + s.episodes.reporting + s.episodes.ended).toBe(4);
     expect(s.sources).toEqual([
-      { name: "a", weight: 1, taskCount: 5, epoch: 0, position: 1, exhausted: false, tasksServed: 1, tasksTotal: 5 },
-      { name: "b", weight: 1, taskCount: 7, epoch: 0, position: 1, exhausted: false, tasksServed: 1, tasksTotal: 7 },
+      { name: "a", weight: 1, taskCount: 5, epoch: 0, position: 1, exhausted: false, deferred: 0, tasksServed: 1, tasksTotal: 5 },
+      { name: "b", weight: 1, taskCount: 7, epoch: 0, position: 1, exhausted: false, deferred: 0, tasksServed: 1, tasksTotal: 7 },
     ]);
     expect(s.steps).toEqual([expect.objectContaining({ windowIndex: 0, episodesEnded: 1, meanReward: 0.5, wallTimeMs: null })]);
     expect(s.nextWakeAtMs).toBeGreaterThan(h.nowMs);

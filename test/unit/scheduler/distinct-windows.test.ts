@@ -1,0 +1,156 @@
+/**
+ * A batch window never holds one task twice (scheduler/window-tasks): driven against a fake server that closes a
+ * batch only when batchSize DISTINCT task ids are complete (spec §7.3). Before the rule, an epoch boundary inside a
+ * window could repeat a task id and the run stalled for ever with every episode ended and the engine ROLLING.
+ */
+import { describe, expect, it } from "vitest";
+import { permutationKey, permuteIndex, type FinishRun, type RunSpecInput } from "../../../src/scheduler/index.ts";
+import { Harness, specInput } from "./harness.ts";
+import { completeTasks, groupsByWindow, runWithFakeSwarm, taskIdOf, type FakeSwarmOptions, type FakeSwarmRun } from "./fake-swarm.ts";
+
+/** Runs a spec against the fake server and checks the window rule; returns what the server saw. */
+function runChecked(input: RunSpecInput, counts: Record<string, number>, options: FakeSwarmOptions = {}): { h: Harness; run: FakeSwarmRun } {
+  const h = new Harness(input, counts);
+  const run = runWithFakeSwarm(h, options);
+  const { batchSize, numRepeat } = h.state.run.config;
+  expect(h.state.run.phase, "the run finishes (no stall)").toBe("finished");
+  const windows = groupsByWindow(run.dispatched);
+  for (const [w, groups] of windows) {
+    const ids = [...groups.values()].map(taskIdOf);
+    expect(new Set(ids).size, `window ${w} repeats a task: ${ids.join(", ")}`).toBe(ids.length);
+  }
+  // every full window is one closed server batch holding exactly its batchSize distinct tasks
+  const full = [...windows.entries()].filter(([w]) => h.state.steps[String(w)]?.partial === false);
+  expect(run.batches).toHaveLength(full.length);
+  full.forEach(([w, groups], i) => {
+    const batch = run.batches[i] ?? new Map<string, number[]>();
+    expect(completeTasks(batch, numRepeat), `batch of window ${w}`).toBe(batchSize);
+    const windowIds = new Set([...groups.values()].map(taskIdOf)); // a dropped group may have ended no episode
+    expect([...batch.keys()].filter((id) => !windowIds.has(id)), `batch of window ${w} holds another window's task`).toEqual([]);
+  });
+  return { h, run };
+}
+
+/** How many groups each task id got over the whole run. */
+function servedPerTask(run: FakeSwarmRun): Map<string, number> {
+  const groups = new Set(run.dispatched.map((d) => d.groupKey));
+  const served = new Map<string, number>();
+  for (const g of groups) {
+    const [source, , taskIndex] = g.split("/");
+    const id = `${source}:train:${taskIndex}`;
+    served.set(id, (served.get(id) ?? 0) + 1);
+  }
+  return served;
+}
+
+/** True when cutting the plain seeded walk into windows of `batchSize` would put one task twice in a window. */
+function plainWalkRepeats(n: number, batchSize: number, epochs: number, seed: number, source: string): boolean {
+  const walk = Array.from({ length: epochs }, (_, e) => Array.from({ length: n }, (_, p) => permuteIndex(p, n, permutationKey(seed, source, e)))).flat();
+  for (let start = 0; start < walk.length; start += batchSize) {
+    const window = walk.slice(start, start + batchSize);
+    if (new Set(window).size < window.length) return true;
+  }
+  return false;
+}
+
+const allTasks = (source: string, n: number) => Array.from({ length: n }, (_, i) => `${source}:train:${i}`).sort();
+
+describe("a batch window never holds one task twice", () => {
+  it("10 tasks, batch 8, 4 epochs: epoch boundaries inside windows never repeat a task, every batch closes, each task is served 4 times", () => {
+    let repeatedBefore = 0;
+    for (let seed = 0; seed < 12; seed++) {
+      if (plainWalkRepeats(10, 8, 4, seed, "gsm8k")) repeatedBefore++;
+      const { h, run } = runChecked(specInput({ batchSize: 8, numRepeat: 2, epochs: 4, seed }), { gsm8k: 10 });
+      expect(run.batches, `seed ${seed}`).toHaveLength(5); // 40 tasks = 5 full windows
+      expect(h.state.run.stopReason).toBe("epochsDone");
+      const served = servedPerTask(run);
+      expect([...served.keys()].sort()).toEqual(allTasks("gsm8k", 10));
+      expect([...served.values()]).toEqual(Array(10).fill(4));
+      expect(h.state.run.deferred).toEqual([[]]);
+    }
+    expect(repeatedBefore, "the seeds exercise the rule: the plain walk repeats a task in a window").toBeGreaterThan(3);
+  });
+
+  it("10 tasks, batch 8, 3 epochs: 3 full windows close and the partial last one ends the run; each task is served 3 times", () => {
+    const { h, run } = runChecked(specInput({ batchSize: 8, numRepeat: 2, epochs: 3, seed: 5 }), { gsm8k: 10 });
+    expect(run.batches).toHaveLength(3);
+    expect(Object.values(h.state.steps).map((s) => [s.groupsOpened, s.partial])).toEqual([[8, false], [8, false], [8, false], [6, true]]);
+    expect([...servedPerTask(run).values()]).toEqual(Array(10).fill(3));
+  });
+
+  it("a 2-source mix (weights 1:2, batch 8, 4 epochs) keeps the exact mix, closes every batch and serves each task 4 times", () => {
+    for (let seed = 0; seed < 6; seed++) {
+      const input = specInput({ batchSize: 8, numRepeat: 2, epochs: 4, seed, datasets: [{ name: "a", weight: 1 }, { name: "b", weight: 2 }] });
+      // 6 and 12 tasks: both run out at window 9 (a gets 3/2/3 per 3 windows, b 5/6/5), epochs end inside windows
+      const { h, run } = runChecked(input, { a: 6, b: 12 });
+      expect(run.batches, `seed ${seed}`).toHaveLength(9);
+      expect(Object.values(h.state.steps).map((s) => s.sourceGroups)).toEqual(
+        Array(3).fill([{ a: 3, b: 5 }, { a: 2, b: 6 }, { a: 3, b: 5 }]).flat(),
+      );
+      const served = servedPerTask(run);
+      expect([...served.keys()].sort()).toEqual([...allTasks("a", 6), ...allTasks("b", 12)].sort());
+      expect(new Set(served.values())).toEqual(new Set([4]));
+    }
+  });
+});
+
+describe("the academic-translation case and uneven mixes", () => {
+  it("4 tasks: batch 8 is refused up front; batch 4 over 3 epochs closes every batch and serves each task 3 times", () => {
+    expect(() => new Harness(specInput({ batchSize: 8, epochs: 2 }), { gsm8k: 4 })).toThrow(/has 4 tasks but a batch window of 8 needs up to 8 distinct tasks/);
+    const { run } = runChecked(specInput({ batchSize: 4, numRepeat: 4, epochs: 3, seed: 3 }), { gsm8k: 4 });
+    expect(run.batches).toHaveLength(3);
+    expect([...servedPerTask(run).values()]).toEqual(Array(4).fill(3));
+  });
+
+  it("weights 1/1/5 with batch 4: the source that sometimes gets 4 groups a window, with exactly 4 tasks, never repeats one", () => {
+    for (let seed = 0; seed < 6; seed++) {
+      const input = specInput({ batchSize: 4, numRepeat: 2, epochs: 3, seed, datasets: [{ name: "a" }, { name: "b" }, { name: "c", weight: 5 }] });
+      const { h, run } = runChecked(input, { a: 30, b: 30, c: 4 });
+      expect(h.state.run.stopReason).toBe("epochsDone");
+      expect(Object.values(h.state.steps).some((s) => s.sourceGroups.c === 4)).toBe(true); // a window with every task of c
+      const servedC = [...servedPerTask(run).entries()].filter(([id]) => id.startsWith("c:"));
+      expect(servedC.map(([, n]) => n)).toEqual(Array(4).fill(3));
+    }
+  });
+});
+
+describe("BC-32 replacement groups never repeat a task already in the window", () => {
+  /** Fails every attempt of the first group dispatched in window 0 (maxAttempts 1 → dropped at once). */
+  const failFirstGroup = () => {
+    let target: string | null = null;
+    return (d: { groupKey: string; windowIndex: number | null }) => {
+      if (target === null && d.windowIndex === 0) target = d.groupKey;
+      return d.groupKey === target;
+    };
+  };
+
+  it("BC-32 9 tasks, batch 8: the replacement is the one task not in the window (the dropped one counts), and the batch closes", () => {
+    const { h, run } = runChecked(specInput({ batchSize: 8, numRepeat: 2, maxAttempts: 1, epochs: 2, seed: 1 }), { gsm8k: 9 }, { fails: failFirstGroup() });
+    const step0 = h.state.steps["0"];
+    expect(step0).toMatchObject({ groupsOpened: 9, replacementGroups: 1, groupsDropped: 1, partial: false });
+    expect([...(step0?.taskIndices.gsm8k ?? [])].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(run.batches.length).toBeGreaterThanOrEqual(1);
+    expect(h.state.run.stopReason).toBe("epochsDone");
+  });
+
+  it("BC-32 with exactly batchSize tasks a dropped group cannot be replaced: the window stays partial and the run ends (no stall), with warnings", () => {
+    const { h, run } = runChecked(specInput({ batchSize: 8, numRepeat: 2, maxAttempts: 1, epochs: 3 }), { gsm8k: 8 }, { fails: failFirstGroup() });
+    expect(h.state.steps["0"]).toMatchObject({ groupsOpened: 8, replacementGroups: 0, partial: true });
+    expect(Object.keys(h.state.steps)).toEqual(["0"]);
+    expect(run.batches).toHaveLength(0);
+    const warnings = h.commands.flatMap((c) => (c.type === "log" && c.level === "warn" ? [c.message] : []));
+    expect(warnings).toEqual(expect.arrayContaining([
+      expect.stringContaining("a window can take every task of this dataset"),
+      expect.stringContaining("no task left that is not already in the window"),
+    ]));
+  });
+
+  it("BC-32 a source whose tasks are all in the window is replaced from the next source, so the batch still closes", () => {
+    const input = specInput({ batchSize: 8, numRepeat: 2, maxAttempts: 1, datasets: [{ name: "a" }, { name: "b" }], epochs: 2 });
+    const fails = failFirstGroup();
+    const { h, run } = runChecked(input, { a: 4, b: 50 }, { fails: (d) => d.source === "a" && fails(d) });
+    expect(h.state.steps["0"]).toMatchObject({ groupsOpened: 9, replacementGroups: 1, partial: false, sourceGroups: { a: 4, b: 4 } });
+    expect(h.state.steps["0"]?.taskIndices.b).toHaveLength(5);
+    expect(run.batches).toHaveLength(2);
+  });
+});
