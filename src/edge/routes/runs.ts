@@ -7,7 +7,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { swarmsOf, DEFAULT_SWARM, type RolloutFunction } from "../../functions/contract.ts";
-import { parseRunSpec, type RunSpec } from "../../scheduler/index.ts";
+import { parseRunSpec, windowCapacityIssues, type RunSpec } from "../../scheduler/index.ts";
 import { DatasetSpec, loadDataset, datasetNamespace, type LoadResult } from "../../tasks/index.ts";
 import type { Task } from "../../protocol/index.ts";
 import type { Env } from "../env.ts";
@@ -90,6 +90,9 @@ export function runsRoutes(functions: Readonly<Record<string, RolloutFunction>>)
       const fnIssues = checkFunction(spec, functions);
       if (fnIssues.length) throw new ApiError(400, "invalid run spec", fnIssues);
       const { tasks, reports } = await loadDatasets(spec, (body as { datasets: unknown[] }).datasets);
+      // a train source with fewer tasks than one window takes from it would stall the run (never one task twice a window)
+      const capacity = windowCapacityIssues(spec, Object.fromEntries(Object.entries(tasks).map(([name, t]) => [name, t.length])));
+      if (capacity.length) throw new ApiError(400, "invalid datasets", capacity);
       const runId = `run-${new Date().toISOString().replace(/[-:.TZ]/g, "").slice(0, 14)}-${crypto.randomUUID().slice(0, 8)}`;
       const view = await stubOf(c.env, runId).create({ runId, spec, tasks, loadReports: reports });
       return c.json(view, 201);
