@@ -78,7 +78,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   async create(input: CreateRunInput): Promise<RunView> {
     if (this.#meta) {
       if (this.#meta.runId !== input.runId) throw new Error(`this object already holds run ${this.#meta.runId}`);
-      return this.status();
+      return this.status()!;
     }
     const counts = Object.fromEntries(Object.entries(input.tasks).map(([name, tasks]) => [name, tasks.length]));
     const state = initialState(input.spec, counts);
@@ -91,11 +91,12 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     this.#meta = meta;
     this.#state = state;
     await this.#apply({ type: "runStarted" });
-    return this.status();
+    return this.status()!;
   }
 
-  /** The run's status view. @throws Error when no run was created in this object */
-  status(): RunView {
+  /** The run's status view, or null when no run was created in this object (the API answers 404). */
+  status(): RunView | null {
+    if (!this.#state || !this.#meta) return null;
     const { state, meta } = this.#require();
     return {
       ...runStatus(state),
@@ -108,16 +109,23 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     };
   }
 
-  /** Drains the run: no new dispatch; in-flight episodes finish or are aborted; nothing is left claimed. */
-  async stop(reason = "stop requested"): Promise<RunView> {
+  /** Drains the run: no new dispatch; in-flight episodes finish or are aborted; nothing is left claimed. Null: no run. */
+  async stop(reason = "stop requested"): Promise<RunView | null> {
+    if (!this.#state) return null;
     await this.#apply({ type: "stopRequested", reason });
     return this.status();
   }
 
-  /** The eval report (per task: the group's rewards, pass@k, mean) and the run summary. */
-  report(): { summary: ReturnType<typeof runSummary>; eval: EvalReport | null } {
+  /**
+   * The run summary and, for eval runs, the eval report (per task: the group's rewards, pass@k, mean), each task
+   * with its `taskId`. Null: no run.
+   */
+  report(): { summary: ReturnType<typeof runSummary>; eval: (EvalReport & { tasks: Array<EvalReport["tasks"][number] & { taskId: string }> }) | null } | null {
+    if (!this.#state) return null;
     const { state } = this.#require();
-    return { summary: this.#storage.summary() ?? runSummary(state), eval: state.run.config.episodeType === "eval" ? evalReport(state) : null };
+    const report = state.run.config.episodeType === "eval" ? evalReport(state) : null;
+    const withIds = report && { ...report, tasks: report.tasks.map((t) => ({ ...t, taskId: this.#storage.task(t.source, t.taskIndex).task_id })) };
+    return { summary: this.#storage.summary() ?? runSummary(state), eval: withIds };
   }
 
   // ---- episode port (called by queue consumers) ------------------------------------------------------------------
@@ -163,8 +171,8 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   }
 
   /** The ledger of episodes whose reward the server accepted, optionally of one global step (paged). */
-  endedEpisodes(query: { globalStep?: number; limit?: number; offset?: number } = {}): EndedEpisode[] {
-    this.#require();
+  endedEpisodes(query: { globalStep?: number; limit?: number; offset?: number } = {}): EndedEpisode[] | null {
+    if (!this.#state) return null;
     return this.#storage.endedEpisodes({ globalStep: query.globalStep, limit: Math.min(query.limit ?? 1000, 10_000), offset: query.offset ?? 0 });
   }
 

@@ -25,7 +25,7 @@ async function setup() {
   return { emu, run };
 }
 
-const status = async (run: ControlledRun) => (await run.stub.status()) as RunView;
+const status = async (run: ControlledRun) => (await run.stub.status()) as unknown as RunView;
 
 describe("the episode port is idempotent", () => {
   it("the same episodeClaimed, claimFailed and episodeReported twice: the second is duplicate and nothing changes", async () => {
@@ -132,7 +132,7 @@ describe("the queue consumer", () => {
     await run.stub.episodeClaimed({ episodeKey: running.episodeKey, attempt: 1, dispatchId: running.dispatchId, claims: [{ swarm: "default", episodeUuid: c.episodeUuid, globalStep: 1 }] });
 
     const stopped = await SELF.fetch(`https://edge.test/runs/${run.runId}/stop`, { method: "POST" });
-    expect(((await stopped.json()) as RunView).phase).toBe("draining");
+    expect(((await stopped.json()) as unknown as RunView).phase).toBe("draining");
 
     // a message delivered after the stop claims, is told stale, and gives the claim back
     expect(await deliver([late])).toEqual({ acked: ["m0-1"], retried: [] });

@@ -31,7 +31,7 @@ describe("dispatch within the Queues limits", () => {
     expect(run.sent.filter((m) => m.task !== undefined)).toHaveLength(8); // inlined, each under 64 KiB
     expect(run.batches.length).toBeGreaterThan(1);
     expect(run.batches.every((b) => b <= QUEUE_LIMITS.batchBytes)).toBe(true);
-    const view = await run.call((s) => s.status());
+    const view = (await run.call((s) => s.status()))!;
     expect(view.claimFailuresByKind).toEqual({});
     expect(view.episodes.dispatched).toBe(8);
   });
@@ -40,11 +40,11 @@ describe("dispatch within the Queues limits", () => {
     const emu = await TestEmulator.start({ policy: { toolCallRate: 0 } });
     await emu.boot({ batchSize: 8, numRepeat: 1, maxEnvWorker: 8 });
     const { stub } = await createRun({ ...spec(emu.url, 8, 40_000), tuning: { statusPollRollingMs: 100, statusPollWaitingMs: 100, claimRetryMs: 50 } });
-    let view = (await stub.status()) as RunView;
+    let view = (await stub.status()) as unknown as RunView;
     for (let i = 0; i < 300 && view.totals.groupsCompleted + view.totals.groupsDropped < 8; i++) {
       await runDurableObjectAlarm(stub);
       await new Promise((r) => setTimeout(r, 10));
-      view = (await stub.status()) as RunView;
+      view = (await stub.status()) as unknown as RunView;
     }
     expect(view.claimFailuresByKind.dispatch ?? 0).toBe(0);
     expect(view.totals.groupsCompleted).toBe(8);

@@ -41,7 +41,7 @@ describe("BC-51 rebuild from storage", () => {
     const again = await run.call((s) => s.status());
     expect(again).toEqual(first);
     await abortAllDurableObjects();
-    const viaStub = (await stubOf(run.runId).status()) as RunView; // a stub from before the reset is broken by design
+    const viaStub = (await stubOf(run.runId).status()) as unknown as RunView; // a stub from before the reset is broken by design
     expect({ ...viaStub, log: [] }).toEqual({ ...first, log: [] });
     expect(await run.rows()).toEqual(rows);
   });
@@ -92,7 +92,7 @@ describe("BC-51 rebuild from storage", () => {
     await run.tick();
     const after = await emu.requests();
     expect(after.filter((r) => r.path === "/abort_episode" || r.path === "/end_episode")).toHaveLength(aborts.length + 2);
-    const view = await run.call((s) => s.status());
+    const view = (await run.call((s) => s.status()))!;
     expect(view.totals).toMatchObject({ episodesEnded: 1, reconciles: 2, attemptsFailed: 1 });
   });
 

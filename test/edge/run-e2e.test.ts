@@ -14,11 +14,11 @@ describe("a run end to end", () => {
     await emu.boot({ batchSize: 2, numRepeat: 2, maxEnvWorker: 4 });
     const { stub } = await createRun(countdownSpec(emu.url, { maxSteps: 1, tuning: { statusPollRollingMs: 100, statusPollWaitingMs: 100 } }));
 
-    let view = (await stub.status()) as RunView;
+    let view = (await stub.status()) as unknown as RunView;
     for (let i = 0; i < 400 && view.phase !== "finished"; i++) {
       await runDurableObjectAlarm(stub); // the alarm also fires by itself; running it now only makes the test quicker
       await new Promise((r) => setTimeout(r, 10));
-      view = (await stub.status()) as RunView;
+      view = (await stub.status()) as unknown as RunView;
     }
 
     expect(view.phase).toBe("finished");

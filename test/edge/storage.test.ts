@@ -43,7 +43,7 @@ describe("BC-53 large tasks", () => {
     const chats = (await emu.requests()).filter((r) => r.path === "/v1/chat/completions");
     expect(chats.length).toBeGreaterThan(0);
     expect(chats[0]!.body.messages.some((m: { role: string; content: string }) => m.role === "user" && m.content === question)).toBe(true);
-    const view = (await run.stub.status()) as RunView;
+    const view = (await run.stub.status()) as unknown as RunView;
     expect(view.totals.episodesEnded).toBe(1);
   });
 });

@@ -67,14 +67,11 @@ function stubOf(env: Env, runId: string) {
   return env.SCHEDULER.get(env.SCHEDULER.idFromName(runId));
 }
 
-/** Maps "no run in this object" from the Durable Object to a 404. */
-async function orNotFound<T>(runId: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    if (err instanceof Error && err.message.includes("no run in this object")) throw new ApiError(404, `no run ${runId}`, []);
-    throw err;
-  }
+/** The Durable Object answers null for a run it does not hold: a 404. */
+async function orNotFound<T>(runId: string, call: () => Promise<T | null>): Promise<T> {
+  const value = await call();
+  if (value === null) throw new ApiError(404, `no run ${runId}`, [{ path: "id", message: "no run with this id; create one with POST /runs" }]);
+  return value;
 }
 
 /** The runs routes, bound to a registry of rollout functions. */
