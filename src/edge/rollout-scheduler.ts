@@ -7,7 +7,7 @@
  * least once.
  */
 import { DurableObject } from "cloudflare:workers";
-import { SwarmClient } from "../client/index.ts";
+import { isCannotConnect, SwarmClient } from "../client/index.ts";
 import type { Task } from "../protocol/index.ts";
 import {
   decide,
@@ -34,6 +34,8 @@ import { SchedulerStorage, type RunMeta } from "./storage.ts";
 const IDLE_ALARM_MS = 5_000;
 /** The episode port's answer for a run this object does not hold: the consumer gives its claim back and acks. */
 const NO_RUN: EventAck = { status: "unknown", reason: "no such run (deleted, or never created here)" };
+/** How often the run log repeats that a swarm cannot be reached. */
+const UNREACHABLE_LOG_INTERVAL_MS = 60_000;
 /** Alarm back-off after a failing tick (the handler itself never throws). */
 const FAILED_TICK_ALARM_MS = 2_000;
 
@@ -60,6 +62,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   #storage!: SchedulerStorage;
   #state: SchedulerState | null = null;
   #meta: RunMeta | null = null;
+  readonly #unreachableLoggedAtMs = new Map<string, number>();
   readonly #dispatcher: Dispatcher;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -240,6 +243,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
         await Promise.all(
           c.swarms.map(async (swarm) => {
             const snap = await this.#client(swarm).getEngineStatusOrCannotConnect();
+            if (isCannotConnect(snap)) this.#warnUnreachable(swarm, snap.error.message);
             await this.#apply({ type: "engineStatusSeen", swarm, engineStatus: snap.status, globalStep: snap.globalStep });
           }),
         );
@@ -311,6 +315,15 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     const { meta } = this.#require();
     const s = meta.spec.swarms.find((x) => x.name === swarm) ?? meta.spec.swarms[0]!;
     return new SwarmClient({ baseURL: s.url, clientUuid: meta.clientUuid, logger: { info: () => {}, warn: (m) => this.#log("warn", m, {}), error: (m) => this.#log("error", m, {}) } });
+  }
+
+  /** Says in the run log that a swarm cannot be reached: at most once a minute per swarm (the poll keeps trying). */
+  #warnUnreachable(swarm: string, error: string): void {
+    const now = Date.now();
+    if (now - (this.#unreachableLoggedAtMs.get(swarm) ?? 0) < UNREACHABLE_LOG_INTERVAL_MS) return;
+    this.#unreachableLoggedAtMs.set(swarm, now);
+    const url = this.#meta?.spec.swarms.find((s) => s.name === swarm)?.url;
+    this.#log("warn", `swarm ${swarm} (${url}) cannot be reached; no episode is dispatched until its engine is ROLLING`, { swarm, error });
   }
 
   #log(level: string, message: string, fields: Record<string, unknown>): void {

@@ -31,6 +31,8 @@ describe("BC-45 the alarm always re-arms", () => {
       expect(view.phase).toBe("running");
       expect(view.engines).toEqual([expect.objectContaining({ engineStatus: "ENGINE.CANNOT_CONNECT" })]);
       expect(view.totals.dispatches).toBe(0); // the gate stays closed (BC-25)
+      // the run log says why, once a minute at most (11 polls in ~11 s: one line)
+      expect(view.log.filter((l) => l.message.includes("cannot be reached"))).toHaveLength(1);
     } finally {
       vi.useRealTimers();
     }
