@@ -65,12 +65,13 @@ function applyEvent(d: Draft, event: SchedulerEvent): EventAck {
 
 /**
  * A source with exactly as many tasks as one window can take from it fills that window with all of them, so a
- * dropped group (BC-32) there cannot be replaced from it (a window never holds one task twice): say so at the start.
+ * dropped group (BC-32) there cannot be replaced from it (a window never holds one task twice): say so at the start
+ * (info: the drop itself, if it comes, logs a warning).
  */
 function warnFullSources(d: Draft): void {
   for (const s of d.run.config.sources) {
     if (s.maxWindowGroups === null || s.taskCount > s.maxWindowGroups) continue;
-    d.log("warn", "a window can take every task of this dataset: a dropped group may have to be replaced from another dataset, or end the run at its window; add tasks to avoid that", {
+    d.log("info", "a window can take every task of this dataset: a dropped group may have to be replaced from another dataset, or end the run at its window; add tasks to avoid that", {
       dataset: s.name, taskCount: s.taskCount, maxWindowGroups: s.maxWindowGroups,
     });
   }
