@@ -17,7 +17,10 @@ export const hasShared = existsSync(resolve(SHARED_DIR, "spec"));
  * of a skipped suite to collect it, and bodies read the shared files), and one skipped test says why.
  */
 export function describeShared(name: string, fn: () => void): void {
-  if (hasShared) return describe(name, fn);
+  if (hasShared) {
+    describe(name, fn);
+    return;
+  }
   console.warn(`[ajet-edge tests] skipping "${name}": ${SHARED_DIR} not found (reference data CI provides; set AJET_SHARED_DIR to point elsewhere)`);
   describe(name, () => it.skip(`skipped: ${SHARED_DIR} not found; it holds the reference data (spec transcript, GSM8K) that CI provides`, () => {}));
 }
