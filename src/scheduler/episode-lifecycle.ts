@@ -154,6 +154,14 @@ export function endEpisode(d: Draft, row: EpisodeRow, reward: number): void {
  * remain; after `maxAttempts` the repeat is `failed` and its group dropped and replaced (BC-32). While draining it is
  * `aborted`; in a dropped group it is `dropped`. Nothing is ever sent to the server from here.
  */
+/**
+ * Abort causes that fail the same way on every try — a data or configuration error, not the model or the
+ * infrastructure: the task group is dropped at once instead of burning `maxAttempts` tries per repeat (BC-32).
+ * `invalid_task`: the task lacks what the function needs (no gold, wrong columns for the function);
+ * `judge_misconfigured`: only some of the judge's secrets are set.
+ */
+export const NON_RETRYABLE_CAUSES: ReadonlySet<string> = new Set(["invalid_task", "judge_misconfigured"]);
+
 export function failAttempt(d: Draft, row: EpisodeRow, cause: string): EventAck {
   d.run.totals.attemptsFailed++;
   d.count(d.run.failuresByCause, cause);
@@ -162,7 +170,7 @@ export function failAttempt(d: Draft, row: EpisodeRow, cause: string): EventAck 
     d.patchEpisode(row.episodeKey, { ...closed, status: "aborted" });
   } else if (row.groupDropped) {
     d.patchEpisode(row.episodeKey, { ...closed, status: "dropped" });
-  } else if (row.attempt >= d.run.config.maxAttempts) {
+  } else if (row.attempt >= d.run.config.maxAttempts || NON_RETRYABLE_CAUSES.has(cause)) {
     dropGroup(d, d.patchEpisode(row.episodeKey, { ...closed, status: "failed" }));
   } else {
     d.patchEpisode(row.episodeKey, {

@@ -113,6 +113,17 @@ describe("retries under the same task id", () => {
     expect(h.state.steps["0"]).toMatchObject({ groupsCompleted: 2, groupsDropped: 1, resolvedAtMs: h.nowMs });
   });
 
+  it("BC-32 a data error (invalid_task) drops the group at once instead of burning maxAttempts tries", () => {
+    const { h, sent } = started({ batchSize: 2, numRepeat: 2, maxParallel: 4, maxAttempts: 3 });
+    const bad = sent[0]!;
+    h.claim(bad, 1);
+    h.outcome(bad, { kind: "abort", cause: "invalid_task" });
+    h.report(bad, "aborted");
+    expect(h.row(bad.episodeKey)).toMatchObject({ status: "failed", attempt: 1, lastCause: "invalid_task" });
+    expect(h.state.run.failuresByCause).toEqual({ invalid_task: 1 });
+    expect(h.state.steps["0"]).toMatchObject({ replacementGroups: 1 });
+  });
+
   it("a claim failure is not an attempt: the back-off doubles up to the cap, with jitter from the seeded RNG", () => {
     const delays = (seed: number) => {
       const { h, sent } = started({ batchSize: 1, numRepeat: 1, maxParallel: 1, seed, tuning: { claimRetryMs: 1000, claimRetryMaxMs: 8000 } });
