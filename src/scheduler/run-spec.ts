@@ -185,8 +185,63 @@ export interface RunSpecIssue {
 export function parseRunSpec(input: unknown): { success: true; data: RunSpec } | { success: false; issues: RunSpecIssue[] } {
   const parsed = RunSpec.safeParse(input);
   if (parsed.success) return { success: true, data: parsed.data };
-  return {
-    success: false,
-    issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join(".") || "(body)", message: i.message })),
-  };
+  return { success: false, issues: parsed.error.issues.flatMap((i) => explainIssue(i, input)) };
+}
+
+/** Examples for required fields, so "required" says what to write. */
+const REQUIRED_EXAMPLES: Record<string, string> = {
+  swarms: '[{"url": "http://127.0.0.1:10086"}]',
+  datasets: '[{"name": "gsm8k", "kind": "gsm8k", "url": "https://…/test.jsonl"}]',
+  function: '"math-agent"',
+};
+
+/** The field names a spec (and its `tuning`) may use, for "did you mean" hints. */
+const KNOWN_FIELDS: Record<string, readonly string[]> = {
+  "": Object.keys(RunSpecObject.shape),
+  tuning: Object.keys(RunTuning.shape),
+};
+
+/** The closest known field (case-insensitive equal, or an edit distance ≤ 2), if any. */
+function closestField(key: string, known: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  const exact = known.find((k) => k.toLowerCase() === lower);
+  if (exact) return exact;
+  let best: { k: string; d: number } | undefined;
+  for (const k of known) {
+    const d = editDistance(lower, k.toLowerCase());
+    if (d <= 2 && (!best || d < best.d)) best = { k, d };
+  }
+  return best?.k;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** One zod issue as `{path, message}` issues that say the fix: missing fields and unknown keys get their own words. */
+function explainIssue(issue: z.core.$ZodIssue, input: unknown): RunSpecIssue[] {
+  const path = issue.path.map(String).join(".");
+  const value = issue.path.reduce<unknown>((v, k) => (v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[k] : undefined), input);
+  if (issue.code === "invalid_type" && value === undefined) {
+    const example = REQUIRED_EXAMPLES[path];
+    return [{ path: path || "(body)", message: `${path || "the body"} is required${example ? `, e.g. ${example}` : ""}` }];
+  }
+  if (issue.code === "unrecognized_keys") {
+    const known = KNOWN_FIELDS[path];
+    return issue.keys.map((key) => {
+      const hint = known ? closestField(key, known) : undefined;
+      return { path: path ? `${path}.${key}` : key, message: `unknown field "${key}"${hint ? `; did you mean "${hint}"?` : ""}` };
+    });
+  }
+  return [{ path: path || "(body)", message: issue.message }];
 }

@@ -32,7 +32,7 @@ describe("POST /runs with a bad body", () => {
     ["no swarms", (s) => ({ ...s, swarms: [] }), "swarms"],
     ["a swarm url that is not http", (s) => ({ ...s, swarms: [{ url: "ftp://x" }] }), "swarms.0.url"],
     ["a batch size of 1.5", (s) => ({ ...s, batchSize: 1.5 }), "batchSize"],
-    ["an unknown top-level field", (s) => ({ ...s, bachSize: 2 }), ""],
+    ["an unknown top-level field", (s) => ({ ...s, bachSize: 2 }), "bachSize"],
     ["a dataset file path (CLI only)", (s) => ({ ...s, datasets: [{ name: "cd", kind: "countdown", path: "/tmp/x.jsonl" }] }), "datasets.0.path"],
     ["a dataset with two sources", (s) => ({ ...s, datasets: [{ name: "cd", kind: "countdown", tasks: [{ target: 1, nums: [1] }], url: "http://127.0.0.1:9/x.jsonl" }] }), "datasets.0.tasks"],
   ];
@@ -46,6 +46,14 @@ describe("POST /runs with a bad body", () => {
       if (path) expect(paths(body)).toContain(path);
     });
   }
+
+  it("reports every problem at once: a spec field and a dataset field together, with the fix", async () => {
+    const spec = countdownSpec(DEAD_SWARM);
+    const { status, body } = await postRun({ ...spec, batchSize: 0, bachSize: 2, datasets: [{ name: "cd", kind: "countdown" }] });
+    expect(status).toBe(400);
+    expect(paths(body)).toEqual(expect.arrayContaining(["batchSize", "bachSize", "datasets.0.url"]));
+    expect(body.error.issues.find((i: { path: string }) => i.path === "bachSize").message).toContain('did you mean "batchSize"');
+  });
 
   it("a body that is not JSON → 400 naming the body", async () => {
     const { status, body } = await postRun("{not json");

@@ -114,3 +114,22 @@ describe("tuning bounds", () => {
     if (!r.success) expect(r.issues).toEqual([expect.objectContaining({ path: "tuning.statusPollWaitingMs", message: expect.stringContaining("≥ 100") })]);
   });
 });
+
+describe("issues that say the fix", () => {
+  it("names missing required fields with an example", () => {
+    expect(issuesOf({})).toEqual(
+      expect.arrayContaining([
+        { path: "swarms", message: 'swarms is required, e.g. [{"url": "http://127.0.0.1:10086"}]' },
+        { path: "function", message: 'function is required, e.g. "math-agent"' },
+        expect.objectContaining({ path: "datasets", message: expect.stringContaining("datasets is required") }),
+      ]),
+    );
+  });
+  it("suggests the field a misspelt key meant", () => {
+    expect(issuesOf(specInput({ batchsize: 8 } as never))).toEqual([{ path: "batchsize", message: 'unknown field "batchsize"; did you mean "batchSize"?' }]);
+    expect(issuesOf(specInput({ tuning: { statusPollWaiting: 500 } } as never))).toEqual([
+      { path: "tuning.statusPollWaiting", message: 'unknown field "statusPollWaiting"; did you mean "statusPollWaitingMs"?' },
+    ]);
+    expect(issuesOf(specInput({ zzz: 1 } as never))).toEqual([{ path: "zzz", message: 'unknown field "zzz"' }]);
+  });
+});
