@@ -18,8 +18,11 @@ export interface DevStepJson {
 /** The `--json` document. */
 export interface DevSummaryJson {
   runId: string;
-  outcome: "finished" | "timeout" | "interrupted" | "aborted";
+  /** `failed`: the run finished but did not do what was asked (see `failure`) */
+  outcome: "finished" | "failed" | "timeout" | "interrupted" | "aborted";
   exitCode: number;
+  /** why a finished run counts as failed (one line), else null */
+  failure: string | null;
   stopReason: string | null;
   /** run wall time (first dispatch to finish), ms */
   wallTimeMs: number | null;
@@ -38,6 +41,7 @@ export function summaryJson(o: {
   runId: string;
   outcome: DevSummaryJson["outcome"];
   exitCode: number;
+  failure?: string | null;
   report: RunReport | null;
   last: RunView | null;
   session: Pick<DevSession, "swarms">;
@@ -50,6 +54,7 @@ export function summaryJson(o: {
     runId: o.runId,
     outcome: o.outcome,
     exitCode: o.exitCode,
+    failure: o.failure ?? null,
     stopReason: summary?.stopReason ?? o.last?.stopReason ?? null,
     wallTimeMs: summary?.wallTimeMs ?? null,
     steps: steps.map((s) => ({ step: s.windowIndex + 1, globalStep: s.globalStep, episodes: s.episodesEnded, meanReward: s.meanReward, wallTimeMs: s.wallTimeMs })),
