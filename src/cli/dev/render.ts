@@ -71,11 +71,28 @@ export function progressOf(status: RunView, ctx: ProgressContext): Progress {
   };
 }
 
+/** Failed attempts by cause, most frequent first, e.g. `invalid_task 192, function_error 3` (`""` when none). */
+export function formatCauses(failuresByCause: Readonly<Record<string, number>>): string {
+  return Object.entries(failuresByCause)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([cause, n]) => `${cause} ${n}`)
+    .join(", ");
+}
+
 /** A reward with 3 decimals, or `-`. */
 export const formatReward = (r: number | null | undefined): string => (r === null || r === undefined ? "-" : r.toFixed(3));
 
 /** Milliseconds as seconds with one decimal, e.g. `12.4s`; `-` when unknown. */
 export const formatSeconds = (ms: number | null | undefined): string => (ms === null || ms === undefined ? "-" : `${(ms / 1000).toFixed(1)}s`);
+
+/** How many of the latest step rewards the progress line shows. */
+export const STEP_REWARDS_SHOWN = 5;
+
+/** The latest {@link STEP_REWARDS_SHOWN} step rewards, `…` first when older ones are left out: `… 0.610 0.720`. */
+export function recentRewards(rewards: readonly (number | null)[]): string {
+  const shown = rewards.slice(-STEP_REWARDS_SHOWN).map(formatReward).join(" ");
+  return rewards.length > STEP_REWARDS_SHOWN ? `… ${shown}` : shown;
+}
 
 function progressParts(p: Progress): string[] {
   const parts = [`engine ${p.engine}`, `global step ${p.globalStep ?? "-"}`];
@@ -83,7 +100,7 @@ function progressParts(p: Progress): string[] {
   if (p.step !== null) parts.push(`step ${p.step}${p.stepsTotal ? `/${p.stepsTotal}` : ""}${training ? " (training)" : ""}`);
   parts.push(`episodes ${p.episodesDone}${p.episodesTarget !== null ? `/${p.episodesTarget}` : ""}`);
   parts.push(`mean reward ${formatReward(p.meanReward)}`);
-  if (p.stepRewards.length) parts.push(`step rewards ${p.stepRewards.map(formatReward).join(" ")}`);
+  if (p.stepRewards.length) parts.push(`step rewards ${recentRewards(p.stepRewards)}`);
   parts.push(`in flight ${p.inFlight}`);
   if (p.failedAttempts) parts.push(`failed attempts ${p.failedAttempts}`);
   if (p.stopping || p.phase === "draining") parts.unshift(p.phase === "finished" ? "stopped" : "stopping (draining)");
@@ -124,7 +141,8 @@ function table(rows: string[][], rightAligned: boolean[]): string {
 
 /**
  * The final summary: one row per training step (episodes against the target, mean reward, wall time), a total
- * row, then the stop reason, failures by cause and dropped groups.
+ * row (an eval run: one totals line; a train run without a step: `no training step completed`), then the stop
+ * reason, failures by cause and dropped groups.
  */
 export function renderSummary(summary: Pick<RunSummary, "steps" | "totals" | "stopReason" | "failuresByCause" | "droppedGroups" | "wallTimeMs" | "episodeType">, ctx: { episodesPerStep: number }): string {
   const rows = [["step", "global step", "episodes", "mean reward", "wall time"]];
@@ -132,10 +150,12 @@ export function renderSummary(summary: Pick<RunSummary, "steps" | "totals" | "st
     rows.push([String(s.windowIndex + 1), String(s.globalStep ?? "-"), `${s.episodesEnded}/${ctx.episodesPerStep}`, formatReward(s.meanReward), formatSeconds(s.wallTimeMs)]);
   }
   rows.push(["total", "", String(summary.totals.episodesEnded), formatReward(summary.totals.meanReward), formatSeconds(summary.wallTimeMs)]);
-  const total = `${summary.totals.episodesEnded} episodes, mean reward ${formatReward(summary.totals.meanReward)}, wall time ${formatSeconds(summary.wallTimeMs)}`;
+  const total = summary.episodeType === "train"
+    ? "no training step completed"
+    : `${summary.totals.episodesEnded} episodes, mean reward ${formatReward(summary.totals.meanReward)}, wall time ${formatSeconds(summary.wallTimeMs)}`;
   const lines = [summary.steps.length ? table(rows, [true, true, true, true, true]) : total];
-  const failures = Object.entries(summary.failuresByCause).map(([cause, n]) => `${cause} ${n}`);
-  lines.push(`stop reason: ${summary.stopReason ?? "none"}; failed attempts: ${failures.length ? failures.join(", ") : "none"}; dropped groups: ${summary.droppedGroups.length ? summary.droppedGroups.join(", ") : "none"}`);
+  const failures = formatCauses(summary.failuresByCause);
+  lines.push(`stop reason: ${summary.stopReason ?? "none"}; failed attempts: ${failures || "none"}; dropped groups: ${summary.droppedGroups.length ? summary.droppedGroups.join(", ") : "none"}`);
   return lines.join("\n");
 }
 

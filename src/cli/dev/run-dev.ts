@@ -2,7 +2,8 @@
  * @module cli/dev/run-dev — `runDev`: one whole `ajet-edge dev` run (issue 3 §6). Plan → start the session
  * (emulator or given servers, engines, local Worker) → `POST /runs` → live progress → summary. Ctrl-C or the
  * timeout drains the run (`POST /runs/:id/stop`, bounded wait) before workerd and the emulator stop, so no episode
- * is left claimed. Exit codes: 0 finished, 1 failed / timed out, 2 bad input, 130 Ctrl-C, 143 SIGTERM.
+ * is left claimed. Exit codes: 0 finished as asked, 1 failed (including a finished run that ended no episode or
+ * stopped short of its steps, see `verdict.ts`) / timed out, 2 bad input, 130 Ctrl-C, 143 SIGTERM.
  */
 import { parseRunSpec } from "../../scheduler/index.ts";
 import { type DevOptions } from "./options.ts";
@@ -10,8 +11,10 @@ import { ProgressPrinter, RepeatLimiter, type DevIo, type InterruptSignal } from
 import { buildDevPlan, runSpecFor, type DevDataset, type DevPlan } from "./plan.ts";
 import { formatReward, formatSeconds, formatWorkerLog, progressOf, renderIssues, renderSummary } from "./render.ts";
 import { runsApi, RunsApiError, waitForRun, type RunReport, type RunsApi, type RunView, type WaitOutcome } from "./runs-api.ts";
+import { DevHints } from "./hints.ts";
 import { probeSwarms, startDevSession, type DevSession } from "./session.ts";
 import { summaryJson, type DevSummaryJson } from "./summary-json.ts";
+import { runFailure } from "./verdict.ts";
 
 /** How long a stopped run may take to drain before the CLI gives up waiting, milliseconds. */
 export const DRAIN_TIMEOUT_MS = 30_000;
@@ -83,7 +86,8 @@ export async function runDev(options: DevOptions, io: DevIo, extras: RunDevExtra
   const workerLines = new RepeatLimiter();
   try {
     say(`ajet-edge dev: function ${plan.functionName}; ${plan.datasets.map((d) => d.label).join("; ")}`);
-    say(`  batch ${plan.job.batchSize} tasks x num_repeat ${plan.job.numRepeat} = ${plan.episodesPerStep} episodes per step; ${plan.steps === null ? "eval run" : `${plan.steps} training steps`}`);
+    for (const d of plan.datasets) if (d.warning) say(`  ${d.warning}`);
+    say(`  batch ${plan.job.batchSize} tasks x num_repeat ${plan.job.numRepeat} = ${plan.episodesPerStep} episodes per step; ${stepsText(plan.steps)}`);
     say(startingLine(plan));
     try {
       if (plan.externalSwarms) await probeSwarms(plan.externalSwarms, { signal: deadline });
@@ -122,6 +126,11 @@ function reportSuppressed(printer: ProgressPrinter, limiter: RepeatLimiter): voi
   for (const [kind, n] of limiter.flush()) printer.line(`  ${kind}: ${n} more lines like this not shown`);
 }
 
+/** `eval run`, `1 training step`, `3 training steps`. */
+export function stepsText(steps: number | null): string {
+  return steps === null ? "eval run" : `${steps} training step${steps === 1 ? "" : "s"}`;
+}
+
 function startingLine(plan: DevPlan): string {
   if (plan.externalSwarms) return `starting the Worker in local workerd; swarm servers ${plan.externalSwarms.map((s) => s.url).join(", ")}…`;
   const emulators = plan.swarmNames.length > 1 ? `${plan.swarmNames.length} swarm emulators (${plan.swarmNames.join(", ")})` : "the swarm emulator";
@@ -142,6 +151,11 @@ interface FollowContext {
 async function follow(api: RunsApi, runId: string, plan: DevPlan, session: DevSession, c: FollowContext): Promise<DevResult> {
   const seenLog = new Set<string>();
   let stopping = false;
+  const hints = new DevHints({
+    swarmUrls: new Map(session.swarms.map((s) => [s.name, s.url])),
+    startEngine: plan.startEngine,
+    external: plan.externalSwarms !== null,
+  });
   const onStatus = (status: RunView) => {
     for (const l of status.log) {
       const key = `${l.atMs}|${l.message}`;
@@ -151,6 +165,7 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: DevSe
     }
     const totalEpisodes = plan.datasets.reduce((n, d) => n + d.tasks.length, 0) * plan.job.numRepeat;
     const ctx = { episodesPerStep: plan.episodesPerStep, steps: plan.steps, totalEpisodes, elapsedMs: c.io.now() - c.startedAtMs, stopping };
+    for (const hint of hints.observe(status, c.io.now())) c.printer.line(`  ${hint}`);
     c.printer.progress(progressOf(status, ctx), c.io.now());
   };
   let outcome: WaitOutcome;
@@ -182,13 +197,16 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: DevSe
   const report: RunReport | null = await api.report(runId).catch(() => null);
   const claimedLeft = countClaimed(session);
   const interrupted = c.interrupts.signal !== null;
-  const exitCode = interrupted ? c.interrupts.exitCode : outcome === "finished" ? 0 : 1;
-  const json = summaryJson({ runId, outcome: interrupted ? "interrupted" : outcome, exitCode, report, last, session, claimedLeft });
+  const final = report?.summary ?? last;
+  const failure = !interrupted && outcome === "finished" && final ? runFailure(final, plan) : null;
+  const exitCode = interrupted ? c.interrupts.exitCode : outcome === "finished" && !failure ? 0 : 1;
+  const json = summaryJson({ runId, outcome: interrupted ? "interrupted" : failure ? "failed" : outcome, exitCode, failure, report, last, session, claimedLeft });
   if (report) c.printer.line(`\nsummary of run ${runId}:\n${renderSummary(report.summary, plan)}`);
   const overall = report?.eval?.overall;
   if (overall) c.printer.line(`eval: ${overall.scoredTasks}/${overall.tasks} tasks scored, pass@${report!.eval!.k} ${formatReward(overall.passAtK)}, pass@1 ${formatReward(overall.passAt1)}`);
   if (claimedLeft) c.printer.line(`warning: ${claimedLeft} episodes are still claimed on the emulator`);
   c.printer.line(exitCode === 0 ? `done in ${formatSeconds(c.io.now() - c.startedAtMs)}` : `ended (${json.outcome}) after ${formatSeconds(c.io.now() - c.startedAtMs)}`);
+  if (failure) c.io.err(`ajet-edge dev: the run failed: ${failure}\n`);
   if (c.json) c.io.out(`${JSON.stringify(json, null, 2)}\n`);
   return { exitCode, json };
 }

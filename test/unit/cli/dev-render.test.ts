@@ -6,34 +6,11 @@
 import { describe, expect, it } from "vitest";
 import { ProgressPrinter, RepeatLimiter } from "../../../src/cli/dev/output.ts";
 import {
-  formatWorkerLog, progressKey, progressOf, renderIssues, renderProgressLine, renderProgressPlain, renderSummary,
-  shouldPrintPlain, type Progress,
+  formatWorkerLog, progressKey, progressOf, recentRewards, renderIssues, renderProgressLine, renderProgressPlain,
+  renderSummary, shouldPrintPlain, type Progress,
 } from "../../../src/cli/dev/render.ts";
-import type { RunView } from "../../../src/cli/dev/runs-api.ts";
 import { summaryJson } from "../../../src/cli/dev/summary-json.ts";
-import type { StepSummary } from "../../../src/scheduler/index.ts";
-
-function step(windowIndex: number, episodesEnded: number, meanReward: number | null, wallTimeMs: number | null): StepSummary {
-  return {
-    windowIndex, globalStep: windowIndex + 1, episodesEnded, meanReward, wallTimeMs, groupsOpened: 8, groupsCompleted: 8,
-    groupsDropped: 0, groupsAbandoned: 0, replacementGroups: 0, droppedGroupKeys: [], sourceGroups: { countdown: 8 }, partial: false, episodesOffStep: 0,
-  };
-}
-
-/** A status view in the middle of step 2 of 3: step 1 trained (reward 0.25), 20 of 32 episodes of step 2 ended. */
-function midRun(over: Partial<RunView> = {}): RunView {
-  return {
-    runId: "run-1", createdAtMs: 0, function: "countdown", phase: "running", stopReason: null, episodeType: "train", gateOpen: true,
-    engines: [{ swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: 2, seenAtMs: 0 }],
-    globalStep: 2,
-    currentWindow: { windowIndex: 1, globalStep: 2, groupsOpened: 8, groupsResolved: 5, episodesEnded: 20, meanReward: 0.45, waitingForEngine: false },
-    episodes: { queued: 0, dispatched: 4, running: 8, reporting: 0, ended: 20, failed: 0, aborted: 0, dropped: 0, inFlight: 12, maxParallel: 32 },
-    steps: [step(0, 32, 0.25, 2100), step(1, 20, 0.45, null)],
-    totals: { windows: 2, episodesEnded: 52, groupsOpened: 16, groupsCompleted: 13, groupsDropped: 0, groupsAbandoned: 0, attemptsFailed: 0, claimFailures: 0, dispatches: 52, reconciles: 0, meanReward: 0.33 },
-    failuresByCause: {}, claimFailuresByKind: {}, sources: [], nextWakeAtMs: null, log: [],
-    ...over,
-  };
-}
+import { midRun, step } from "./_fixtures.ts";
 
 const ctx = { episodesPerStep: 32, steps: 3, elapsedMs: 12_400 };
 
@@ -73,6 +50,16 @@ describe("dev progress", () => {
     expect(progressKey(p)).toBe("engine ROLLING  global step 2  episodes 52/64  mean reward 0.330  in flight 12");
   });
 
+  it("shows only the last 5 step rewards, with … when older ones are left out", () => {
+    const rewards = [0.1, 0.2, 0.3, 0.4, 0.5, 0.61, 0.72, 0.8];
+    expect(recentRewards(rewards.slice(0, 5))).toBe("0.100 0.200 0.300 0.400 0.500");
+    expect(recentRewards(rewards)).toBe("… 0.400 0.500 0.610 0.720 0.800");
+    const steps = rewards.map((r, i) => step(i, 32, r, 2_000));
+    const line = renderProgressPlain(progressOf(midRun({ steps: [...steps, step(8, 3, 0.9, null)], currentWindow: null }), ctx));
+    expect(line).toContain("  step rewards … 0.400 0.500 0.610 0.720 0.800  in flight 12");
+    expect(line).not.toContain("0.300");
+  });
+
   it("paces plain lines: on change, else every heartbeat", () => {
     expect(shouldPrintPlain(null, "a", 0)).toBe(true);
     expect(shouldPrintPlain({ key: "a", atMs: 0 }, "a", 4_999)).toBe(false);
@@ -104,12 +91,20 @@ describe("dev summary", () => {
     );
   });
 
+  it("a train run stopped before any step says so instead of an eval-style total; causes most frequent first", () => {
+    const none = { ...summary, steps: [], stopReason: "stopRequested" as const, failuresByCause: { expired: 1, invalid_task: 12 }, totals: { ...summary.totals, episodesEnded: 0, meanReward: null } };
+    expect(renderSummary(none, { episodesPerStep: 32 })).toBe(
+      "no training step completed\nstop reason: stopRequested; failed attempts: invalid_task 12, expired 1; dropped groups: none",
+    );
+  });
+
   it("the JSON summary has 1-based steps, totals, servers and what was left claimed", () => {
     const json = summaryJson({
       runId: "run-1", outcome: "finished", exitCode: 0, report: { summary: { ...summary, phase: "finished", startedAtMs: 0, finishedAtMs: 7_100, claimFailuresByKind: {} }, eval: null },
       last: null, session: { swarms: [{ name: "default", url: "http://127.0.0.1:1", emulator: null }] }, claimedLeft: null,
     });
     expect(json.steps[2]).toEqual({ step: 3, globalStep: 3, episodes: 31, meanReward: 0.8125, wallTimeMs: 2_500 });
+    expect(json.failure).toBeNull();
     expect(json).toMatchObject({ stopReason: "maxSteps", wallTimeMs: 7_100, totals: { episodesEnded: 95, meanReward: 0.52, attemptsFailed: 0, groupsDropped: 0 }, swarms: [{ name: "default", emulator: false }], claimedLeft: null });
   });
 
