@@ -23,6 +23,8 @@ export interface DevDataset {
   tasks: Task[];
   /** e.g. `countdown: 48 generated tasks (seed 1)` */
   label: string;
+  /** one line printed before the run, e.g. the rows of `--dataset` that were refused (line and reason) */
+  warning?: string;
 }
 
 /** The plan of one dev run. Durations are milliseconds. */
@@ -84,33 +86,42 @@ export function splitFromPath(path: string): string {
   return TaskIdPart.safeParse(base).success ? base : "train";
 }
 
+/** How many refused rows a dataset warning or error shows (line and reason each). */
+export const REFUSED_ROWS_SHOWN = 3;
+
 /**
- * The first `limit` usable rows of a JSONL file, as inline `tasks` of a run-spec entry named after the kind. Rows a
- * field map refuses are skipped (and counted), so the Worker loads exactly the tasks shown here.
- * @throws DatasetLoadError naming the path when it cannot be read, is not UTF-8, or has no usable row
+ * The first `limit` usable rows of a JSONL file, as inline `tasks` of a run-spec entry named after the kind. Every
+ * row is checked (so the counts are the file's); refused rows are skipped, and the first few are named in the
+ * dataset's `warning` (line and reason), so the Worker loads exactly the tasks shown here.
+ * @throws DatasetLoadError naming the path when it cannot be read, is not UTF-8, or has no usable row (with the
+ *   file's accepted / rejected totals and the first refused lines)
  */
 export async function fileDataset(o: { path: string; kind: DatasetKind; limit: number; name?: string; weight?: number }): Promise<DevDataset> {
   const name = o.name ?? o.kind;
   const split = splitFromPath(o.path);
   const load = { name, kind: o.kind, split };
   const { rows, rejected } = parseJsonlRows(await readUtf8File(o.path));
-  const picked: Record<string, unknown>[] = [];
-  let refused = rejected.length;
-  for (const row of rows) {
-    if (picked.length >= o.limit) break;
-    if (tasksFromRows([row], load).tasks.length) picked.push(row.value);
-    else refused++;
+  const all = tasksFromRows(rows, load, rejected).report;
+  if (all.accepted === 0) {
+    throw new DatasetLoadError(`no usable ${o.kind} task in ${o.path}: ${formatLoadReport(all, REFUSED_ROWS_SHOWN)}; check --kind`);
   }
+  const refusedLines = new Set(all.rejected.map((r) => r.line));
+  const picked = rows.filter((r) => !refusedLines.has(r.line)).slice(0, o.limit).map((r) => r.value);
   const loaded = tasksFromObjects(picked, load);
-  if (loaded.tasks.length === 0) {
-    const why = tasksFromRows(rows.slice(0, 3), load, rejected.slice(0, 3)).report;
-    throw new DatasetLoadError(`no usable ${o.kind} task in ${o.path}: ${formatLoadReport(why, 3)}; check --kind`);
-  }
+  const lines = rows.length + rejected.length;
+  const refused = all.rejected.length;
   return {
     entry: { name, kind: o.kind, split, tasks: picked, ...(o.weight !== undefined ? { weight: o.weight } : {}) },
     tasks: loaded.tasks,
-    label: `${name}:${split}: ${loaded.tasks.length} tasks from ${o.path} (first usable of ${rows.length} rows${refused ? `, ${refused} refused` : ""})`,
+    label: `${name}:${split}: ${loaded.tasks.length} tasks from ${o.path} (first usable of ${lines} rows${refused ? `, ${refused} refused` : ""})`,
+    ...(refused ? { warning: `warning: ${o.path}: ${refused} of ${lines} rows refused and skipped: ${refusedRows(all.rejected)}` } : {}),
   };
+}
+
+/** The first refused rows as `line 7: reason; line 9: reason; … 4 more`. */
+function refusedRows(rejected: readonly { line: number; reason: string }[]): string {
+  const shown = rejected.slice(0, REFUSED_ROWS_SHOWN).map((r) => `line ${r.line}: ${r.reason}`).join("; ");
+  return rejected.length > REFUSED_ROWS_SHOWN ? `${shown}; … ${rejected.length - REFUSED_ROWS_SHOWN} more` : shown;
 }
 
 /**

@@ -3,16 +3,17 @@
  * sent inline (first usable rows, ids the Worker will assign, refused rows counted), the emulator's answer key, and
  * clear errors for a missing file, an empty file, an unknown function, or a function without its dataset.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { parseDevArgs } from "../../../src/cli/dev/options.ts";
 import { answerKeyFor, buildDevPlan, fileDataset, functionSwarms, generatedCountdownDataset, runSpecFor, splitFromPath } from "../../../src/cli/dev/plan.ts";
 import { parseRunSpec } from "../../../src/scheduler/index.ts";
 import { DatasetLoadError } from "../../../src/tasks/index.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ajet-dev-plan-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function file(name: string, lines: string[]): string {
   const path = join(dir, name);
   writeFileSync(path, lines.join("\n"));
@@ -55,11 +56,30 @@ describe("dev plan", () => {
     const d = await fileDataset({ path, kind: "gsm8k", limit: 2 });
     expect(d.entry).toEqual({ name: "gsm8k", kind: "gsm8k", split: "test", tasks: [JSON.parse(gsm8kRow("What is 2+3?", "5")), JSON.parse(gsm8kRow("What is 4*4?", "16"))] });
     expect(d.tasks.map((t) => [t.task_id, t.main_query])).toEqual([["gsm8k:test:0", "What is 2+3?"], ["gsm8k:test:1", "What is 4*4?"]]);
-    expect(d.label).toBe(`gsm8k:test: 2 tasks from ${path} (first usable of 4 rows, 2 refused)`);
+    expect(d.label).toBe(`gsm8k:test: 2 tasks from ${path} (first usable of 5 rows, 2 refused)`);
+    expect(d.warning).toMatch(new RegExp(`^warning: ${path}: 2 of 5 rows refused and skipped: line 2: invalid JSON: .*; line 3: .*gold`));
     expect(answerKeyFor(d.tasks)).toEqual([
       { match: "What is 2+3?", answer: "5", format: "boxed" },
       { match: "What is 4*4?", answer: "16", format: "boxed" },
     ]);
+  });
+
+  it("counts refused rows over the whole file (not only up to --limit) and names the first 3 with their lines", async () => {
+    const lines = Array.from({ length: 20 }, (_, i) => (i % 4 === 3 ? JSON.stringify({ question: `Q${i}?`, answer: "no gold" }) : gsm8kRow(`Q${i}?`, String(i))));
+    const path = file("refused.jsonl", lines);
+    const d = await fileDataset({ path, kind: "gsm8k", limit: 2 });
+    expect(d.tasks).toHaveLength(2);
+    expect(d.label).toBe(`gsm8k:refused: 2 tasks from ${path} (first usable of 20 rows, 5 refused)`);
+    expect(d.warning).toMatch(new RegExp(`^warning: ${path}: 5 of 20 rows refused and skipped: line 4: [^;]+; line 8: [^;]+; line 12: [^;]+; … 2 more$`));
+    const clean = await fileDataset({ path: file("clean.jsonl", [gsm8kRow("A?", "1")]), kind: "gsm8k", limit: 2 });
+    expect(clean.warning).toBeUndefined();
+  });
+
+  it("a file without a usable row: the error reports the file's true totals, not the first 3 rows", async () => {
+    const path = file("countdown-rows.jsonl", Array.from({ length: 7 }, (_, i) => JSON.stringify({ target: i, nums: [1, 2] })));
+    await expect(fileDataset({ path, kind: "gsm8k", limit: 4 })).rejects.toThrow(
+      /^no usable gsm8k task in .*countdown-rows\.jsonl: gsm8k:countdown-rows: 0 accepted, 7 rejected \(line 1: [^;]+; line 2: [^;]+; line 3: [^;]+; … 4 more\); check --kind$/,
+    );
   });
 
   it("--dataset with --function math-agent: the plan sends 2 × batch × steps tasks by default", async () => {
