@@ -1,10 +1,11 @@
 /**
  * @module cli/commands/emulator — `ajet-edge emulator`: serves the local swarm emulator (src/emulator) until
  * Ctrl-C. Prints one ready line with the URL. Exit codes: 130 after Ctrl-C (SIGINT), 0 after SIGTERM, 2 on a
- * usage error, 1 when the server cannot start (port taken, bad answer key file).
+ * usage error or bad input (an unreadable or invalid `--answer-key` file, a `--host` that is not this machine's),
+ * 1 when the server cannot start (port taken). Errors are one line naming the fix, never a stack trace.
  */
 import { parseArgs } from "node:util";
-import { EmulatorProfile, startEmulator, type RunningEmulator } from "../../emulator/index.ts";
+import { EmulatorProfile, loadAnswerKeyFile, startEmulator, type AnswerKeyEntry, type RunningEmulator } from "../../emulator/index.ts";
 import { CliError, type CliCommand } from "../main.ts";
 
 const USAGE = [
@@ -99,27 +100,90 @@ function waitForSignal(): Promise<number> {
   });
 }
 
+/** A start failure as one line and its exit code (1 runtime, 2 bad input). */
+export class EmulatorStartError extends Error {
+  constructor(
+    message: string,
+    readonly code: 1 | 2,
+  ) {
+    super(message);
+    this.name = "EmulatorStartError";
+  }
+}
+
+const errnoOf = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | null)?.code;
+
+/**
+ * Reads the `--answer-key` JSONL file.
+ * @throws EmulatorStartError (code 2) naming the file and the fix: missing, a directory, unreadable, or a bad line
+ */
+export async function readAnswerKey(path: string): Promise<AnswerKeyEntry[]> {
+  try {
+    return await loadAnswerKeyFile(path);
+  } catch (err) {
+    const code = errnoOf(err);
+    if (code === "ENOENT") throw new EmulatorStartError(`--answer-key ${path}: no such file; give the path of a JSONL answer key`, 2);
+    if (code === "EISDIR") throw new EmulatorStartError(`--answer-key ${path} is a directory; give a JSONL file`, 2);
+    if (code === "EACCES" || code === "EPERM") throw new EmulatorStartError(`--answer-key ${path}: permission denied; make the file readable`, 2);
+    // loadAnswerKeyFile's own errors name the file, the line and the field
+    throw new EmulatorStartError(`bad --answer-key file: ${(err as Error).message}`, 2);
+  }
+}
+
+/** A listen error as one line with the fix (EADDRINUSE, EACCES, EADDRNOTAVAIL), else the error's message. */
+export function listenError(err: unknown, where: { host: string; port: number }): EmulatorStartError {
+  const at = `${where.host}:${where.port}`;
+  switch (errnoOf(err)) {
+    case "EADDRINUSE":
+      return new EmulatorStartError(`port ${where.port} on ${where.host} is already in use (another emulator or swarm server?); stop it, or pick another with --port N (--port 0 = any free port)`, 1);
+    case "EACCES":
+      return new EmulatorStartError(`not allowed to listen on ${at} (ports below 1024 need privileges); pick a port above 1023 with --port N`, 1);
+    case "EADDRNOTAVAIL":
+    case "ENOTFOUND":
+      return new EmulatorStartError(`--host ${where.host} is not an address of this machine; use 127.0.0.1 (the default) or 0.0.0.0 (every interface)`, 2);
+    default:
+      return new EmulatorStartError(`cannot listen on ${at}: ${err instanceof Error ? err.message : String(err)}`, 1);
+  }
+}
+
+/** The command's I/O: output lines, error lines, and how to wait until it should stop. */
+export interface EmulatorCommandIo {
+  log: (line: string) => void;
+  /** one-line errors (default console.error) */
+  error?: (line: string) => void;
+  waitForStop: (running: RunningEmulator) => Promise<number>;
+}
+
 /**
  * Runs the command with injectable stop and output (for tests).
- * @returns the exit code.
+ * @returns the exit code: 0 / 130 after a stop, 1 when the server cannot start, 2 for a bad answer key or host
+ * @throws CliError on a usage error (main prints it, exit code 2)
  */
-export async function runEmulatorCommand(
-  argv: string[],
-  io: { log: (line: string) => void; waitForStop: (running: RunningEmulator) => Promise<number> } = { log: console.log, waitForStop: waitForSignal },
-): Promise<number> {
+export async function runEmulatorCommand(argv: string[], io: EmulatorCommandIo = { log: console.log, error: console.error, waitForStop: waitForSignal }): Promise<number> {
   const options = parseEmulatorArgs(argv);
   if (!options) {
     io.log(USAGE);
     return 0;
   }
-  const running = await startEmulator({
-    port: options.port,
-    host: options.host,
-    profile: options.profile,
-    seed: options.seed,
-    ...(options.answerKeyFile ? { answerKeyFile: options.answerKeyFile } : {}),
-    ...(options.upstream ? { upstream: options.upstream } : {}),
-  });
+  let running: RunningEmulator;
+  try {
+    const answerKey = options.answerKeyFile ? await readAnswerKey(options.answerKeyFile) : [];
+    running = await startEmulator({
+      port: options.port,
+      host: options.host,
+      profile: options.profile,
+      seed: options.seed,
+      ...(answerKey.length ? { answerKey } : {}),
+      ...(options.upstream ? { upstream: options.upstream } : {}),
+    }).catch((err: unknown) => {
+      // errno errors come from listen(); anything else is the emulator refusing an option
+      throw errnoOf(err) ? listenError(err, options) : new EmulatorStartError(`invalid option: ${(err as Error).message}`, 2);
+    });
+  } catch (err) {
+    if (!(err instanceof EmulatorStartError)) throw err;
+    (io.error ?? console.error)(`ajet-edge emulator: ${err.message}`);
+    return err.code;
+  }
   const keys = running.emulator.answerKey.size;
   const via = options.upstream ? `upstream ${options.upstream.baseUrl}` : `simulated policy, ${keys} answer key rows`;
   io.log(`ajet-edge emulator ready at ${running.url} (profile ${options.profile}, seed ${options.seed}, ${via}); Ctrl-C to stop`);
