@@ -13,7 +13,7 @@ export interface CliCommand {
   run(argv: string[]): Promise<number>;
 }
 
-/** A usage error: printed with the command's usage, exit code 2. */
+/** A usage error: printed as `ajet-edge CMD: message` plus a pointer to `--help` (not the whole usage), exit code 2. */
 export class CliError extends Error {
   constructor(
     message: string,
@@ -45,6 +45,11 @@ function usage(): string {
   ].join("\n");
 }
 
+/** The line printed after a usage error: where the options are (the whole usage would bury the message). */
+export function helpHint(command?: string): string {
+  return command ? `run 'ajet-edge ${command} --help' for the options` : "run 'ajet-edge --help' for the commands";
+}
+
 /**
  * Runs the CLI with `argv` (without node and script). Injectable for tests.
  * @returns the exit code
@@ -57,7 +62,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const load = commands[name];
   if (!load) {
-    console.error(`ajet-edge: unknown command '${name}'\n\n${usage()}`);
+    console.error(`ajet-edge: unknown command '${name}'; commands: ${Object.keys(commands).join(", ")}\n${helpHint()}`);
     return 2;
   }
   const cmd = (await load()).default;
@@ -65,7 +70,7 @@ export async function main(argv: string[]): Promise<number> {
     return await cmd.run(rest);
   } catch (err) {
     if (err instanceof CliError) {
-      console.error(`ajet-edge ${cmd.name}: ${err.message}\n\n${cmd.usage}`);
+      console.error(`ajet-edge ${cmd.name}: ${err.message}\n${helpHint(cmd.name)}`);
       return err.code;
     }
     console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));

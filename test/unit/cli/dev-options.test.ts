@@ -65,7 +65,7 @@ describe("ajet-edge dev arguments", () => {
     expect(() => parseDevArgs(argv)).toThrow(message);
   });
 
-  it("main() prints the usage after a usage error and returns 2", async () => {
+  it("main() prints the message and a pointer to --help (not the whole usage) after a usage error and returns 2", async () => {
     const errors: string[] = [];
     const original = console.error;
     console.error = (...args: unknown[]) => void errors.push(args.join(" "));
@@ -74,7 +74,18 @@ describe("ajet-edge dev arguments", () => {
     } finally {
       console.error = original;
     }
-    expect(errors[0]).toContain("ajet-edge dev: --steps must be ≥ 1");
-    expect(errors[0]).toContain("usage: ajet-edge dev [options]");
+    expect(errors).toEqual(["ajet-edge dev: --steps must be ≥ 1, e.g. 3\nrun 'ajet-edge dev --help' for the options"]);
+  });
+
+  it("main() names the commands after an unknown one and returns 2", async () => {
+    const errors: string[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => void errors.push(args.join(" "));
+    try {
+      expect(await main(["deploy"])).toBe(2);
+    } finally {
+      console.error = original;
+    }
+    expect(errors).toEqual(["ajet-edge: unknown command 'deploy'; commands: dev, emulator, new, bench\nrun 'ajet-edge --help' for the commands"]);
   });
 });

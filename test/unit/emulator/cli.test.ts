@@ -37,7 +37,7 @@ describe("ajet-edge emulator arguments", () => {
     } finally {
       console.error = original;
     }
-    expect(String(errors[0])).toContain("usage: ajet-edge emulator");
+    expect(errors).toEqual(["ajet-edge emulator: --profile must be one of real, dev, fast, got 'slow'\nrun 'ajet-edge emulator --help' for the options"]);
   });
 });
 
