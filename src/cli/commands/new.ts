@@ -7,12 +7,14 @@ import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { CliError, type CliCommand } from "../main.ts";
 import { scaffoldFunction, shown } from "../scaffold/scaffold.ts";
+import { DEMO_ROWS } from "../scaffold/templates.ts";
 
 const USAGE = [
   "usage: ajet-edge new NAME [--dir DIR]",
   "",
   "Scaffolds a rollout function on contract v1 that works as is: one LLM call with a system prompt, the answer",
-  "in \\boxed{}, reward 1.0 when it equals the task's gold answer, else 0.0. Writes functions/NAME.ts and",
+  `in \\boxed{}, reward 1.0 when it equals the task's gold answer, else 0.0, and ${DEMO_ROWS.length} demo tasks so that`,
+  "`npm start -- --function NAME` runs right away. Writes functions/NAME.ts and",
   "test/unit/functions/NAME.test.ts, registers NAME in functions/index.ts and adds a README section.",
   "",
   "arguments:",
@@ -73,7 +75,7 @@ const command: CliCommand = {
         "",
         "next:",
         `  npx vitest run --project unit test/unit/functions/${result.name}.test.ts`,
-        `  ajet-edge dev --function ${result.name}`,
+        `  npm start -- --function ${result.name}     # its demo tasks on the local emulator (= npx ajet-edge dev --function ${result.name})`,
         "  guide: docs/writing-functions.md",
       ].join("\n"),
     );

@@ -10,13 +10,35 @@ export interface TemplateNames {
   identifier: string;
 }
 
-/** `functions/NAME.ts`: agent and reward, no TODOs; typechecks in workerd and Node. */
+/**
+ * The scaffold's demo tasks as generic rows: small arithmetic word problems written for this project, each with its
+ * answer in `metadata.gold` (what the emulator's answer key is derived from, `answerKeyFor`).
+ */
+export const DEMO_ROWS: readonly { main_query: string; metadata: { gold: string } }[] = [
+  { main_query: "A baker makes 4 trays of 9 muffins and sells 13 of them. How many muffins are left?", metadata: { gold: "23" } },
+  { main_query: "Tom reads 12 pages every day. How many pages does he read in 2 weeks?", metadata: { gold: "168" } },
+  { main_query: "A bus has 40 seats and 26 of them are taken. How many seats are free?", metadata: { gold: "14" } },
+  { main_query: "Mia buys 3 notebooks at 4 dollars each and a pen at 5 dollars. How many dollars does she spend?", metadata: { gold: "17" } },
+  { main_query: "A garden has 6 rows of 8 tulips, and half of the tulips are red. How many tulips are red?", metadata: { gold: "24" } },
+  { main_query: "A train goes 60 km per hour for 3 hours, then 45 km more. How many km does it go in all?", metadata: { gold: "225" } },
+  { main_query: "Sam shares 50 marbles equally among 5 friends. How many marbles does each friend get?", metadata: { gold: "10" } },
+  { main_query: "A shop sells 7 bikes on Monday and twice as many on Tuesday. How many bikes does it sell in the two days?", metadata: { gold: "21" } },
+];
+
+/** The demo rows as TypeScript source lines of the `DEMO_TASKS` array. */
+function demoTaskLines(): string {
+  return DEMO_ROWS.map((r) => `  { main_query: ${JSON.stringify(r.main_query)}, metadata: { gold: ${JSON.stringify(r.metadata.gold)} } },`).join("\n");
+}
+
+/** `functions/NAME.ts`: agent, reward and demo tasks, no TODOs; typechecks in workerd and Node. */
 export function functionSource({ name }: TemplateNames): string {
   return `/**
  * @module functions/${name} — scaffolded by \`ajet-edge new ${name}\`: one LLM call with an explicit system prompt
  * (BC-44), then the last \`\\boxed{}\` of the reply compared exactly with the task's gold answer by
- * \`scoreMathAnswer\` (src/rewards): reward 1.0 when equal, else 0.0. Make it yours: change the prompt, add turns
- * or tools, or swap the reward (keep it one finite number, BC-22). Guide: docs/writing-functions.md.
+ * \`scoreMathAnswer\` (src/rewards): reward 1.0 when equal, else 0.0. \`DEMO_TASKS\` are what
+ * \`npm start -- --function ${name}\` runs on when no \`--dataset\` is given. Make it yours: change the prompt, add
+ * turns or tools, swap the reward (keep it one finite number, BC-22), replace the demo tasks. Guide:
+ * docs/writing-functions.md.
  */
 import { completeChat, initialMessages } from "../src/functions/chat.ts";
 import { defineRolloutFunction, EpisodeAbortError } from "../src/functions/contract.ts";
@@ -26,6 +48,15 @@ import { messageText, parseGsm8kGold, scoreMathAnswer } from "../src/rewards/ind
 /** The system prompt sent first on every request (BC-44: without one the server injects its own). */
 export const SYSTEM_PROMPT =
   "You are a careful problem solver. Think step by step, then give the final answer within \\\\boxed{}.";
+
+/**
+ * Demo tasks: generic rows \`{ main_query, metadata: { gold } }\` that \`ajet-edge dev --function ${name}\` runs on
+ * without \`--dataset\` (the local emulator's simulated policy learns their answers from \`metadata.gold\`). Real
+ * data comes from a file: \`npm start -- --function ${name} --dataset PATH.jsonl --kind gsm8k\` (or \`generic\`).
+ */
+export const DEMO_TASKS = [
+${demoTaskLines()}
+];
 
 /**
  * The task's gold answer: \`metadata.gold\`, else \`metadata.answer\` (the \`#### N\` tail of a GSM8K answer, or the
@@ -44,6 +75,7 @@ export function goldAnswer(task: Task): string {
 export default defineRolloutFunction({
   name: "${name}",
   description: "One LLM call; reward 1.0 when the last \\\\boxed{} equals the task's gold answer, else 0.0",
+  demo: { kind: "generic", rows: DEMO_TASKS },
   async run(task, ctx) {
     const gold = goldAnswer(task);
     const turn = await completeChat(ctx, { messages: initialMessages(task, SYSTEM_PROMPT) });
@@ -58,14 +90,15 @@ export default defineRolloutFunction({
 `;
 }
 
-/** `test/unit/functions/NAME.test.ts`: a correct reply → 1.0, a wrong one → 0.0, BC-44, bad task, registry. */
+/** `test/unit/functions/NAME.test.ts`: a correct reply → 1.0, a wrong one → 0.0, BC-44, bad task, registry, demo. */
 export function testSource({ name, identifier }: TemplateNames): string {
   return `/** @module test/unit/functions/${name} — the scaffolded ${name} function through createTestContext. */
 import { describe, expect, it } from "vitest";
 import { rolloutFunctions } from "../../../functions/index.ts";
-import ${identifier}, { goldAnswer } from "../../../functions/${name}.ts";
+import ${identifier}, { DEMO_TASKS, goldAnswer } from "../../../functions/${name}.ts";
 import { createTestContext } from "../../../src/functions/testing.ts";
 import { Task } from "../../../src/protocol/index.ts";
+import { tasksFromObjects } from "../../../src/tasks/index.ts";
 
 const task = Task.parse({ task_id: "demo:train:0", main_query: "What is 6 times 7?", metadata: { gold: "42" } });
 
@@ -96,6 +129,18 @@ describe("${name}", () => {
     expect(rolloutFunctions["${name}"]).toBe(${identifier});
     expect(${identifier}.name).toBe("${name}");
   });
+
+  it("has demo tasks that load as generic tasks and score 1.0 with their gold answer", async () => {
+    expect(${identifier}.demo).toEqual({ kind: "generic", rows: DEMO_TASKS });
+    const { tasks, report } = tasksFromObjects(DEMO_TASKS, { name: "${name}-demo", kind: "generic" });
+    expect(report.rejected).toEqual([]);
+    expect(tasks).toHaveLength(DEMO_TASKS.length);
+    for (const demoTask of tasks) {
+      const gold = goldAnswer(demoTask);
+      const { ctx } = createTestContext({ reply: () => \`The answer is \\\\boxed{\${gold}}.\` });
+      expect(await ${identifier}.run(demoTask, ctx)).toMatchObject({ reward: 1, is_success: true });
+    }
+  });
 });
 `;
 }
@@ -108,7 +153,8 @@ export function readmeSection({ name }: TemplateNames): string {
 \`\\boxed{}\` of the reply equals the task's gold answer (\`metadata.gold\`, or a GSM8K \`metadata.answer\`), else 0.0.
 
 - test: \`npx vitest run --project unit test/unit/functions/${name}.test.ts\`
-- run locally: \`ajet-edge dev --function ${name}\`
+- run locally on its demo tasks (\`DEMO_TASKS\`, local emulator): \`npm start -- --function ${name}\`
+  (= \`npx ajet-edge dev --function ${name}\`); on your data: add \`--dataset PATH.jsonl --kind gsm8k\` (or \`generic\`)
 - how to change it: [docs/writing-functions.md](docs/writing-functions.md)
 `;
 }

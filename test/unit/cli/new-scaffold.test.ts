@@ -12,7 +12,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../../src/cli/main.ts";
 import type { RolloutFunction } from "../../../src/functions/contract.ts";
 import { createTestContext } from "../../../src/functions/testing.ts";
+import { answerKeyFor, demoDataset } from "../../../src/cli/dev/plan.ts";
 import { scaffoldFunction } from "../../../src/cli/scaffold/scaffold.ts";
+import { DEMO_ROWS } from "../../../src/cli/scaffold/templates.ts";
 import { Task } from "../../../src/protocol/index.ts";
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url));
@@ -57,7 +59,7 @@ describe("scaffoldFunction", () => {
     expect(fn).toContain("initialMessages(task, SYSTEM_PROMPT)");
     expect(fn).not.toMatch(/TODO|FIXME/);
     const test = read("test/unit/functions/my-agent.test.ts");
-    expect(test).toContain('import myAgent, { goldAnswer } from "../../../functions/my-agent.ts";');
+    expect(test).toContain('import myAgent, { DEMO_TASKS, goldAnswer } from "../../../functions/my-agent.ts";');
     expect(test).toContain("createTestContext");
     expect(test).toMatch(/reward: 1, is_success: true/);
     expect(test).toMatch(/reward: 0, is_success: false/);
@@ -75,6 +77,19 @@ describe("scaffoldFunction", () => {
     expect(right.requests[0]!.body.messages[0]?.role).toBe("system");
     const wrong = createTestContext({ reply: () => "\\boxed{41}" });
     expect(await mod.default.run(task, wrong.ctx)).toMatchObject({ reward: 0, is_success: false });
+  });
+
+  it("the scaffolded function brings generic demo tasks that dev runs without --dataset, with an answer key from their gold", async () => {
+    await scaffoldFunction({ root, name: "my-agent" });
+    const mod = (await import(pathToFileURL(join(root, "functions", "my-agent.ts")).href)) as { default: RolloutFunction };
+    expect(mod.default.demo).toEqual({ kind: "generic", rows: DEMO_ROWS });
+    const dataset = demoDataset("my-agent", mod.default.demo!);
+    expect(dataset.tasks.map((t) => t.task_id)).toEqual(DEMO_ROWS.map((_, i) => `my-agent-demo:train:${i}`));
+    expect(answerKeyFor(dataset.tasks)).toEqual(DEMO_ROWS.map((r) => ({ match: r.main_query, answer: r.metadata.gold, format: "boxed" })));
+    for (const task of dataset.tasks) {
+      const { ctx } = createTestContext({ reply: () => `so it is \\boxed{${String(task.metadata["gold"])}}` });
+      expect(await mod.default.run(task, ctx)).toMatchObject({ reward: 1, is_success: true });
+    }
   });
 
   it("refuses an existing function, an existing test file or a non-project, and writes nothing then", async () => {
@@ -99,16 +114,19 @@ describe("scaffoldFunction", () => {
 });
 
 describe("ajet-edge new (main)", () => {
-  it("exits 0 after scaffolding and 2 on a usage error, printing the usage", async () => {
+  it("exits 0 after scaffolding (next: npm start on the demo tasks) and 2 on a usage error, pointing at --help", async () => {
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
     const error = vi.spyOn(console, "error").mockImplementation(() => {});
     try {
       expect(await main(["new", "cli-made", "--dir", root])).toBe(0);
       expect(existsSync(join(root, "functions", "cli-made.ts"))).toBe(true);
       expect(log.mock.calls.flat().join("\n")).toContain("test/unit/functions/cli-made.test.ts");
+      expect(log.mock.calls.flat().join("\n")).toContain("  npm start -- --function cli-made     # its demo tasks on the local emulator (= npx ajet-edge dev --function cli-made)");
       expect(await main(["new", "cli-made", "--dir", root])).toBe(2);
       expect(await main(["new", "Bad_Name", "--dir", root])).toBe(2);
-      expect(error.mock.calls.flat().join("\n")).toMatch(/already exists[\s\S]*kebab-case[\s\S]*usage: ajet-edge new NAME/);
+      const errors = error.mock.calls.flat().join("\n");
+      expect(errors).toMatch(/^ajet-edge new: a function 'cli-made' already exists.*\nrun 'ajet-edge new --help' for the options\najet-edge new: function name 'Bad_Name' must be kebab-case/);
+      expect(errors).not.toContain("usage:");
     } finally {
       log.mockRestore();
       error.mockRestore();
