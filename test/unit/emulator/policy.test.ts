@@ -3,10 +3,10 @@
  * key formats (canonical, raw GSM8K with BC-10 gold parsing, raw Countdown), wrong and malformed replies, tool
  * arguments and latency.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { AnswerKeyStore, DEFAULT_POLICY, SimulatedPolicy, gsm8kGold, loadAnswerKeyFile, type PolicyOptions } from "../../../src/emulator/index.ts";
 import { evaluateEquation, solveCountdown } from "../../../src/emulator/policy/countdown.ts";
 import { buildToolCall } from "../../../src/emulator/policy/tools.ts";
@@ -134,8 +134,14 @@ describe("answer key", () => {
     expect(reply.content.length).toBeGreaterThan(40);
   });
 
+  const tempDirs: string[] = [];
+  afterEach(() => {
+    for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
   it("loads a JSONL file and names a bad line", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ajet-emu-"));
+    tempDirs.push(dir);
     const good = join(dir, "good.jsonl");
     writeFileSync(good, ['{"match": "m1", "answer": "1", "format": "boxed"}', "", '{"target": 24, "nums": [8, 2, 4], "solution": "(8-2)*4"}'].join("\n"));
     expect((await loadAnswerKeyFile(good)).map((e) => e.source)).toEqual(["canonical", "countdown"]);
