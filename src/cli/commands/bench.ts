@@ -4,7 +4,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import os from "node:os";
-import { parseArgs } from "node:util";
+import { parseFlags } from "../args.ts";
 import { formatResults, type BenchResult } from "../../../bench/harness.ts";
 import { rewardBenchmarks } from "../../../bench/rewards.bench.ts";
 import { runtimeBenchmarks } from "../../../bench/runtime.bench.ts";
@@ -24,12 +24,14 @@ const command: CliCommand = {
   description: "run the benchmarks, print them and write bench/results.json",
   usage,
   async run(argv) {
-    const { values } = parseArgs({ args: argv, options: { only: { type: "string" }, out: { type: "string", default: "bench/results.json" }, help: { type: "boolean" } } });
-    if (values.help) {
+    const flags = parseFlags(argv, { only: { type: "string" }, out: { type: "string", default: "bench/results.json" } });
+    if (!flags) {
       console.log(usage);
       return 0;
     }
-    const names = values.only ? values.only.split(",") : Object.keys(GROUPS);
+    const only = flags.values["only"] as string | undefined;
+    const out = flags.values["out"] as string;
+    const names = only ? only.split(",") : Object.keys(GROUPS);
     const unknown = names.filter((n) => !GROUPS[n]);
     if (unknown.length) throw new CliError(`unknown benchmark group ${unknown.join(", ")}; known: ${Object.keys(GROUPS).join(", ")}`);
     const results: BenchResult[] = [];
@@ -39,8 +41,8 @@ const command: CliCommand = {
     for (const r of results.filter((x) => x.note)) console.log(`  ${r.name}: ${r.note}`);
     console.log(`peak-ish RSS of the bench process: ${rssMiB.toFixed(0)} MiB`);
     const report = { at: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? "", rssMiB: Math.round(rssMiB), results };
-    await writeFile(values.out, JSON.stringify(report, null, 2) + "\n");
-    console.log(`written to ${values.out}`);
+    await writeFile(out, JSON.stringify(report, null, 2) + "\n");
+    console.log(`written to ${out}`);
     return results.some((r) => r.metTarget === false) ? 1 : 0;
   },
 };

@@ -4,8 +4,8 @@
  * usage error or bad input (an unreadable or invalid `--answer-key` file, a `--host` that is not this machine's),
  * 1 when the server cannot start (port taken). Errors are one line naming the fix, never a stack trace.
  */
-import { parseArgs } from "node:util";
 import { EmulatorProfile, loadAnswerKeyFile, startEmulator, type AnswerKeyEntry, type RunningEmulator } from "../../emulator/index.ts";
+import { parseFlags } from "../args.ts";
 import { CliError, type CliCommand } from "../main.ts";
 
 const USAGE = [
@@ -46,28 +46,18 @@ function integer(name: string, text: string, min: number, max: number): number {
  * @returns the options, or null for `--help`. @throws CliError on a usage error.
  */
 export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: "string" },
-        host: { type: "string" },
-        profile: { type: "string" },
-        "answer-key": { type: "string" },
-        seed: { type: "string" },
-        upstream: { type: "string" },
-        "upstream-key": { type: "string" },
-        "upstream-model": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
-  if (values["help"]) return null;
+  const flags = parseFlags(argv, {
+    port: { type: "string" },
+    host: { type: "string" },
+    profile: { type: "string" },
+    "answer-key": { type: "string" },
+    seed: { type: "string" },
+    upstream: { type: "string" },
+    "upstream-key": { type: "string" },
+    "upstream-model": { type: "string" },
+  });
+  if (!flags) return null;
+  const values = flags.values;
   const profile = EmulatorProfile.safeParse(values["profile"] ?? "real");
   if (!profile.success) throw new CliError(`--profile must be one of real, dev, fast, got '${String(values["profile"])}'`);
   const upstreamUrl = values["upstream"] as string | undefined;

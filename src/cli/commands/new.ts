@@ -3,7 +3,7 @@
  * unit test, its registry entry in `functions/index.ts` and a README subsection (issue 4 §6; the seed's
  * write-swarm-client skill). Exit codes: 0 written, 2 usage error (bad or taken name, not a project), 1 I/O error.
  */
-import { parseArgs } from "node:util";
+import { parseFlags } from "../args.ts";
 import { resolve } from "node:path";
 import { CliError, type CliCommand } from "../main.ts";
 import { scaffoldFunction, shown } from "../scaffold/scaffold.ts";
@@ -37,18 +37,8 @@ export interface NewCliOptions {
  * @returns the options, or null for `--help`. @throws CliError on a usage error.
  */
 export function parseNewArgs(argv: string[]): NewCliOptions | null {
-  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: { dir: { type: "string" }, help: { type: "boolean", short: "h" } },
-    });
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
-  if (parsed.values["help"]) return null;
+  const parsed = parseFlags(argv, { dir: { type: "string" } }, true);
+  if (!parsed) return null;
   const [name, ...extra] = parsed.positionals;
   if (!name) throw new CliError("missing NAME, e.g. `ajet-edge new my-agent`");
   if (extra.length) throw new CliError(`expected one NAME, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`);

@@ -3,7 +3,7 @@
  * zod; every error names the flag and the fix. Defaults are the `npm start` run: Countdown from generated tasks,
  * batch 8 × num_repeat 4, 3 training steps, against the local emulator.
  */
-import { parseArgs } from "node:util";
+import { parseFlags } from "../args.ts";
 import { z } from "zod";
 import { DatasetKind } from "../../tasks/index.ts";
 import { CliError } from "../main.ts";
@@ -105,24 +105,15 @@ const Flags = z.object({
  * @throws CliError (exit code 2) naming the flag and the fix
  */
 export function parseDevArgs(argv: string[]): DevOptions | null {
-  let values: Record<string, unknown>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        function: { type: "string" }, dataset: { type: "string" }, kind: { type: "string" }, limit: { type: "string" },
-        steps: { type: "string" }, "batch-size": { type: "string" }, "num-repeat": { type: "string" },
-        "max-env-worker": { type: "string" }, seed: { type: "string" }, "episode-type": { type: "string" },
-        "swarm-url": { type: "string" }, swarm: { type: "string", multiple: true }, "no-start-engine": { type: "boolean" },
-        timeout: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
-  if (values["help"]) return null;
+  const flags = parseFlags(argv, {
+    function: { type: "string" }, dataset: { type: "string" }, kind: { type: "string" }, limit: { type: "string" },
+    steps: { type: "string" }, "batch-size": { type: "string" }, "num-repeat": { type: "string" },
+    "max-env-worker": { type: "string" }, seed: { type: "string" }, "episode-type": { type: "string" },
+    "swarm-url": { type: "string" }, swarm: { type: "string", multiple: true }, "no-start-engine": { type: "boolean" },
+    timeout: { type: "string" }, json: { type: "boolean" },
+  });
+  if (!flags) return null;
+  const values = flags.values;
   const parsed = Flags.safeParse(values);
   if (!parsed.success) throw new CliError(parsed.error.issues.map((i) => i.message).join("\n"));
   const f = parsed.data;
