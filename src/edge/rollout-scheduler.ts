@@ -136,7 +136,9 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   async episodeClaimed(report: Parameters<SchedulerPort["episodeClaimed"]>[0]): Promise<ClaimAck> {
     if (!this.#state) return NO_RUN;
     const ack = await this.#apply({ type: "episodeClaimed", ...report });
-    return ack.status === "applied" ? { ...ack, secrets: this.#meta?.spec.secrets ?? {} } : ack;
+    // `duplicate` = these very claims were applied before (a resent RPC whose first answer was lost): the consumer
+    // carries on with the episode, so it needs the secrets too
+    return ack.status === "applied" || ack.status === "duplicate" ? { ...ack, secrets: this.#meta?.spec.secrets ?? {} } : ack;
   }
 
   async claimFailed(report: Parameters<SchedulerPort["claimFailed"]>[0]): Promise<EventAck> {

@@ -55,6 +55,14 @@ export type EpisodeRunResult =
 
 const isGo = (ack: EventAck) => ack.status === "applied";
 
+/** Pause before sending a failed scheduler RPC once more (ms, on the injected clock). */
+export const RPC_RETRY_DELAY_MS = 1_000;
+/**
+ * Cause reported when the outcome could not be recorded: the claims were aborted, nothing was ended, so the
+ * scheduler must close the attempt instead of resending a recorded end from its outbox (BC-26, BC-51).
+ */
+export const OUTCOME_UNRECORDED = "outcome_unrecorded";
+
 function loggerFor(log: RolloutLogger): SwarmLogger {
   return { debug: log.debug, info: log.info, warn: log.warn, error: log.error };
 }
@@ -79,6 +87,20 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
   const rpc = <T>(call: () => Promise<T>): Promise<T> => {
     reservation?.take();
     return call();
+  };
+  /**
+   * An idempotent port call (keyed by episodeKey and attempt) sent once more when it fails: the object may have
+   * applied it before its answer was lost (a reset, BC-51), and the second answer then says `duplicate`.
+   * @returns the answer and whether it came from the second send
+   */
+  const rpcTwice = async <T>(call: () => Promise<T>): Promise<{ answer: T; resent: boolean }> => {
+    try {
+      return { answer: await rpc(call), resent: false };
+    } catch (err) {
+      log.warn("scheduler RPC failed; sending it once more", { error: String(err) });
+      await deps.sleep(RPC_RETRY_DELAY_MS);
+      return { answer: await rpc(call), resent: true };
+    }
   };
   // Ordinary calls (claims, LLM) spend the shared budget; the end/abort and reports spend this episode's reservation.
   const fetch = guardFetch(deps.fetch, deps.limiter, deps.budget);
@@ -115,13 +137,15 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
 
     // 2. report the claim; anything but "applied" means another delivery owns this attempt or it is closed
     let ack: ClaimAck;
+    let resent: boolean;
     try {
-      ack = await rpc(() => deps.port.episodeClaimed({ episodeKey: msg.episodeKey, attempt: msg.attempt, dispatchId: msg.dispatchId, claims }));
+      ({ answer: ack, resent } = await rpcTwice(() => deps.port.episodeClaimed({ episodeKey: msg.episodeKey, attempt: msg.attempt, dispatchId: msg.dispatchId, claims })));
     } catch (err) {
       await abortHeld();
       return { kind: "retry", reason: `episodeClaimed failed: ${String(err)}` };
     }
-    if (!isGo(ack)) {
+    // after a lost answer, `duplicate` means our first report (these very claims) was applied: the episode is ours
+    if (!isGo(ack) && !(resent && ack.status === "duplicate")) {
       await abortHeld();
       return { kind: "stale", reason: ack.status === "duplicate" ? "duplicate delivery" : ack.reason };
     }
@@ -134,10 +158,19 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     // 4. commit point: record the outcome (outbox) before sending anything (BC-26)
     let recorded: EventAck;
     try {
-      recorded = await rpc(() => deps.port.episodeOutcomeRecorded({ episodeKey: msg.episodeKey, attempt: msg.attempt, outcome: decision.outcome, outputs: decision.outputs }));
+      ({ answer: recorded } = await rpcTwice(() => deps.port.episodeOutcomeRecorded({ episodeKey: msg.episodeKey, attempt: msg.attempt, outcome: decision.outcome, outputs: decision.outputs })));
     } catch (err) {
-      await abortHeld();
-      return { kind: "retry", reason: `episodeOutcomeRecorded failed: ${String(err)}` };
+      // The object may hold the outcome (applied, answer lost): tell it nothing was ended, or its outbox would
+      // resend a recorded end after the lease, and a "not found" then would count a reward never sent (BC-26).
+      if (decision.action !== "none") await abortHeld();
+      log.warn("episodeOutcomeRecorded failed; claims given back, nothing ended", { error: String(err) });
+      const result = decision.action === "none" ? "expired" : "aborted";
+      const told = await Promise.resolve().then(() => rpc(() => deps.port.episodeReported({ episodeKey: msg.episodeKey, attempt: msg.attempt, result, cause: OUTCOME_UNRECORDED }))).then(
+        () => true,
+        () => false,
+      );
+      if (!told) return { kind: "retry", reason: `episodeOutcomeRecorded failed: ${String(err)}` };
+      return { kind: "reported", result, outcome: { kind: "abort", cause: OUTCOME_UNRECORDED } };
     }
     if (recorded.status === "stale" || recorded.status === "unknown") {
       if (decision.action !== "none") await abortHeld();

@@ -35,7 +35,8 @@ describe("the episode port is idempotent", () => {
     const claimed = { episodeKey: a.episodeKey, attempt: 1, dispatchId: a.dispatchId, claims: [{ swarm: "default", episodeUuid: "e".repeat(32), globalStep: 1 }] };
     expect(await run.stub.episodeClaimed(claimed)).toMatchObject({ status: "applied" });
     const once = await status(run);
-    expect(await run.stub.episodeClaimed(claimed)).toEqual({ status: "duplicate" });
+    // a resent report whose first answer was lost: the consumer carries on, so the run's secrets come with it
+    expect(await run.stub.episodeClaimed(claimed)).toEqual({ status: "duplicate", secrets: {} });
     expect((await status(run)).episodes).toEqual(once.episodes);
 
     const failed = { episodeKey: b.episodeKey, attempt: 1, dispatchId: b.dispatchId, kind: "noEpisodes" as const, swarm: "default" };

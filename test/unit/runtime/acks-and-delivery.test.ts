@@ -37,10 +37,10 @@ describe("scheduler acks", () => {
     });
   }
 
-  it("episodeClaimed unreachable: the claim is aborted and the message retried", async () => {
+  it("episodeClaimed unreachable (twice): the claim is aborted and the message retried", async () => {
     const { emu, net, port, deps, msg } = await setup({ episodeClaimed: () => Promise.reject(new Error("DO overloaded")) });
     expect(await runEpisode(msg, deps)).toMatchObject({ kind: "retry" });
-    expect(methodsOf(port.calls)).toEqual(["episodeClaimed"]);
+    expect(methodsOf(port.calls)).toEqual(["episodeClaimed", "episodeClaimed"]);
     expect(net.to("/abort_episode")).toHaveLength(1);
     expect(held(emu)).toHaveLength(0);
   });
@@ -58,11 +58,49 @@ describe("scheduler acks", () => {
     });
   }
 
-  it("episodeOutcomeRecorded unreachable: nothing is ended, the claim is aborted, the message retried", async () => {
-    const { emu, net, deps, msg } = await setup({ episodeOutcomeRecorded: () => Promise.reject(new Error("network")) });
+  it("episodeOutcomeRecorded unreachable (twice): nothing is ended, the claim is aborted and the abort reported, so the scheduler never resends an end that was never sent", async () => {
+    const { emu, net, port, deps, msg } = await setup({ episodeOutcomeRecorded: () => Promise.reject(new Error("network")) });
+    expect(await runEpisode(msg, deps)).toEqual({ kind: "reported", result: "aborted", outcome: { kind: "abort", cause: "outcome_unrecorded" } });
+    expect(methodsOf(port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded", "episodeOutcomeRecorded", "episodeReported"]);
+    expect(port.calls.at(-1)?.report).toEqual({ episodeKey: msg.episodeKey, attempt: 1, result: "aborted", cause: "outcome_unrecorded" });
+    expect(net.to("/end_episode")).toHaveLength(0);
+    expect(net.to("/abort_episode")).toHaveLength(1);
+    expect(held(emu)).toHaveLength(0);
+  });
+
+  it("episodeOutcomeRecorded and the abort report both unreachable: the claim is aborted and the message retried", async () => {
+    const fail = () => Promise.reject(new Error("network"));
+    const { emu, net, deps, msg } = await setup({ episodeOutcomeRecorded: fail, episodeReported: fail });
     expect(await runEpisode(msg, deps)).toMatchObject({ kind: "retry" });
     expect(net.to("/end_episode")).toHaveLength(0);
     expect(net.to("/abort_episode")).toHaveLength(1);
+    expect(held(emu)).toHaveLength(0);
+  });
+
+  it("BC-51 episodeOutcomeRecorded applied but its answer lost (a DO reset): the retried RPC is 'duplicate' and the episode ends — no abort, no recorded end left for the outbox to resend", async () => {
+    let calls = 0;
+    const { emu, net, port, deps, msg } = await setup({
+      episodeOutcomeRecorded: (r) => (calls++ === 0 ? Promise.reject(new Error("Durable Object reset because its code was updated")) : { status: "duplicate", outcome: r.outcome }),
+    });
+    expect(await runEpisode(msg, deps)).toEqual({ kind: "reported", result: "ended", outcome: { kind: "end", reward: 1 } });
+    expect(methodsOf(port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded", "episodeOutcomeRecorded", "episodeReported"]);
+    expect(net.to("/abort_episode")).toHaveLength(0);
+    expect(net.to("/end_episode")).toHaveLength(1);
+    expect(accepted(emu)).toHaveLength(1);
+    expect(held(emu)).toHaveLength(0);
+  });
+
+  it("BC-51 episodeClaimed applied but its answer lost: the retried RPC is 'duplicate' (same claims), so the episode runs and ends instead of leaving a claimed row to stall until its run lease", async () => {
+    let calls = 0;
+    const { emu, net, port, deps, msg } = await setup({
+      episodeClaimed: () => (calls++ === 0 ? Promise.reject(new Error("Durable Object reset because its code was updated")) : { status: "duplicate", secrets: { JUDGE_KEY: "k" } }),
+    });
+    expect(await runEpisode(msg, deps)).toEqual({ kind: "reported", result: "ended", outcome: { kind: "end", reward: 1 } });
+    const claimedCalls = port.calls.filter((c) => c.method === "episodeClaimed");
+    expect(claimedCalls).toHaveLength(2);
+    expect(claimedCalls[1]?.report).toEqual(claimedCalls[0]?.report); // the same claims: idempotent by (episodeKey, attempt)
+    expect(net.to("/abort_episode")).toHaveLength(0);
+    expect(accepted(emu)).toHaveLength(1);
     expect(held(emu)).toHaveLength(0);
   });
 
