@@ -152,7 +152,9 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
 
     // 3. run the function, stopped at the local lifetime (BC-24) or before the invocation's wall limit
     // LLM calls go through the guarded fetch: they share the 6 connections (BC-48) and the budget (BC-49)
-    const decision = await runFunction(fn, task, msg, { ...deps, fetch, secrets: { ...deps.secrets, ...ack.secrets } }, held, claimedAtMs);
+    // ctx.canContinue() is the function's own work: it spends the shared budget, never the end/report reserve (BC-49)
+    const primaryClient = clients.find((c) => c.name === held[0]?.swarm)?.client ?? held[0]!.client;
+    const decision = await runFunction(fn, task, msg, { ...deps, fetch, secrets: { ...deps.secrets, ...ack.secrets } }, held, claimedAtMs, primaryClient);
     if (decision.error) log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
 
     // 4. commit point: record the outcome (outbox) before sending anything (BC-26)
@@ -208,6 +210,8 @@ async function runFunction(
   deps: EpisodeRunnerDeps,
   held: HeldClaim[],
   claimedAtMs: number,
+  /** the client that answers ctx.canContinue() for the first claim (ordinary budget, not the reserve) */
+  primaryClient: SwarmClient,
 ): Promise<OutcomeDecision> {
   const lifetimeEndsAtMs = claimedAtMs + LIFETIME_FACTOR * msg.discardEpisodeTimeoutSeconds * 1000;
   const stopAtMs = Math.min(lifetimeEndsAtMs, (deps.invocationDeadlineAtMs ?? Infinity) - (deps.reportReserveMs ?? 20_000));
@@ -225,7 +229,7 @@ async function runFunction(
       episodes: Object.fromEntries(held.map((h) => [h.swarm, { swarm: h.swarm, episodeUuid: h.episode.episodeUuid, baseUrl: h.episode.baseUrl, apiKey: h.episode.apiKey }])),
       episodeType: msg.episodeType,
       signal: controller.signal,
-      canContinue: () => primary.client.canContinueEpisode(primary.episode.episodeUuid).catch(() => false),
+      canContinue: () => primaryClient.canContinueEpisode(primary.episode.episodeUuid).catch(() => false),
       log: deps.log,
       secrets: { ...deps.secrets },
       model: msg.model,

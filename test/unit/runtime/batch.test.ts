@@ -133,6 +133,31 @@ describe("BC-49 subrequest budget", () => {
     expect(emu.stepLog.flatMap((s) => s.episodes)).toHaveLength(0);
   });
 
+  it("BC-49 ctx.canContinue() is ordinary work: a function that polls it never spends the calls reserved for its end and reports", async () => {
+    const { emu, net } = await batchSetup();
+    const port = recordingPort();
+    const answers: boolean[] = [];
+    const polling = defineRolloutFunction({
+      name: "countdown",
+      async run(task, ctx) {
+        const out = await countdown.run(task, ctx);
+        for (let i = 0; i < 8; i++) answers.push(await ctx.canContinue()); // e.g. a check between agent turns
+        return out;
+      },
+    });
+    // 7 reserved (end/abort + reports) + claim + engine status + one LLM call, and room for 2 more calls
+    const budget = new SubrequestBudget(12);
+    const deps = runnerDeps(net, port, { countdown: polling }, { budget });
+    const result = await runEpisode(episodeMessage(countdownTask(0), {}, deps.now()), deps);
+
+    expect(result).toEqual({ kind: "reported", result: "ended", outcome: { kind: "end", reward: 1 } });
+    expect(answers).toEqual([true, true, false, false, false, false, false, false]); // past the free room: false, not the reserve
+    expect(net.to("/end_episode")).toHaveLength(1);
+    expect(emu.stepLog.flatMap((s) => s.episodes)).toHaveLength(1);
+    expect([...emu.engine.records.values()].filter((r) => r.episode_status === "claimed")).toHaveLength(0);
+    expect(budget.used).toBeLessThanOrEqual(budget.limit);
+  });
+
   it("BC-49 16 episodes on a 120-subrequest budget: every claim is ended or aborted exactly once, the rest hold nothing", async () => {
     const { emu, net } = await batchSetup();
     const port = recordingPort();
