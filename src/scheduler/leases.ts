@@ -19,6 +19,13 @@ export const LEASE_EXPIRED = "lease_expired";
 export const MAX_UNDELIVERED_DISPATCHES = 5;
 
 /**
+ * Abort causes whose server episode the consumer deliberately leaves alone (runtime/outcome action `none`):
+ * `expired` means the server's idle janitor already reverted it and it may be another client's by now (BC-23,
+ * spec §5.7; abort checks no ownership, spec §3.10), so a lease never aborts it either.
+ */
+const LEFT_TO_THE_SERVER: ReadonlySet<string> = new Set(["expired"]);
+
+/**
  * Claims of `row` safe to abort: a server episode reverted by the idle janitor keeps its uuid and may already be
  * re-claimed by another consumer of this run (same client uuid, spec §5.6), so uuids another live row holds are skipped.
  */
@@ -42,7 +49,8 @@ function abortOnServer(d: Draft, row: EpisodeRow, reason: string): void {
  *  - dispatched (no claim reported within `dispatchLeaseSeconds`): dispatched again, not an attempt (nothing ran);
  *    after {@link MAX_UNDELIVERED_DISPATCHES} such expiries in a row the attempt fails with `lease_expired`;
  *  - running (no outcome within `runLeaseSeconds`): abort its claims once, the attempt fails with `lease_expired`;
- *  - reporting an `abort`: abort its claims once, the attempt fails with the recorded cause;
+ *  - reporting an `abort`: abort its claims once (not for `expired`: the server reverted it already), the attempt
+ *    fails with the recorded cause;
  *  - reporting a `score` (eval): abort its claims once, the episode counts as scored;
  *  - reporting an `end`: `resolveOutbox` (the DO knows whether end was sent), asked again each `reportLeaseSeconds`
  *    until `episodeReported` arrives. The attempt stays open: the reward may already be on the server.
@@ -75,7 +83,8 @@ export function expireLeases(d: Draft): void {
     } else if (row.status === "reporting") {
       d.run.totals.reconciles++;
       d.log("warn", "recorded outcome was not reported within its lease; aborting it once (BC-51)", fields);
-      abortOnServer(d, row, row.outcome?.kind === "abort" ? row.outcome.cause : LEASE_EXPIRED);
+      const cause = row.outcome?.kind === "abort" ? row.outcome.cause : LEASE_EXPIRED;
+      if (!LEFT_TO_THE_SERVER.has(cause)) abortOnServer(d, row, cause);
       if (row.outcome?.kind === "score") endEpisode(d, row, row.outcome.reward);
       else failAttempt(d, row, row.outcome?.kind === "abort" ? row.outcome.cause : LEASE_EXPIRED);
     }

@@ -85,6 +85,18 @@ describe("leases and reconciliation (BC-51)", () => {
     expect(Object.values(e.state.evalTasks).map((t) => t.rewards)).toEqual([[1]]);
   });
 
+  it("BC-23 an 'expired' outcome past its lease is not aborted (the server already reverted it; it may be another client's now) and is re-queued once", () => {
+    const { h, sent } = started();
+    h.finishEpisode(sent[1]!, 1, 1);
+    h.claim(sent[0]!, 1, "uuid-reverted");
+    h.outcome(sent[0]!, { kind: "abort", cause: "expired" }); // the consumer sent nothing (action none); its report is lost
+    h.advance(400_000);
+    expect(abortsOf(h)).toEqual([]);
+    expect(h.row(sent[0]!.episodeKey)).toMatchObject({ attempt: 2, lastCause: "expired" });
+    expect(h.state.run.failuresByCause).toEqual({ expired: 1 });
+    expect(h.state.run.totals.reconciles).toBe(1);
+  });
+
   it("BC-51 skips aborting a server episode another live episode of the run has re-claimed (same client uuid)", () => {
     const { h, sent } = started();
     h.claim(sent[0]!, 1, "shared-uuid");
