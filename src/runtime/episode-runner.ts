@@ -183,7 +183,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     const sent = await sendServerAction(decision, held, task.task_id);
     if (sent.kind === "unresolved") return sent;
     try {
-      await rpc(() => deps.port.episodeReported({ episodeKey: msg.episodeKey, attempt: msg.attempt, result: sent.result, cause: sent.cause }));
+      await rpcTwice(() => deps.port.episodeReported({ episodeKey: msg.episodeKey, attempt: msg.attempt, result: sent.result, cause: sent.cause }));
     } catch (err) {
       return { kind: "unresolved", reason: `episodeReported failed: ${String(err)}` };
     }

@@ -111,6 +111,15 @@ describe("scheduler acks", () => {
     expect(accepted(emu)).toHaveLength(1);
   });
 
+  it("BC-51 episodeReported fails once (a DO reset): sent once more, so the attempt closes now instead of waiting for the report lease and the outbox", async () => {
+    let calls = 0;
+    const { emu, net, port, deps, msg } = await setup({ episodeReported: () => (calls++ === 0 ? Promise.reject(new Error("Durable Object reset")) : { status: "applied" }) });
+    expect(await runEpisode(msg, deps)).toEqual({ kind: "reported", result: "ended", outcome: { kind: "end", reward: 1 } });
+    expect(methodsOf(port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded", "episodeReported", "episodeReported"]);
+    expect(net.to("/end_episode")).toHaveLength(1);
+    expect(accepted(emu)).toHaveLength(1);
+  });
+
   it("the run's secrets from the claim ack reach ctx.secrets; a task not inlined is fetched from the port (BC-53)", async () => {
     const big: Task = { ...countdownTask(3), metadata: { target: 24, nums: [2, 3, 4], blob: "x".repeat(200_000) } };
     let secretSeen: string | undefined;
