@@ -63,6 +63,8 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   #state: SchedulerState | null = null;
   #meta: RunMeta | null = null;
   readonly #unreachableLoggedAtMs = new Map<string, number>();
+  /** outbox resends in flight, by `episodeKey@attempt` (in memory: a reset DO has none in flight) */
+  readonly #resending = new Set<string>();
   readonly #dispatcher: Dispatcher;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -306,9 +308,19 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       await this.episodeReported({ episodeKey: e.episodeKey, attempt: e.attempt, result: "expired", cause: "expired:reclaimed" });
       return;
     }
-    const box = this.#storage.outbox(e.episodeKey, e.attempt);
-    const claims = e.claims.map((cl) => ({ ...cl, client: this.#client(cl.swarm) }));
-    const sent = box ? await endAll(claims, box.taskId, box.outputs, true) : ({ kind: "sent", result: "rejected", cause: "outbox_missing" } as const);
+    // one resend at a time per attempt: a resend can take 2 × 330 s, and two ends in flight on one server episode
+    // could both be accepted (the server's checks run before its engine wait)
+    const key = `${e.episodeKey}@${e.attempt}`;
+    if (this.#resending.has(key)) return;
+    this.#resending.add(key);
+    let sent;
+    try {
+      const box = this.#storage.outbox(e.episodeKey, e.attempt);
+      const claims = e.claims.map((cl) => ({ ...cl, client: this.#client(cl.swarm) }));
+      sent = box ? await endAll(claims, box.taskId, box.outputs, true) : ({ kind: "sent", result: "rejected", cause: "outbox_missing" } as const);
+    } finally {
+      this.#resending.delete(key);
+    }
     if (sent.kind === "unresolved") return this.#log("warn", "outbox resend still unresolved; will retry", { episodeKey: e.episodeKey, reason: sent.reason });
     await this.episodeReported({ episodeKey: e.episodeKey, attempt: e.attempt, result: sent.result, cause: sent.cause, reward: e.reward });
   }

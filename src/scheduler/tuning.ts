@@ -25,8 +25,8 @@ export const RunTuning = z.strictObject({
   runLeaseSeconds: positive("runLeaseSeconds", "seconds", "1980").describe(
     "a claimed episode must record its outcome within this (default 8 × discardEpisodeTimeoutSeconds + 60 s, BC-24)",
   ),
-  reportLeaseSeconds: positive("reportLeaseSeconds", "seconds", "360").describe(
-    "an outcome must be reported (end/abort answered) within this (default 360 s: 330 s end timeout + 30 s, BC-26)",
+  reportLeaseSeconds: positive("reportLeaseSeconds", "seconds", "720").describe(
+    "an outcome must be reported (end/abort answered) within this (default 720 s: the consumer's end and its one resend, 2 × 330 s, + 60 s, BC-26), so the outbox never resends while the consumer's end may still be in flight",
   ),
   claimRetryMs: positive("claimRetryMs", "milliseconds", "2000").describe(
     'first back-off after "No available episodes" (default 2000 ms, spec §8.3)',
@@ -56,7 +56,7 @@ export function resolveTuning(t: RunTuningInput, discardEpisodeTimeoutSeconds: n
     statusPollRollingMs: t.statusPollRollingMs ?? 3000,
     dispatchLeaseSeconds: t.dispatchLeaseSeconds ?? 300,
     runLeaseSeconds: t.runLeaseSeconds ?? 8 * discardEpisodeTimeoutSeconds + RUN_LEASE_MARGIN_SECONDS,
-    reportLeaseSeconds: t.reportLeaseSeconds ?? 360,
+    reportLeaseSeconds: t.reportLeaseSeconds ?? 720,
     claimRetryMs: t.claimRetryMs ?? 2000,
     claimRetryNotRollingMs: t.claimRetryNotRollingMs ?? 15_000,
     claimRetryMaxMs: t.claimRetryMaxMs ?? 60_000,

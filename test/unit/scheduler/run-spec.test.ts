@@ -18,7 +18,7 @@ describe("RunSpec defaults", () => {
     });
     expect(spec.tuning).toEqual({
       statusPollWaitingMs: 1000, statusPollRollingMs: 3000, dispatchLeaseSeconds: 300,
-      runLeaseSeconds: 8 * 240 + 60, reportLeaseSeconds: 360, claimRetryMs: 2000, claimRetryNotRollingMs: 15000, claimRetryMaxMs: 60000,
+      runLeaseSeconds: 8 * 240 + 60, reportLeaseSeconds: 720, claimRetryMs: 2000, claimRetryNotRollingMs: 15000, claimRetryMaxMs: 60000,
     });
   });
 
