@@ -3,7 +3,7 @@
  * swarm defaults for missing keys (spec §10.2), and the engine's worker count (spec §5.2).
  */
 import { parse as parseYaml } from "yaml";
-import { SampleCollectionMethod } from "../protocol/index.ts";
+import { SampleCollectionMethod, serverEpisodeCapacity } from "../protocol/index.ts";
 import { pyTypeName } from "./python/codecs.ts";
 
 /** The training settings the simulated engine needs. */
@@ -81,14 +81,8 @@ export function modelPathOf(yamlText: string): string | null {
   }
 }
 
-/**
- * Number of engine worker slots = registered-or-claimed episodes at once (spec §5.2):
- * `min(B, ceil(max_env_worker / R)) × R`.
- */
-export function engineCapacity(config: Pick<TrainConfig, "batchSize" | "numRepeat" | "maxEnvWorker">): number {
-  const nTask = Math.min(config.batchSize, Math.ceil(config.maxEnvWorker / config.numRepeat));
-  return Math.max(1, nTask) * config.numRepeat;
-}
+/** Number of engine worker slots = registered-or-claimed episodes at once (spec §5.2). */
+export const engineCapacity = serverEpisodeCapacity;
 
 /**
  * The engine's last step: `total_training_steps` when set, else `total_epochs × ceil(1000 / B)` (the engine's

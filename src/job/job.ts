@@ -3,7 +3,7 @@
  * sends. Options overwrite single keys; every other key, known or not, is kept as written.
  */
 import type { Document } from "yaml";
-import type { SampleCollectionMethod } from "../protocol/index.ts";
+import { serverEpisodeCapacity, type SampleCollectionMethod } from "../protocol/index.ts";
 import { DEFAULT_SWARM_YAML } from "./default-config.ts";
 import { JOB_FIELD_NAMES, JOB_FIELDS } from "./options.ts";
 import type { AgentJetJobOptions, AgentJetJobValues } from "./options.ts";
@@ -24,13 +24,8 @@ export interface AgentJetJobDeps {
 /** The experiment-name placeholder of the default YAML (spec §10.2). */
 export const READ_YAML_NAME = "read_yaml_name";
 
-/**
- * The server's cap on in-flight (registered + claimed) episodes across all clients (spec §5.2, newest engine):
- * `min(batchSize, ceil(maxEnvWorker / numRepeat)) × numRepeat`. Used as the default `maxParallel` of a run.
- */
-export function engineEpisodeCapacity(v: { batchSize: number; maxEnvWorker: number; numRepeat: number }): number {
-  return Math.min(v.batchSize, Math.ceil(v.maxEnvWorker / v.numRepeat)) * v.numRepeat;
-}
+/** The server's cap on in-flight episodes for these values (spec §5.2); see `serverEpisodeCapacity` in src/protocol. */
+export const engineEpisodeCapacity = serverEpisodeCapacity;
 
 /** `_YYYYMMDD-HHMMSS` in UTC (workerd's clock has no time zone). */
 function experimentStamp(nowMs: number): string {

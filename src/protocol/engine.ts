@@ -96,3 +96,12 @@ export type ServerExperimentDirResponse = z.infer<typeof ServerExperimentDirResp
 /** `GET /health` response (spec §1). */
 export const HealthResponse = z.looseObject({ status: z.string() });
 export type HealthResponse = z.infer<typeof HealthResponse>;
+
+/**
+ * The server's cap on registered + claimed episodes at once, across all clients (spec §5.2,
+ * `native_parallel_worker.py`): `min(batchSize, ceil(maxEnvWorker / numRepeat)) × numRepeat`, at least one task
+ * group. Claims above it only meet "No available episodes"; a run's default `maxParallel`.
+ */
+export function serverEpisodeCapacity(c: { batchSize: number; maxEnvWorker: number; numRepeat: number }): number {
+  return Math.max(1, Math.min(c.batchSize, Math.ceil(c.maxEnvWorker / c.numRepeat))) * c.numRepeat;
+}

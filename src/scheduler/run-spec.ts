@@ -3,6 +3,7 @@
  * the core), its documented defaults, and the cross-field checks (job agreement, BC-31 per-source caps, leases).
  */
 import { z } from "zod";
+import { serverEpisodeCapacity } from "../protocol/index.ts";
 import { sourceCapIssues } from "./mixing.ts";
 import { RunTuning, resolveTuning } from "./tuning.ts";
 
@@ -150,7 +151,7 @@ export const RunSpec = RunSpecObject.superRefine((spec, ctx) => {
     batchSize,
     numRepeat,
     maxEnvWorker,
-    maxParallel: spec.maxParallel ?? serverEpisodeCap(batchSize, maxEnvWorker, numRepeat),
+    maxParallel: spec.maxParallel ?? serverEpisodeCapacity({ batchSize, maxEnvWorker, numRepeat }),
     maxSteps: spec.maxSteps ?? null,
     tuning: resolveTuning(spec.tuning, spec.discardEpisodeTimeoutSeconds),
   };
@@ -162,14 +163,6 @@ export type RunSpecInput = z.input<typeof RunSpec>;
 
 function numberOr(value: unknown, fallback: number): number {
   return typeof value === "number" && Number.isInteger(value) && value >= 1 ? value : fallback;
-}
-
-/**
- * The server's cap on simultaneously registered + claimed episodes (spec §5.2, `native_parallel_worker.py`):
- * `min(batchSize, ceil(maxEnvWorker / numRepeat)) × numRepeat`. Claims above it only meet "No available episodes".
- */
-export function serverEpisodeCap(batchSize: number, maxEnvWorker: number, numRepeat: number): number {
-  return Math.min(batchSize, Math.ceil(maxEnvWorker / numRepeat)) * numRepeat;
 }
 
 /** One problem in a run spec: the dotted field path (`datasets.1.weight`) and a message that says the fix. */

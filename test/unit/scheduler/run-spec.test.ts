@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RunSpec, parseRunSpec, serverEpisodeCap } from "../../../src/scheduler/index.ts";
+import { serverEpisodeCapacity } from "../../../src/protocol/index.ts";
+import { RunSpec, parseRunSpec } from "../../../src/scheduler/index.ts";
 import { specInput } from "./harness.ts";
 
 const issuesOf = (input: unknown) => {
@@ -25,7 +26,7 @@ describe("RunSpec defaults", () => {
   it("reads batchSize, numRepeat and maxEnvWorker from the job options when not given at the top level", () => {
     const spec = RunSpec.parse(specInput({ batchSize: undefined, numRepeat: undefined, job: { batchSize: 16, numRepeat: 8, maxEnvWorker: 40, model: "Qwen" } }));
     expect([spec.batchSize, spec.numRepeat, spec.maxEnvWorker]).toEqual([16, 8, 40]);
-    expect(spec.maxParallel).toBe(serverEpisodeCap(16, 40, 8));
+    expect(spec.maxParallel).toBe(serverEpisodeCapacity({ batchSize: 16, maxEnvWorker: 40, numRepeat: 8 }));
     expect(spec.maxParallel).toBe(40); // min(16, ceil(40/8)=5) × 8
     expect(spec.job).toEqual({ batchSize: 16, numRepeat: 8, maxEnvWorker: 40, model: "Qwen" });
   });
