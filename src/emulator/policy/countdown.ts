@@ -1,52 +1,19 @@
 /**
- * @module emulator/policy/countdown — Countdown arithmetic for the simulated policy: a safe evaluator for
- * `+ - * /` and parentheses, a small solver that uses every number exactly once (TinyZero's rule), and wrong
+ * @module emulator/policy/countdown — Countdown arithmetic for the simulated policy: the reward code's evaluator,
+ * a small solver that uses every number exactly once (TinyZero's rule), and wrong
  * equations built from the same numbers.
  */
+import { evaluateArithmetic } from "../../rewards/index.ts";
 import type { Rng } from "../rng.ts";
 
 /**
- * Evaluates an arithmetic expression with `+ - * /`, parentheses and decimal numbers (no `eval`).
+ * Evaluates an arithmetic expression with `+ - * /`, parentheses, decimals and unary minus — the reward code's
+ * evaluator (`evaluateArithmetic`, no `eval`), so the policy and the reward agree on what an equation is worth.
  * @returns the value, or null when the text is not such an expression or divides by zero.
  */
 export function evaluateEquation(expr: string): number | null {
-  const tokens = expr.match(/\d+(?:\.\d+)?|[-+*/()]|\S/g) ?? [];
-  let i = 0;
-  const peek = () => tokens[i];
-  const factor = (): number | null => {
-    const t = tokens[i++];
-    if (t === "(") {
-      const v = sum();
-      return tokens[i++] === ")" ? v : null;
-    }
-    if (t === "-") {
-      const v = factor();
-      return v === null ? null : -v;
-    }
-    return t !== undefined && /^\d/.test(t) ? Number(t) : null;
-  };
-  const product = (): number | null => {
-    let v = factor();
-    while (v !== null && (peek() === "*" || peek() === "/")) {
-      const op = tokens[i++];
-      const r = factor();
-      if (r === null || (op === "/" && r === 0)) return null;
-      v = op === "*" ? v * r : v / r;
-    }
-    return v;
-  };
-  const sum = (): number | null => {
-    let v = product();
-    while (v !== null && (peek() === "+" || peek() === "-")) {
-      const op = tokens[i++];
-      const r = product();
-      if (r === null) return null;
-      v = op === "+" ? v + r : v - r;
-    }
-    return v;
-  };
-  const value = sum();
-  return value !== null && i === tokens.length ? value : null;
+  const r = evaluateArithmetic(expr, { allowDecimals: true, allowUnary: true });
+  return r.ok ? r.value : null;
 }
 
 interface Term {
