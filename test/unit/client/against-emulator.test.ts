@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SwarmClient, SwarmEngineStateError, SwarmServerOfflineError, type SwarmClientOptions } from "../../../src/client/index.ts";
 import { createEmulator, createManualClock, type Emulator, type ManualClock } from "../../../src/emulator/index.ts";
 import { ENGINE } from "../../../src/protocol/index.ts";
+import { advancingFetch } from "../../support/emulator-fetch.ts";
 import { recordingLogger } from "./_support.ts";
 
 const SERVER = "http://127.0.0.1:10086";
@@ -44,13 +45,7 @@ function setup() {
   const hooks = { onSleep: undefined as undefined | (() => Promise<void>) };
   let sleeps = 0;
   /** The emulator's app as the client's fetch; advances the manual clock until the handler answers. */
-  const fetch = async (input: string, init: RequestInit): Promise<Response> => {
-    let done = false;
-    const pending = Promise.resolve(emu.app.fetch(new Request(input, init))).finally(() => (done = true));
-    await clock.flush();
-    while (!done) await clock.advance(5);
-    return pending;
-  };
+  const fetch = advancingFetch(emu, clock);
   const make = (options: Partial<SwarmClientOptions> = {}) =>
     new SwarmClient({
       baseURL: SERVER,

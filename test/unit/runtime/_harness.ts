@@ -14,6 +14,7 @@ import type { EpisodeRunnerDeps } from "../../../src/runtime/episode-runner.ts";
 import { ConnectionLimiter, SubrequestBudget, type FetchLike } from "../../../src/runtime/limits.ts";
 import type { ClaimAck, EpisodeMessage, OutcomeReport, SchedulerPort } from "../../../src/runtime/messages.ts";
 import type { ClaimFailed, EpisodeClaimed, EpisodeReported, EventAck } from "../../../src/scheduler/index.ts";
+import { advancingFetch } from "../../support/emulator-fetch.ts";
 
 /** The URL of the first emulator; a second one listens (in name only) on the next port. */
 export const SWARM_A = "http://127.0.0.1:10086";
@@ -44,14 +45,7 @@ export function makeEmulator(options: Omit<EmulatorOptions, "clock" | "profile">
  * (start_engine waits on it), so nothing waits on real time. Resolves once the engine is ROLLING.
  */
 export async function bootToRolling(emu: Emulator, clock: ManualClock, c = { batchSize: 8, numRepeat: 4, maxEnvWorker: 32 }): Promise<void> {
-  const fetch = async (input: string, init: RequestInit): Promise<Response> => {
-    let done = false;
-    const pending = Promise.resolve(emu.app.fetch(new Request(input, init))).finally(() => (done = true));
-    await clock.flush();
-    while (!done) await clock.advance(5);
-    return pending;
-  };
-  const client = new SwarmClient({ baseURL: SWARM_A, fetch, now: () => clock.nowMs(), sleep: (ms) => clock.advance(ms), random: () => 0.5, logger: silentLogger() });
+  const client = new SwarmClient({ baseURL: SWARM_A, fetch: advancingFetch(emu, clock), now: () => clock.nowMs(), sleep: (ms) => clock.advance(ms), random: () => 0.5, logger: silentLogger() });
   await client.syncTrainConfig(trainingJob(c));
   const snap = await client.startEngine();
   expect(snap.status).toBe("ENGINE.ROLLING");
