@@ -20,10 +20,9 @@ export { SimulatedPolicy } from "./policy/policy.ts";
 export {
   AnswerKeyStore,
   AnswerFormat,
-  gsm8kGold,
   loadAnswerKeyFile,
   normalizeAnswerKeyRow,
   type AnswerKeyEntry,
   type AnswerKeyInput,
 } from "./policy/answer-key.ts";
-export { engineCapacity, parseTrainConfig, type TrainConfig } from "./train-config.ts";
+export { parseTrainConfig, type TrainConfig } from "./train-config.ts";

@@ -1,9 +1,9 @@
 /**
  * @module emulator/train-config — what the emulator reads from the synced AgentJetJob YAML (spec §10.5), with the
- * swarm defaults for missing keys (spec §10.2), and the engine's worker count (spec §5.2).
+ * swarm defaults for missing keys (spec §10.2), and the engine's last training step.
  */
 import { parse as parseYaml } from "yaml";
-import { SampleCollectionMethod, serverEpisodeCapacity } from "../protocol/index.ts";
+import { SampleCollectionMethod } from "../protocol/index.ts";
 import { pyTypeName } from "./python/codecs.ts";
 
 /** The training settings the simulated engine needs. */
@@ -80,9 +80,6 @@ export function modelPathOf(yamlText: string): string | null {
     return null;
   }
 }
-
-/** Number of engine worker slots = registered-or-claimed episodes at once (spec §5.2). */
-export const engineCapacity = serverEpisodeCapacity;
 
 /**
  * The engine's last step: `total_training_steps` when set, else `total_epochs × ceil(1000 / B)` (the engine's

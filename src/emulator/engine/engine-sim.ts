@@ -9,14 +9,14 @@
  * checks it (agree modes) and, once every claimed episode is resolved, posts WEIGHT_SYNCING (records wiped);
  * `weightSyncMs` later ROLLING with `global_step + 1`, or OFFLINE with `global_step` 0 after the last step.
  */
-import { ENGINE, defaultEpisodeKey, type ActiveSwarmClient, type WorkflowOutput } from "../../protocol/index.ts";
+import { ENGINE, defaultEpisodeKey, serverEpisodeCapacity, type ActiveSwarmClient, type WorkflowOutput } from "../../protocol/index.ts";
 import type { Clock, TimerHandle } from "../clock.ts";
 import type { EmulatorTimings } from "../options.ts";
 import type { Rng } from "../rng.ts";
 import { pushPoolInformation, pushVerboseLog } from "../server/pool.ts";
 import type { EngineLink, EpisodeRecord, ServerState } from "../server/state.ts";
 import { classifyTrainResult } from "../step-log.ts";
-import { engineCapacity, lastTrainingStep, type TrainConfig } from "../train-config.ts";
+import { lastTrainingStep, type TrainConfig } from "../train-config.ts";
 import { CurrentBatch } from "./batch.ts";
 
 /** Read-only view of the simulated engine, for tests and tooling. */
@@ -57,7 +57,7 @@ export class EngineSim implements EngineLink, EngineSimView {
     return this.running;
   }
   get capacity(): number {
-    return this.config ? engineCapacity(this.config) : 0;
+    return this.config ? serverEpisodeCapacity(this.config) : 0;
   }
   get slotUuids(): readonly string[] {
     return [...this.slots];

@@ -57,9 +57,6 @@ export function goldAnswer(entry: AnswerKeyEntry): string {
 
 const collapse = (s: string) => s.replace(/\s+/g, " ").trim();
 
-/** GSM8K gold (BC-10), read with the reward code's parser so the policy answers exactly what the reward expects. */
-export const gsm8kGold = parseGsm8kGold;
-
 /**
  * Normalises one row, detecting its shape (`match` → canonical; `target`+`nums` → Countdown; `question`+`answer`
  * → GSM8K).
@@ -86,7 +83,7 @@ export function normalizeAnswerKeyRow(row: unknown, where = "answer key row"): A
   if (has("question") && has("answer")) {
     const p = Gsm8kRow.safeParse(row);
     if (!p.success) throw problem(p.error);
-    const gold = gsm8kGold(p.data.answer);
+    const gold = parseGsm8kGold(p.data.answer); // the reward code's BC-10 parser: the policy answers what the reward expects
     if (gold === null) throw new Error(`${where}: gsm8k row has no '####' gold answer (field answer); fix the row or use {match, answer, format}`);
     return { match: collapse(p.data.question), answer: gold, format: "boxed", source: "gsm8k" };
   }

@@ -7,7 +7,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AnswerKeyStore, DEFAULT_POLICY, SimulatedPolicy, gsm8kGold, loadAnswerKeyFile, type PolicyOptions } from "../../../src/emulator/index.ts";
+import { AnswerKeyStore, DEFAULT_POLICY, SimulatedPolicy, loadAnswerKeyFile, type PolicyOptions } from "../../../src/emulator/index.ts";
+import { parseGsm8kGold } from "../../../src/rewards/index.ts";
 import { evaluateEquation, solveCountdown } from "../../../src/emulator/policy/countdown.ts";
 import { buildToolCall } from "../../../src/emulator/policy/tools.ts";
 import { createRng, sampleLatencyMs } from "../../../src/emulator/rng.ts";
@@ -106,7 +107,7 @@ describe("answer key", () => {
   });
 
   it("BC-10 raw GSM8K rows: gold after the last ####, commas and $ removed; a row without #### is refused", () => {
-    expect(gsm8kGold("Cost 80,000+50,000=$<<80000+50000=130000>>130,000\n#### $70,000")).toBe("70000");
+    expect(parseGsm8kGold("Cost 80,000+50,000=$<<80000+50000=130000>>130,000\n#### $70,000")).toBe("70000");
     const key = new AnswerKeyStore();
     key.add([{ question: "What does the house cost?", answer: "Cost 80,000+50,000=$<<80000+50000=130000>>130,000\n#### 70,000" }]);
     expect(policyWith({ initialAccuracy: 1 }, 1, key).respond(ask("Q: What does the house cost?")).content).toMatch(/\\boxed\{70000\}$/);
@@ -159,7 +160,7 @@ describeShared("answer key from the shared GSM8K test set", () => {
     const policy = policyWith({ initialAccuracy: 1 }, 1, key);
     for (const row of rows) {
       const reply = policy.respond(ask(`Solve: ${row.question}\nPut the final answer in \\boxed{}.`));
-      expect(reply.content.endsWith(`\\boxed{${gsm8kGold(row.answer)}}`)).toBe(true);
+      expect(reply.content.endsWith(`\\boxed{${parseGsm8kGold(row.answer)}}`)).toBe(true);
     }
   });
 });

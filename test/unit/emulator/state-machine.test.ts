@@ -4,15 +4,14 @@
  * the sample-collection methods and the agree modes. Manual clock, `fast` profile.
  */
 import { describe, expect, it } from "vitest";
-import { ENGINE, ServerText } from "../../../src/protocol/index.ts";
-import { engineCapacity } from "../../../src/emulator/index.ts";
+import { ENGINE, ServerText, serverEpisodeCapacity } from "../../../src/protocol/index.ts";
 import { abort, advanceUntil, bootToRolling, call, callAdvancing, claim, end, makeEmulator, runEpisode, yamlConfig } from "./helpers.ts";
 
 describe("engine capacity (spec §5.2)", () => {
   it("is min(B, ceil(max_env_worker / R)) × R", () => {
-    expect(engineCapacity({ batchSize: 32, numRepeat: 4, maxEnvWorker: 128 })).toBe(128);
-    expect(engineCapacity({ batchSize: 32, numRepeat: 4, maxEnvWorker: 10 })).toBe(12);
-    expect(engineCapacity({ batchSize: 2, numRepeat: 4, maxEnvWorker: 128 })).toBe(8);
+    expect(serverEpisodeCapacity({ batchSize: 32, numRepeat: 4, maxEnvWorker: 128 })).toBe(128);
+    expect(serverEpisodeCapacity({ batchSize: 32, numRepeat: 4, maxEnvWorker: 10 })).toBe(12);
+    expect(serverEpisodeCapacity({ batchSize: 2, numRepeat: 4, maxEnvWorker: 128 })).toBe(8);
   });
 });
 
