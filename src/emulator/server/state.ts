@@ -4,13 +4,13 @@
  * updates with the cleanup on leaving ROLLING/ROLLING_POST (spec §3.15–3.17, §4.3, §5.1).
  */
 import {
+  CurrentBatchRolloutPoolInformation,
   ENGINE,
   EngineStatus,
   ServerText,
   isRollingState,
   type ActiveSwarmClient,
   type BoolResponse,
-  type CurrentBatchRolloutPoolInformation,
   type RegisterEpisodeRequest,
   type UpdateEngineStatusRequest,
   type WorkflowOutput,
@@ -54,27 +54,12 @@ export interface StatusChange {
   atMs: number;
 }
 
-/** A fresh CurrentBatchRolloutPoolInformation with the model's defaults, in the model's field order (spec §2.10). */
+/**
+ * A fresh CurrentBatchRolloutPoolInformation with the model's defaults, in the model's field order (spec §2.10):
+ * the protocol schema's own defaults, new objects on every call.
+ */
 export function defaultPoolInformation(): CurrentBatchRolloutPoolInformation {
-  return {
-    sample_collection_method: "",
-    completed_episodes: 0,
-    completed_episode_target: 0,
-    completed_tasks: 0,
-    completed_task_target: 0,
-    completed_non_dummy_tasks: 0,
-    completed_non_dummy_task_target: 0,
-    task_expected_num_repeat: 0,
-    completed_tasks_details: {},
-    completed_tasks_rewards: {},
-    completed_tasks_client_uuids: {},
-    running_episode_details: null,
-    engine_status: null,
-    global_step: null,
-    booting_start_time: null,
-    training_model_path: null,
-    swarm_client_instruction: null,
-  };
+  return CurrentBatchRolloutPoolInformation.parse({});
 }
 
 /** The server's shared state. Mutated only through the emulator's server modules and the simulated engine. */
