@@ -21,11 +21,18 @@ function toBase64(bytes: Uint8Array): string {
   return btoa(bin);
 }
 
+/**
+ * A string as Python's `json.dumps` writes it with the default `ensure_ascii=True`: JSON quoting, and every
+ * character from U+007F up as `\uXXXX` (lowercase hex; astral characters as their two UTF-16 surrogates).
+ * @example pythonJsonString("é✓") → `"\u00e9\u2713"`
+ */
+export function pythonJsonString(s: string): string {
+  return JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+}
+
 /** Python `json.dumps` of a flat string map with default separators and `ensure_ascii=True`. */
 function pythonJsonDumps(obj: Record<string, string>): string {
-  const esc = (s: string) =>
-    JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
-  return "{" + Object.entries(obj).map(([k, v]) => `${esc(k)}: ${esc(v)}`).join(", ") + "}";
+  return "{" + Object.entries(obj).map(([k, v]) => `${pythonJsonString(k)}: ${pythonJsonString(v)}`).join(", ") + "}";
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   classifyClaimFailure,
   defaultEpisodeKey,
   endpoints,
+  pythonJsonString,
 } from "../../../src/protocol/index.ts";
 import { describeShared, loadTranscript } from "../../support/shared.ts";
 
@@ -18,6 +19,11 @@ describe("episode key format (spec §5.3)", () => {
     expect(defaultEpisodeKey("c802303116e4448ebb18ab5fcaadff44")).toBe(
       "sk-ajet-eyJhZ2VudF9uYW1lIjogImRlZmF1bHRfYWdlbnRfbmFtZSIsICJ0YXJnZXRfdGFnIjogImRlZmF1bHRfdGFyZ2V0X3RhZyIsICJlcGlzb2RlX3V1aWQiOiAiYzgwMjMwMzExNmU0NDQ4ZWJiMThhYjVmY2FhZGZmNDQiLCAiZXBpc29kZV9hZGRyZXNzIjogImlwYzovLy90bXAvYWpldC9jODAyMzAzMTE2ZTQ0NDhlYmIxOGFiNWZjYWFkZmY0NC1sbG0uc29jayJ9",
     );
+  });
+
+  it("escapes strings as Python's json.dumps does with ensure_ascii=True", () => {
+    // expected: the output of CPython 3 `json.dumps("é✓\x7f\n\"😀\x01/")`
+    expect(pythonJsonString('é✓\u007f\n"😀\u0001/')).toBe(String.raw`"\u00e9\u2713\u007f\n\"\ud83d\ude00\u0001/"`);
   });
 });
 
