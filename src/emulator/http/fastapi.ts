@@ -4,6 +4,7 @@
  * exception, and the body reading FastAPI does before validating a pydantic body parameter.
  */
 import type { z } from "zod";
+import { ServerText } from "../../protocol/index.ts";
 import { fastApiJsonText, SERVER_FLOAT_KEYS } from "../python/json-dumps.ts";
 import { PyJsonDecodeError, pyJsonLoads } from "../python/json-parse.ts";
 
@@ -22,7 +23,7 @@ export function httpException(status: number, detail: unknown): Response {
 
 /** An uncaught Python exception (e.g. a failed `assert`) → 500 `text/plain` `Internal Server Error`. */
 export function internalServerError(): Response {
-  return new Response("Internal Server Error", {
+  return new Response(ServerText.internalServerError, {
     status: 500,
     headers: { "content-type": "text/plain; charset=utf-8" },
   });
