@@ -24,9 +24,6 @@ export interface AgentJetJobDeps {
 /** The experiment-name placeholder of the default YAML (spec §10.2). */
 export const READ_YAML_NAME = "read_yaml_name";
 
-/** The server's cap on in-flight episodes for these values (spec §5.2); see `serverEpisodeCapacity` in src/protocol. */
-export const engineEpisodeCapacity = serverEpisodeCapacity;
-
 /** `_YYYYMMDD-HHMMSS` in UTC (workerd's clock has no time zone). */
 function experimentStamp(nowMs: number): string {
   const iso = new Date(nowMs).toISOString(); // 2026-01-31T12:34:56.789Z
@@ -152,9 +149,9 @@ export class AgentJetJob {
   get swarmMode(): boolean {
     return this.values.swarmMode;
   }
-  /** The server's cap on in-flight episodes for this job; see {@link engineEpisodeCapacity}. */
+  /** The server's cap on in-flight episodes for this job (spec §5.2); see `serverEpisodeCapacity` in src/protocol. */
   get engineEpisodeCapacity(): number {
-    return engineEpisodeCapacity(this.values);
+    return serverEpisodeCapacity(this.values);
   }
 }
 

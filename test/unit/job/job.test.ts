@@ -9,9 +9,9 @@ import {
   AgentJetJobConfigError,
   buildJobFromYaml,
   DEFAULT_SWARM_YAML,
-  engineEpisodeCapacity,
   JOB_OPTION_YAML_PATHS,
 } from "../../../src/job/index.ts";
+import { serverEpisodeCapacity } from "../../../src/protocol/index.ts";
 import type { AgentJetJobOptions } from "../../../src/job/index.ts";
 import { readJobYamlFile, writeJobYaml } from "../../../src/node/job-file.ts";
 import { describeShared, loadTranscript } from "../../support/shared.ts";
@@ -210,7 +210,7 @@ describe("engine episode capacity (spec §5.2)", () => {
     [1, 1, 1, 1],
     [5, 7, 3, 9],
   ])("batchSize %i, maxEnvWorker %i, numRepeat %i → %i", (batchSize, maxEnvWorker, numRepeat, expected) => {
-    expect(engineEpisodeCapacity({ batchSize, maxEnvWorker, numRepeat })).toBe(expected);
+    expect(serverEpisodeCapacity({ batchSize, maxEnvWorker, numRepeat })).toBe(expected);
     expect(new AgentJetJob({ batchSize, maxEnvWorker, numRepeat }).engineEpisodeCapacity).toBe(expected);
   });
 });
