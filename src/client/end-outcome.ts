@@ -22,7 +22,8 @@ const NOT_ROLLING = "Engine is not in rolling state";
  * caller should treat the outcome as a failure to report, never as delivered):
  * - 400 `Episode <uuid> is not in claimed status …` → expired / notClaimed (server idle revert, BC-23)
  * - 404 `Episode <uuid> is claimed by different client …` → expired / claimedByOtherClient
- * - 400 `Episode <uuid> not found.` → lost / notFound (delivered earlier, if this was a resend — BC-26)
+ * - 400 `Episode <uuid> not found.` → lost / notFound (spec §3.9 check 3, §11.6; after an unknown outcome, a
+ *   resend that gets this means the first send was DELIVERED — BC-26, `EndEpisodeOptions.isResend`)
  * - 400 `Engine is not in rolling state … [ENGINE.WEIGHT_SYNCING] …` → lost / weightSyncing (spec §11.11)
  * - 400 `Engine is not in rolling state …` (any other status) → lost / engineNotRolling (restart, stop, spec §11.1)
  */
@@ -35,12 +36,4 @@ export function classifyEndEpisodeError(err: unknown): EndEpisodeRefusal | null 
   if (isWeightSyncingEndError(d)) return { kind: "lost", reason: "weightSyncing", error: err };
   if (d.includes(NOT_ROLLING)) return { kind: "lost", reason: "engineNotRolling", error: err };
   return null;
-}
-
-/**
- * True for the 400 `Episode <uuid> not found.` answer (spec §3.9 check 3, §11.6). After an unknown outcome (a
- * timeout on a previous `/end_episode`), a resend that gets this means the first send was DELIVERED (BC-26).
- */
-export function isEpisodeNotFoundError(err: unknown): boolean {
-  return err instanceof SwarmAPIError && (err.status === 400 || err.status === 404) && isEpisodeNotFound(err.detail);
 }

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
   classifyEndEpisodeError,
-  isEpisodeNotFoundError,
   SwarmAPIError,
   SwarmInputError,
   SwarmOperationError,
@@ -90,9 +89,8 @@ describe("endEpisode (spec §3.9, §5.5)", () => {
 
   it("BC-26 helpers classify errors for callers that catch them", () => {
     const nf = new SwarmAPIError(400, "endEpisode", END, ServerText.episodeNotFound(E1), {});
-    expect(isEpisodeNotFoundError(nf)).toBe(true);
     expect(classifyEndEpisodeError(nf)).toMatchObject({ kind: "lost", reason: "notFound" });
-    expect(isEpisodeNotFoundError(new SwarmAPIError(500, "endEpisode", END, "Internal Server Error", ""))).toBe(false);
+    expect(classifyEndEpisodeError(new SwarmAPIError(500, "endEpisode", END, "Internal Server Error", ""))).toBeNull();
     expect(classifyEndEpisodeError(new Error("x"))).toBeNull();
   });
 });
