@@ -4,6 +4,7 @@
  * `\uXXXX` escapes) for the SSE chunks. JavaScript has one number type, so fields that are Python floats are
  * named (`floatKeys`) and integral values under them are written `60.0`, as pydantic would.
  */
+import { pythonJsonString } from "../../protocol/index.ts";
 
 /** Python `repr(float)`: shortest round-trip digits, exponent form below 1e-4 and from 1e16 (`1e-05`, `1e+16`). */
 export function pyFloatRepr(n: number): string {
@@ -24,9 +25,6 @@ function pyIntOrFloat(n: number, asFloat: boolean): string {
   if (asFloat || !Number.isInteger(n) || Math.abs(n) >= 1e16) return pyFloatRepr(n);
   return String(n);
 }
-
-const asciiEscape = (s: string) =>
-  JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
 
 interface DumpStyle {
   itemSep: string;
@@ -55,7 +53,7 @@ function dump(value: unknown, style: DumpStyle, asFloat: boolean): string {
  * arguments). Defaults: `ensure_ascii=True`, no float keys.
  */
 export function pyJsonDumps(value: unknown, options: { floatKeys?: ReadonlySet<string>; ensureAscii?: boolean } = {}): string {
-  const str = options.ensureAscii === false ? (s: string) => JSON.stringify(s) : asciiEscape;
+  const str = options.ensureAscii === false ? (s: string) => JSON.stringify(s) : pythonJsonString;
   return dump(value, { itemSep: ", ", keySep: ": ", str, floatKeys: options.floatKeys ?? new Set() }, false);
 }
 
