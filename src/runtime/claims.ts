@@ -14,11 +14,10 @@ export interface HeldClaim {
   episode: ClaimedEpisode;
 }
 
-/** A swarm to claim on: `client` claims; `finalClient` (default `client`) ends or aborts (reserved budget, BC-49). */
+/** A swarm to claim on, and the client that claims there and later ends or aborts the claim. */
 export interface ClaimTarget {
   name: string;
   client: SwarmClient;
-  finalClient?: SwarmClient;
 }
 
 /** Why claiming stopped without every claim held. */
@@ -54,14 +53,14 @@ export async function claimAll(
   options: ClaimAllOptions,
 ): Promise<{ held: HeldClaim[] } | { failure: ClaimFailure }> {
   const held: HeldClaim[] = [];
-  for (const { name, client, finalClient } of swarms) {
+  for (const { name, client } of swarms) {
     const got = await claimOne(name, client, options);
     if ("failure" in got) {
       await Promise.allSettled(held.map((h) => h.client.abortEpisode(h.episode.episodeUuid, { quiet: true })));
       const timedOut = got.failure.kind === "noEpisodes" || got.failure.kind === "other";
       return held.length > 0 && timedOut ? { failure: { ...got.failure, kind: "deadline" } } : got;
     }
-    held.push({ swarm: name, client: finalClient ?? client, episode: got.episode });
+    held.push({ swarm: name, client, episode: got.episode });
   }
   return { held };
 }

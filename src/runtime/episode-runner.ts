@@ -4,13 +4,13 @@
  * exactly one of end or abort per claimed episode (BC-34) → report. Platform-free: the queue consumer in
  * `src/edge` and the Node tests drive it with their own fetch, clock and scheduler port.
  */
-import { SwarmClient, type SleepFn, type SwarmLogger } from "../client/index.ts";
+import { SwarmClient, type SleepFn } from "../client/index.ts";
 import type { RolloutFunction, RolloutLogger } from "../functions/contract.ts";
 import { DEFAULT_SWARM, EpisodeAbortError, swarmsOf } from "../functions/contract.ts";
-import type { Task } from "../protocol/index.ts";
+import { endpoints, type Task } from "../protocol/index.ts";
 import type { EpisodeOutcome, EpisodeReportResult, EventAck } from "../scheduler/index.ts";
 import { claimAll, type HeldClaim } from "./claims.ts";
-import { guardFetch, type ConnectionLimiter, type FetchLike, type SubrequestBudget } from "./limits.ts";
+import { guardFetch, type BudgetReservation, type ConnectionLimiter, type FetchLike, type SubrequestBudget } from "./limits.ts";
 import type { ClaimAck, EpisodeMessage, SchedulerPort } from "./messages.ts";
 import { decideOutcome, type OutcomeDecision } from "./outcome.ts";
 import { createRolloutContext } from "./rollout-context.ts";
@@ -63,8 +63,21 @@ export const RPC_RETRY_DELAY_MS = 1_000;
  */
 export const OUTCOME_UNRECORDED = "outcome_unrecorded";
 
-function loggerFor(log: RolloutLogger): SwarmLogger {
-  return { debug: log.debug, info: log.info, warn: log.warn, error: log.error };
+/** The swarm calls that give a claim back: paid from the episode's reservation, never from the shared budget (BC-49). */
+const CLOSING_PATHS = [endpoints.endEpisode.path, endpoints.abortEpisode.path];
+
+/**
+ * The budget of an episode's swarm calls: `/end_episode` and `/abort_episode` spend the episode's reservation; the
+ * claims, the status read and `ctx.canContinue()` are ordinary work on the shared budget (BC-49).
+ */
+function swarmBudget(shared: SubrequestBudget | undefined, reservation: BudgetReservation | undefined) {
+  if (!reservation) return shared;
+  return {
+    take(url = "") {
+      if (CLOSING_PATHS.some((path) => url.endsWith(path))) reservation.take();
+      else shared?.take(url);
+    },
+  };
 }
 
 /** Runs one episode. Never throws for episode-level failures: they become outcomes and reports. */
@@ -104,17 +117,17 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
   };
   // Ordinary calls (claims, LLM) spend the shared budget; the end/abort and reports spend this episode's reservation.
   const fetch = guardFetch(deps.fetch, deps.limiter, deps.budget);
-  const finalFetch = guardFetch(deps.fetch, deps.limiter, reservation ?? deps.budget);
+  const swarmFetch = guardFetch(deps.fetch, deps.limiter, swarmBudget(deps.budget, reservation));
   try {
-    const clients = swarmNames.map((name) => {
-      const options = { baseURL: swarmUrls.get(name)!, clientUuid: msg.clientUuid, fetch, logger: loggerFor(log) };
-      return { name, client: new SwarmClient(options), finalClient: new SwarmClient({ ...options, fetch: finalFetch }) };
-    });
+    const clients = swarmNames.map((name) => ({
+      name,
+      client: new SwarmClient({ baseURL: swarmUrls.get(name)!, clientUuid: msg.clientUuid, fetch: swarmFetch, logger: log }),
+    }));
     const task: Task = msg.task ?? (await rpc(async () => deps.port.getTask(msg.taskRef)));
 
     // 1. claim, all or nothing (BC-33)
     const claimBudgetMs = Math.min(deps.claimBudgetMs ?? 20_000, (msg.discardEpisodeTimeoutSeconds * 1000) / 2);
-    const claimed = await claimAll(clients.map((c) => ({ name: c.name, client: c.client, finalClient: c.finalClient })), {
+    const claimed = await claimAll(clients, {
       episodeType: msg.episodeType,
       discardEpisodeTimeoutSeconds: msg.discardEpisodeTimeoutSeconds,
       throttlePolicy: msg.throttlePolicy,
@@ -132,7 +145,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     }
     const held = claimed.held;
     const claimedAtMs = deps.now();
-    const claims = await Promise.all(held.map(async (h) => ({ swarm: h.swarm, episodeUuid: h.episode.episodeUuid, globalStep: await globalStepOf(clients, h) })));
+    const claims = await Promise.all(held.map(async (h) => ({ swarm: h.swarm, episodeUuid: h.episode.episodeUuid, globalStep: await globalStepOf(h.client) })));
     const abortHeld = () => Promise.allSettled(held.map((h) => h.client.abortEpisode(h.episode.episodeUuid, { quiet: true })));
 
     // 2. report the claim; anything but "applied" means another delivery owns this attempt or it is closed
@@ -153,8 +166,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     // 3. run the function, stopped at the local lifetime (BC-24) or before the invocation's wall limit
     // LLM calls go through the guarded fetch: they share the 6 connections (BC-48) and the budget (BC-49)
     // ctx.canContinue() is the function's own work: it spends the shared budget, never the end/report reserve (BC-49)
-    const primaryClient = clients.find((c) => c.name === held[0]?.swarm)?.client ?? held[0]!.client;
-    const decision = await runFunction(fn, task, msg, { ...deps, fetch, secrets: { ...deps.secrets, ...ack.secrets } }, held, claimedAtMs, primaryClient);
+    const decision = await runFunction(fn, task, msg, { ...deps, fetch, secrets: { ...deps.secrets, ...ack.secrets } }, held, claimedAtMs);
     if (decision.error) log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
 
     // 4. commit point: record the outcome (outbox) before sending anything (BC-26)
@@ -194,9 +206,8 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
 }
 
 /** The swarm's global step right after the claim (design note: it attributes the episode to a training step). */
-async function globalStepOf(clients: ReadonlyArray<{ name: string; client: SwarmClient }>, h: HeldClaim): Promise<number | null> {
+async function globalStepOf(client: SwarmClient): Promise<number | null> {
   try {
-    const client = clients.find((c) => c.name === h.swarm)?.client ?? h.client;
     return (await client.getEngineStatus()).globalStep;
   } catch {
     return null;
@@ -210,8 +221,6 @@ async function runFunction(
   deps: EpisodeRunnerDeps,
   held: HeldClaim[],
   claimedAtMs: number,
-  /** the client that answers ctx.canContinue() for the first claim (ordinary budget, not the reserve) */
-  primaryClient: SwarmClient,
 ): Promise<OutcomeDecision> {
   const lifetimeEndsAtMs = claimedAtMs + LIFETIME_FACTOR * msg.discardEpisodeTimeoutSeconds * 1000;
   const stopAtMs = Math.min(lifetimeEndsAtMs, (deps.invocationDeadlineAtMs ?? Infinity) - (deps.reportReserveMs ?? 20_000));
@@ -229,7 +238,7 @@ async function runFunction(
       episodes: Object.fromEntries(held.map((h) => [h.swarm, { swarm: h.swarm, episodeUuid: h.episode.episodeUuid, baseUrl: h.episode.baseUrl, apiKey: h.episode.apiKey }])),
       episodeType: msg.episodeType,
       signal: controller.signal,
-      canContinue: () => primaryClient.canContinueEpisode(primary.episode.episodeUuid).catch(() => false),
+      canContinue: () => primary.client.canContinueEpisode(primary.episode.episodeUuid).catch(() => false),
       log: deps.log,
       secrets: { ...deps.secrets },
       model: msg.model,
