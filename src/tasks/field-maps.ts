@@ -4,9 +4,9 @@
  * never sent to the model as a placeholder ("Empty", "[not defined]").
  */
 import { z } from "zod";
+import { extractLastBoxed, parseGsm8kGold } from "../rewards/index.ts";
 import { buildCountdownPrompt } from "./countdown-prompt.ts";
 import type { CountdownTaskMetadata } from "./countdown-prompt.ts";
-import { gsm8kGold, lastBoxedContent } from "./gold.ts";
 import { describeValue, RowValueError, toJsonSafe, toSafeInteger } from "./values.ts";
 
 /** The dataset kinds and their columns: gsm8k `question`/`answer`, math `problem`/`solution`|`answer`,
@@ -60,10 +60,22 @@ const gsm8k: FieldMap = (row) => {
   if (typeof answer !== "string") {
     throw new RowValueError(`gsm8k rows need a string \`answer\` (got ${describeValue(answer)})`);
   }
-  const gold = gsm8kGold(answer);
+  const gold = parseGsm8kGold(answer);
   if (gold === null) throw new RowValueError("no gold answer: `answer` has no `#### <answer>` line (BC-10)");
   return task(question, { ...rest(row, "question"), answer, gold });
 };
+
+/**
+ * The gold of a MATH `solution`: the content of its LAST complete box (`\boxed{…}`/`\fbox{…}` with nested braces
+ * kept whole, `\boxed{\frac{1}{2}}` → `\frac{1}{2}`, BC-01; the brace-less `\boxed 5` → `5`, BC-03), read by the
+ * reward code's scanner so the reference and the scoring side accept the same forms.
+ * @returns the trimmed content, or `null` when there is no box, or the last box is empty or never closes (a
+ *   truncated reference must be flagged, not replaced by an earlier box).
+ */
+export function lastBoxedContent(text: string): string | null {
+  const content = extractLastBoxed(text)?.trim();
+  return content ? content : null;
+}
 
 /** MATH: query `problem`; gold from `answer` when present, else the last balanced `\boxed{…}` of `solution`. */
 const math: FieldMap = (row) => {

@@ -3,7 +3,6 @@ export * from "./countdown-generator.ts";
 export * from "./countdown-prompt.ts";
 export * from "./dataset-spec.ts";
 export * from "./field-maps.ts";
-export * from "./gold.ts";
 export * from "./jsonl.ts";
 export * from "./load.ts";
 export * from "./readers.ts";

@@ -1,8 +1,8 @@
 /** @module test/unit/tasks/field-maps — per-kind field maps and gold extraction (BC-10, BC-54, BC-58). */
 import { describe, expect, it } from "vitest";
+import { parseGsm8kGold } from "../../../src/rewards/index.ts";
 import {
   buildCountdownPrompt,
-  gsm8kGold,
   lastBoxedContent,
   parseTasks,
   tasksFromObjects,
@@ -15,9 +15,9 @@ describe("GSM8K (BC-10)", () => {
   const josh = "Cost 80,000+50,000=$<<80000+50000=130000>>130,000\nProfit 200,000-130,000=$<<200000-130000=70000>>70,000\n#### 70000";
 
   it("BC-10 gold is the text after the last ####, trimmed, without commas and $", () => {
-    expect(gsm8kGold(josh)).toBe("70000");
-    expect(gsm8kGold("a #### 1\n#### $1,234 ")).toBe("1234");
-    expect(gsm8kGold("#### -3")).toBe("-3");
+    expect(parseGsm8kGold(josh)).toBe("70000");
+    expect(parseGsm8kGold("a #### 1\n#### $1,234 ")).toBe("1234");
+    expect(parseGsm8kGold("#### -3")).toBe("-3");
   });
 
   it("BC-10 maps question → main_query, keeps the raw answer and the gold in metadata", () => {
