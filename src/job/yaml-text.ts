@@ -7,11 +7,12 @@ import type { ScalarTag, Tags } from "yaml";
 import { AgentJetJobConfigError } from "./errors.ts";
 
 /**
- * Python's `repr()` of a float, which is what the Python job prints in its messages: `1e-06`, `0.5`, `2.0`.
- * Exponent form below 1e-4 and from 1e16 up, like CPython; integers get a `.0`.
+ * Python's `repr()` of a float, which is what the Python job prints in its messages: `1e-06`, `0.5`, `2.0`,
+ * `-0.0`. Exponent form below 1e-4 and from 1e16 up, like CPython; integers get a `.0`.
  */
 export function pythonFloatRepr(x: number): string {
   if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
+  if (Object.is(x, -0)) return "-0.0";
   const abs = Math.abs(x);
   if (abs !== 0 && (abs < 1e-4 || abs >= 1e16)) {
     const [mantissa = "", exponent = "0"] = x.toExponential().split("e");

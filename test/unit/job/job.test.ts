@@ -10,6 +10,8 @@ import {
   buildJobFromYaml,
   DEFAULT_SWARM_YAML,
   JOB_OPTION_YAML_PATHS,
+  pythonFloatRepr,
+  pyyamlFloat,
 } from "../../../src/job/index.ts";
 import { serverEpisodeCapacity } from "../../../src/protocol/index.ts";
 import type { AgentJetJobOptions } from "../../../src/job/index.ts";
@@ -158,6 +160,15 @@ describe("AgentJetJob YAML round trip", () => {
     expect(job.toYaml()).toMatch(/^ {6}lr: 5\.0e-07$/m);
     expect(buildJobFromYaml(job.toYaml()).values.lr).toBe(5e-7);
     expect(new AgentJetJob({ gpuMemoryUtilization: 0.5 }).toYaml()).toMatch(/gpu_memory_utilization: 0\.5$/m);
+  });
+
+  it("prints floats as Python's repr() does (messages and PyYAML floats)", () => {
+    // expected: CPython 3 `repr(float(x))` of each value
+    const values = [0, -0, 60, -1, 0.1, 1e-5, 1e16, 1795944946.2630033, 123456, 1.5e-7, 2.5e20, NaN, -Infinity];
+    expect(values.map(pythonFloatRepr)).toEqual(
+      ["0.0", "-0.0", "60.0", "-1.0", "0.1", "1e-05", "1e+16", "1795944946.2630033", "123456.0", "1.5e-07", "2.5e+20", "nan", "-inf"],
+    );
+    expect([1e-7, 0.5, 3].map(pyyamlFloat)).toEqual(["1.0e-07", "0.5", "3"]);
   });
 
   it("quotes strings that YAML 1.1 would read as booleans", () => {
