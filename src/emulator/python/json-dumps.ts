@@ -4,21 +4,18 @@
  * `\uXXXX` escapes) for the SSE chunks. JavaScript has one number type, so fields that are Python floats are
  * named (`floatKeys`) and integral values under them are written `60.0`, as pydantic would.
  */
+import { pythonFloatRepr } from "../../job/index.ts";
 import { pythonJsonString } from "../../protocol/index.ts";
 
-/** Python `repr(float)`: shortest round-trip digits, exponent form below 1e-4 and from 1e16 (`1e-05`, `1e+16`). */
+/**
+ * A float as Python's `json.dumps` writes it: `repr(float)` (shortest round-trip digits, exponent form below 1e-4
+ * and from 1e16: `1e-05`, `1e+16`; the job module's `pythonFloatRepr`), with `-0.0` kept and json's `NaN`,
+ * `Infinity`, `-Infinity` for the non-finite values.
+ */
 export function pyFloatRepr(n: number): string {
   if (Number.isNaN(n)) return "NaN";
   if (!Number.isFinite(n)) return n > 0 ? "Infinity" : "-Infinity";
-  if (n === 0) return Object.is(n, -0) ? "-0.0" : "0.0";
-  const abs = Math.abs(n);
-  if (abs >= 1e16 || abs < 1e-4) {
-    const [mant, exp] = n.toExponential().split("e") as [string, string];
-    const e = Number(exp);
-    return `${mant}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-  }
-  const s = String(n);
-  return s.includes(".") ? s : `${s}.0`;
+  return Object.is(n, -0) ? "-0.0" : pythonFloatRepr(n);
 }
 
 function pyIntOrFloat(n: number, asFloat: boolean): string {
