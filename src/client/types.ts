@@ -16,7 +16,10 @@ import type { SwarmAPIError, SwarmError } from "./errors.ts";
 import type { SwarmBackoff, SleepFn, WaitOptions } from "./timing.ts";
 import type { SwarmFetch, SwarmRequestOptions } from "./transport.ts";
 
-/** Structured logger (same shape as the rollout runtime's `RolloutLogger`); `debug` is optional. */
+/**
+ * Structured logger. A rollout function's `RolloutLogger` (src/functions/contract.ts) is one as it is (pass it
+ * directly, no adapter); `debug` is optional here so callers may pass a logger without it.
+ */
 export interface SwarmLogger {
   debug?(msg: string, fields?: Record<string, unknown>): void;
   info(msg: string, fields?: Record<string, unknown>): void;
