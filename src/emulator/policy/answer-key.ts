@@ -100,6 +100,8 @@ function containsAll(haystack: readonly number[], needles: readonly number[]): b
   });
 }
 
+const normalizeRows = (rows: readonly unknown[]) => rows.map((r, i) => normalizeAnswerKeyRow(r, `answer key row ${i}`));
+
 /** The answer key: add / replace entries, match a prompt text. */
 export class AnswerKeyStore {
   private list: AnswerKeyEntry[] = [];
@@ -109,31 +111,19 @@ export class AnswerKeyStore {
     return this.list.length;
   }
 
-  /** The entries, in insertion order. */
-  entries(): readonly AnswerKeyEntry[] {
-    return this.list;
-  }
-
   /**
    * Adds rows (any of the three shapes, auto-detected).
    * @returns the new size. @throws Error naming the bad row (nothing is added then).
    */
   add(rows: readonly unknown[]): number {
-    const parsed = rows.map((r, i) => normalizeAnswerKeyRow(r, `answer key row ${i}`));
-    this.list.push(...parsed);
+    this.list.push(...normalizeRows(rows));
     return this.list.length;
   }
 
-  /** Replaces every entry with `rows`. @returns the new size. */
+  /** Replaces every entry with `rows`. @returns the new size. @throws Error naming the bad row (nothing changes then). */
   replace(rows: readonly unknown[]): number {
-    const parsed = rows.map((r, i) => normalizeAnswerKeyRow(r, `answer key row ${i}`));
-    this.list = parsed;
+    this.list = normalizeRows(rows);
     return this.list.length;
-  }
-
-  /** Removes every entry. */
-  clear(): void {
-    this.list = [];
   }
 
   /**
