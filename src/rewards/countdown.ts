@@ -43,8 +43,11 @@ export interface CountdownScoreOptions {
   maxEquationChars?: number;
 }
 
-const OPEN = "<answer>";
-const CLOSE = "</answer>";
+/** The tag the model puts its final equation in (`<answer>(25-5)*4</answer>`); the Countdown prompt asks for it. */
+export const COUNTDOWN_ANSWER_TAG = "answer";
+
+const OPEN = `<${COUNTDOWN_ANSWER_TAG}>`;
+const CLOSE = `</${COUNTDOWN_ANSWER_TAG}>`;
 
 /**
  * The content of the last `<answer>…</answer>` (trimmed). `null` when there is no `<answer>`, or the last one is

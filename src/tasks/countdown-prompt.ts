@@ -1,7 +1,9 @@
 /**
  * @module tasks/countdown-prompt — the Countdown task's shape and its prompt, shared by the dataset reader, the
- * generator, the reward (src/rewards) and the emulator's answer key, so all of them agree on the format.
+ * generator, the reward (src/rewards) and the emulator's answer key, so all of them agree on the format. The
+ * answer tag is the reward's (`COUNTDOWN_ANSWER_TAG`), so the prompt asks for exactly what is scored.
  */
+import { COUNTDOWN_ANSWER_TAG } from "../rewards/countdown.ts";
 
 /** A Countdown puzzle: reach `target` using every number of `nums` exactly once with + − × ÷. */
 export interface CountdownPuzzle {
@@ -16,9 +18,6 @@ export interface CountdownTaskMetadata extends CountdownPuzzle {
   /** one equation over `nums` that equals `target`, e.g. `(25-5)*4`; absent for rows read without one */
   solution?: string;
 }
-
-/** The tag the model must put its final equation in: `<answer>(25-5)*4</answer>`. */
-export const COUNTDOWN_ANSWER_TAG = "answer";
 
 /**
  * The user prompt of a Countdown task (the task's `main_query`). It asks for one equation, using each number
