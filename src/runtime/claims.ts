@@ -6,11 +6,10 @@
 import { classifyClaimFailure, type SwarmThrottlePolicy } from "../protocol/index.ts";
 import { isRetryableError, type ClaimedEpisode, type SleepFn, type SwarmClient } from "../client/index.ts";
 import type { ClaimFailureCause } from "../scheduler/index.ts";
+import { abortAll, type ClaimHandle } from "./server-action.ts";
 
-/** A claim held on one swarm; `client` is the one to end or abort it with. */
-export interface HeldClaim {
-  swarm: string;
-  client: SwarmClient;
+/** A claim held on one swarm: the handle to end or abort it with, and the claimed episode (endpoint and key). */
+export interface HeldClaim extends ClaimHandle {
   episode: ClaimedEpisode;
 }
 
@@ -56,11 +55,11 @@ export async function claimAll(
   for (const { name, client } of swarms) {
     const got = await claimOne(name, client, options);
     if ("failure" in got) {
-      await Promise.allSettled(held.map((h) => h.client.abortEpisode(h.episode.episodeUuid, { quiet: true })));
+      await abortAll(held);
       const timedOut = got.failure.kind === "noEpisodes" || got.failure.kind === "other";
       return held.length > 0 && timedOut ? { failure: { ...got.failure, kind: "deadline" } } : got;
     }
-    held.push({ swarm: name, client, episode: got.episode });
+    held.push({ swarm: name, client, episodeUuid: got.episode.episodeUuid, episode: got.episode });
   }
   return { held };
 }

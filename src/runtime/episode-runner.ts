@@ -14,7 +14,7 @@ import { guardFetch, type BudgetReservation, type ConnectionLimiter, type FetchL
 import type { ClaimAck, EpisodeMessage, SchedulerPort } from "./messages.ts";
 import { decideOutcome, type OutcomeDecision } from "./outcome.ts";
 import { createRolloutContext } from "./rollout-context.ts";
-import { sendServerAction } from "./server-action.ts";
+import { abortAll, sendServerAction } from "./server-action.ts";
 
 /** The reference client's local lifetime factor: abort instead of end past 8 × discard timeout (spec §5.5, BC-24). */
 export const LIFETIME_FACTOR = 8;
@@ -145,8 +145,8 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     }
     const held = claimed.held;
     const claimedAtMs = deps.now();
-    const claims = await Promise.all(held.map(async (h) => ({ swarm: h.swarm, episodeUuid: h.episode.episodeUuid, globalStep: await globalStepOf(h.client) })));
-    const abortHeld = () => Promise.allSettled(held.map((h) => h.client.abortEpisode(h.episode.episodeUuid, { quiet: true })));
+    const claims = await Promise.all(held.map(async (h) => ({ swarm: h.swarm, episodeUuid: h.episodeUuid, globalStep: await globalStepOf(h.client) })));
+    const abortHeld = () => abortAll(held);
 
     // 2. report the claim; anything but "applied" means another delivery owns this attempt or it is closed
     let ack: ClaimAck;
@@ -235,10 +235,10 @@ async function runFunction(
   const { ctx, activity } = createRolloutContext(
     {
       fetch: deps.fetch,
-      episodes: Object.fromEntries(held.map((h) => [h.swarm, { swarm: h.swarm, episodeUuid: h.episode.episodeUuid, baseUrl: h.episode.baseUrl, apiKey: h.episode.apiKey }])),
+      episodes: Object.fromEntries(held.map((h) => [h.swarm, { swarm: h.swarm, episodeUuid: h.episodeUuid, baseUrl: h.episode.baseUrl, apiKey: h.episode.apiKey }])),
       episodeType: msg.episodeType,
       signal: controller.signal,
-      canContinue: () => primary.client.canContinueEpisode(primary.episode.episodeUuid).catch(() => false),
+      canContinue: () => primary.client.canContinueEpisode(primary.episodeUuid).catch(() => false),
       log: deps.log,
       secrets: { ...deps.secrets },
       model: msg.model,

@@ -71,12 +71,7 @@ export async function abortAll(claims: readonly ClaimHandle[]): Promise<void> {
 }
 
 /** Sends the action of a decision for the claims held by an episode invocation. */
-export async function sendServerAction(
-  decision: OutcomeDecision,
-  held: ReadonlyArray<{ swarm: string; client: SwarmClient; episode: { episodeUuid: string } }>,
-  taskId: string,
-): Promise<SentAction> {
-  const claims = held.map((h) => ({ swarm: h.swarm, client: h.client, episodeUuid: h.episode.episodeUuid }));
+export async function sendServerAction(decision: OutcomeDecision, claims: readonly ClaimHandle[], taskId: string): Promise<SentAction> {
   const cause = decision.outcome.kind === "abort" ? decision.outcome.cause : undefined;
   switch (decision.action) {
     case "end":
