@@ -25,16 +25,6 @@ export const ENGINE = {
   WEIGHT_EXPORTING: "ENGINE.WEIGHT_EXPORTING",
 } as const satisfies Record<string, EngineStatus>;
 
-/**
- * Client-only pseudo statuses, never sent by the server (spec §2.1): `ENGINE.CANNOT_CONNECT` when the status poll
- * failed, `unknown` when a response lacked `engine_status`. A separate type, so they cannot reach the wire.
- */
-export const ClientOnlyStatus = z.enum(["ENGINE.CANNOT_CONNECT", "unknown"]);
-export type ClientOnlyStatus = z.infer<typeof ClientOnlyStatus>;
-
-/** What a client can observe: a server status or a client-only pseudo status. */
-export type ObservedEngineStatus = EngineStatus | ClientOnlyStatus;
-
 /** True in the two states where episodes may be ended and the LLM proxy serves (spec §4.1). */
 export function isRollingState(status: string): boolean {
   return status === ENGINE.ROLLING || status === ENGINE.ROLLING_POST;

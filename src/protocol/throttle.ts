@@ -1,6 +1,7 @@
 /**
- * @module protocol/throttle — SwarmThrottlePolicy (spec §2.3, §7.1) and the legacy partition_limit (§7.2).
- * The server only stores `current_task_id` as the record's `optional_task_id`; throttling is client-side.
+ * @module protocol/throttle — SwarmThrottlePolicy (spec §2.3, §7.1). The server only stores `current_task_id` as the
+ * record's `optional_task_id`; throttling is client-side. The legacy `partition_limit` (§7.2) is neither sent nor
+ * read: current servers ignore it and ClaimEpisodeRequest strips it.
  */
 import { z } from "zod";
 
@@ -12,13 +13,3 @@ export const SwarmThrottlePolicy = z.object({
   current_task_id: z.string().describe("task id of the episode about to be claimed"),
 });
 export type SwarmThrottlePolicy = z.infer<typeof SwarmThrottlePolicy>;
-
-/** Legacy `partition_limit` (spec §7.2), replaced by throttle_policy; current servers ignore it. */
-export const SwarmBatchPartitionLimit = z.object({
-  limit_method: z.string().default("Parallel_Flood_Control"),
-  ratio: z.number().default(1.2),
-  expected_total_episode_in_batch: z.number().int().nullable().default(null),
-  expected_total_task_in_batch: z.number().int().nullable().default(null),
-  current_task_id: z.string().nullable().default(""),
-});
-export type SwarmBatchPartitionLimit = z.infer<typeof SwarmBatchPartitionLimit>;
