@@ -91,9 +91,7 @@ export async function stopEngine(deps: LifecycleDeps): Promise<{ success: boolea
   const wasRunning = state.engineStatus !== ENGINE.OFFLINE || (deps.engine?.isRunning ?? false);
   deps.engine?.kill();
   if (wasRunning && deps.timings.stopEngineMs > 0) await state.clock.sleep(deps.timings.stopEngineMs);
-  state.records.clear();
-  state.finished.clear();
-  state.queue.length = 0;
+  state.clearEpisodes();
   state.trainingProcessPid = null;
   if (state.engineStatus !== ENGINE.OFFLINE) state.setStatusDirect(ENGINE.OFFLINE);
   return { success: true, failure_reason: "" };

@@ -116,11 +116,16 @@ export class ServerState {
     for (const listener of this.statusListeners) listener(change);
   }
 
-  /** Deletes every active and finished record, empties the queue and resets active clients (spec §4.3). */
-  cleanup(): void {
+  /** Deletes every active and finished record and empties the queue (`/stop_engine` keeps the active clients). */
+  clearEpisodes(): void {
     this.records.clear();
     this.finished.clear();
     this.queue.length = 0;
+  }
+
+  /** {@link clearEpisodes} and resets the active clients: leaving ROLLING/ROLLING_POST, a new engine (spec §4.3). */
+  cleanup(): void {
+    this.clearEpisodes();
     this.activeClients = [];
   }
 
