@@ -53,11 +53,15 @@ export function parseLoadOptions(options: LoadOptions): z.output<typeof LoadOpti
   throw new DatasetLoadError(`invalid dataset option \`${issue.path.join(".")}\`: ${issue.message}`);
 }
 
+/** The first `maxLines` refused rows as `line 7: reason; line 9: reason; … 4 more` (`""` when none). */
+export function formatRejectedRows(rejected: readonly RejectedRow[], maxLines = 5): string {
+  const shown = rejected.slice(0, maxLines).map((r) => `line ${r.line}: ${r.reason}`).join("; ");
+  return rejected.length > maxLines ? `${shown}; … ${rejected.length - maxLines} more` : shown;
+}
+
 /** One line of a report, e.g. `gsm8k:test: 1318 accepted, 1 rejected (line 7: no gold answer …)`. */
 export function formatLoadReport(report: LoadReport, maxLines = 5): string {
-  const shown = report.rejected.slice(0, maxLines).map((r) => `line ${r.line}: ${r.reason}`);
-  const more = report.rejected.length > maxLines ? `; … ${report.rejected.length - maxLines} more` : "";
-  const detail = report.rejected.length ? ` (${shown.join("; ")}${more})` : "";
+  const detail = report.rejected.length ? ` (${formatRejectedRows(report.rejected, maxLines)})` : "";
   return `${report.name}:${report.split}: ${report.accepted} accepted, ${report.rejected.length} rejected${detail}`;
 }
 

@@ -11,7 +11,7 @@ import { readUtf8File } from "../../node/dataset-file.ts";
 import type { Task } from "../../protocol/index.ts";
 import type { RunSpecInput } from "../../scheduler/index.ts";
 import {
-  DatasetLoadError, formatLoadReport, generateCountdownTasks, parseJsonlRows, tasksFromObjects, tasksFromRows,
+  DatasetLoadError, formatLoadReport, formatRejectedRows, generateCountdownTasks, parseJsonlRows, tasksFromObjects, tasksFromRows,
   TaskIdPart, type DatasetKind,
 } from "../../tasks/index.ts";
 import type { DevOptions, SwarmArg } from "./options.ts";
@@ -114,14 +114,8 @@ export async function fileDataset(o: { path: string; kind: DatasetKind; limit: n
     entry: { name, kind: o.kind, split, tasks: picked, ...(o.weight !== undefined ? { weight: o.weight } : {}) },
     tasks: loaded.tasks,
     label: `${name}:${split}: ${loaded.tasks.length} tasks from ${o.path} (first usable of ${lines} rows${refused ? `, ${refused} refused` : ""})`,
-    ...(refused ? { warning: `warning: ${o.path}: ${refused} of ${lines} rows refused and skipped: ${refusedRows(all.rejected)}` } : {}),
+    ...(refused ? { warning: `warning: ${o.path}: ${refused} of ${lines} rows refused and skipped: ${formatRejectedRows(all.rejected, REFUSED_ROWS_SHOWN)}` } : {}),
   };
-}
-
-/** The first refused rows as `line 7: reason; line 9: reason; … 4 more`. */
-function refusedRows(rejected: readonly { line: number; reason: string }[]): string {
-  const shown = rejected.slice(0, REFUSED_ROWS_SHOWN).map((r) => `line ${r.line}: ${r.reason}`).join("; ");
-  return rejected.length > REFUSED_ROWS_SHOWN ? `${shown}; … ${rejected.length - REFUSED_ROWS_SHOWN} more` : shown;
 }
 
 /**
