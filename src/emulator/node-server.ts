@@ -5,7 +5,6 @@
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { createEmulator, type Emulator, type EmulatorOptions } from "./emulator.ts";
-import { loadAnswerKeyFile } from "./policy/answer-key.ts";
 
 /** Options of {@link startEmulator}: the emulator's options plus where to listen. */
 export interface StartEmulatorOptions extends EmulatorOptions {
@@ -13,8 +12,6 @@ export interface StartEmulatorOptions extends EmulatorOptions {
   port?: number;
   /** Interface to bind. Default 127.0.0.1. */
   host?: string;
-  /** A JSONL answer key file, added after `answerKey`. */
-  answerKeyFile?: string;
 }
 
 /** A running emulator. `url` is `http://<host>:<port>` (no trailing slash). */
@@ -28,13 +25,12 @@ export interface RunningEmulator {
 
 /**
  * Starts the emulator on a socket and sets the registered `openai_base_url` to `<url>/v1`.
- * @throws Error when the port is taken or an option or the answer key file is invalid.
+ * @throws Error when the port is taken or an option is invalid (the CLI reads `--answer-key` files itself,
+ * `readAnswerKey`, and passes the rows as `answerKey`).
  */
 export async function startEmulator(options: StartEmulatorOptions = {}): Promise<RunningEmulator> {
-  const { port = 10086, host = "127.0.0.1", answerKeyFile, ...emulatorOptions } = options;
-  const extraRows = answerKeyFile ? await loadAnswerKeyFile(answerKeyFile) : [];
+  const { port = 10086, host = "127.0.0.1", ...emulatorOptions } = options;
   const emulator = createEmulator(emulatorOptions);
-  if (extraRows.length) emulator.answerKey.add(extraRows);
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: emulator.app.fetch, port, hostname: host }, () => resolve(s));
     s.once("error", reject);
