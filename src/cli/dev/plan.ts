@@ -44,6 +44,8 @@ export interface DevPlan {
   answerKey: AnswerKeyInput[];
   /** episodes one training step needs: batchSize × numRepeat */
   episodesPerStep: number;
+  /** episodes the run's tasks make over all epochs: tasks × epochs × numRepeat (an eval run's whole target) */
+  totalEpisodes: number;
   /** training steps to run; null for an eval run */
   steps: number | null;
   timeoutMs: number;
@@ -197,6 +199,7 @@ export async function buildDevPlan(options: DevOptions, extra: { datasets?: DevD
     datasets,
     answerKey: [...answerKeyFor(datasets.flatMap((d) => d.tasks)), ...((useDemo ? demo?.answerKey : undefined) ?? [])] as AnswerKeyInput[],
     episodesPerStep: batchSize * options.numRepeat,
+    totalEpisodes: taskTotal * epochs * options.numRepeat,
     steps: train ? options.steps : null,
     timeoutMs: options.timeoutSeconds * 1000,
     seed: options.seed,

@@ -12,7 +12,7 @@ export interface ProgressContext {
   episodesPerStep: number;
   /** training steps of the run; null for eval */
   steps: number | null;
-  /** eval: episodes of the whole run (tasks × numRepeat) */
+  /** eval: episodes of the whole run (tasks × epochs × numRepeat) */
   totalEpisodes?: number;
   elapsedMs: number;
   /** the CLI asked the run to stop (Ctrl-C or timeout) */

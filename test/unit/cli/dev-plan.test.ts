@@ -49,6 +49,14 @@ describe("dev plan", () => {
     expect(evalPlan.run).not.toHaveProperty("maxSteps");
     expect(evalPlan.steps).toBeNull();
     expect(evalPlan.datasets[0]!.entry).toMatchObject({ generate: { count: 8, seed: 1 } });
+    expect(evalPlan.totalEpisodes).toBe(8 * 4);
+  });
+
+  it("an eval run on a function's demo tasks counts every epoch in its episode target", async () => {
+    const plan = await buildDevPlan(options(["--function", "academic-translation", "--episode-type", "eval"]));
+    const tasks = plan.datasets[0]!.tasks.length;
+    expect(plan.run.epochs).toBeGreaterThan(1);
+    expect(plan.totalEpisodes).toBe(tasks * plan.run.epochs! * plan.job.numRepeat);
   });
 
   it("reads the first usable rows of a JSONL file and sends them inline, split named after the file", async () => {
