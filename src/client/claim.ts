@@ -51,7 +51,8 @@ export interface ClaimStamp {
 
 /**
  * Maps a claim response: success → `claimed` (base URL rewritten onto `serverUrl`, key verbatim, BC-37);
- * "No available episodes…" → `empty`; "Engine not ready…" → `notReady` with the status; anything else → `rejected`.
+ * "No available episodes…" → `empty`; "Engine not ready…" → `notReady` with the status and the
+ * {@link classifyClaimFailure} kind as `reason`; anything else → `rejected`.
  * @throws SwarmProtocolError when `success` is true but `episode_uuid` is empty
  */
 export function toClaimResult(
@@ -65,7 +66,7 @@ export function toClaimResult(
     const kind = classifyClaimFailure(failCause);
     if (kind === "noEpisodes") return { kind: "empty", failCause };
     if (kind === "other") return { kind: "rejected", failCause };
-    return { kind: "notReady", status: statusFromFailCause(failCause) ?? "unknown", failCause };
+    return { kind: "notReady", reason: kind, status: statusFromFailCause(failCause) ?? "unknown", failCause };
   }
   if (!raw.episode_uuid) throw new SwarmProtocolError("claimEpisode", "POST /claim_episode", "success without episode_uuid", [], raw);
   return {

@@ -5,6 +5,7 @@
 import type { z } from "zod";
 import type {
   ClaimEpisodeResponse,
+  ClaimFailureKind,
   EndpointName,
   EngineStatus,
   EpisodeType,
@@ -130,13 +131,13 @@ export interface ClaimedEpisode {
  * One claim attempt's answer (issue 2 §3, safeParse style: expected negative answers are values).
  * - `claimed`: the episode is ours.
  * - `notReady`: the engine is not ROLLING (`status` from the fail_cause, e.g. `ENGINE.WEIGHT_SYNCING`; "unknown"
- *   if it cannot be read) → wait for ROLLING (BC-25).
+ *   if it cannot be read; `reason` is the fail_cause's `classifyClaimFailure` kind) → wait for ROLLING (BC-25).
  * - `empty`: "No available episodes to claim…" (also the "(maybe 2 minutes)" vanished-record variant) → short back-off.
  * - `rejected`: any other fail_cause.
  */
 export type ClaimResult =
   | ClaimedEpisode
-  | { kind: "notReady"; status: string; failCause: string }
+  | { kind: "notReady"; reason: Extract<ClaimFailureKind, "syncing" | "postRolling" | "notReady">; status: string; failCause: string }
   | { kind: "empty"; failCause: string }
   | { kind: "rejected"; failCause: string };
 

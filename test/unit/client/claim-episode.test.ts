@@ -67,9 +67,9 @@ describe("claimEpisode: one attempt, a discriminated result (spec §3.8)", () =>
   });
 
   it.each([
-    ["notReady", ServerText.engineNotReady("ENGINE.WEIGHT_SYNCING"), { kind: "notReady", status: "ENGINE.WEIGHT_SYNCING" }],
-    ["notReady", ServerText.engineNotReady("ENGINE.ROLLING_POST"), { kind: "notReady", status: "ENGINE.ROLLING_POST" }],
-    ["notReady", ServerText.engineNotReady("ENGINE.OFFLINE"), { kind: "notReady", status: "ENGINE.OFFLINE" }],
+    ["notReady", ServerText.engineNotReady("ENGINE.WEIGHT_SYNCING"), { kind: "notReady", reason: "syncing", status: "ENGINE.WEIGHT_SYNCING" }],
+    ["notReady", ServerText.engineNotReady("ENGINE.ROLLING_POST"), { kind: "notReady", reason: "postRolling", status: "ENGINE.ROLLING_POST" }],
+    ["notReady", ServerText.engineNotReady("ENGINE.OFFLINE"), { kind: "notReady", reason: "notReady", status: "ENGINE.OFFLINE" }],
     ["empty", ServerText.noAvailableEpisodes, { kind: "empty" }],
     ["empty", ServerText.vanishedEpisode, { kind: "empty" }],
     ["rejected", "Something new from a newer server", { kind: "rejected" }],
