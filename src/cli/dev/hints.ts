@@ -4,6 +4,7 @@
  * reward is 0 against a server the CLI did not start (a standalone emulator without an answer key). Each hint is
  * printed once. Pure: status views and the clock in, lines out.
  */
+import { shortStatus } from "./render.ts";
 import type { RunView } from "./runs-api.ts";
 
 /** How long an engine may stay stuck before the hint, milliseconds. */
@@ -22,8 +23,6 @@ export interface DevHintsContext {
 }
 
 type StuckKind = "offline" | "unreachable" | "no-status" | "not-rolling";
-
-const shortStatus = (s: string) => s.replace(/^ENGINE\./, "");
 
 function stuckKind(engineStatus: string, seenRolling: boolean): StuckKind | null {
   const status = shortStatus(engineStatus);

@@ -43,7 +43,8 @@ export interface Progress {
   failedAttempts: number;
 }
 
-const shortStatus = (s: string) => s.replace(/^ENGINE\./, "");
+/** An engine status without its `ENGINE.` prefix: `ENGINE.ROLLING` → `ROLLING`. */
+export const shortStatus = (engineStatus: string): string => engineStatus.replace(/^ENGINE\./, "");
 
 /** The progress of a run from its status view. */
 export function progressOf(status: RunView, ctx: ProgressContext): Progress {
