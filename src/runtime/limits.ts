@@ -147,6 +147,43 @@ export class ConnectionLimiter {
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /**
+ * Calls `done` once, when the body of `res` is fully read, cancelled or errors, or at once when it has none: the
+ * moment its connection closes (BC-48) and a streamed generation stops being activity (spec §5.4, BC-23).
+ * @returns a response with the same status and headers whose body reports its end
+ */
+export function onBodyDone(res: Response, done: () => void): Response {
+  let called = false;
+  const finish = () => {
+    if (!called) done();
+    called = true;
+  };
+  if (!res.body) {
+    finish();
+    return res;
+  }
+  const reader = res.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done: ended, value } = await reader.read();
+        if (ended) {
+          finish();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (err) {
+        finish();
+        controller.error(err);
+      }
+    },
+    async cancel(reason) {
+      finish();
+      await reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+}
+
+/**
  * Wraps `fetch` so each call takes one subrequest from `budget` and holds one `limiter` slot until the response
  * body is fully read, cancelled or errors (an unread body keeps its connection open, BC-48). A response without a
  * body releases at once.
@@ -168,29 +205,6 @@ export function guardFetch(
       release();
       throw err;
     }
-    if (!res.body) {
-      release();
-      return res;
-    }
-    const reader = res.body.getReader();
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            release();
-            controller.close();
-          } else controller.enqueue(value);
-        } catch (err) {
-          release();
-          controller.error(err);
-        }
-      },
-      async cancel(reason) {
-        release();
-        await reader.cancel(reason);
-      },
-    });
-    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+    return onBodyDone(res, release);
   };
 }

@@ -8,7 +8,7 @@ import OpenAI from "openai";
 import { SWARM_LLM_TIMEOUT_MS } from "../functions/chat.ts";
 import type { EpisodeEndpoint, RolloutContext, RolloutLogger } from "../functions/contract.ts";
 import { withChatCompletionGuards } from "../functions/llm-guards.ts";
-import type { FetchLike } from "./limits.ts";
+import { onBodyDone, type FetchLike } from "./limits.ts";
 
 /** LLM activity of one swarm episode, as the server's idle janitor sees it (spec §5.4). */
 export interface LlmActivity {
@@ -16,7 +16,7 @@ export interface LlmActivity {
   calls: number;
   /** requests answered with HTTP 2xx (the engine keeps a timeline only for these, BC-29) */
   successfulCalls: number;
-  /** epoch ms of the last request start or response end; the claim counts as activity (spec §5.4) */
+  /** epoch ms of the last request start or response body end; the claim counts as activity (spec §5.4) */
   lastActivityAtMs: number;
   /** requests in flight (the proxy refreshes activity while a generation is pending) */
   inFlight: number;
@@ -46,20 +46,29 @@ export interface BuiltRolloutContext {
   activity: Record<string, LlmActivity>;
 }
 
-/** Wraps `fetch` so requests and responses of one swarm episode update its {@link LlmActivity}. */
+/**
+ * Wraps `fetch` so requests and responses of one swarm episode update its {@link LlmActivity}. A call is in flight
+ * until its body ends: a streamed answer stays open while the model generates, and the proxy counts that time as
+ * activity (spec §5.4), so it is never idle time (BC-23).
+ */
 function watchActivity(inner: FetchLike, activity: LlmActivity, now: () => number): FetchLike {
   return async (input, init) => {
     activity.calls++;
     activity.inFlight++;
     activity.lastActivityAtMs = now();
-    try {
-      const res = await inner(input, init);
-      if (res.ok) activity.successfulCalls++;
-      return res;
-    } finally {
+    const settle = () => {
       activity.inFlight--;
       activity.lastActivityAtMs = now();
+    };
+    let res: Response;
+    try {
+      res = await inner(input, init);
+    } catch (err) {
+      settle();
+      throw err;
     }
+    if (res.ok) activity.successfulCalls++;
+    return onBodyDone(res, settle);
   };
 }
 

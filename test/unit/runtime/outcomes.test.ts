@@ -141,6 +141,40 @@ describe("outcome rules", () => {
     expect(r.net.to("/abort_episode")).toHaveLength(0);
   });
 
+  it("BC-23 a streamed generation longer than the discard timeout is activity, not idle time: the episode ends", async () => {
+    const r = await run(
+      fn(async (ctx) => {
+        const stream = await ctx.llm.chat.completions.create({ model: ctx.model, stream: true, messages: [{ role: "user", content: "What is 2 + 3?" }] });
+        for await (const _chunk of stream); // the proxy's keepalives hold the stream open while the model generates
+        return { reward: 1 };
+      }),
+      (deps) => {
+        const inner = deps.fetch;
+        deps.fetch = async (input, init) => {
+          const res = await inner(input, init);
+          if (!String(input instanceof Request ? input.url : input).endsWith("/chat/completions") || !res.body) return res;
+          // like the proxy: headers and a keepalive at once, the answer 60 s + 1 ms later (the discard timeout is 60 s)
+          const reader = res.body.getReader();
+          let sent = 0;
+          const body = new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              if (sent++ === 0) return controller.enqueue(new TextEncoder().encode(": keepalive\n\n"));
+              if (sent === 2) deps.time.advance(60_000 + 1);
+              const { done, value } = await reader.read();
+              if (done) controller.close();
+              else controller.enqueue(value);
+            },
+            cancel: (reason) => reader.cancel(reason),
+          });
+          return new Response(body, { status: res.status, headers: res.headers });
+        };
+      },
+    );
+    expect(r.result).toEqual({ kind: "reported", result: "ended", outcome: { kind: "end", reward: 1 } });
+    expect(r.net.to("/end_episode", r.uuid)).toHaveLength(1);
+    expect(r.net.to("/abort_episode")).toHaveLength(0);
+  });
+
   it("an eval episode is scored, then aborted (never ended), and reported aborted with its score", async () => {
     const { emu } = await rollingEmulator({ batchSize: 8, numRepeat: 4, maxEnvWorker: 32 }, { policy: { initialAccuracy: 1, malformedRate: 0 } });
     emu.answerKey.add([{ target: 24, nums: [2, 3, 4] }]);
