@@ -5,12 +5,11 @@
 import { expect, it } from "vitest";
 import {
   SwarmAPIError,
-  SwarmClient,
   SwarmConfigError,
   type ClaimResult,
 } from "../../../src/client/index.ts";
 import { describeShared, loadTranscript, type TranscriptExchange } from "../../support/shared.ts";
-import { fakeClock, recordingLogger, scriptedFetch, type Reply } from "./_support.ts";
+import { scriptedClient, type Reply, type Script } from "./_support.ts";
 
 function find(endpoint: string, pick: (e: TranscriptExchange) => boolean = () => true): TranscriptExchange {
   const hit = loadTranscript().find((e) => e.endpoint === endpoint && pick(e));
@@ -26,13 +25,9 @@ function replay(e: TranscriptExchange): Reply {
   return () => new Response(body, { status: e.response.status, headers: e.response.headers });
 }
 
-function clientFor(script: Record<string, Reply | Reply[]>, clientUuid = "c0472a55-037b-4354-8709-5a786b26d43f") {
-  const server = scriptedFetch(script);
-  const clock = fakeClock();
-  const { logger } = recordingLogger();
-  const client = new SwarmClient({ baseURL: "http://127.0.0.1:10086", clientUuid, fetch: server.fetch, logger, now: clock.now, sleep: clock.sleep, random: clock.random });
-  return { client, server };
-}
+/** A scripted client on the recorded server's URL, with the recorded client uuid. */
+const clientFor = (script: Script, clientUuid = "c0472a55-037b-4354-8709-5a786b26d43f") =>
+  scriptedClient(script, { baseURL: "http://127.0.0.1:10086", clientUuid });
 
 describeShared("SwarmClient against the recorded real-server transcript", () => {
   it("claim with a throttle policy: same body as the Python client, claimed result", async () => {
