@@ -21,6 +21,8 @@ export const LatencySpecSchema = z.discriminatedUnion("kind", [
     maxMs: ms("latency cap"),
   }),
 ]);
+/** A latency distribution in milliseconds: fixed, or lognormal (median, log-space `sigma`) capped at `maxMs`. */
+export type LatencySpec = z.infer<typeof LatencySpecSchema>;
 
 /** Every duration the emulator waits for. All values are milliseconds. */
 export const EmulatorTimings = z.object({

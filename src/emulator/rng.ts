@@ -2,6 +2,7 @@
  * @module emulator/rng — seeded, reproducible randomness: a small PRNG (mulberry32), string hashing for
  * per-call streams (so results do not depend on request interleaving), 32-hex ids and a lognormal sampler.
  */
+import type { LatencySpec } from "./options.ts";
 
 /** A stream of uniform numbers in [0, 1). */
 export interface Rng {
@@ -60,12 +61,6 @@ export function createRng(seed: number): Rng {
 export function deriveRng(seed: number, ...keys: Array<string | number>): Rng {
   return createRng(hashString(`${seed}|${keys.join("|")}`));
 }
-
-/**
- * A latency distribution in milliseconds: a fixed value, or lognormal with the given median and log-space
- * standard deviation (`sigma`), clamped to `maxMs`.
- */
-export type LatencySpec = { kind: "fixed"; ms: number } | { kind: "lognormal"; medianMs: number; sigma: number; maxMs: number };
 
 /** Draws one latency in ms from `spec` using `rng`. */
 export function sampleLatencyMs(spec: LatencySpec, rng: Rng): number {

@@ -7,9 +7,8 @@
  * Deterministic for a seed: every draw comes from a stream derived from (seed, episode uuid, call index, prompt),
  * so results do not depend on how concurrent requests interleave.
  */
-import type { LatencySpec } from "../rng.ts";
+import type { LatencySpec, PolicyOptions } from "../options.ts";
 import { deriveRng, hashString, sampleLatencyMs } from "../rng.ts";
-import type { PolicyOptions } from "../options.ts";
 import type { AnswerKeyEntry, AnswerKeyStore } from "./answer-key.ts";
 import { messageText, type ChatMessage, type ToolCall } from "./messages.ts";
 import { composeReply, recogniseTask, taskExpression, type AnswerOutcome, type RecognisedTask } from "./replies.ts";
