@@ -156,9 +156,14 @@ export function withChatCompletionGuards(inner: ChatFetch): ChatFetch {
  * anything an openai call throws: `catch (e) { throw findEpisodeAbortError(e) ?? e }`.
  */
 export function findEpisodeAbortError(err: unknown): EpisodeAbortError | undefined {
+  return findCause(err, EpisodeAbortError);
+}
+
+/** The first error of class `type` among `err` and its `cause` links (at most 8), or `undefined`. */
+export function findCause<T>(err: unknown, type: abstract new (...args: never[]) => T): T | undefined {
   let current: unknown = err;
   for (let depth = 0; depth < 8 && current != null; depth++) {
-    if (current instanceof EpisodeAbortError) return current;
+    if (current instanceof type) return current;
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;

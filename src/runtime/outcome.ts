@@ -15,7 +15,7 @@
  * | otherwise | end | end |
  */
 import { assertValidWorkflowOutput, type ValidWorkflowOutput } from "../protocol/index.ts";
-import { findEpisodeAbortError } from "../functions/llm-guards.ts";
+import { findCause, findEpisodeAbortError } from "../functions/llm-guards.ts";
 import type { EpisodeOutcome } from "../scheduler/index.ts";
 import { SubrequestBudgetExceededError } from "./limits.ts";
 import { isIdleExpired, type LlmActivity } from "./rollout-context.ts";
@@ -101,12 +101,4 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
   const reward = primary !== undefined ? (outputs[primary]?.reward ?? 0) : 0;
   if (input.episodeType === "eval") return { outcome: { kind: "score", reward }, action: "abort", outputs };
   return { outcome: { kind: "end", reward }, action: "end", outputs };
-}
-
-function findCause(err: unknown, type: abstract new (...args: never[]) => Error): boolean {
-  for (let e: unknown = err, depth = 0; e != null && depth < 8; depth++) {
-    if (e instanceof type) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
 }
