@@ -12,7 +12,7 @@ import { buildDevPlan, runSpecFor, type DevDataset, type DevPlan } from "./plan.
 import { formatReward, formatSeconds, formatWorkerLog, progressOf, renderIssues, renderSummary } from "./render.ts";
 import { runsApi, RunsApiError, waitForRun, type RunReport, type RunsApi, type RunView, type WaitOutcome } from "./runs-api.ts";
 import { DevHints } from "./hints.ts";
-import { probeSwarms, startDevSession, type DevSession } from "./session.ts";
+import { startDevSession, type DevSession } from "./session.ts";
 import { summaryJson, type DevSummaryJson } from "./summary-json.ts";
 import { runFailure } from "./verdict.ts";
 
@@ -90,7 +90,6 @@ export async function runDev(options: DevOptions, io: DevIo, extras: RunDevExtra
     say(`  batch ${plan.job.batchSize} tasks x num_repeat ${plan.job.numRepeat} = ${plan.episodesPerStep} episodes per step; ${stepsText(plan.steps)}`);
     say(startingLine(plan));
     try {
-      if (plan.externalSwarms) await probeSwarms(plan.externalSwarms, { signal: deadline });
       const onLog = (raw: string) => {
         const line = formatWorkerLog(raw);
         if (line && workerLines.admit(line)) say(`  ${line}`);

@@ -45,20 +45,13 @@ export interface StartSessionOptions {
 }
 
 /**
- * Brings one server's engine to ROLLING (sync + start when OFFLINE), or with `startEngine: false` only checks
- * that the server answers.
+ * Brings one server's engine to ROLLING (sync + start when OFFLINE, `autoSyncTrainConfigAndStartEngine`).
  * @throws SwarmStartError naming the URL when the server is unreachable or the engine cannot start
  */
-export async function prepareEngine(url: string, plan: Pick<DevPlan, "job" | "startEngine">, options: { logger: SwarmLogger; signal?: AbortSignal }): Promise<string> {
+async function startEngine(url: string, plan: Pick<DevPlan, "job">, options: { logger: SwarmLogger; signal?: AbortSignal }): Promise<void> {
   const client = new SwarmClient({ baseURL: url, logger: options.logger });
   try {
-    if (!plan.startEngine) {
-      const snap = await client.getEngineStatusOrCannotConnect({ ...(options.signal ? { signal: options.signal } : {}) });
-      if (isCannotConnect(snap)) throw new Error(`Unable to connect to swarm server (${snap.error.message})`);
-      return `engine ${snap.status} (not started: --no-start-engine)`;
-    }
-    const started = await client.autoSyncTrainConfigAndStartEngine(new AgentJetJob(plan.job), { ...(options.signal ? { signal: options.signal } : {}) });
-    return `${started.action} (${started.engine.status}, global step ${started.engine.globalStep ?? "?"})`;
+    await client.autoSyncTrainConfigAndStartEngine(new AgentJetJob(plan.job), { ...(options.signal ? { signal: options.signal } : {}) });
   } catch (err) {
     if (options.signal?.aborted) throw err;
     throw new SwarmStartError(`swarm server ${url}: ${err instanceof Error ? err.message : String(err)}`);
@@ -69,7 +62,7 @@ export async function prepareEngine(url: string, plan: Pick<DevPlan, "job" | "st
  * Checks that every server answers `get_engine_status` (fast: before workerd is started for nothing).
  * @throws SwarmStartError naming the first unreachable URL and why
  */
-export async function probeSwarms(swarms: readonly { url: string }[], options: { signal?: AbortSignal } = {}): Promise<void> {
+async function probeSwarms(swarms: readonly { url: string }[], options: { signal?: AbortSignal } = {}): Promise<void> {
   for (const s of swarms) {
     const client = new SwarmClient({ baseURL: s.url, logger: { info: () => {}, warn: () => {}, error: () => {} } });
     const snap = await client.getEngineStatusOrCannotConnect({ ...(options.signal ? { signal: options.signal } : {}) });
@@ -78,11 +71,14 @@ export async function probeSwarms(swarms: readonly { url: string }[], options: {
 }
 
 /**
- * Starts the session: the Worker host and the swarm side (emulators + engines) in parallel.
+ * Starts the session: first checks that the servers given on the command line answer (nothing is started for a
+ * wrong URL), then the Worker host and the swarm side (emulators + engines; with `startEngine: false` the given
+ * servers are used as they are) in parallel.
  * @throws LocalWorkerError | SwarmStartError | the emulator's start errors | the abort reason; whatever was
  *   started is stopped before the error propagates
  */
 export async function startDevSession(plan: DevPlan, options: StartSessionOptions = {}): Promise<DevSession> {
+  if (plan.externalSwarms) await probeSwarms(plan.externalSwarms, { ...(options.signal ? { signal: options.signal } : {}) });
   const log = options.onLog ?? (() => {});
   const logger: SwarmLogger = { info: () => {}, warn: (m) => log(`swarm client: ${m}`), error: (m) => log(`swarm client: ${m}`) };
   // One slot per swarm name, filled as each server comes up (so a failure still closes what started).
@@ -96,7 +92,7 @@ export async function startDevSession(plan: DevPlan, options: StartSessionOption
       swarms[i] = { name, url: emulator.url, emulator };
     }
     options.signal?.throwIfAborted();
-    await prepareEngine(swarms[i]!.url, plan, { logger, ...(options.signal ? { signal: options.signal } : {}) });
+    if (plan.startEngine) await startEngine(swarms[i]!.url, plan, { logger, ...(options.signal ? { signal: options.signal } : {}) });
   };
   const startSwarms = async () => {
     const started = await Promise.allSettled(plan.swarmNames.map(startSwarm));
