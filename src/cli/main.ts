@@ -4,11 +4,12 @@
  * 130 interrupted.
  */
 
-/** A CLI command: one file in `src/cli/commands/`, default-exporting this shape. */
+/**
+ * A CLI command: one file in `src/cli/commands/`, default-exporting this shape, listed (with its one-line summary)
+ * in `commands` below. `--help` is the command's own: `run` prints its usage.
+ */
 export interface CliCommand {
   name: string;
-  description: string;
-  usage: string;
   /** @returns the process exit code */
   run(argv: string[]): Promise<number>;
 }
@@ -24,25 +25,17 @@ export class CliError extends Error {
   }
 }
 
-const commands: Record<string, () => Promise<{ default: CliCommand }>> = {
-  dev: () => import("./commands/dev.ts"),
-  emulator: () => import("./commands/emulator.ts"),
-  new: () => import("./commands/new.ts"),
-  bench: () => import("./commands/bench.ts"),
+/** The commands, loaded lazily, with the line `ajet-edge --help` shows for each (`synopsis` defaults to the name). */
+const commands: Record<string, { synopsis?: string; summary: string; load: () => Promise<{ default: CliCommand }> }> = {
+  dev: { summary: "run a rollout end to end: emulator (or --swarm-url), local workerd, scheduler, episodes", load: () => import("./commands/dev.ts") },
+  emulator: { summary: "serve a local swarm emulator (default 127.0.0.1:10086)", load: () => import("./commands/emulator.ts") },
+  new: { synopsis: "new NAME", summary: "scaffold functions/NAME.ts, its test, its registry entry and a README section", load: () => import("./commands/new.ts") },
+  bench: { summary: "run the benchmarks and write bench/results.json", load: () => import("./commands/bench.ts") },
 };
 
 function usage(): string {
-  return [
-    "usage: ajet-edge <command> [options]",
-    "",
-    "commands:",
-    "  dev        run a rollout end to end: emulator (or --swarm-url), local workerd, scheduler, episodes",
-    "  emulator   serve a local swarm emulator (default 127.0.0.1:10086)",
-    "  new NAME   scaffold functions/NAME.ts, its test and a README section",
-    "  bench      run the benchmarks and write bench/results.json",
-    "",
-    "run `ajet-edge <command> --help` for a command's options",
-  ].join("\n");
+  const rows = Object.entries(commands).map(([name, c]) => `  ${(c.synopsis ?? name).padEnd(11)}${c.summary}`);
+  return ["usage: ajet-edge <command> [options]", "", "commands:", ...rows, "", "run `ajet-edge <command> --help` for a command's options"].join("\n");
 }
 
 /** The line printed after a usage error: where the options are (the whole usage would bury the message). */
@@ -60,7 +53,7 @@ export async function main(argv: string[]): Promise<number> {
     console.log(usage());
     return name ? 0 : 2;
   }
-  const load = commands[name];
+  const load = commands[name]?.load;
   if (!load) {
     console.error(`ajet-edge: unknown command '${name}'; commands: ${Object.keys(commands).join(", ")}\n${helpHint()}`);
     return 2;

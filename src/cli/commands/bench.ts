@@ -21,8 +21,6 @@ const usage = `usage: ajet-edge bench [--only rewards|scheduler|runtime] [--out 
 
 const command: CliCommand = {
   name: "bench",
-  description: "run the benchmarks, print them and write bench/results.json",
-  usage,
   async run(argv) {
     const flags = parseFlags(argv, { only: { type: "string" }, out: { type: "string", default: "bench/results.json" } });
     if (!flags) {

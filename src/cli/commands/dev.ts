@@ -24,8 +24,6 @@ export async function runDevCommand(argv: string[], io: DevIo = processIo, extra
 
 const command: CliCommand = {
   name: "dev",
-  description: "run a rollout end to end: emulator (or --swarm-url), local workerd, scheduler, episodes",
-  usage: DEV_USAGE,
   run: (argv) => runDevCommand(argv),
 };
 export default command;

@@ -185,8 +185,6 @@ export async function runEmulatorCommand(argv: string[], io: EmulatorCommandIo =
 
 const command: CliCommand = {
   name: "emulator",
-  description: "serve a local swarm emulator (default 127.0.0.1:10086)",
-  usage: USAGE,
   run: (argv) => runEmulatorCommand(argv),
 };
 export default command;

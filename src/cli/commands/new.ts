@@ -47,8 +47,6 @@ export function parseNewArgs(argv: string[]): NewCliOptions | null {
 
 const command: CliCommand = {
   name: "new",
-  description: "scaffold functions/NAME.ts, its test, its registry entry and a README section",
-  usage: USAGE,
   async run(argv) {
     const options = parseNewArgs(argv);
     if (!options) {
