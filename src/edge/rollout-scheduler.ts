@@ -129,7 +129,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     if (!this.#state) return null;
     const { state } = this.#require();
     const report = state.run.config.episodeType === "eval" ? evalReport(state) : null;
-    const withIds = report && { ...report, tasks: report.tasks.map((t) => ({ ...t, taskId: this.#storage.task(t.source, t.taskIndex).task_id })) };
+    const withIds = report && { ...report, tasks: report.tasks.map((t) => ({ ...t, taskId: this.#storage.taskId(t.source, t.taskIndex) })) };
     return { summary: this.#storage.summary() ?? runSummary(state), eval: withIds };
   }
 
@@ -153,7 +153,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     const { outputs, ...event } = report;
     const row = this.#state?.episodes[report.episodeKey];
     if (outputs && row && row.attempt === report.attempt) {
-      const taskId = this.#storage.task(row.source, row.taskIndex).task_id;
+      const taskId = this.#storage.taskId(row.source, row.taskIndex);
       this.#storage.putOutbox(report.episodeKey, report.attempt, taskId, outputs);
     }
     const ack = await this.#apply({ type: "episodeOutcomeRecorded", ...event });
@@ -168,7 +168,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     const ack = await this.#apply({ type: "episodeReported", ...report });
     if (ack.status === "applied" && report.result === "ended" && row && row.attempt === report.attempt) {
       const reward = row.outcome?.kind === "end" ? row.outcome.reward : (report.reward ?? 0);
-      const taskId = box?.taskId ?? this.#storage.task(row.source, row.taskIndex).task_id;
+      const taskId = box?.taskId ?? this.#storage.taskId(row.source, row.taskIndex);
       this.#storage.recordEnded(
         row.claims.map((c) => ({ episodeKey: row.episodeKey, attempt: row.attempt, swarm: c.swarm, episodeUuid: c.episodeUuid, taskId, globalStep: c.globalStep, reward: box?.outputs[c.swarm]?.reward ?? reward, atMs: Date.now() })),
       );
@@ -254,8 +254,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
         return;
       case "dispatchEpisodes": {
         const messages = c.episodes.map((d): EpisodeMessage => {
-          const task = this.#storage.task(d.source, d.taskIndex);
-          const inline = this.#storage.taskBytes(d.source, d.taskIndex) <= MAX_INLINE_TASK_BYTES;
+          const { taskId, task } = this.#storage.dispatchTask(d.source, d.taskIndex, MAX_INLINE_TASK_BYTES);
           return {
             v: 1,
             runId: meta.runId,
@@ -267,9 +266,9 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
             episodeType: d.episodeType,
             swarms: meta.spec.swarms.map((s) => ({ name: s.name, url: s.url })),
             discardEpisodeTimeoutSeconds: d.discardEpisodeTimeoutSeconds,
-            throttlePolicy: throttlePolicyFor(d, task.task_id),
-            taskId: task.task_id,
-            ...(inline ? { task } : {}),
+            throttlePolicy: throttlePolicyFor(d, taskId),
+            taskId,
+            ...(task ? { task } : {}),
             taskRef: { source: d.source, taskIndex: d.taskIndex },
             leaseDeadlineAtMs: d.leaseDeadlineAtMs,
             model: "agentjet-policy",

@@ -97,15 +97,29 @@ export class SchedulerStorage {
 
   /** @throws Error naming the source and index when the task is missing */
   task(source: string, taskIndex: number): Task {
-    const row = this.sql.exec<{ body: string }>(`SELECT body FROM tasks WHERE source = ? AND task_index = ?`, source, taskIndex).toArray()[0];
-    if (!row) throw new Error(`no task ${source}[${taskIndex}] in this run`);
-    return deserializeTask(row.body);
+    return deserializeTask(this.#taskRow<{ body: string }>("body", source, taskIndex).body);
   }
 
-  /** Serialised size of a stored task in bytes (to decide whether it fits in a queue message). */
-  taskBytes(source: string, taskIndex: number): number {
-    const row = this.sql.exec<{ n: number }>(`SELECT length(CAST(body AS BLOB)) AS n FROM tasks WHERE source = ? AND task_index = ?`, source, taskIndex).toArray()[0];
-    return row?.n ?? 0;
+  /** A stored task's `task_id`, without reading its body. @throws Error naming the source and index when missing */
+  taskId(source: string, taskIndex: number): string {
+    return this.#taskRow<{ task_id: string }>("task_id", source, taskIndex).task_id;
+  }
+
+  /**
+   * What a queue message carries of a task: its id, and the task itself when its serialised body is at most
+   * `maxInlineBytes` (a larger one is fetched by the consumer, BC-53; its body is then not read here).
+   * @throws Error naming the source and index when the task is missing
+   */
+  dispatchTask(source: string, taskIndex: number, maxInlineBytes: number): { taskId: string; task?: Task } {
+    const columns = `task_id, CASE WHEN length(CAST(body AS BLOB)) <= ${Math.floor(maxInlineBytes)} THEN body END AS body`;
+    const row = this.#taskRow<{ task_id: string; body: string | null }>(columns, source, taskIndex);
+    return row.body === null ? { taskId: row.task_id } : { taskId: row.task_id, task: deserializeTask(row.body) };
+  }
+
+  #taskRow<R extends Record<string, SqlStorageValue>>(columns: string, source: string, taskIndex: number): R {
+    const row = this.sql.exec<R>(`SELECT ${columns} FROM tasks WHERE source = ? AND task_index = ?`, source, taskIndex).toArray()[0];
+    if (!row) throw new Error(`no task ${source}[${taskIndex}] in this run`);
+    return row;
   }
 
   /** Outbox: the outputs an `end` outcome will send, kept until resolved (BC-26, BC-51). */
