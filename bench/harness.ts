@@ -44,17 +44,22 @@ export async function bench(name: string, fn: () => unknown, options: BenchOptio
     await fn();
     times.push(performance.now() - t0);
   }
+  return summarize(name, times, options);
+}
+
+/** The statistics of measured call times (milliseconds each), with the target and note of `options`. */
+export function summarize(name: string, times: readonly number[], options: Pick<BenchOptions, "targetMs" | "note"> = {}): BenchResult {
   const sorted = [...times].sort((a, b) => a - b);
   const total = times.reduce((a, b) => a + b, 0);
   const p99Ms = quantile(sorted, 0.99);
   return {
     name,
     calls: times.length,
-    meanMs: total / times.length,
+    meanMs: total / Math.max(1, times.length),
     p50Ms: quantile(sorted, 0.5),
     p99Ms,
     maxMs: sorted[sorted.length - 1] ?? 0,
-    opsPerSec: (times.length / total) * 1000,
+    opsPerSec: total > 0 ? (times.length / total) * 1000 : 0,
     ...(options.targetMs !== undefined ? { targetMs: options.targetMs, metTarget: p99Ms <= options.targetMs } : {}),
     ...(options.note ? { note: options.note } : {}),
   };

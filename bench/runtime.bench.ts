@@ -12,7 +12,7 @@ import { ConnectionLimiter, SubrequestBudget } from "../src/runtime/limits.ts";
 import type { EpisodeMessage, SchedulerPort } from "../src/runtime/messages.ts";
 import { generateCountdownTasks } from "../src/tasks/index.ts";
 import { rolloutFunctions } from "../functions/index.ts";
-import type { BenchResult } from "./harness.ts";
+import { summarize, type BenchResult } from "./harness.ts";
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const applied = async () => ({ status: "applied" as const });
@@ -46,24 +46,15 @@ export async function runtimeBenchmarks(): Promise<BenchResult[]> {
       const r = await runEpisode(message(), deps());
       if (r.kind === "reported") sequential.push(performance.now() - t0);
     }
-    sequential.sort((a, b) => a - b);
-    const mean = sequential.reduce((a, b) => a + b, 0) / Math.max(1, sequential.length);
     const limiter = new ConnectionLimiter();
     const t0 = performance.now();
     const batch = await Promise.all(Array.from({ length: 32 }, () => runEpisode(message(), deps(limiter))));
     const batchMs = performance.now() - t0;
     const ok = batch.filter((r) => r.kind === "reported").length;
     return [
-      {
-        name: "runtime: one countdown episode, in-process emulator",
-        calls: sequential.length,
-        meanMs: mean,
-        p50Ms: sequential[Math.floor(sequential.length / 2)] ?? 0,
-        p99Ms: sequential[Math.floor(sequential.length * 0.99)] ?? 0,
-        maxMs: sequential[sequential.length - 1] ?? 0,
-        opsPerSec: 1000 / mean,
+      summarize("runtime: one countdown episode, in-process emulator", sequential, {
         note: "claim + status + 1 LLM call + end, plus the scheduler-port calls (in memory)",
-      },
+      }),
       {
         name: "runtime: 32 episodes sharing one invocation (6 connections)",
         calls: ok,
