@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseDevArgs } from "../../../src/cli/dev/options.ts";
-import { CliError, main } from "../../../src/cli/main.ts";
+import { CliError } from "../../../src/cli/main.ts";
+import { runMain } from "../../support/cli.ts";
 
 describe("ajet-edge dev arguments", () => {
   it("defaults to the npm start run: Countdown, batch 8 × num_repeat 4, 3 steps, the local emulator", () => {
@@ -66,26 +67,14 @@ describe("ajet-edge dev arguments", () => {
   });
 
   it("main() prints the message and a pointer to --help (not the whole usage) after a usage error and returns 2", async () => {
-    const errors: string[] = [];
-    const original = console.error;
-    console.error = (...args: unknown[]) => void errors.push(args.join(" "));
-    try {
-      expect(await main(["dev", "--steps", "0"])).toBe(2);
-    } finally {
-      console.error = original;
-    }
+    const { code, errors } = await runMain(["dev", "--steps", "0"]);
+    expect(code).toBe(2);
     expect(errors).toEqual(["ajet-edge dev: --steps must be ≥ 1, e.g. 3\nrun 'ajet-edge dev --help' for the options"]);
   });
 
   it("main() names the commands after an unknown one and returns 2", async () => {
-    const errors: string[] = [];
-    const original = console.error;
-    console.error = (...args: unknown[]) => void errors.push(args.join(" "));
-    try {
-      expect(await main(["deploy"])).toBe(2);
-    } finally {
-      console.error = original;
-    }
+    const { code, errors } = await runMain(["deploy"]);
+    expect(code).toBe(2);
     expect(errors).toEqual(["ajet-edge: unknown command 'deploy'; commands: dev, emulator, new, bench\nrun 'ajet-edge --help' for the commands"]);
   });
 });

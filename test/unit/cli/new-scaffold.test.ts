@@ -8,14 +8,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { main } from "../../../src/cli/main.ts";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RolloutFunction } from "../../../src/functions/contract.ts";
 import { createTestContext } from "../../../src/functions/testing.ts";
 import { answerKeyFor, demoDataset } from "../../../src/cli/dev/plan.ts";
 import { scaffoldFunction } from "../../../src/cli/scaffold/scaffold.ts";
 import { DEMO_ROWS } from "../../../src/cli/scaffold/templates.ts";
 import { Task } from "../../../src/protocol/index.ts";
+import { runMain } from "../../support/cli.ts";
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url));
 /** The temp project's registry: the shape of functions/index.ts, independent of what the live one holds. */
@@ -115,21 +115,17 @@ describe("scaffoldFunction", () => {
 
 describe("ajet-edge new (main)", () => {
   it("exits 0 after scaffolding (next: npm start on the demo tasks) and 2 on a usage error, pointing at --help", async () => {
-    const log = vi.spyOn(console, "log").mockImplementation(() => {});
-    const error = vi.spyOn(console, "error").mockImplementation(() => {});
-    try {
-      expect(await main(["new", "cli-made", "--dir", root])).toBe(0);
-      expect(existsSync(join(root, "functions", "cli-made.ts"))).toBe(true);
-      expect(log.mock.calls.flat().join("\n")).toContain("test/unit/functions/cli-made.test.ts");
-      expect(log.mock.calls.flat().join("\n")).toContain("  npm start -- --function cli-made     # its demo tasks on the local emulator (= npx ajet-edge dev --function cli-made)");
-      expect(await main(["new", "cli-made", "--dir", root])).toBe(2);
-      expect(await main(["new", "Bad_Name", "--dir", root])).toBe(2);
-      const errors = error.mock.calls.flat().join("\n");
-      expect(errors).toMatch(/^ajet-edge new: a function 'cli-made' already exists.*\nrun 'ajet-edge new --help' for the options\najet-edge new: function name 'Bad_Name' must be kebab-case/);
-      expect(errors).not.toContain("usage:");
-    } finally {
-      log.mockRestore();
-      error.mockRestore();
-    }
+    const made = await runMain(["new", "cli-made", "--dir", root]);
+    expect(made.code).toBe(0);
+    expect(existsSync(join(root, "functions", "cli-made.ts"))).toBe(true);
+    expect(made.logs.join("\n")).toContain("test/unit/functions/cli-made.test.ts");
+    expect(made.logs.join("\n")).toContain("  npm start -- --function cli-made     # its demo tasks on the local emulator (= npx ajet-edge dev --function cli-made)");
+    const again = await runMain(["new", "cli-made", "--dir", root]);
+    const badName = await runMain(["new", "Bad_Name", "--dir", root]);
+    expect(again.code).toBe(2);
+    expect(badName.code).toBe(2);
+    const errors = [...made.errors, ...again.errors, ...badName.errors].join("\n");
+    expect(errors).toMatch(/^ajet-edge new: a function 'cli-made' already exists.*\nrun 'ajet-edge new --help' for the options\najet-edge new: function name 'Bad_Name' must be kebab-case/);
+    expect(errors).not.toContain("usage:");
   });
 });
