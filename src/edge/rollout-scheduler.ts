@@ -17,6 +17,7 @@ import {
   runStatus,
   runSummary,
   throttlePolicyFor,
+  type ClaimRef,
   type EventAck,
   type EvalReport,
   type RunSpec,
@@ -25,7 +26,7 @@ import {
   type SchedulerState,
 } from "../scheduler/index.ts";
 import { MAX_INLINE_TASK_BYTES, type ClaimAck, type EndedEpisode, type EpisodeMessage, type OutcomeReport, type SchedulerPort } from "../runtime/messages.ts";
-import { abortAll, endAll } from "../runtime/server-action.ts";
+import { abortAll, endAll, type ClaimHandle } from "../runtime/server-action.ts";
 import { QueueDispatcher, type Dispatcher } from "./dispatcher.ts";
 import type { Env } from "./env.ts";
 import { SchedulerStorage, type RunMeta } from "./storage.ts";
@@ -65,6 +66,8 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   readonly #unreachableLoggedAtMs = new Map<string, number>();
   /** outbox resends in flight, by `episodeKey@attempt` (in memory: a reset DO has none in flight) */
   readonly #resending = new Set<string>();
+  /** the run's client of each swarm, made on first use (the spec never changes after `create`) */
+  readonly #clients = new Map<string, SwarmClient>();
   readonly #dispatcher: Dispatcher;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -282,7 +285,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
         return;
       }
       case "abortEpisodes":
-        await Promise.all(c.episodes.map((e) => abortAll(e.claims.map((cl) => ({ ...cl, client: this.#client(cl.swarm) })))));
+        await Promise.all(c.episodes.map((e) => abortAll(this.#handles(e.claims))));
         return;
       case "resolveOutbox":
         await Promise.all(c.episodes.map((e) => this.#resolve(e)));
@@ -315,8 +318,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     let sent;
     try {
       const box = this.#storage.outbox(e.episodeKey, e.attempt);
-      const claims = e.claims.map((cl) => ({ ...cl, client: this.#client(cl.swarm) }));
-      sent = box ? await endAll(claims, box.taskId, box.outputs, true) : ({ kind: "sent", result: "rejected", cause: "outbox_missing" } as const);
+      sent = box ? await endAll(this.#handles(e.claims), box.taskId, box.outputs, true) : ({ kind: "sent", result: "rejected", cause: "outbox_missing" } as const);
     } finally {
       this.#resending.delete(key);
     }
@@ -324,10 +326,21 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     await this.episodeReported({ episodeKey: e.episodeKey, attempt: e.attempt, result: sent.result, cause: sent.cause, reward: e.reward });
   }
 
+  /** The run's client (its client uuid) of a swarm; a claim on `default` is on the run's first swarm. */
   #client(swarm: string): SwarmClient {
+    const made = this.#clients.get(swarm);
+    if (made) return made;
     const { meta } = this.#require();
     const s = meta.spec.swarms.find((x) => x.name === swarm) ?? meta.spec.swarms[0]!;
-    return new SwarmClient({ baseURL: s.url, clientUuid: meta.clientUuid, logger: { info: () => {}, warn: (m) => this.#log("warn", m, {}), error: (m) => this.#log("error", m, {}) } });
+    const logger = { info: () => {}, warn: (m: string, f?: Record<string, unknown>) => this.#log("warn", m, f ?? {}), error: (m: string, f?: Record<string, unknown>) => this.#log("error", m, f ?? {}) };
+    const client = new SwarmClient({ baseURL: s.url, clientUuid: meta.clientUuid, logger });
+    this.#clients.set(swarm, client);
+    return client;
+  }
+
+  /** The claims with the client that ends or aborts each. */
+  #handles(claims: readonly ClaimRef[]): ClaimHandle[] {
+    return claims.map((c) => ({ ...c, client: this.#client(c.swarm) }));
   }
 
   /** Says in the run log that a swarm cannot be reached: at most once a minute per swarm (the poll keeps trying). */
