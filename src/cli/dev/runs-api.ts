@@ -3,6 +3,7 @@
  * `POST /runs/:id/stop`, `GET /runs/:id/report`, and `waitForRun`, which polls a run until it finishes, times out
  * or is aborted. Responses are checked with zod (the fields the CLI reads); errors carry the API's issues.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import { z } from "zod";
 import type { EvalReport, RunSpecInput, RunStatus, RunSummary } from "../../scheduler/index.ts";
 import type { EndedEpisode } from "../../runtime/messages.ts";
@@ -154,20 +155,6 @@ export interface WaitForRunOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-/** A pause that ends early when the signal fires. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}
-
 /**
  * Polls `GET /runs/:id` until the phase is `finished`, the deadline passes, or the signal fires.
  * @returns the outcome and the last status seen (null if none was)
@@ -175,7 +162,8 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
  */
 export async function waitForRun(api: RunsApi, runId: string, options: WaitForRunOptions): Promise<{ outcome: WaitOutcome; status: RunView | null }> {
   const now = options.now ?? Date.now;
-  const sleep = options.sleep ?? abortableSleep;
+  // the default pause ends early (resolves, does not throw) when the signal fires
+  const sleep = options.sleep ?? ((ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }).catch(() => {}));
   const deadline = now() + options.timeoutMs;
   let status: RunView | null = null;
   let errors = 0;
