@@ -34,17 +34,16 @@ export interface RunDevExtras {
   onSession?: (session: DevSession) => void;
 }
 
+/** Ctrl-C / SIGTERM: the first one stops the start or the wait for the run (`first`), a second one the drain. */
 class Interrupts {
-  readonly startup = new AbortController();
-  readonly wait = new AbortController();
+  readonly first = new AbortController();
   readonly force = new AbortController();
   signal: InterruptSignal | null = null;
 
   on(signal: InterruptSignal): void {
     if (this.signal === null) {
       this.signal = signal;
-      this.startup.abort(new Error(`interrupted (${signal})`));
-      this.wait.abort();
+      this.first.abort(new Error(`interrupted (${signal})`));
     } else {
       this.force.abort();
     }
@@ -94,7 +93,7 @@ export async function runDev(options: DevOptions, io: DevIo, extras: RunDevExtra
         const line = formatWorkerLog(raw);
         if (line && workerLines.admit(line)) say(`  ${line}`);
       };
-      session = await startDevSession(plan, { onLog, signal: AbortSignal.any([interrupts.startup.signal, deadline]) });
+      session = await startDevSession(plan, { onLog, signal: AbortSignal.any([interrupts.first.signal, deadline]) });
     } catch (err) {
       if (interrupts.signal) return fail(interrupts.exitCode, "interrupted while starting; everything started was stopped");
       if (deadline.aborted) return fail(1, `could not start within --timeout ${plan.timeoutMs / 1000} s`);
@@ -169,7 +168,7 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: DevSe
   let outcome: WaitOutcome;
   let last: RunView | null;
   try {
-    ({ outcome, status: last } = await waitForRun(api, runId, { timeoutMs: plan.timeoutMs, onStatus, signal: AbortSignal.any([c.interrupts.wait.signal, c.deadline]) }));
+    ({ outcome, status: last } = await waitForRun(api, runId, { timeoutMs: plan.timeoutMs, onStatus, signal: AbortSignal.any([c.interrupts.first.signal, c.deadline]) }));
     if (outcome === "aborted" && !c.interrupts.signal) outcome = "timeout";
     if (outcome !== "finished") {
       stopping = true;
