@@ -116,10 +116,10 @@ function onStopRequested(d: Draft, reason: string | undefined): EventAck {
     return APPLIED;
   }
   d.run.phase = "draining";
-  for (const row of Object.values(d.episodes)) {
+  for (const row of d.rows()) {
     if (row.status === "queued") d.patchEpisode(row.episodeKey, { status: "dropped", notBeforeMs: null, lastCause: "stopped" });
   }
-  for (const groupKey of new Set(Object.values(d.episodes).map((r) => r.groupKey))) resolveGroupIfDone(d, groupKey);
+  for (const groupKey of new Set(d.rows().map((r) => r.groupKey))) resolveGroupIfDone(d, groupKey);
   return APPLIED;
 }
 
@@ -140,7 +140,7 @@ function openWork(d: Draft): void {
   if (run.dataExhausted) return;
   if (run.config.episodeType === "eval") {
     // count every queued row (back-offs too), so claim failures never make the eval run open groups without bound
-    const queued = Object.values(d.episodes).filter((r) => r.status === "queued").length;
+    const queued = d.rows().filter((r) => r.status === "queued").length;
     const missing = freeSlots(d) - queued;
     if (missing > 0) openEvalGroups(d, Math.ceil(missing / run.config.numRepeat));
     return;
@@ -153,7 +153,7 @@ function openWork(d: Draft): void {
 
 function advancePhase(d: Draft): void {
   const { run } = d;
-  const live = Object.values(d.episodes);
+  const live = d.rows();
   const last = run.currentWindow === null ? undefined : d.steps[String(run.currentWindow)];
   if (run.phase === "draining") {
     if (!live.some((r) => isInFlight(r.status))) finish(d);

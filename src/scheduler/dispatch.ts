@@ -29,7 +29,7 @@ export function claimBackoffMs(timing: SchedulerTiming, kind: string, failures: 
 
 /** Queued episodes whose back-off has passed lose their `notBeforeMs`, so no alarm is ever set in the past. */
 export function releaseBackoffs(d: Draft, all = false): void {
-  for (const row of Object.values(d.episodes)) {
+  for (const row of d.rows()) {
     if (row.status === "queued" && row.notBeforeMs !== null && (all || row.notBeforeMs <= d.nowMs)) {
       d.patchEpisode(row.episodeKey, { notBeforeMs: null });
     }
@@ -39,13 +39,13 @@ export function releaseBackoffs(d: Draft, all = false): void {
 /** Free `maxParallel` slots right now. */
 export function freeSlots(d: Draft): number {
   let inFlight = 0;
-  for (const row of Object.values(d.episodes)) if (isInFlight(row.status)) inFlight++;
+  for (const row of d.rows()) if (isInFlight(row.status)) inFlight++;
   return Math.max(0, d.run.config.maxParallel - inFlight);
 }
 
 /** Queued rows ready to go (no back-off pending), in dispatch order (lowest seq first: retries and whole groups). */
 export function readyQueue(d: Draft): EpisodeRow[] {
-  return Object.values(d.episodes)
+  return d.rows()
     .filter((r) => r.status === "queued" && r.notBeforeMs === null)
     .sort((a, b) => a.seq - b.seq);
 }

@@ -10,9 +10,14 @@ import type { RunSummary } from "./summary.ts";
 /** A mutable view of the state during one `decide`; the input state is never mutated. */
 export class Draft {
   readonly run: RunRow;
-  readonly episodes: Record<string, EpisodeRow>;
-  readonly steps: Record<string, StepRow>;
-  readonly evalTasks: Record<string, EvalTaskRow>;
+  /** the records this decision wrote to (copied on the first write; the base's until then) */
+  private readonly own: {
+    episodes: Record<string, EpisodeRow> | null;
+    steps: Record<string, StepRow> | null;
+    evalTasks: Record<string, EvalTaskRow> | null;
+  } = { episodes: null, steps: null, evalTasks: null };
+  /** `Object.values(episodes)`, kept until the next episode write (the pump reads the live rows several times) */
+  private liveRows: readonly EpisodeRow[] | null = null;
   private readonly touched = { episodes: new Set<string>(), deleted: new Set<string>(), steps: new Set<string>(), evalTasks: new Set<string>() };
   private readonly logs: LogMessage[] = [];
   private readonly aborts: EpisodeAbort[] = [];
@@ -27,9 +32,31 @@ export class Draft {
     readonly nowMs: number,
   ) {
     this.run = cloneRun(base.run);
-    this.episodes = { ...base.episodes };
-    this.steps = { ...base.steps };
-    this.evalTasks = { ...base.evalTasks };
+  }
+
+  /** The live episode rows by key (read-only: write with the methods below). */
+  get episodes(): Readonly<Record<string, EpisodeRow>> {
+    return this.own.episodes ?? this.base.episodes;
+  }
+
+  /** The step rows by `String(windowIndex)` (read-only). */
+  get steps(): Readonly<Record<string, StepRow>> {
+    return this.own.steps ?? this.base.steps;
+  }
+
+  /** The finished eval task rows by group key (read-only). */
+  get evalTasks(): Readonly<Record<string, EvalTaskRow>> {
+    return this.own.evalTasks ?? this.base.evalTasks;
+  }
+
+  /** The live episode rows as they stand now: a snapshot, safe to iterate while writing. */
+  rows(): readonly EpisodeRow[] {
+    return (this.liveRows ??= Object.values(this.episodes));
+  }
+
+  private writableEpisodes(): Record<string, EpisodeRow> {
+    this.liveRows = null;
+    return (this.own.episodes ??= { ...this.base.episodes });
   }
 
   /** Replaces a row with a patched copy and marks it changed. @throws Error when the key is not live (a core bug). */
@@ -41,7 +68,7 @@ export class Draft {
 
   /** Inserts or replaces a row (the caller passes a fresh object) and marks it changed. */
   putEpisode(row: EpisodeRow): EpisodeRow {
-    this.episodes[row.episodeKey] = row;
+    this.writableEpisodes()[row.episodeKey] = row;
     this.touched.episodes.add(row.episodeKey);
     this.touched.deleted.delete(row.episodeKey);
     return row;
@@ -49,7 +76,7 @@ export class Draft {
 
   /** Removes a live row; reported in `deletedEpisodeKeys` only if the base state had it (it is stored). */
   deleteEpisode(key: string): void {
-    delete this.episodes[key];
+    delete this.writableEpisodes()[key];
     this.touched.episodes.delete(key);
     if (this.base.episodes[key]) this.touched.deleted.add(key);
   }
@@ -65,14 +92,14 @@ export class Draft {
   /** Inserts or replaces a step row and marks it changed. */
   putStep(row: StepRow): StepRow {
     const key = String(row.windowIndex);
-    this.steps[key] = row;
+    (this.own.steps ??= { ...this.base.steps })[key] = row;
     this.touched.steps.add(key);
     return row;
   }
 
   /** Inserts a finished eval task row and marks it changed. */
   putEvalTask(row: EvalTaskRow): void {
-    this.evalTasks[row.groupKey] = row;
+    (this.own.evalTasks ??= { ...this.base.evalTasks })[row.groupKey] = row;
     this.touched.evalTasks.add(row.groupKey);
   }
 
@@ -115,7 +142,7 @@ export class Draft {
     if (this.poll) commands.push({ type: "pollEngineStatus", swarms: this.poll });
     if (this.summary) commands.push({ type: "finishRun", summary: this.summary });
     const runChanged = !sameData(this.run, this.base.run);
-    const pick = <T>(record: Record<string, T>, keys: Set<string>) => [...keys].map((k) => record[k]).filter((r): r is T => r !== undefined);
+    const pick = <T>(record: Readonly<Record<string, T>>, keys: Set<string>) => [...keys].map((k) => record[k]).filter((r): r is T => r !== undefined);
     return {
       state: runChanged || this.touched.episodes.size || this.touched.deleted.size || this.touched.steps.size || this.touched.evalTasks.size
         ? this.snapshot()

@@ -31,7 +31,7 @@ const LEFT_TO_THE_SERVER: ReadonlySet<string> = new Set(["expired"]);
  */
 function abortableClaims(d: Draft, row: EpisodeRow): ClaimRef[] {
   const heldElsewhere = new Set<string>();
-  for (const other of Object.values(d.episodes)) {
+  for (const other of d.rows()) {
     if (other.episodeKey === row.episodeKey) continue;
     if (other.status === "running" || other.status === "reporting") for (const c of other.claims) heldElsewhere.add(c.episodeUuid);
   }
@@ -57,8 +57,9 @@ function abortOnServer(d: Draft, row: EpisodeRow, reason: string): void {
  */
 export function expireLeases(d: Draft): void {
   const { timing } = d.run.config;
-  for (const key of Object.keys(d.episodes)) {
-    const row = d.episodes[key]; // re-read: handling one row may patch or delete its siblings
+  for (const seen of d.rows()) {
+    if (seen.deadlineAtMs === null || seen.deadlineAtMs > d.nowMs) continue;
+    const row = d.episodes[seen.episodeKey]; // re-read: handling one row may patch or delete its siblings
     if (!row || row.deadlineAtMs === null || row.deadlineAtMs > d.nowMs) continue;
     const fields = { episodeKey: row.episodeKey, attempt: row.attempt, status: row.status };
     if (row.status === "dispatched") {

@@ -179,7 +179,7 @@ export function dropGroup(d: Draft, failed: EpisodeRow): void {
 /** A window's task indices from its live rows (a step row stored before `taskIndices` existed). */
 function liveTaskIndices(d: Draft, windowIndex: number): Record<string, number[]> {
   const out: Record<string, number[]> = {};
-  for (const row of Object.values(d.episodes)) if (row.windowIndex === windowIndex) (out[row.source] ??= []).push(row.taskIndex);
+  for (const row of d.rows()) if (row.windowIndex === windowIndex) (out[row.source] ??= []).push(row.taskIndex);
   return out;
 }
 
