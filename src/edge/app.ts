@@ -5,6 +5,7 @@ import { Hono } from "hono";
 import type { RolloutFunction } from "../functions/contract.ts";
 import type { Env } from "./env.ts";
 import { ApiError } from "./errors.ts";
+import { jsonLogger } from "./log.ts";
 import { runsRoutes } from "./routes/runs.ts";
 
 /** Builds the app over a registry of rollout functions (the Worker passes `functions/index.ts`). */
@@ -15,7 +16,7 @@ export function createApp(functions: Readonly<Record<string, RolloutFunction>>) 
   app.notFound((c) => c.json(new ApiError(404, `no route ${c.req.method} ${new URL(c.req.url).pathname}`, []).toJSON(), 404));
   app.onError((err, c) => {
     if (err instanceof ApiError) return c.json(err.toJSON(), err.status);
-    console.error(JSON.stringify({ level: "error", msg: "unhandled error", error: String(err), stack: err instanceof Error ? err.stack : undefined }));
+    jsonLogger().error("unhandled error", { error: String(err), stack: err instanceof Error ? err.stack : undefined });
     return c.json({ error: { message: err instanceof Error ? err.message : String(err), issues: [] } }, 500);
   });
   return app;

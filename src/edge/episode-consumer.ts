@@ -5,27 +5,20 @@
  * acked or retried on its own.
  */
 import { realSleep } from "../client/index.ts";
-import type { RolloutFunction, RolloutLogger } from "../functions/contract.ts";
+import type { RolloutFunction } from "../functions/contract.ts";
 import { runEpisode, type EpisodeRunResult } from "../runtime/episode-runner.ts";
 import { ConnectionLimiter, SubrequestBudget } from "../runtime/limits.ts";
 import { EpisodeMessage, type SchedulerPort } from "../runtime/messages.ts";
 import type { Env } from "./env.ts";
+import { jsonLogger } from "./log.ts";
 
 /** Queue consumers may run 15 minutes (Queues limits); episodes are stopped early enough to report. */
 export const CONSUMER_WALL_LIMIT_MS = 15 * 60 * 1000;
 /** Default per-invocation subrequest budget (Workers Paid: 1,000 in older docs, 10,000 now). */
 export const DEFAULT_SUBREQUEST_LIMIT = 1000;
 
-/** A JSON-lines logger tagged with the episode. */
-export function episodeLogger(tags: Record<string, unknown>): RolloutLogger {
-  const line = (level: string, msg: string, fields?: Record<string, unknown>) => JSON.stringify({ level, msg, ...tags, ...fields });
-  return {
-    debug: () => {},
-    info: (m, f) => console.log(line("info", m, f)),
-    warn: (m, f) => console.warn(line("warn", m, f)),
-    error: (m, f) => console.error(line("error", m, f)),
-  };
-}
+/** The consumer's lines that belong to no episode. */
+const consumerLog = jsonLogger();
 
 function parseSecrets(raw: string | undefined): Record<string, string> {
   if (!raw) return {};
@@ -35,7 +28,7 @@ function parseSecrets(raw: string | undefined): Record<string, string> {
   } catch {
     /* fall through */
   }
-  console.error(JSON.stringify({ level: "error", msg: "AJET_SECRETS is not a JSON object of strings; ignored" }));
+  consumerLog.error("AJET_SECRETS is not a JSON object of strings; ignored");
   return {};
 }
 
@@ -62,11 +55,11 @@ export async function handleEpisodeBatch(
     batch.messages.map(async (m) => {
       const parsed = EpisodeMessage.safeParse(m.body);
       if (!parsed.success) {
-        console.error(JSON.stringify({ level: "error", msg: "malformed episode message; dropped", issues: parsed.error.issues.slice(0, 5) }));
+        consumerLog.error("malformed episode message; dropped", { issues: parsed.error.issues.slice(0, 5) });
         return m.ack();
       }
       const msg = parsed.data;
-      const log = episodeLogger({ run: msg.runId, episode: msg.episodeKey, attempt: msg.attempt, task: msg.taskId });
+      const log = jsonLogger({ run: msg.runId, episode: msg.episodeKey, attempt: msg.attempt, task: msg.taskId });
       let result: EpisodeRunResult;
       try {
         result = await runEpisode(msg, {

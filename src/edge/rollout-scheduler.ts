@@ -29,6 +29,7 @@ import { MAX_INLINE_TASK_BYTES, type ClaimAck, type EndedEpisode, type EpisodeMe
 import { abortAll, endAll, type ClaimHandle } from "../runtime/server-action.ts";
 import { QueueDispatcher, type Dispatcher } from "./dispatcher.ts";
 import type { Env } from "./env.ts";
+import { jsonLogger } from "./log.ts";
 import { SchedulerStorage, type RunMeta } from "./storage.ts";
 
 /** When the core has nothing scheduled but the run is active, the alarm still fires this often (BC-45). */
@@ -352,10 +353,9 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     this.#log("warn", `swarm ${swarm} (${url}) cannot be reached; no episode is dispatched until its engine is ROLLING`, { swarm, error });
   }
 
+  /** A line of the run log (SQLite, shown by `GET /runs/:id`); warnings and errors go to the console too. */
   #log(level: string, message: string, fields: Record<string, unknown>): void {
     this.#storage.log({ atMs: Date.now(), level, message, fields });
-    const line = JSON.stringify({ level, run: this.#meta?.runId, message, ...fields });
-    if (level === "error") console.error(line);
-    else if (level === "warn") console.warn(line);
+    if (level === "warn" || level === "error") jsonLogger({ run: this.#meta?.runId })[level](message, fields);
   }
 }
