@@ -44,7 +44,7 @@ export function freeSlots(d: Draft): number {
 }
 
 /** Queued rows ready to go (no back-off pending), in dispatch order (lowest seq first: retries and whole groups). */
-export function readyQueue(d: Draft): EpisodeRow[] {
+function readyQueue(d: Draft): EpisodeRow[] {
   return d.rows()
     .filter((r) => r.status === "queued" && r.notBeforeMs === null)
     .sort((a, b) => a.seq - b.seq);

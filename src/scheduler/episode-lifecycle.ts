@@ -13,7 +13,7 @@ import { isTerminal, type EpisodeOutcome, type EpisodeRow, type SchedulerState }
 const APPLIED: EventAck = { status: "applied" };
 
 /** Finds the row an episode event is about, or the ack that explains why it does not apply. */
-export function lookupAttempt(d: Draft, ref: EpisodeRef): EpisodeRow | EventAck {
+function lookupAttempt(d: Draft, ref: EpisodeRef): EpisodeRow | EventAck {
   const row = d.episodes[ref.episodeKey];
   if (!row) return { status: "unknown", reason: `no live episode ${ref.episodeKey} (resolved or never dispatched)` };
   if (ref.attempt < row.attempt) return { status: "stale", reason: `attempt ${ref.attempt} was closed; attempt ${row.attempt} is current` };
@@ -150,18 +150,19 @@ export function endEpisode(d: Draft, row: EpisodeRow, reward: number): void {
 }
 
 /**
- * Closes the current attempt with a cause. Retried (queued, attempt + 1, same task id, same window) while attempts
- * remain; after `maxAttempts` the repeat is `failed` and its group dropped and replaced (BC-32). While draining it is
- * `aborted`; in a dropped group it is `dropped`. Nothing is ever sent to the server from here.
- */
-/**
  * Abort causes that fail the same way on every try — a data or configuration error, not the model or the
  * infrastructure: the task group is dropped at once instead of burning `maxAttempts` tries per repeat (BC-32).
  * `invalid_task`: the task lacks what the function needs (no gold, wrong columns for the function);
  * `judge_misconfigured`: only some of the judge's secrets are set.
  */
-export const NON_RETRYABLE_CAUSES: ReadonlySet<string> = new Set(["invalid_task", "judge_misconfigured"]);
+const NON_RETRYABLE_CAUSES: ReadonlySet<string> = new Set(["invalid_task", "judge_misconfigured"]);
 
+/**
+ * Closes the current attempt with a cause. Retried (queued, attempt + 1, same task id, same window) while attempts
+ * remain; after `maxAttempts` (at once for a {@link NON_RETRYABLE_CAUSES} cause) the repeat is `failed` and its group
+ * dropped and replaced (BC-32). While draining it is `aborted`; in a dropped group it is `dropped`. Nothing is ever
+ * sent to the server from here.
+ */
 export function failAttempt(d: Draft, row: EpisodeRow, cause: string): EventAck {
   d.run.totals.attemptsFailed++;
   d.count(d.run.failuresByCause, cause);

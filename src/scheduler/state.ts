@@ -253,10 +253,3 @@ export function groupKeyOf(source: string, epoch: number, taskIndex: number): st
 export function episodeKeyOf(groupKey: string, repeat: number): string {
   return `${groupKey}#${repeat}`;
 }
-
-/** Episodes holding a `maxParallel` slot. */
-export function inFlightCount(state: Pick<SchedulerState, "episodes">): number {
-  let n = 0;
-  for (const row of Object.values(state.episodes)) if (isInFlight(row.status)) n++;
-  return n;
-}

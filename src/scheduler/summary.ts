@@ -49,7 +49,7 @@ export interface RunSummary {
 const mean = (sum: number, n: number): number | null => (n > 0 ? sum / n : null);
 
 /** One step row as a summary line. */
-export function stepSummary(step: StepRow): StepSummary {
+function stepSummary(step: StepRow): StepSummary {
   return {
     windowIndex: step.windowIndex,
     globalStep: step.globalStep,

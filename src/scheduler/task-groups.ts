@@ -128,7 +128,7 @@ export function openEvalGroups(d: Draft, count: number): number {
 }
 
 /** The live rows of a group, repeat order. */
-export function groupRows(d: Draft, groupKey: string): EpisodeRow[] {
+function groupRows(d: Draft, groupKey: string): EpisodeRow[] {
   const rows: EpisodeRow[] = [];
   for (let r = 0; r < d.run.config.numRepeat; r++) {
     const row = d.episodes[episodeKeyOf(groupKey, r)];
