@@ -4,7 +4,7 @@
  */
 
 /** Credits closer than this are equal: float noise must not decide a tie (ties go to the lower source index). */
-const EPSILON = 1e-9;
+export const EPSILON = 1e-9;
 
 /** The outcome of one allocation: which source each slot went to, the counts, and the carried credits. */
 export interface Allocation {
@@ -60,6 +60,11 @@ export function allocateSlots(
  */
 export function throttleCap(batchSize: number, ratio: number): number {
   return Math.ceil(batchSize * ratio - EPSILON);
+}
+
+/** The per-source caps of one window (BC-31): {@link throttleCap} of each source's `throttleRatio`, null = uncapped. */
+export function sourceCaps(batchSize: number, sources: readonly { throttleRatio: number | null }[]): (number | null)[] {
+  return sources.map((s) => (s.throttleRatio === null ? null : throttleCap(batchSize, s.throttleRatio)));
 }
 
 /** One source as {@link sourceCapIssues} sees it: name, weight and optional per-source throttle ratio. */

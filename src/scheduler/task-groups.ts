@@ -4,25 +4,12 @@
  * eval groups on demand, dropping a group after `maxAttempts` and replacing it in the same window with a task not
  * yet in it (BC-32), and folding a finished group into its step (or eval task) row.
  */
-import { allocateSlots } from "./mixing.ts";
-import { isExhausted, takeTask, type TakenTask } from "./epochs.ts";
+import { allocateSlots, sourceCaps } from "./mixing.ts";
+import type { TakenTask } from "./epochs.ts";
 import { stepMarkOf } from "./engine-gate.ts";
-import { throttleCap } from "./mixing.ts";
 import type { Draft } from "./draft.ts";
-import { deferredCount, isSourceDone, takeDistinct, taskIndicesOf, windowTaskSets } from "./window-tasks.ts";
+import { deferredCount, isSourceDone, takeDistinct, takeNext, taskIndicesOf, windowTaskSets } from "./window-tasks.ts";
 import { episodeKeyOf, groupKeyOf, isTerminal, type EpisodeRow, type GroupResolution } from "./state.ts";
-
-/** Takes the next task of source `i`, advancing its cursor; null when the source has served all its epochs. */
-function takeFrom(d: Draft, i: number): TakenTask | null {
-  const { config } = d.run;
-  const source = config.sources[i];
-  const cursor = d.run.cursors[i];
-  if (!source || !cursor) return null;
-  const taken = takeTask(cursor, source.taskCount, config.epochs, config.seed, source.name);
-  if (!taken) return null;
-  d.run.cursors[i] = taken.cursor;
-  return taken.task;
-}
 
 /** Creates the `numRepeat` queued rows of one group (same task, same window); returns its group key. */
 function openGroup(d: Draft, sourceIndex: number, task: TakenTask, windowIndex: number | null): string {
@@ -66,8 +53,7 @@ function endDataAtPartialWindow(d: Draft, windowIndex: number, groups: number): 
  */
 export function openWindow(d: Draft): number {
   const { config } = d.run;
-  const caps = config.sources.map((s) => (s.throttleRatio === null ? null : throttleCap(config.batchSize, s.throttleRatio)));
-  const allocation = allocateSlots(d.run.credits, config.sources.map((s) => s.weight), config.batchSize, caps);
+  const allocation = allocateSlots(d.run.credits, config.sources.map((s) => s.weight), config.batchSize, sourceCaps(config.batchSize, config.sources));
   d.run.credits = allocation.credits;
   const windowIndex = d.run.windowsOpened;
   const sourceGroups: Record<string, number> = {};
@@ -111,11 +97,11 @@ export function openEvalGroups(d: Draft, count: number): number {
   let opened = 0;
   while (opened < count) {
     const { config } = d.run;
-    const weights = config.sources.map((s, i) => (isExhausted(d.run.cursors[i] ?? { epoch: 0, position: 0 }, config.epochs) ? 0 : s.weight));
+    const weights = config.sources.map((s, i) => (isSourceDone(d.run, i) ? 0 : s.weight));
     const allocation = allocateSlots(d.run.credits, weights, 1);
     d.run.credits = allocation.credits;
     const pick = allocation.picks[0];
-    const task = pick === undefined ? null : takeFrom(d, pick);
+    const task = pick === undefined ? null : takeNext(d.run, pick);
     if (pick === undefined || !task) {
       d.run.dataExhausted = true;
       break;
@@ -123,7 +109,7 @@ export function openEvalGroups(d: Draft, count: number): number {
     openGroup(d, pick, task, null);
     opened++;
   }
-  if (d.run.cursors.every((c) => isExhausted(c, d.run.config.epochs))) d.run.dataExhausted = true;
+  if (d.run.config.sources.every((_, i) => isSourceDone(d.run, i))) d.run.dataExhausted = true;
   return opened;
 }
 

@@ -4,11 +4,8 @@
  * the most groups one window can take from it; the check refuses a run that would otherwise stall (its windows
  * could never fill the server's batch, spec §7.3).
  */
-import { allocateSlots, throttleCap } from "./mixing.ts";
+import { allocateSlots, EPSILON, sourceCaps } from "./mixing.ts";
 import type { RunSpec, RunSpecIssue } from "./run-spec.ts";
-
-/** Credits closer than this are equal (float noise), as in the mix. */
-const EPSILON = 1e-9;
 /** Windows simulated at most; past them the proven bound is used instead (only for a tiny source in a long run). */
 export const MAX_SIMULATED_WINDOWS = 10_000;
 
@@ -53,7 +50,7 @@ function upperBound(run: CapacityRun, i: number, caps: readonly (number | null)[
  */
 export function maxWindowGroups(run: CapacityRun): number[] {
   const { batchSize, sources } = run;
-  const caps = sources.map((s) => (s.throttleRatio === null ? null : throttleCap(batchSize, s.throttleRatio)));
+  const caps = sourceCaps(batchSize, sources);
   const bounds = sources.map((_, i) => upperBound(run, i, caps));
   if (sources.every((s, i) => s.taskCount > (bounds[i] ?? 0))) return bounds;
   const weights = sources.map((s) => s.weight);

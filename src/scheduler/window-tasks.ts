@@ -36,21 +36,30 @@ function deferredOf(run: RunRow, i: number): TakenTask[] {
  */
 export function takeDistinct(run: RunRow, i: number, inWindow: ReadonlySet<number>): TakenTask | null {
   const source = run.config.sources[i];
-  const cursor = run.cursors[i];
-  if (!source || !cursor || inWindow.size >= source.taskCount) return null;
+  if (!source || inWindow.size >= source.taskCount) return null;
   const deferred = deferredOf(run, i);
   const waiting = deferred.findIndex((t) => !inWindow.has(t.taskIndex));
   if (waiting >= 0) return deferred.splice(waiting, 1)[0] ?? null;
   // ends within two passes: a pass holds every index once, and one index is free (inWindow.size < taskCount)
-  let walk = cursor;
   for (;;) {
-    const taken = takeTask(walk, source.taskCount, run.config.epochs, run.config.seed, source.name);
-    if (!taken) return null;
-    walk = taken.cursor;
-    run.cursors[i] = walk;
-    if (!inWindow.has(taken.task.taskIndex)) return taken.task;
-    deferred.push(taken.task);
+    const task = takeNext(run, i);
+    if (!task || !inWindow.has(task.taskIndex)) return task;
+    deferred.push(task);
   }
+}
+
+/**
+ * Takes the next task of source `i`'s seeded walk (no distinct rule, no deferred list: eval groups), advancing its
+ * cursor in `run` (a draft). @returns null once the source has served all its epochs
+ */
+export function takeNext(run: RunRow, i: number): TakenTask | null {
+  const source = run.config.sources[i];
+  const cursor = run.cursors[i];
+  if (!source || !cursor) return null;
+  const taken = takeTask(cursor, source.taskCount, run.config.epochs, run.config.seed, source.name);
+  if (!taken) return null;
+  run.cursors[i] = taken.cursor;
+  return taken.task;
 }
 
 /** Tasks of source `i` waiting in its deferred list. */
