@@ -147,16 +147,25 @@ export class ConnectionLimiter {
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /**
- * Calls `done` once, when the body of `res` is fully read, cancelled or errors, or at once when it has none: the
- * moment its connection closes (BC-48) and a streamed generation stops being activity (spec §5.4, BC-23).
- * @returns a response with the same status and headers whose body reports its end
+ * Sends a request and calls `done` once when it is over: when `send` fails, or when the response body is fully
+ * read, cancelled or errors (at once when there is no body) — the moment its connection closes (BC-48) and a
+ * streamed generation stops being activity (spec §5.4, BC-23).
+ * @returns the response, with the same status and headers, whose body reports its end
+ * @throws what `send` throws
  */
-export function onBodyDone(res: Response, done: () => void): Response {
+export async function untilBodyDone(send: () => Promise<Response>, done: () => void): Promise<Response> {
   let called = false;
   const finish = () => {
     if (!called) done();
     called = true;
   };
+  let res: Response;
+  try {
+    res = await send();
+  } catch (err) {
+    finish();
+    throw err;
+  }
   if (!res.body) {
     finish();
     return res;
@@ -198,13 +207,6 @@ export function guardFetch(
   return async (input, init) => {
     budget?.take(purposeOf(input));
     const release = await limiter.acquire(init?.signal ?? undefined);
-    let res: Response;
-    try {
-      res = await inner(input, init);
-    } catch (err) {
-      release();
-      throw err;
-    }
-    return onBodyDone(res, release);
+    return untilBodyDone(() => inner(input, init), release);
   };
 }

@@ -8,7 +8,7 @@ import OpenAI from "openai";
 import { SWARM_LLM_TIMEOUT_MS } from "../functions/chat.ts";
 import type { EpisodeEndpoint, RolloutContext, RolloutLogger } from "../functions/contract.ts";
 import { withChatCompletionGuards } from "../functions/llm-guards.ts";
-import { onBodyDone, type FetchLike } from "./limits.ts";
+import { untilBodyDone, type FetchLike } from "./limits.ts";
 
 /** LLM activity of one swarm episode, as the server's idle janitor sees it (spec §5.4). */
 export interface LlmActivity {
@@ -56,19 +56,15 @@ function watchActivity(inner: FetchLike, activity: LlmActivity, now: () => numbe
     activity.calls++;
     activity.inFlight++;
     activity.lastActivityAtMs = now();
-    const settle = () => {
-      activity.inFlight--;
-      activity.lastActivityAtMs = now();
-    };
-    let res: Response;
-    try {
-      res = await inner(input, init);
-    } catch (err) {
-      settle();
-      throw err;
-    }
+    const res = await untilBodyDone(
+      () => inner(input, init),
+      () => {
+        activity.inFlight--;
+        activity.lastActivityAtMs = now();
+      },
+    );
     if (res.ok) activity.successfulCalls++;
-    return onBodyDone(res, settle);
+    return res;
   };
 }
 
