@@ -12,7 +12,7 @@ import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecord
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
 import { openEvalGroups, openWindow, resolveGroupIfDone } from "./task-groups.ts";
-import { isInFlight, type SchedulerState } from "./state.ts";
+import { currentStep, isInFlight, type SchedulerState } from "./state.ts";
 import { runSummary } from "./summary.ts";
 
 const APPLIED: EventAck = { status: "applied" };
@@ -84,7 +84,7 @@ function onEngineStatus(d: Draft, e: EngineStatusSeen): EventAck {
   const { view: next, enteredRolling } = observeEngine(view, e.engineStatus, e.globalStep, d.nowMs);
   d.run.engines[i] = next;
   if (enteredRolling) releaseBackoffs(d, true); // BC-25: resume on the edge, not after a fixed sleep
-  const step = i === 0 && d.run.currentWindow !== null ? d.steps[String(d.run.currentWindow)] : undefined;
+  const step = i === 0 ? currentStep(d) : undefined;
   const mark = step && { globalStep: step.globalStep, rollingEdges: step.openedAtRollingEdges, restarts: step.openedAtRestarts };
   if (step && mark && step.closedAtMs === null && hasMovedPast(next, mark)) {
     d.patchStep(step.windowIndex, { closedAtMs: d.nowMs });
@@ -146,7 +146,7 @@ function openWork(d: Draft): void {
     return;
   }
   if (run.config.maxSteps !== null && run.windowsOpened >= run.config.maxSteps) return;
-  const current = run.currentWindow === null ? undefined : d.steps[String(run.currentWindow)];
+  const current = currentStep(d);
   if (current && (current.resolvedAtMs === null || current.closedAtMs === null)) return;
   openWindow(d);
 }
@@ -154,7 +154,7 @@ function openWork(d: Draft): void {
 function advancePhase(d: Draft): void {
   const { run } = d;
   const live = d.rows();
-  const last = run.currentWindow === null ? undefined : d.steps[String(run.currentWindow)];
+  const last = currentStep(d);
   if (run.phase === "draining") {
     if (!live.some((r) => isInFlight(r.status))) finish(d);
   } else if (run.phase === "finishing") {

@@ -169,8 +169,7 @@ export interface RunRow {
   credits: number[];
   /** one per swarm, aligned with `config.swarms` */
   engines: EngineView[];
-  /** the open (or last) train window, null before the first */
-  currentWindow: number | null;
+  /** train windows opened; the open (or last) one is `windowsOpened − 1` (see {@link currentStep}) */
   windowsOpened: number;
   /** train: a source used up its epochs (no new window); eval: every source did */
   dataExhausted: boolean;
@@ -211,7 +210,6 @@ export function initialState(spec: RunSpec, taskCounts: Readonly<Record<string, 
     deferred: config.sources.map(() => []),
     credits: config.sources.map(() => 0),
     engines: config.swarms.map(initialEngineView),
-    currentWindow: null,
     windowsOpened: 0,
     dataExhausted: false,
     nextSeq: 0,
@@ -242,6 +240,12 @@ export function stateFromRows(rows: {
     steps: Object.fromEntries(rows.steps.map((r) => [String(r.windowIndex), r])),
     evalTasks: Object.fromEntries(rows.evalTasks.map((r) => [r.groupKey, r])),
   };
+}
+
+/** The step row of the open (or last) train window, `windowsOpened − 1`; undefined before the first window. */
+export function currentStep(state: Pick<SchedulerState, "run" | "steps">): StepRow | undefined {
+  const { windowsOpened } = state.run;
+  return windowsOpened > 0 ? state.steps[String(windowsOpened - 1)] : undefined;
 }
 
 /** `"{source}/{epoch}/{taskIndex}"`. */

@@ -5,7 +5,7 @@
 import type { EpisodeType } from "../protocol/index.ts";
 import { isGateOpen } from "./engine-gate.ts";
 import { nextWakeAtMs } from "./decide.ts";
-import type { EpisodeStatus, RunPhase, SchedulerState, StopReason } from "./state.ts";
+import { currentStep, type EpisodeStatus, type RunPhase, type SchedulerState, type StopReason } from "./state.ts";
 import { runSummary, type RunSummary } from "./summary.ts";
 import { deferredCount, isSourceDone } from "./window-tasks.ts";
 
@@ -63,7 +63,7 @@ export function runStatus(state: SchedulerState): RunStatus {
   const summary = runSummary(state);
   const episodes = { queued: 0, dispatched: 0, running: 0, reporting: 0, ended: 0, failed: 0, aborted: 0, dropped: 0 };
   for (const row of Object.values(state.episodes)) episodes[row.status]++;
-  const step = run.currentWindow === null ? undefined : state.steps[String(run.currentWindow)];
+  const step = currentStep(state);
   const resolved = step ? step.groupsCompleted + step.groupsDropped + step.groupsAbandoned : 0;
   return {
     phase: run.phase,

@@ -82,7 +82,6 @@ export function openWindow(d: Draft): number {
     episodesEnded: 0, rewardSum: 0, episodesOffStep: 0, openedAtMs: d.nowMs, firstDispatchAtMs: null,
     resolvedAtMs: null, closedAtMs: null,
   });
-  d.run.currentWindow = windowIndex;
   d.run.windowsOpened++;
   d.log("info", "batch window opened", { windowIndex, globalStep: mark.globalStep, groups: opened, partial: opened < config.batchSize });
   return opened;

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { nextRandom } from "../../../src/scheduler/rng.ts";
 import {
-  RunSpec, WindowCapacityError, initialState, nextWakeAtMs,
+  RunSpec, WindowCapacityError, currentStep, initialState, nextWakeAtMs,
   type Decision, type EpisodeDispatch, type EpisodeResolve, type RunSpecInput, type SchedulerEvent,
 } from "../../../src/scheduler/index.ts";
 import { Harness, specInput } from "./harness.ts";
@@ -198,7 +198,7 @@ describe("random event sequences (property-style)", () => {
         else if (w.consumers.length) w.progress(dice, true);
         else if (w.resolves.length) w.resolveOne();
         else if (w.status !== "ENGINE.ROLLING") w.engineStep();
-        else if (h.state.run.currentWindow !== null && h.state.steps[String(h.state.run.currentWindow)]?.resolvedAtMs != null) {
+        else if (currentStep(h.state)?.resolvedAtMs != null) {
           w.engineStep();
           w.engineStep();
           w.engineStep();
