@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { serverEpisodeCapacity } from "../protocol/index.ts";
 import { sourceCapIssues } from "./mixing.ts";
-import { RunTuning, resolveTuning } from "./tuning.ts";
+import { CONSUMER_LIFETIME_FACTOR, RunTuning, resolveTuning } from "./tuning.ts";
 
 /** Names of swarms and datasets end up inside episode keys: letters, digits and `_ . : -`, no `/` or `#`. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
@@ -135,10 +135,11 @@ export const RunSpec = RunSpecObject.superRefine((spec, ctx) => {
     for (const issue of sourceCapIssues(batchSize, spec.throttleRatio, spec.datasets)) add(issue.path, issue.message);
   }
   const runLease = spec.tuning.runLeaseSeconds;
-  if (runLease !== undefined && runLease <= 8 * spec.discardEpisodeTimeoutSeconds) {
+  const lifetimeSeconds = CONSUMER_LIFETIME_FACTOR * spec.discardEpisodeTimeoutSeconds;
+  if (runLease !== undefined && runLease <= lifetimeSeconds) {
     add(
       ["tuning", "runLeaseSeconds"],
-      `tuning.runLeaseSeconds ${runLease} must exceed 8 × discardEpisodeTimeoutSeconds = ${8 * spec.discardEpisodeTimeoutSeconds} ` +
+      `tuning.runLeaseSeconds ${runLease} must exceed ${CONSUMER_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds = ${lifetimeSeconds} ` +
         `(the consumer's own lifetime cap, BC-24), or live episodes would be reconciled; omit it for the default`,
     );
   }

@@ -3,6 +3,22 @@
  * units. Leases are in seconds (they scale with `discardEpisodeTimeoutSeconds`); polls and back-offs in ms.
  */
 import { z } from "zod";
+import { endpoints } from "../protocol/index.ts";
+
+/**
+ * The consumer's own lifetime cap, in discard timeouts: past `8 × discardEpisodeTimeoutSeconds` it aborts instead of
+ * ending (the reference client's factor, spec §5.5, BC-24). The run lease must outlast it.
+ */
+export const CONSUMER_LIFETIME_FACTOR = 8;
+
+/** Extra time on top of the consumer's own lifetime cap (8 × discard timeout) before the DO reconciles (BC-51). */
+export const RUN_LEASE_MARGIN_SECONDS = 60;
+
+/**
+ * Default report lease: the consumer's `end_episode` and its one resend, each up to the end timeout (2 × 330 s),
+ * + 60 s, so the outbox never resends while the consumer's end may still be in flight (BC-26).
+ */
+const DEFAULT_REPORT_LEASE_SECONDS = (2 * endpoints.endEpisode.timeoutMs) / 1000 + 60;
 
 const positive = (field: string, unit: string, example: string, min = 0) =>
   z
@@ -23,10 +39,10 @@ export const RunTuning = z.strictObject({
     "a dispatched episode must be claimed within this (default 300 s), else the attempt is closed",
   ),
   runLeaseSeconds: positive("runLeaseSeconds", "seconds", "1980").describe(
-    "a claimed episode must record its outcome within this (default 8 × discardEpisodeTimeoutSeconds + 60 s, BC-24)",
+    `a claimed episode must record its outcome within this (default ${CONSUMER_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds + ${RUN_LEASE_MARGIN_SECONDS} s, BC-24)`,
   ),
-  reportLeaseSeconds: positive("reportLeaseSeconds", "seconds", "720").describe(
-    "an outcome must be reported (end/abort answered) within this (default 720 s: the consumer's end and its one resend, 2 × 330 s, + 60 s, BC-26), so the outbox never resends while the consumer's end may still be in flight",
+  reportLeaseSeconds: positive("reportLeaseSeconds", "seconds", String(DEFAULT_REPORT_LEASE_SECONDS)).describe(
+    `an outcome must be reported (end/abort answered) within this (default ${DEFAULT_REPORT_LEASE_SECONDS} s: the consumer's end and its one resend, 2 × ${endpoints.endEpisode.timeoutMs / 1000} s, + 60 s, BC-26), so the outbox never resends while the consumer's end may still be in flight`,
   ),
   claimRetryMs: positive("claimRetryMs", "milliseconds", "2000").describe(
     'first back-off after "No available episodes" (default 2000 ms, spec §8.3)',
@@ -43,9 +59,6 @@ export type RunTuningInput = z.infer<typeof RunTuning>;
 /** Resolved timing of a run: every {@link RunTuning} field present (units in the names, meanings on the schema). */
 export type SchedulerTiming = Required<RunTuningInput>;
 
-/** Extra time on top of the consumer's own lifetime cap (8 × discard timeout) before the DO reconciles (BC-51). */
-export const RUN_LEASE_MARGIN_SECONDS = 60;
-
 /**
  * Fills the defaults of {@link RunTuning}.
  * @param discardEpisodeTimeoutSeconds the run's idle timeout; the run lease defaults to 8× it + 60 s (BC-24, BC-51)
@@ -55,8 +68,8 @@ export function resolveTuning(t: RunTuningInput, discardEpisodeTimeoutSeconds: n
     statusPollWaitingMs: t.statusPollWaitingMs ?? 1000,
     statusPollRollingMs: t.statusPollRollingMs ?? 3000,
     dispatchLeaseSeconds: t.dispatchLeaseSeconds ?? 300,
-    runLeaseSeconds: t.runLeaseSeconds ?? 8 * discardEpisodeTimeoutSeconds + RUN_LEASE_MARGIN_SECONDS,
-    reportLeaseSeconds: t.reportLeaseSeconds ?? 720,
+    runLeaseSeconds: t.runLeaseSeconds ?? CONSUMER_LIFETIME_FACTOR * discardEpisodeTimeoutSeconds + RUN_LEASE_MARGIN_SECONDS,
+    reportLeaseSeconds: t.reportLeaseSeconds ?? DEFAULT_REPORT_LEASE_SECONDS,
     claimRetryMs: t.claimRetryMs ?? 2000,
     claimRetryNotRollingMs: t.claimRetryNotRollingMs ?? 15_000,
     claimRetryMaxMs: t.claimRetryMaxMs ?? 60_000,
