@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { CountdownGeneratorSettings } from "./countdown-generator.ts";
 import { DatasetKind } from "./field-maps.ts";
-import { TaskIdPart } from "./task-id.ts";
+import { DEFAULT_SPLIT, TaskIdPart } from "./task-id.ts";
 
 const SOURCES = ["url", "path", "tasks", "generate"] as const;
 
@@ -46,7 +46,7 @@ export type ParsedDatasetSpec = z.output<typeof DatasetSpec>;
 
 /** The id namespace a dataset's tasks share: `<name>:<split>` (`<name>:gen-<seed>` for the generator). */
 export function datasetNamespace(spec: ParsedDatasetSpec): string {
-  return spec.generate ? `${spec.name}:gen-${spec.generate.seed}` : `${spec.name}:${spec.split ?? "train"}`;
+  return spec.generate ? `${spec.name}:gen-${spec.generate.seed}` : `${spec.name}:${spec.split ?? DEFAULT_SPLIT}`;
 }
 
 /**
