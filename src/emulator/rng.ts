@@ -2,6 +2,7 @@
  * @module emulator/rng — seeded, reproducible randomness: a small PRNG (mulberry32), string hashing for
  * per-call streams (so results do not depend on request interleaving), 32-hex ids and a lognormal sampler.
  */
+import { mulberry32 } from "../util/mulberry32.ts";
 import type { LatencySpec } from "./options.ts";
 
 /** A stream of uniform numbers in [0, 1). */
@@ -29,14 +30,7 @@ export function hashString(text: string): number {
 
 /** Creates a mulberry32 stream from a 32-bit seed. */
 export function createRng(seed: number): Rng {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const rng: Rng = {
     next,
     int: (min, max) => min + Math.floor(next() * (max - min + 1)),

@@ -1,22 +1,12 @@
 /** @module scheduler/rng — seeded randomness as data: a mulberry32 generator whose state lives in the run row, and 32-bit hashes. */
-
-/** Largest value of an unsigned 32-bit integer plus one (2^32). */
-const TWO_POW_32 = 4294967296;
+import { mulberry32Step } from "../util/mulberry32.ts";
 
 /**
- * One step of mulberry32 (Tommy Ettinger's 32-bit generator, public domain): pure, so the generator state is part of
- * the scheduler state and a replay with the same events gives the same numbers. Never `Math.random`.
- * @param state the current generator state, an unsigned 32-bit integer
- * @returns `[value, nextState]`: `value` uniform in [0, 1), `nextState` to store back
+ * One step of mulberry32 (src/util/mulberry32.ts): pure, so the generator state is part of the scheduler state and
+ * a replay with the same events gives the same numbers. Never `Math.random`.
  * @example const [u, next] = nextRandom(run.rngState); run.rngState = next;
  */
-export function nextRandom(state: number): readonly [value: number, nextState: number] {
-  const nextState = (state + 0x6d2b79f5) >>> 0;
-  let t = nextState;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return [((t ^ (t >>> 14)) >>> 0) / TWO_POW_32, nextState];
-}
+export const nextRandom = mulberry32Step;
 
 /**
  * The 32-bit finaliser of MurmurHash3 (`fmix32`): an avalanche mix of one word.

@@ -2,6 +2,7 @@
  * @module tasks/countdown-generator — ajet-edge's own seeded Countdown generator: solvable puzzles with one known
  * equation (+ − × ÷, every intermediate result a non-negative integer). The embedded default dataset of `npm start`.
  */
+import { mulberry32 } from "../util/mulberry32.ts";
 import { z } from "zod";
 import type { Task } from "../protocol/index.ts";
 import { buildCountdownPrompt } from "./countdown-prompt.ts";
@@ -41,18 +42,6 @@ export type CountdownGeneratorOptions = z.input<typeof CountdownGeneratorOptions
 
 /** Tries per task before giving up (a range with no reachable target). */
 const MAX_ATTEMPTS = 10_000;
-
-/** mulberry32: a small, fast 32-bit PRNG; same seed → same sequence on every platform. Returns [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A per-task seed from (seed, i), so task i is the same whatever `count` is. */
 function taskSeed(seed: number, i: number): number {
