@@ -3,9 +3,10 @@
  * discard_episode_timeout; spec §5.5 step 2, BC-24): remembers when this client object claimed each episode.
  */
 import type { LocalExpiryOptions } from "./types.ts";
+import { EPISODE_LIFETIME_FACTOR } from "../protocol/index.ts";
 
 /** Default: off, factor 8 (the reference code; its docs say 2). */
-export const DEFAULT_LOCAL_EXPIRY: LocalExpiryOptions = { enabled: false, lifetimeFactor: 8 };
+export const DEFAULT_LOCAL_EXPIRY: LocalExpiryOptions = { enabled: false, lifetimeFactor: EPISODE_LIFETIME_FACTOR };
 
 /** At most this many claims are remembered (oldest forgotten first); a forgotten episode is simply ended. */
 const MAX_TRACKED = 10_000;

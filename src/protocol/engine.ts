@@ -95,3 +95,9 @@ export type HealthResponse = z.infer<typeof HealthResponse>;
 export function serverEpisodeCapacity(c: { batchSize: number; maxEnvWorker: number; numRepeat: number }): number {
   return Math.max(1, Math.min(c.batchSize, Math.ceil(c.maxEnvWorker / c.numRepeat))) * c.numRepeat;
 }
+
+/**
+ * The reference client's maximum episode lifetime, in discard timeouts (spec §5.5, BC-24): past
+ * `8 × discard_episode_timeout` after the claim it aborts instead of ending. (Its docs say 2×; the code uses 8.)
+ */
+export const EPISODE_LIFETIME_FACTOR = 8;

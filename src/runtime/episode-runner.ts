@@ -7,7 +7,7 @@
 import { SwarmClient, type SleepFn } from "../client/index.ts";
 import type { RolloutFunction, RolloutLogger } from "../functions/contract.ts";
 import { DEFAULT_SWARM, EpisodeAbortError, swarmsOf } from "../functions/contract.ts";
-import { endpoints, type Task } from "../protocol/index.ts";
+import { EPISODE_LIFETIME_FACTOR, endpoints, type Task } from "../protocol/index.ts";
 import type { EpisodeOutcome, EpisodeReportResult, EventAck } from "../scheduler/index.ts";
 import { claimAll, type HeldClaim } from "./claims.ts";
 import { guardFetch, type BudgetReservation, type ConnectionLimiter, type FetchLike, type SubrequestBudget } from "./limits.ts";
@@ -17,7 +17,7 @@ import { createRolloutContext } from "./rollout-context.ts";
 import { abortAll, sendServerAction } from "./server-action.ts";
 
 /** The reference client's local lifetime factor: abort instead of end past 8 × discard timeout (spec §5.5, BC-24). */
-export const LIFETIME_FACTOR = 8;
+export const LIFETIME_FACTOR = EPISODE_LIFETIME_FACTOR;
 
 /** Everything one episode needs from its invocation. */
 export interface EpisodeRunnerDeps {

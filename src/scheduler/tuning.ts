@@ -3,13 +3,10 @@
  * units. Leases are in seconds (they scale with `discardEpisodeTimeoutSeconds`); polls and back-offs in ms.
  */
 import { z } from "zod";
-import { endpoints } from "../protocol/index.ts";
+import { EPISODE_LIFETIME_FACTOR, endpoints } from "../protocol/index.ts";
 
-/**
- * The consumer's own lifetime cap, in discard timeouts: past `8 × discardEpisodeTimeoutSeconds` it aborts instead of
- * ending (the reference client's factor, spec §5.5, BC-24). The run lease must outlast it.
- */
-export const CONSUMER_LIFETIME_FACTOR = 8;
+/** The consumer's own lifetime cap, in discard timeouts (spec §5.5, BC-24); the run lease must outlast it. */
+export const CONSUMER_LIFETIME_FACTOR = EPISODE_LIFETIME_FACTOR;
 
 /** Extra time on top of the consumer's own lifetime cap (8 × discard timeout) before the DO reconciles (BC-51). */
 export const RUN_LEASE_MARGIN_SECONDS = 60;
