@@ -49,6 +49,11 @@ export const COUNTDOWN_ANSWER_TAG = "answer";
 const OPEN = `<${COUNTDOWN_ANSWER_TAG}>`;
 const CLOSE = `</${COUNTDOWN_ANSWER_TAG}>`;
 
+/** `text` inside the answer tag the Countdown reward reads (`<answer>…</answer>`); the simulated policy writes it. */
+export function inAnswerTag(text: string): string {
+  return `${OPEN}${text}${CLOSE}`;
+}
+
 /**
  * The content of the last `<answer>…</answer>` (trimmed). `null` when there is no `<answer>`, or the last one is
  * not closed (output cut off). Linear: two `lastIndexOf`/`indexOf` calls.

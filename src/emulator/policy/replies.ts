@@ -3,6 +3,7 @@
  * answer-key entry, or a built-in "What is A + B?" arithmetic question as in the recorded transcript) and
  * writes a correct, wrong or malformed reply in the task's answer format, or a generic reply.
  */
+import { COUNTDOWN_ANSWER_TAG, inAnswerTag } from "../../rewards/index.ts";
 import type { Rng } from "../rng.ts";
 import { goldAnswer, type AnswerFormat, type AnswerKeyEntry, type AnswerKeyStore } from "./answer-key.ts";
 import { evaluateEquation, wrongEquation } from "./countdown.ts";
@@ -33,7 +34,7 @@ export function recogniseTask(messages: readonly ChatMessage[], answerKey: Answe
     const expression = `${m[1]} ${op} ${m[3]}`;
     const value = evaluateEquation(expression);
     if (value === null) continue;
-    return { kind: "arithmetic", expression, value, format: text.includes("<answer>") ? "answer-tag" : "boxed", question: text };
+    return { kind: "arithmetic", expression, value, format: text.includes(`<${COUNTDOWN_ANSWER_TAG}>`) ? "answer-tag" : "boxed", question: text };
   }
   return { kind: "generic", question: texts[0] ?? "" };
 }
@@ -83,7 +84,7 @@ function keyReply(entry: AnswerKeyEntry, outcome: AnswerOutcome, rng: Rng): stri
   const think = entry.nums
     ? `<think>I need to reach ${entry.target} using ${entry.nums.join(", ")}, each number once. Let me try ${equation}.</think>`
     : `<think>Let me work this out carefully.</think>`;
-  return outcome === "malformed" ? `${think}\nMy answer is ${equation}` : `${think}\n<answer>${equation}</answer>`;
+  return outcome === "malformed" ? `${think}\nMy answer is ${equation}` : `${think}\n${inAnswerTag(equation)}`;
 }
 
 /** The reply text for a recognised task and an outcome (generic tasks ignore the outcome). */
@@ -93,5 +94,5 @@ export function composeReply(task: RecognisedTask, outcome: AnswerOutcome, rng: 
   const value = outcome === "correct" ? fmt(task.value) : wrongNumber(fmt(task.value), rng);
   const lead = `Let me compute ${task.expression}. The result is ${value}.`;
   if (outcome === "malformed") return lead;
-  return task.format === "boxed" ? `${lead} Final answer: \\boxed{${value}}` : `${lead} Final answer: <answer>${value}</answer>`;
+  return task.format === "boxed" ? `${lead} Final answer: \\boxed{${value}}` : `${lead} Final answer: ${inAnswerTag(String(value))}`;
 }
