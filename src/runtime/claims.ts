@@ -3,7 +3,7 @@
  * deadline (BC-33), with short jittered back-off on "No available episodes" and no waiting on other engine
  * states: the scheduler gates on the engine status and re-dispatches on the edge back to ROLLING (BC-25).
  */
-import { classifyClaimFailure, type SwarmThrottlePolicy } from "../protocol/index.ts";
+import type { SwarmThrottlePolicy } from "../protocol/index.ts";
 import { isRetryableError, type ClaimedEpisode, type SleepFn, type SwarmClient } from "../client/index.ts";
 import type { ClaimFailureCause } from "../scheduler/index.ts";
 import { abortAll, type ClaimHandle } from "./server-action.ts";
@@ -82,10 +82,7 @@ async function claimOne(
         signal: o.signal,
       });
       if (r.kind === "claimed") return { episode: r };
-      if (r.kind === "notReady") {
-        const kind = classifyClaimFailure(r.failCause);
-        return { failure: { kind: kind === "noEpisodes" ? "notReady" : kind, swarm, engineStatus: r.status, detail: r.failCause } };
-      }
+      if (r.kind === "notReady") return { failure: { kind: r.reason, swarm, engineStatus: r.status, detail: r.failCause } };
       if (r.kind === "rejected") return { failure: { kind: "other", swarm, detail: r.failCause } };
       lastDetail = r.failCause;
       lastKind = "noEpisodes";
