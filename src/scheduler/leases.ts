@@ -68,6 +68,7 @@ export function expireLeases(d: Draft): void {
         failAttempt(d, row, LEASE_EXPIRED);
       } else {
         d.log("warn", "dispatched episode was never claimed within its lease; dispatching it again (not an attempt)", fields);
+        d.run.totals.claimFailures++;
         d.count(d.run.claimFailuresByKind, "undelivered");
         requeueAfterClaimFailure(d, row, "undelivered");
       }

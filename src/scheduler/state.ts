@@ -181,7 +181,7 @@ export interface RunRow {
   totals: RunTotals;
   /** failed attempts by cause (expired, no_llm_call, invalid_reward, lease_expired …) */
   failuresByCause: Record<string, number>;
-  /** claim failures by kind (noEpisodes, syncing, postRolling, notReady, deadline, other, dispatch) */
+  /** claim failures by kind (noEpisodes, syncing, postRolling, notReady, deadline, other, dispatch, undelivered); they sum to `totals.claimFailures` */
   claimFailuresByKind: Record<string, number>;
 }
 
