@@ -36,6 +36,8 @@ import { SchedulerStorage, type RunMeta } from "./storage.ts";
 const IDLE_ALARM_MS = 5_000;
 /** The episode port's answer for a run this object does not hold: the consumer gives its claim back and acks. */
 const NO_RUN: EventAck = { status: "unknown", reason: "no such run (deleted, or never created here)" };
+/** Commands that call a swarm server and may take long: not run inside an episode-port RPC (see `#apply`). */
+const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox"]);
 /** How often the run log repeats that a swarm cannot be reached. */
 const UNREACHABLE_LOG_INTERVAL_MS = 60_000;
 /** Alarm back-off after a failing tick (the handler itself never throws). */
@@ -99,7 +101,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     });
     this.#meta = meta;
     this.#state = state;
-    await this.#apply({ type: "runStarted" });
+    await this.#apply({ type: "runStarted" }, true);
     return this.status()!;
   }
 
@@ -121,7 +123,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   /** Drains the run: no new dispatch; in-flight episodes finish or are aborted; nothing is left claimed. Null: no run. */
   async stop(reason = "stop requested"): Promise<RunView | null> {
     if (!this.#state) return null;
-    await this.#apply({ type: "stopRequested", reason });
+    await this.#apply({ type: "stopRequested", reason }, true);
     return this.status();
   }
 
@@ -196,7 +198,10 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   /** One tick: leases, back-offs, polls (BC-45: catches everything and always re-arms). */
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
     try {
-      if (this.#state) await this.#apply({ type: "tick" });
+      if (this.#state) {
+        await this.#drainPendingCommands();
+        await this.#apply({ type: "tick" }, true);
+      }
     } catch (err) {
       this.#log("error", "tick failed; retrying", { error: String(err), retryCount: info?.retryCount ?? 0 });
       await this.ctx.storage.setAlarm(Date.now() + FAILED_TICK_ALARM_MS);
@@ -211,38 +216,58 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   }
 
   /** decide → persist → re-arm → execute. The synchronous part runs without awaiting, so no update is lost. */
-  async #apply(event: SchedulerEvent): Promise<EventAck> {
+  /**
+   * decide → persist → arm → execute. Commands that talk to a swarm server (status polls, aborts, outbox resends:
+   * up to minutes) run inline in the alarm and in the control calls (create, stop) — `inline`; from an episode-port
+   * RPC they are queued in the same transaction as the decision and the alarm is set to now, so a consumer's
+   * `episodeClaimed` never waits behind them (its claim would sit idle, BC-23). Logs, dispatches and the finish
+   * always run at once.
+   */
+  async #apply(event: SchedulerEvent, inline = false): Promise<EventAck> {
     const { state: current } = this.#require();
     const { state, commands, changes, ack } = decide(current, event, Date.now());
+    const now = inline ? commands : commands.filter((c) => !SWARM_COMMANDS.has(c.type));
+    const later = inline ? [] : commands.filter((c) => SWARM_COMMANDS.has(c.type));
     // all rows of one decision or none: a failed write must not leave half a decision for the next reload (BC-51)
-    this.ctx.storage.transactionSync(() => this.#storage.persist(changes));
+    this.ctx.storage.transactionSync(() => {
+      this.#storage.persist(changes);
+      this.#storage.queueCommands(later);
+    });
     this.#state = state;
-    await this.#arm();
-    await this.#execute(commands);
+    await this.#arm(later.length > 0);
+    await this.#execute(now, inline);
     return ack;
   }
 
-  async #arm(): Promise<void> {
+  /** Carries out the commands RPCs queued for the alarm; each is deleted once done (at least once across resets). */
+  async #drainPendingCommands(): Promise<void> {
+    for (const { id, command } of this.#storage.pendingCommands()) {
+      await this.#execute([command], true);
+      this.#storage.deletePendingCommand(id);
+    }
+  }
+
+  async #arm(now = false): Promise<void> {
     const state = this.#state;
     if (!state) return;
-    const wake = nextWakeAtMs(state);
+    const wake = now ? Date.now() : nextWakeAtMs(state);
     const finished = state.run.phase === "finished";
     if (wake !== null) await this.ctx.storage.setAlarm(Math.max(wake, Date.now()));
     else if (finished) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(Date.now() + IDLE_ALARM_MS);
   }
 
-  async #execute(commands: readonly SchedulerCommand[]): Promise<void> {
+  async #execute(commands: readonly SchedulerCommand[], inline: boolean): Promise<void> {
     for (const c of commands) {
       try {
-        await this.#run(c);
+        await this.#run(c, inline);
       } catch (err) {
         this.#log("error", `command ${c.type} failed`, { error: String(err) });
       }
     }
   }
 
-  async #run(c: SchedulerCommand): Promise<void> {
+  async #run(c: SchedulerCommand, inline: boolean): Promise<void> {
     const { meta } = this.#require();
     switch (c.type) {
       case "log":
@@ -252,7 +277,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
           c.swarms.map(async (swarm) => {
             const snap = await this.#client(swarm).getEngineStatusOrCannotConnect();
             if (isCannotConnect(snap)) this.#warnUnreachable(swarm, snap.error.message);
-            await this.#apply({ type: "engineStatusSeen", swarm, engineStatus: snap.status, globalStep: snap.globalStep });
+            await this.#apply({ type: "engineStatusSeen", swarm, engineStatus: snap.status, globalStep: snap.globalStep }, inline);
           }),
         );
         return;
@@ -281,7 +306,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
         try {
           await this.#dispatcher.dispatch(messages);
         } catch (err) {
-          await this.#apply({ type: "dispatchFailed", episodes: c.episodes.map((d) => ({ episodeKey: d.episodeKey, attempt: d.attempt, dispatchId: d.dispatchId })), reason: String(err) });
+          await this.#apply({ type: "dispatchFailed", episodes: c.episodes.map((d) => ({ episodeKey: d.episodeKey, attempt: d.attempt, dispatchId: d.dispatchId })), reason: String(err) }, inline);
         }
         return;
       }

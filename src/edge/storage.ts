@@ -6,12 +6,13 @@
 import type { Task, ValidWorkflowOutput } from "../protocol/index.ts";
 import type { EndedEpisode } from "../runtime/messages.ts";
 import { deserializeTask, serializeTask } from "../tasks/index.ts";
-import type { EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSpec, RunSummary, SchedulerState, StepRow } from "../scheduler/index.ts";
+import type { EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSpec, RunSummary, SchedulerCommand, SchedulerState, StepRow } from "../scheduler/index.ts";
 import { stateFromRows } from "../scheduler/index.ts";
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS run (id INTEGER PRIMARY KEY CHECK (id = 1), row TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS pending_commands (id INTEGER PRIMARY KEY AUTOINCREMENT, command TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS episodes (episode_key TEXT PRIMARY KEY, row TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS steps (window_index INTEGER PRIMARY KEY, row TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS eval_tasks (group_key TEXT PRIMARY KEY, row TEXT NOT NULL)`,
@@ -88,6 +89,23 @@ export class SchedulerStorage {
     for (const key of changes.deletedEpisodeKeys) this.sql.exec(`DELETE FROM episodes WHERE episode_key = ?`, key);
     for (const s of changes.steps) this.sql.exec(`INSERT OR REPLACE INTO steps (window_index, row) VALUES (?, ?)`, s.windowIndex, JSON.stringify(s));
     for (const t of changes.evalTasks) this.sql.exec(`INSERT OR REPLACE INTO eval_tasks (group_key, row) VALUES (?, ?)`, t.groupKey, JSON.stringify(t));
+  }
+
+  /** Queues commands for the next alarm (written in the same transaction as the decision that emitted them). */
+  queueCommands(commands: readonly SchedulerCommand[]): void {
+    for (const c of commands) this.sql.exec(`INSERT INTO pending_commands (command) VALUES (?)`, JSON.stringify(c));
+  }
+
+  /** The queued commands, oldest first, with their ids (delete each once carried out). */
+  pendingCommands(): Array<{ id: number; command: SchedulerCommand }> {
+    return this.sql
+      .exec<{ id: number; command: string }>(`SELECT id, command FROM pending_commands ORDER BY id`)
+      .toArray()
+      .map((r) => ({ id: r.id, command: JSON.parse(r.command) as SchedulerCommand }));
+  }
+
+  deletePendingCommand(id: number): void {
+    this.sql.exec(`DELETE FROM pending_commands WHERE id = ?`, id);
   }
 
   /** Stores one dataset's tasks in order (`task_index` = position). */

@@ -13,9 +13,10 @@
  *   const { state, commands, changes, ack } = decide(this.state, event, Date.now()); // synchronous: slots reserved (BC-47)
  *   this.storage.persist(changes);   // upsert run/episodes/steps/evalTasks rows, delete changes.deletedEpisodeKeys
  *   this.state = state;
- *   this.ctx.waitUntil(this.execute(commands)); // log, abortEpisodes, resolveOutbox, dispatchEpisodes (sendBatch; on
- *                                               // throw → this.apply({type:"dispatchFailed", …})), pollEngineStatus
- *                                               // (→ one engineStatusSeen per swarm), finishRun (store the summary)
+ *   await this.execute(commands);    // log, dispatchEpisodes (sendBatch; on throw → dispatchFailed), finishRun; the
+ *                                    // swarm-facing ones (pollEngineStatus → engineStatusSeen, abortEpisodes,
+ *                                    // resolveOutbox) are queued for the alarm when the event came from an episode RPC
+ *                                    // (src/edge/rollout-scheduler.ts #apply)
  *   const wake = nextWakeAtMs(state);
  *   if (wake === null) void this.ctx.storage.deleteAlarm(); else void this.ctx.storage.setAlarm(wake);
  *   return ack;                      // the consumer aborts what it holds unless ack is applied/duplicate (see EventAck)

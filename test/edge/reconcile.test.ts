@@ -29,6 +29,30 @@ async function chatOnce(baseUrl: string, apiKey: string) {
   await res.text();
 }
 
+describe("an episode RPC never waits behind swarm calls", () => {
+  it("a lease abort decided during a consumer's RPC is queued for the alarm (BC-23: the consumer's claim must not sit idle), then sent once", async () => {
+    const { emu, run } = await rollingRun();
+    const [dead, other] = run.sent;
+    if (!dead || !other) throw new Error("expected dispatched episodes");
+    const client = emu.client({ clientUuid: dead.clientUuid });
+    const c = await client.claimEpisode({ episodeType: "train", discardEpisodeTimeoutSeconds: 60 });
+    if (c.kind !== "claimed") throw new Error(`claim: ${c.kind}`);
+    await run.call((s) => s.episodeClaimed({ episodeKey: dead.episodeKey, attempt: 1, dispatchId: dead.dispatchId, claims: [{ swarm: "default", episodeUuid: c.episodeUuid, globalStep: 1 }] }));
+    await run.expireLeases([dead.episodeKey]);
+
+    // another consumer's RPC is the next event: it decides the abort but does not carry it out
+    await run.call((s) => s.claimFailed({ episodeKey: other.episodeKey, attempt: 1, dispatchId: other.dispatchId, kind: "noEpisodes" }));
+    expect((await emu.requests()).filter((r) => r.path === "/abort_episode")).toEqual([]);
+    expect(await run.call((_s, state) => state.storage.sql.exec("SELECT count(*) AS n FROM pending_commands").one()["n"])).toBe(1);
+
+    // the alarm carries it out, once
+    await run.tick();
+    await run.tick();
+    expect((await emu.requests()).filter((r) => r.path === "/abort_episode").map((r) => r.body.episode_uuid)).toEqual([c.episodeUuid]);
+    expect(await run.call((_s, state) => state.storage.sql.exec("SELECT count(*) AS n FROM pending_commands").one()["n"])).toBe(0);
+  });
+});
+
 describe("BC-51 rebuild from storage", () => {
   it("BC-51 a fresh instance (and the object's own, after a reset) reloads the same run and episodes", async () => {
     const { run } = await rollingRun();
