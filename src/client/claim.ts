@@ -4,6 +4,7 @@
  */
 import {
   classifyClaimFailure,
+  DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS,
   EpisodeType,
   statusFromFailCause,
   SwarmThrottlePolicy,
@@ -14,8 +15,8 @@ import { SwarmInputError, SwarmProtocolError } from "./errors.ts";
 import type { ClaimEpisodeOptions, ClaimResult } from "./types.ts";
 import { rewriteBaseUrl } from "./url.ts";
 
-/** Python `begin_episode` default (spec §5.3). */
-export const DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS = 240;
+/** Python `begin_episode` default (spec §5.3), re-exported for the client's users. */
+export { DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS };
 
 /**
  * The claim body: every field serialised, `throttle_policy: null` when unused (like Python, spec §2.4).

@@ -3,7 +3,7 @@
  * swarm defaults for missing keys (spec §10.2), and the engine's last training step.
  */
 import { parse as parseYaml } from "yaml";
-import { SampleCollectionMethod } from "../protocol/index.ts";
+import { SampleCollectionMethod, SWARM_BATCH_DEFAULTS } from "../protocol/index.ts";
 import { pyTypeName } from "./python/codecs.ts";
 
 /** The training settings the simulated engine needs. */
@@ -55,9 +55,9 @@ export function parseTrainConfig(yamlText: string): TrainConfig {
   const experimentName = at(ajet, ["experiment_name"]);
   const experimentDir = at(ajet, ["experiment_dir"]);
   return {
-    batchSize: posInt(at(ajet, ["data", "train_batch_size"]), 32),
-    numRepeat: posInt(at(ajet, ["rollout", "num_repeat"]), 4),
-    maxEnvWorker: posInt(at(ajet, ["rollout", "max_env_worker"]), 128),
+    batchSize: posInt(at(ajet, ["data", "train_batch_size"]), SWARM_BATCH_DEFAULTS.batchSize),
+    numRepeat: posInt(at(ajet, ["rollout", "num_repeat"]), SWARM_BATCH_DEFAULTS.numRepeat),
+    maxEnvWorker: posInt(at(ajet, ["rollout", "max_env_worker"]), SWARM_BATCH_DEFAULTS.maxEnvWorker),
     sampleCollectionMethod: known.success ? known.data : "rollout_until_finish_enough_tasks",
     sampleCollectionMethodRaw: methodRaw,
     maxCachedEpisodes: posInt(at(ajet, ["swarm_mode_sample_collection_max_cached_episodes"]), 9999),

@@ -101,3 +101,12 @@ export function serverEpisodeCapacity(c: { batchSize: number; maxEnvWorker: numb
  * `8 × discard_episode_timeout` after the claim it aborts instead of ending. (Its docs say 2×; the code uses 8.)
  */
 export const EPISODE_LIFETIME_FACTOR = 8;
+
+/**
+ * The swarm default YAML's batch shape (spec §10.2, `ajet_swarm_default.yaml`): `ajet.data.train_batch_size`,
+ * `ajet.rollout.num_repeat`, `ajet.rollout.max_env_worker` when a job or YAML does not set them.
+ */
+export const SWARM_BATCH_DEFAULTS = { batchSize: 32, numRepeat: 4, maxEnvWorker: 128 } as const;
+
+/** The reference client's `begin_episode(discard_episode_timeout=240)` default, in seconds (spec §5.3). */
+export const DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS = 240;

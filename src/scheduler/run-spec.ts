@@ -3,7 +3,7 @@
  * the core), its documented defaults, and the cross-field checks (job agreement, BC-31 per-source caps, leases).
  */
 import { z } from "zod";
-import { serverEpisodeCapacity } from "../protocol/index.ts";
+import { DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS, SWARM_BATCH_DEFAULTS, serverEpisodeCapacity } from "../protocol/index.ts";
 import { sourceCapIssues } from "./mixing.ts";
 import { CONSUMER_LIFETIME_FACTOR, RunTuning, resolveTuning } from "./tuning.ts";
 
@@ -62,7 +62,7 @@ const RunSpecObject = z.strictObject({
   discardEpisodeTimeoutSeconds: z
     .number({ error: "discardEpisodeTimeoutSeconds must be a number" })
     .positive({ error: "discardEpisodeTimeoutSeconds must be > 0 seconds, e.g. 240" })
-    .default(240)
+    .default(DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS)
     .describe("seconds an episode may stay idle (no LLM call) before the server reverts it (spec §5.4)"),
   episodeType: z.enum(["train", "eval"], { error: 'episodeType must be "train" or "eval"' }).default("train"),
   maxSteps: wholeNumber("maxSteps", 1, "100").optional().describe("training windows to serve at most (train only)"),
@@ -130,7 +130,7 @@ export const RunSpec = RunSpecObject.superRefine((spec, ctx) => {
   if (spec.episodeType === "eval" && spec.maxSteps !== undefined) {
     add(["maxSteps"], "maxSteps counts training windows; an eval run has none. Remove maxSteps (limit eval with fewer tasks)");
   }
-  const batchSize = spec.batchSize ?? numberOr(jobValue(spec.job, "batchSize"), 32);
+  const batchSize = spec.batchSize ?? numberOr(jobValue(spec.job, "batchSize"), SWARM_BATCH_DEFAULTS.batchSize);
   if (spec.episodeType === "train") {
     for (const issue of sourceCapIssues(batchSize, spec.throttleRatio, spec.datasets)) add(issue.path, issue.message);
   }
@@ -144,9 +144,9 @@ export const RunSpec = RunSpecObject.superRefine((spec, ctx) => {
     );
   }
 }).transform((spec) => {
-  const batchSize = spec.batchSize ?? numberOr(jobValue(spec.job, "batchSize"), 32);
-  const numRepeat = spec.numRepeat ?? numberOr(jobValue(spec.job, "numRepeat"), 4);
-  const maxEnvWorker = spec.maxEnvWorker ?? numberOr(jobValue(spec.job, "maxEnvWorker"), 128);
+  const batchSize = spec.batchSize ?? numberOr(jobValue(spec.job, "batchSize"), SWARM_BATCH_DEFAULTS.batchSize);
+  const numRepeat = spec.numRepeat ?? numberOr(jobValue(spec.job, "numRepeat"), SWARM_BATCH_DEFAULTS.numRepeat);
+  const maxEnvWorker = spec.maxEnvWorker ?? numberOr(jobValue(spec.job, "maxEnvWorker"), SWARM_BATCH_DEFAULTS.maxEnvWorker);
   return {
     ...spec,
     batchSize,
