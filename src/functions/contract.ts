@@ -126,3 +126,19 @@ export function fromAgentRun(name: string, runAgentAndComputeReward: SeedAgentRu
 export function swarmsOf(fn: RolloutFunction): readonly string[] {
   return fn.swarms && fn.swarms.length > 0 ? fn.swarms : [DEFAULT_SWARM];
 }
+
+/**
+ * Which server each swarm a function needs runs on: by name, except that a single-swarm function (it asks for
+ * `"default"`) runs on the run's first server whatever that server is named (issue 4 §4).
+ * @returns the URL per swarm name the function uses, and the names the run does not provide
+ */
+export function bindSwarms(
+  fn: RolloutFunction,
+  runSwarms: ReadonlyArray<{ name: string; url: string }>,
+): { urls: Map<string, string>; missing: string[] } {
+  const urls = new Map(runSwarms.map((s) => [s.name, s.url]));
+  const needed = swarmsOf(fn);
+  const first = runSwarms[0];
+  if (needed.length === 1 && needed[0] === DEFAULT_SWARM && !urls.has(DEFAULT_SWARM) && first) urls.set(DEFAULT_SWARM, first.url);
+  return { urls, missing: needed.filter((s) => !urls.has(s)) };
+}

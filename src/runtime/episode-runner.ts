@@ -6,7 +6,7 @@
  */
 import { SwarmClient, type SleepFn } from "../client/index.ts";
 import type { RolloutFunction, RolloutLogger } from "../functions/contract.ts";
-import { DEFAULT_SWARM, EpisodeAbortError, swarmsOf } from "../functions/contract.ts";
+import { bindSwarms, EpisodeAbortError, swarmsOf } from "../functions/contract.ts";
 import { EPISODE_LIFETIME_FACTOR, endpoints, type Task } from "../protocol/index.ts";
 import type { EpisodeOutcome, EpisodeReportResult, EventAck } from "../scheduler/index.ts";
 import { claimAll, type HeldClaim } from "./claims.ts";
@@ -87,12 +87,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
   const fn = deps.functions[msg.functionName];
   if (!fn) return { kind: "skipped", reason: `no rollout function '${msg.functionName}' in functions/index.ts` };
   const swarmNames = swarmsOf(fn);
-  const swarmUrls = new Map(msg.swarms.map((s) => [s.name, s.url]));
-  // A single-swarm function asks for "default"; a one-server run may name its server anything.
-  if (swarmNames.length === 1 && swarmNames[0] === DEFAULT_SWARM && !swarmUrls.has(DEFAULT_SWARM) && msg.swarms[0]) {
-    swarmUrls.set(DEFAULT_SWARM, msg.swarms[0].url);
-  }
-  const missing = swarmNames.filter((s) => !swarmUrls.has(s));
+  const { urls: swarmUrls, missing } = bindSwarms(fn, msg.swarms);
   if (missing.length) return { kind: "skipped", reason: `the run names no swarm ${missing.join(", ")} that '${fn.name}' needs` };
 
   const reservation = deps.budget?.reserve(swarmNames.length * 3 + 4, "episode end/abort and reports");

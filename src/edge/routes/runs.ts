@@ -6,7 +6,7 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { swarmsOf, DEFAULT_SWARM, type RolloutFunction } from "../../functions/contract.ts";
+import { bindSwarms, swarmsOf, type RolloutFunction } from "../../functions/contract.ts";
 import { parseRunSpec, windowCapacityIssues, type RunSpec } from "../../scheduler/index.ts";
 import { DatasetSpec, loadDataset, datasetNamespace, type LoadResult, type ParsedDatasetSpec } from "../../tasks/index.ts";
 import type { Task } from "../../protocol/index.ts";
@@ -19,11 +19,8 @@ const SCHEDULER_DATASET_KEYS = ["weight", "throttleRatio"];
 function checkFunction(spec: RunSpec, functions: Readonly<Record<string, RolloutFunction>>): Issue[] {
   const fn = functions[spec.function];
   if (!fn) return [{ path: "function", message: `no rollout function "${spec.function}"; known: ${Object.keys(functions).join(", ")} (add one with \`ajet-edge new NAME\`)` }];
-  const names = new Set(spec.swarms.map((s) => s.name));
-  const needed = swarmsOf(fn);
-  if (needed.length === 1 && needed[0] === DEFAULT_SWARM) return [];
-  const missing = needed.filter((s) => !names.has(s));
-  return missing.length ? [{ path: "swarms", message: `function "${fn.name}" needs swarms named ${needed.join(", ")}; missing ${missing.join(", ")}` }] : [];
+  const { missing } = bindSwarms(fn, spec.swarms);
+  return missing.length ? [{ path: "swarms", message: `function "${fn.name}" needs swarms named ${swarmsOf(fn).join(", ")}; missing ${missing.join(", ")}` }] : [];
 }
 
 /** The reader's part of each dataset entry (the scheduler's fields removed), or an issue naming what is wrong. */
