@@ -9,7 +9,7 @@ import { createEmulator } from "../src/emulator/index.ts";
 import { AgentJetJob } from "../src/job/index.ts";
 import { runEpisode, type EpisodeRunnerDeps } from "../src/runtime/episode-runner.ts";
 import { ConnectionLimiter, SubrequestBudget } from "../src/runtime/limits.ts";
-import type { EpisodeMessage, SchedulerPort } from "../src/runtime/messages.ts";
+import type { EpisodeMessage, SchedulerPort } from "../src/port/index.ts";
 import { generateCountdownTasks } from "../src/tasks/index.ts";
 import { rolloutFunctions } from "../functions/index.ts";
 import { summarize, type BenchResult } from "./harness.ts";

@@ -3,7 +3,7 @@
  * a Cloudflare Queue (`sendBatch`, at most 100 messages per call). A service-binding dispatcher could replace it;
  * note the production cap of 32 service-binding invocations per request if you do (toolchain.md).
  */
-import type { EpisodeMessage } from "../runtime/messages.ts";
+import type { EpisodeMessage } from "../port/index.ts";
 
 /** Sends episode messages for at-least-once delivery to an episode consumer. */
 export interface Dispatcher {

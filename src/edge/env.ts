@@ -1,5 +1,5 @@
 /** @module edge/env — the Worker's bindings (wrangler.toml) and vars. */
-import type { EpisodeMessage } from "../runtime/messages.ts";
+import type { EpisodeMessage } from "../port/index.ts";
 import type { RolloutScheduler } from "./rollout-scheduler.ts";
 
 /** Bindings and vars of the ajet-edge Worker. */

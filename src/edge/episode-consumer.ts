@@ -8,7 +8,7 @@ import { realSleep } from "../client/index.ts";
 import type { RolloutFunction } from "../functions/contract.ts";
 import { runEpisode, type EpisodeRunResult } from "../runtime/episode-runner.ts";
 import { ConnectionLimiter, SubrequestBudget } from "../runtime/limits.ts";
-import { EpisodeMessage, type SchedulerPort } from "../runtime/messages.ts";
+import { EpisodeMessage, type SchedulerPort } from "../port/index.ts";
 import type { Env } from "./env.ts";
 import { jsonLogger } from "./log.ts";
 

@@ -25,8 +25,7 @@ import {
   type SchedulerEvent,
   type SchedulerState,
 } from "../scheduler/index.ts";
-import { MAX_INLINE_TASK_BYTES, type ClaimAck, type EndedEpisode, type EpisodeMessage, type OutcomeReport, type SchedulerPort } from "../runtime/messages.ts";
-import { abortAll, endAll, type ClaimHandle } from "../runtime/server-action.ts";
+import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, type ClaimAck, type ClaimHandle, type EndedEpisode, type EpisodeMessage, type OutcomeReport, type SchedulerPort } from "../port/index.ts";
 import { QueueDispatcher, type Dispatcher } from "./dispatcher.ts";
 import type { Env } from "./env.ts";
 import { jsonLogger } from "./log.ts";
@@ -333,7 +332,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     );
     if (holder) {
       this.#log("warn", "outbox end not resent: its server episode was re-claimed by another episode of this run", { episodeKey: e.episodeKey, heldBy: holder.episodeKey });
-      await this.episodeReported({ episodeKey: e.episodeKey, attempt: e.attempt, result: "expired", cause: "expired:reclaimed" });
+      await this.episodeReported({ episodeKey: e.episodeKey, attempt: e.attempt, result: "expired", cause: `${AbortCause.expired}:reclaimed` });
       return;
     }
     // one resend at a time per attempt: a resend can take 2 × 330 s, and two ends in flight on one server episode
@@ -344,7 +343,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     let sent;
     try {
       const box = this.#storage.outbox(e.episodeKey, e.attempt);
-      sent = box ? await endAll(this.#handles(e.claims), box.taskId, box.outputs, true) : ({ kind: "sent", result: "rejected", cause: "outbox_missing" } as const);
+      sent = box ? await endAll(this.#handles(e.claims), box.taskId, box.outputs, true) : ({ kind: "sent", result: "lost", cause: AbortCause.outboxMissing } as const);
     } finally {
       this.#resending.delete(key);
     }

@@ -4,7 +4,7 @@
  * up to SQLite's 2 MB row limit round-trips); the run row is small. Survives eviction and restarts (BC-51).
  */
 import type { Task, ValidWorkflowOutput } from "../protocol/index.ts";
-import type { EndedEpisode } from "../runtime/messages.ts";
+import type { EndedEpisode } from "../port/index.ts";
 import { deserializeTask, serializeTask } from "../tasks/index.ts";
 import type { EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSpec, RunSummary, SchedulerCommand, SchedulerState, StepRow } from "../scheduler/index.ts";
 import { stateFromRows } from "../scheduler/index.ts";

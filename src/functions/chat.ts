@@ -10,7 +10,7 @@ import type {
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
 import type { Task } from "../protocol/index.ts";
-import { EpisodeAbortError } from "./contract.ts";
+import { AbortCause, EpisodeAbortError } from "../port/index.ts";
 import { findEpisodeAbortError, GuardReason, withChatCompletionGuards } from "./llm-guards.ts";
 
 /** What an agent loop needs from the context; a {@link RolloutContext} fits, and so does a seed-style client. */
@@ -42,7 +42,7 @@ export function initialMessages(task: Task, systemPrompt: string): ChatCompletio
   if (given.length > 0) return given[0]?.role === "system" ? [...given] : [system, ...given];
   if (task.main_query.trim() === "") {
     const id = JSON.stringify(task.task_id);
-    throw new EpisodeAbortError("invalid_task", `task ${id} has no main_query or init_messages`);
+    throw new EpisodeAbortError(AbortCause.invalidTask, `task ${id} has no main_query or init_messages`);
   }
   return [system, { role: "user", content: task.main_query }];
 }

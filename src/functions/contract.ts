@@ -4,6 +4,7 @@
  * Worker, the Durable Object or the swarm protocol.
  */
 import type OpenAI from "openai";
+import { AbortCause, EpisodeAbortError } from "../port/index.ts";
 import type { Task, WorkflowOutput } from "../protocol/index.ts";
 
 /** The name of the single swarm a function uses unless it declares `swarms` (issue 4 §1). */
@@ -92,17 +93,8 @@ export function defineRolloutFunction<F extends RolloutFunction>(fn: F): F {
   return fn;
 }
 
-/** Thrown by a function (or the runtime) to abort the episode as an infrastructure failure, not a model failure. */
-export class EpisodeAbortError extends Error {
-  constructor(
-    readonly reason: string,
-    message?: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message ?? reason, options);
-    this.name = "EpisodeAbortError";
-  }
-}
+// the error a function throws to abort its episode, and the causes the project names (their home is src/port)
+export { AbortCause, EpisodeAbortError } from "../port/index.ts";
 
 /**
  * The seed's signature (write-swarm-client skill): `run_agent_and_compute_reward(task, base_url, api_key)`.
@@ -116,7 +108,7 @@ export function fromAgentRun(name: string, runAgentAndComputeReward: SeedAgentRu
     name,
     run: (task, ctx) => {
       const ep = ctx.episodes[DEFAULT_SWARM] ?? Object.values(ctx.episodes)[0];
-      if (!ep) throw new EpisodeAbortError("no_episode", "no claimed episode in context");
+      if (!ep) throw new EpisodeAbortError(AbortCause.noEpisode, "no claimed episode in context");
       return runAgentAndComputeReward(task, ep.baseUrl, ep.apiKey);
     },
   });

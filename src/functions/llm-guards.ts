@@ -4,7 +4,7 @@
  * an in-band SSE `error` chunk or a stream without `[DONE]` (BC-40), `finish_reason: "abort"` (BC-43). Pure; the
  * production runtime composes {@link withChatCompletionGuards} into its fetch, and so does the test harness.
  */
-import { EpisodeAbortError } from "./contract.ts";
+import { AbortCause, EpisodeAbortError } from "../port/index.ts";
 
 /** The fetch signature the openai SDK accepts (and the runtime's limiter wraps). */
 export type ChatFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -12,11 +12,11 @@ export type ChatFetch = (input: string | URL | Request, init?: RequestInit) => P
 /** Abort reasons raised here: logged by the runtime, sent with `/abort_episode` as the cause. */
 export const GuardReason = {
   /** a 200 body with `status_code`/`detail` and no `choices`: the key was refused (BC-38); never retried */
-  authError: "auth_error",
+  authError: AbortCause.authError,
   /** a malformed body, an in-band stream error, or a stream cut short (BC-40) */
-  infraError: "infra_error",
+  infraError: AbortCause.infraError,
   /** the engine aborted generation, e.g. for a weight sync (BC-43) */
-  llmAborted: "llm_aborted",
+  llmAborted: AbortCause.llmAborted,
 } as const;
 
 function isObject(value: unknown): value is Record<string, unknown> {

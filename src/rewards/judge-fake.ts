@@ -4,7 +4,7 @@
  * OpenAI-compatible judge endpoint for `createOpenAIJudge` (scripted replies, HTTP errors, connection failures).
  * Platform-free.
  */
-import { EpisodeAbortError } from "../functions/contract.ts";
+import { EpisodeAbortError } from "../port/index.ts";
 import { type Judge, type JudgeFetch, JudgeReason, type JudgeRequest, type JudgeVerdict } from "./judge.ts";
 import { parseJudgeVerdict } from "./judge-verdict.ts";
 

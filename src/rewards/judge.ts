@@ -7,7 +7,7 @@
  * Platform-free (workerd and Node).
  */
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from "openai";
-import { EpisodeAbortError } from "../functions/contract.ts";
+import { AbortCause, EpisodeAbortError } from "../port/index.ts";
 import { parseJudgeVerdict, type VerdictParseOptions, type VerdictSource } from "./judge-verdict.ts";
 
 export * from "./judge-verdict.ts";
@@ -15,11 +15,11 @@ export * from "./judge-verdict.ts";
 /** Abort reasons a judge raises (logged by the runtime and sent with `/abort_episode`). */
 export const JudgeReason = {
   /** no usable verdict after the retry budget (BC-21): the episode is aborted, never ended with 0 */
-  unparseable: "judge_unparseable",
+  unparseable: AbortCause.judgeUnparseable,
   /** the endpoint failed (timeouts, connection errors, 408/409/429/5xx after the budget; other 4xx at once) */
-  unavailable: "judge_unavailable",
+  unavailable: AbortCause.judgeUnavailable,
   /** the judge secrets are incomplete (some of JUDGE_BASE_URL / JUDGE_API_KEY / JUDGE_MODEL set, not all) */
-  misconfigured: "judge_misconfigured",
+  misconfigured: AbortCause.judgeMisconfigured,
 } as const;
 
 /** The secrets (run spec `secrets`, seen as `ctx.secrets`) that configure the OpenAI-compatible judge. */

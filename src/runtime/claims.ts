@@ -5,11 +5,11 @@
  */
 import type { SwarmThrottlePolicy } from "../protocol/index.ts";
 import { isRetryableError, type ClaimedEpisode, type SleepFn, type SwarmClient } from "../client/index.ts";
-import type { ClaimFailureCause } from "../scheduler/index.ts";
-import { abortAll, type ClaimHandle } from "./server-action.ts";
+import { abortAll, type ClaimFailureCause, type ClaimHandle } from "../port/index.ts";
 
 /** A claim held on one swarm: the handle to end or abort it with, and the claimed episode (endpoint and key). */
 export interface HeldClaim extends ClaimHandle {
+  client: SwarmClient;
   episode: ClaimedEpisode;
 }
 

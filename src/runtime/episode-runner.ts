@@ -6,15 +6,14 @@
  */
 import { SwarmClient, type SleepFn } from "../client/index.ts";
 import type { RolloutFunction, RolloutLogger } from "../functions/contract.ts";
-import { bindSwarms, EpisodeAbortError, swarmsOf } from "../functions/contract.ts";
+import { bindSwarms, swarmsOf } from "../functions/contract.ts";
 import { EPISODE_LIFETIME_FACTOR, endpoints, type Task } from "../protocol/index.ts";
-import type { EpisodeOutcome, EpisodeReportResult, EventAck } from "../scheduler/index.ts";
+import { abortAll, AbortCause, EpisodeAbortError, type ClaimAck, type EpisodeMessage, type EpisodeOutcome, type EpisodeReportResult, type EventAck, type SchedulerPort } from "../port/index.ts";
 import { claimAll, type HeldClaim } from "./claims.ts";
 import { guardFetch, type BudgetReservation, type ConnectionLimiter, type FetchLike, type SubrequestBudget } from "./limits.ts";
-import type { ClaimAck, EpisodeMessage, SchedulerPort } from "./messages.ts";
 import { decideOutcome, type OutcomeDecision } from "./outcome.ts";
 import { createRolloutContext } from "./rollout-context.ts";
-import { abortAll, sendServerAction } from "./server-action.ts";
+import { sendServerAction } from "./server-action.ts";
 
 /** The reference client's local lifetime factor: abort instead of end past 8 × discard timeout (spec §5.5, BC-24). */
 export const LIFETIME_FACTOR = EPISODE_LIFETIME_FACTOR;
@@ -61,7 +60,7 @@ export const RPC_RETRY_DELAY_MS = 1_000;
  * Cause reported when the outcome could not be recorded: the claims were aborted, nothing was ended, so the
  * scheduler must close the attempt instead of resending a recorded end from its outbox (BC-26, BC-51).
  */
-export const OUTCOME_UNRECORDED = "outcome_unrecorded";
+export const OUTCOME_UNRECORDED = AbortCause.outcomeUnrecorded;
 
 /** The swarm calls that give a claim back: paid from the episode's reservation, never from the shared budget (BC-49). */
 const CLOSING_PATHS = [endpoints.endEpisode.path, endpoints.abortEpisode.path];
@@ -222,8 +221,8 @@ async function runFunction(
   const controller = new AbortController();
   // the stop reason is the outcome's cause: past the local lifetime (BC-24) or out of invocation time
   const stopReason = stopAtMs >= lifetimeEndsAtMs
-    ? new EpisodeAbortError("lifetime_exceeded", `episode past ${LIFETIME_FACTOR} × discard timeout (BC-24)`)
-    : new EpisodeAbortError("time_limit", "episode stopped to leave time to report before the invocation's wall limit");
+    ? new EpisodeAbortError(AbortCause.lifetimeExceeded, `episode past ${LIFETIME_FACTOR} × discard timeout (BC-24)`)
+    : new EpisodeAbortError(AbortCause.timeLimit, "episode stopped to leave time to report before the invocation's wall limit");
   const timer = setTimeout(() => controller.abort(stopReason), Math.max(0, stopAtMs - deps.now()));
   const stopped = new Promise<never>((_, reject) => controller.signal.addEventListener("abort", () => reject(stopReason), { once: true }));
   const primary = held[0]!;

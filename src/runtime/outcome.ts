@@ -16,7 +16,7 @@
  */
 import { assertValidWorkflowOutput, type ValidWorkflowOutput } from "../protocol/index.ts";
 import { findCause, findEpisodeAbortError } from "../functions/llm-guards.ts";
-import type { EpisodeOutcome } from "../scheduler/index.ts";
+import { AbortCause, type EpisodeOutcome } from "../port/index.ts";
 import { SubrequestBudgetExceededError } from "./limits.ts";
 import { isIdleExpired, type LlmActivity } from "./rollout-context.ts";
 
@@ -77,8 +77,8 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
   if (input.threw) {
     const reason = findEpisodeAbortError(input.error)?.reason;
     if (reason) return abort(reason, input.error);
-    if (findCause(input.error, SubrequestBudgetExceededError)) return abort("subrequest_budget", input.error);
-    return abort("function_error", input.error);
+    if (findCause(input.error, SubrequestBudgetExceededError)) return abort(AbortCause.subrequestBudget, input.error);
+    return abort(AbortCause.functionError, input.error);
   }
   let outputs: Record<string, ValidWorkflowOutput>;
   try {
@@ -86,16 +86,16 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
       Object.entries(outputsPerSwarm(input.result, input.swarms)).map(([s, o]) => [s, assertValidWorkflowOutput(o)]),
     );
   } catch (err) {
-    return abort("invalid_reward", err);
+    return abort(AbortCause.invalidReward, err);
   }
   for (const s of input.swarms) {
     const act = input.activity[s];
-    if (!act || act.successfulCalls === 0) return abort("no_llm_call");
+    if (!act || act.successfulCalls === 0) return abort(AbortCause.noLlmCall);
   }
-  if (input.lifetimeExceeded) return abort("lifetime_exceeded");
+  if (input.lifetimeExceeded) return abort(AbortCause.lifetimeExceeded);
   for (const s of input.swarms) {
     const act = input.activity[s];
-    if (act && isIdleExpired(act, input.discardEpisodeTimeoutSeconds, input.nowMs)) return abort("expired", undefined, "none");
+    if (act && isIdleExpired(act, input.discardEpisodeTimeoutSeconds, input.nowMs)) return abort(AbortCause.expired, undefined, "none");
   }
   const primary = input.swarms[0];
   const reward = primary !== undefined ? (outputs[primary]?.reward ?? 0) : 0;

@@ -3,7 +3,7 @@
  * `decide` result: new state, commands, the rows to upsert/delete, and the event's ack.
  */
 import type { EpisodeType, SwarmThrottlePolicy } from "../protocol/index.ts";
-import type { DispatchRef, EventAck, EpisodeRef } from "./events.ts";
+import type { DispatchRef, EventAck, EpisodeRef } from "../port/index.ts";
 import type { EpisodeRow, EvalTaskRow, RunRow, SchedulerState, StepRow } from "./state.ts";
 import type { RunSummary } from "./summary.ts";
 

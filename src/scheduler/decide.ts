@@ -6,7 +6,8 @@
  */
 import type { Decision } from "./commands.ts";
 import { Draft } from "./draft.ts";
-import type { DispatchFailed, EngineStatusSeen, EventAck, SchedulerEvent } from "./events.ts";
+import type { EventAck } from "../port/index.ts";
+import type { DispatchFailed, EngineStatusSeen, SchedulerEvent } from "./events.ts";
 import { hasMovedPast, isGateOpen, isOffline, observeEngine } from "./engine-gate.ts";
 import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecorded, onReported, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";

@@ -3,7 +3,7 @@
  * (so the DO upserts only those), and a command buffer that merges commands of one kind into one command.
  */
 import type { Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, LogMessage, SchedulerCommand } from "./commands.ts";
-import type { EventAck } from "./events.ts";
+import type { EventAck } from "../port/index.ts";
 import type { EpisodeRow, EvalTaskRow, RunRow, SchedulerState, StepRow } from "./state.ts";
 import type { RunSummary } from "./summary.ts";
 

@@ -4,11 +4,12 @@
  * its group is dropped (BC-32). Every handler is idempotent per (episodeKey, attempt) (BC-45, BC-47).
  */
 import type { Draft } from "./draft.ts";
-import type { ClaimFailed, DispatchRef, EpisodeClaimed, EpisodeOutcomeRecorded, EpisodeRef, EpisodeReported, EventAck } from "./events.ts";
+import { AbortCause, NON_RETRYABLE_CAUSES, type DispatchRef, type EpisodeOutcome, type EpisodeRef, type EventAck } from "../port/index.ts";
+import type { ClaimFailed, EpisodeClaimed, EpisodeOutcomeRecorded, EpisodeReported } from "./events.ts";
 import { claimBackoffMs } from "./dispatch.ts";
 import { observeEngine } from "./engine-gate.ts";
 import { dropGroup, recordEnded, resolveGroupIfDone } from "./task-groups.ts";
-import { isTerminal, type EpisodeOutcome, type EpisodeRow, type SchedulerState } from "./state.ts";
+import { isTerminal, type EpisodeRow, type SchedulerState } from "./state.ts";
 
 const APPLIED: EventAck = { status: "applied" };
 
@@ -113,12 +114,12 @@ function outcomeForRun(d: Draft, outcome: EpisodeOutcome): EpisodeOutcome {
   if (evalRun && outcome.kind === "end") return { kind: "score", reward: outcome.reward };
   if (!evalRun && outcome.kind === "score") {
     d.log("error", "a train episode recorded a score outcome; treated as an abort", {});
-    return { kind: "abort", cause: "score_in_train_run" };
+    return { kind: "abort", cause: AbortCause.scoreInTrainRun };
   }
   return outcome;
 }
 
-/** `episodeReported`: reporting (or running) → ended, or a failed attempt (expired BC-23, rejected, aborted). */
+/** `episodeReported`: reporting (or running) → ended, or a failed attempt (expired BC-23, lost, aborted). */
 export function onReported(d: Draft, e: EpisodeReported): EventAck {
   const row = lookupAttempt(d, e);
   if (!isRow(row)) return row;
@@ -135,10 +136,10 @@ export function onReported(d: Draft, e: EpisodeReported): EventAck {
     return APPLIED;
   }
   const cause =
-    e.result === "expired" ? "expired"
-    : e.result === "rejected" ? (e.cause ?? "end_rejected")
+    e.result === "expired" ? AbortCause.expired
+    : e.result === "lost" ? (e.cause ?? AbortCause.lost)
     : outcome?.kind === "abort" ? outcome.cause
-    : (e.cause ?? "aborted");
+    : (e.cause ?? AbortCause.aborted);
   return failAttempt(d, row, cause);
 }
 
@@ -150,16 +151,8 @@ export function endEpisode(d: Draft, row: EpisodeRow, reward: number): void {
 }
 
 /**
- * Abort causes that fail the same way on every try — a data or configuration error, not the model or the
- * infrastructure: the task group is dropped at once instead of burning `maxAttempts` tries per repeat (BC-32).
- * `invalid_task`: the task lacks what the function needs (no gold, wrong columns for the function);
- * `judge_misconfigured`: only some of the judge's secrets are set.
- */
-const NON_RETRYABLE_CAUSES: ReadonlySet<string> = new Set(["invalid_task", "judge_misconfigured"]);
-
-/**
  * Closes the current attempt with a cause. Retried (queued, attempt + 1, same task id, same window) while attempts
- * remain; after `maxAttempts` (at once for a {@link NON_RETRYABLE_CAUSES} cause) the repeat is `failed` and its group
+ * remain; after `maxAttempts` (at once for a cause in port/abort's `NON_RETRYABLE_CAUSES`) the repeat is `failed` and its group
  * dropped and replaced (BC-32). While draining it is `aborted`; in a dropped group it is `dropped`. Nothing is ever
  * sent to the server from here.
  */

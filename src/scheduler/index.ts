@@ -30,6 +30,8 @@ export { RunTuning, resolveTuning, type SchedulerTiming } from "./tuning.ts";
 export { schedulerConfig, type SchedulerConfig, type SourceConfig } from "./config.ts";
 export * from "./state.ts";
 export type * from "./events.ts";
+/** the port words the core's events, rows and acks are made of (their home is src/port) */
+export type { ClaimFailureCause, DispatchRef, EpisodeClaim, EpisodeOutcome, EpisodeRef, EpisodeReportResult, EventAck } from "../port/index.ts";
 export { throttlePolicyFor } from "./commands.ts";
 export type * from "./commands.ts";
 export { decide, nextWakeAtMs } from "./decide.ts";

@@ -3,13 +3,14 @@
  * reset, BC-51): each in-flight state has a lease; past it the core closes the attempt once and asks the DO to abort
  * the server episodes it held, or, for a recorded `end`, to resolve it from the outbox (never end twice).
  */
+import { AbortCause } from "../port/index.ts";
 import type { ClaimRef } from "./commands.ts";
 import type { Draft } from "./draft.ts";
 import { endEpisode, failAttempt, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
 import type { EpisodeRow } from "./state.ts";
 
 /** Cause recorded for attempts closed by a lease. */
-export const LEASE_EXPIRED = "lease_expired";
+export const LEASE_EXPIRED = AbortCause.leaseExpired;
 
 /**
  * A dispatched message that was never claimed (a queue backlog, a consumer that died before claiming) is sent again
@@ -23,7 +24,7 @@ export const MAX_UNDELIVERED_DISPATCHES = 5;
  * `expired` means the server's idle janitor already reverted it and it may be another client's by now (BC-23,
  * spec §5.7; abort checks no ownership, spec §3.10), so a lease never aborts it either.
  */
-const LEFT_TO_THE_SERVER: ReadonlySet<string> = new Set(["expired"]);
+const LEFT_TO_THE_SERVER: ReadonlySet<string> = new Set([AbortCause.expired]);
 
 /**
  * Claims of `row` safe to abort: a server episode reverted by the idle janitor keeps its uuid and may already be

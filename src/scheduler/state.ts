@@ -3,6 +3,7 @@
  * window (step) and one per finished eval task. Persisting is "upsert the changed rows" (BC-53); loading is
  * {@link stateFromRows}. All instants are epoch milliseconds passed in by the caller.
  */
+import type { EpisodeClaim, EpisodeOutcome } from "../port/index.ts";
 import type { RunSpec } from "./run-spec.ts";
 import { schedulerConfig, type SchedulerConfig } from "./config.ts";
 import type { SourceCursor, TakenTask } from "./epochs.ts";
@@ -28,21 +29,6 @@ const TERMINAL: ReadonlySet<EpisodeStatus> = new Set(["ended", "failed", "aborte
 export const isInFlight = (s: EpisodeStatus): boolean => IN_FLIGHT.has(s);
 /** True for ended, failed, aborted and dropped. */
 export const isTerminal = (s: EpisodeStatus): boolean => TERMINAL.has(s);
-
-/** One server episode held by a logical episode (one per swarm, issue 4 §4), with the step read right after the claim. */
-export interface EpisodeClaim {
-  swarm: string;
-  /** the server's `episode_uuid` */
-  episodeUuid: string;
-  /** `global_step` of that swarm read right after the claim (design note), null if unknown */
-  globalStep: number | null;
-}
-
-/** What the consumer decided, recorded (outbox) BEFORE it sends end/abort (BC-26). */
-export type EpisodeOutcome =
-  | { kind: "end"; reward: number } // train: end_episode with a finite reward (BC-22)
-  | { kind: "score"; reward: number } // eval: scored, then aborted (spec §5.8)
-  | { kind: "abort"; cause: string }; // no_llm_call (BC-29), invalid_reward (BC-22), function_error, infra_error, expired …
 
 /** One logical episode (one repeat of one task group); key `"{source}/{epoch}/{taskIndex}#{repeat}"`. */
 export interface EpisodeRow {

@@ -5,7 +5,7 @@
  */
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { MAX_INLINE_TASK_BYTES } from "../../src/runtime/messages.ts";
+import { MAX_INLINE_TASK_BYTES } from "../../src/port/index.ts";
 import type { RunView } from "../../src/edge/rollout-scheduler.ts";
 import { ControlledRun, deliver, TestEmulator, withFailingWrites } from "./support.ts";
 

@@ -7,7 +7,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult, runInD
 import worker from "../../src/edge/index.ts";
 import { inject } from "vitest";
 import { SwarmClient, type SwarmClientOptions } from "../../src/client/index.ts";
-import type { EpisodeMessage } from "../../src/runtime/messages.ts";
+import type { EpisodeMessage } from "../../src/port/index.ts";
 import { RolloutScheduler } from "../../src/edge/rollout-scheduler.ts";
 import type { RunView } from "../../src/edge/rollout-scheduler.ts";
 import { parseRunSpec, type EpisodeRow, type RunSpecInput } from "../../src/scheduler/index.ts";

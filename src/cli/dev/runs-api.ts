@@ -6,7 +6,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { z } from "zod";
 import type { EvalReport, RunSpecInput, RunStatus, RunSummary } from "../../scheduler/index.ts";
-import type { EndedEpisode } from "../../runtime/messages.ts";
+import type { EndedEpisode } from "../../port/index.ts";
 
 /** One problem the API reported: the dotted field path and a message that says the fix. */
 export interface ApiIssue {

@@ -12,7 +12,7 @@ import type { Task } from "../../../src/protocol/index.ts";
 import { AgentJetJob } from "../../../src/job/index.ts";
 import type { EpisodeRunnerDeps } from "../../../src/runtime/episode-runner.ts";
 import { ConnectionLimiter, SubrequestBudget, type FetchLike } from "../../../src/runtime/limits.ts";
-import type { ClaimAck, EpisodeMessage, OutcomeReport, SchedulerPort } from "../../../src/runtime/messages.ts";
+import type { ClaimAck, EpisodeMessage, OutcomeReport, SchedulerPort } from "../../../src/port/index.ts";
 import type { ClaimFailed, EpisodeClaimed, EpisodeReported, EventAck } from "../../../src/scheduler/index.ts";
 import { advancingFetch } from "../../support/emulator-fetch.ts";
 

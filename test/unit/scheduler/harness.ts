@@ -126,7 +126,7 @@ export class Harness {
     return [this.claim(ref, globalStep), this.outcome(ref, { kind: "end", reward }), this.report(ref, "ended")];
   }
 
-  report(ref: { episodeKey: string; attempt: number }, result: "ended" | "aborted" | "expired" | "rejected", cause?: string): Decision {
+  report(ref: { episodeKey: string; attempt: number }, result: "ended" | "aborted" | "expired" | "lost", cause?: string): Decision {
     return this.apply({ type: "episodeReported", episodeKey: ref.episodeKey, attempt: ref.attempt, result, ...(cause ? { cause } : {}) });
   }
 

@@ -157,7 +157,7 @@ class World {
       else this.consumers.splice(this.consumers.indexOf(c), 1);
       return;
     }
-    const result = c.recorded === "end" ? (wellBehaved || dice.chance(0.8) ? "ended" : dice.pick(["expired", "rejected"] as const)!) : "aborted";
+    const result = c.recorded === "end" ? (wellBehaved || dice.chance(0.8) ? "ended" : dice.pick(["expired", "lost"] as const)!) : "aborted";
     this.apply({ type: "episodeReported", ...c.ref, result });
     this.consumers.splice(this.consumers.indexOf(c), 1);
   }

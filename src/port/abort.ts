@@ -1,0 +1,84 @@
+/**
+ * @module port/abort — why an episode attempt was aborted: the one list of abort causes every room uses (the
+ * runtime's outcomes, the SDK's LLM guards, the rewards' judge, the scheduler's leases), the causes that must not be
+ * retried, and {@link EpisodeAbortError}, the error a function (or the runtime) throws to abort an episode.
+ */
+
+/**
+ * The abort causes the project itself raises, by name. A rollout function may throw its own reason too (any
+ * snake_case string): the scheduler counts it like any other cause. Causes from an `/end_episode` refusal carry the
+ * client's reason after a colon (`expired:notClaimed`, `lost:weightSyncing`).
+ */
+export const AbortCause = {
+  /** the function threw something other than an {@link EpisodeAbortError} */
+  functionError: "function_error",
+  /** the result is not one finite reward per swarm (BC-22) */
+  invalidReward: "invalid_reward",
+  /** no successful LLM call on some swarm: the server would train on nothing (BC-29) */
+  noLlmCall: "no_llm_call",
+  /** past the local lifetime, 8 × the discard timeout (BC-24) */
+  lifetimeExceeded: "lifetime_exceeded",
+  /** stopped to leave time to report before the invocation's wall limit */
+  timeLimit: "time_limit",
+  /** idle longer than the discard timeout, or end refused as not claimed / other client (BC-23) */
+  expired: "expired",
+  /** the invocation's subrequest budget ran out (BC-49) */
+  subrequestBudget: "subrequest_budget",
+  /** a 200 body without `choices`: the episode key was refused (BC-38) */
+  authError: "auth_error",
+  /** a malformed body, an in-band stream error, or a stream cut short (BC-40) */
+  infraError: "infra_error",
+  /** the engine aborted generation, e.g. for a weight sync (BC-43) */
+  llmAborted: "llm_aborted",
+  /** the task lacks what the function needs (no gold, wrong columns): a data error */
+  invalidTask: "invalid_task",
+  /** the context holds no claimed episode for a swarm the function uses */
+  noEpisode: "no_episode",
+  /** no usable judge verdict after the retry budget (BC-21) */
+  judgeUnparseable: "judge_unparseable",
+  /** the judge endpoint failed (timeouts, connection errors, 408/409/429/5xx after the budget; other 4xx at once) */
+  judgeUnavailable: "judge_unavailable",
+  /** only some of the judge's secrets are set: a configuration error */
+  judgeMisconfigured: "judge_misconfigured",
+  /** the outcome could not be recorded: claims given back, nothing ended (BC-26) */
+  outcomeUnrecorded: "outcome_unrecorded",
+  /** an in-flight attempt went quiet past its lease (BC-51) */
+  leaseExpired: "lease_expired",
+  /** a train episode recorded a score (eval) outcome */
+  scoreInTrainRun: "score_in_train_run",
+  /** `/end_episode` refused because the record is gone (weight-sync wipe, engine left rolling, spec §5.5) */
+  lost: "lost",
+  /** the outbox held no output to resend */
+  outboxMissing: "outbox_missing",
+  /** an abort was reported without a cause */
+  aborted: "aborted",
+} as const;
+/** One of the project's own abort causes (see {@link AbortCause}). */
+export type AbortCause = (typeof AbortCause)[keyof typeof AbortCause];
+
+/**
+ * Causes that fail the same way on every try — a data or configuration error, not the model or the infrastructure:
+ * the scheduler drops the task group at once instead of burning `maxAttempts` tries per repeat (BC-32).
+ */
+export const NON_RETRYABLE_CAUSES: ReadonlySet<string> = new Set<AbortCause>([AbortCause.invalidTask, AbortCause.judgeMisconfigured]);
+
+/** True when a failed attempt with this cause may run again (every cause but {@link NON_RETRYABLE_CAUSES}). */
+export function isRetryableCause(cause: string): boolean {
+  return !NON_RETRYABLE_CAUSES.has(cause);
+}
+
+/**
+ * Thrown by a function (or the runtime) to abort the episode as an infrastructure or data failure, not a model
+ * failure: the runtime records an abort with `reason` as its cause and sends `/abort_episode`.
+ * @param reason one of {@link AbortCause} or the function's own snake_case reason
+ */
+export class EpisodeAbortError extends Error {
+  constructor(
+    readonly reason: AbortCause | (string & {}),
+    message?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message ?? reason, options);
+    this.name = "EpisodeAbortError";
+  }
+}

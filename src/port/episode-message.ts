@@ -1,0 +1,43 @@
+/**
+ * @module port/episode-message — the queue message: one try of one logical episode, sent by the scheduler Durable
+ * Object, read by the queue consumer (docs/design/episode-lifecycle.md).
+ */
+import { z } from "zod";
+import { EpisodeType, SwarmThrottlePolicy, Task } from "../protocol/index.ts";
+
+/** Queue messages are at most 128 KB (Queues limits); tasks larger than this are fetched from the DO (BC-53). */
+export const MAX_INLINE_TASK_BYTES = 64 * 1024;
+
+/** A swarm server of a run: its name in the run spec and its URL. */
+export const SwarmRef = z.object({ name: z.string().min(1), url: z.string().min(1) });
+export type SwarmRef = z.infer<typeof SwarmRef>;
+
+/**
+ * One queue message = one try of one logical episode (issue 3 §3). Everything the consumer needs to claim, run
+ * and report; the task is inline when it is small, else `taskRef` names it and the consumer asks the DO.
+ */
+export const EpisodeMessage = z.object({
+  v: z.literal(1),
+  runId: z.string().min(1),
+  episodeKey: z.string().min(1),
+  attempt: z.number().int().min(1),
+  /** which queue message of this attempt (1-based): tells a redelivery of an older dispatch apart */
+  dispatchId: z.number().int().min(1),
+  /** the run's client uuid: every claim/end/abort of the run uses it (spec §8.1) */
+  clientUuid: z.string().min(1),
+  functionName: z.string().min(1),
+  episodeType: EpisodeType,
+  /** the swarms to claim on, in the function's order; the first one's global step attributes the episode */
+  swarms: z.array(SwarmRef).min(1),
+  discardEpisodeTimeoutSeconds: z.number().positive(),
+  /** per-swarm throttle policy (spec §7), null for eval claims */
+  throttlePolicy: SwarmThrottlePolicy.nullable(),
+  taskId: z.string().min(1),
+  task: Task.optional(),
+  taskRef: z.object({ source: z.string(), taskIndex: z.number().int().min(0) }),
+  /** epoch ms: report the claim before this instant or the scheduler's lease expires the attempt */
+  leaseDeadlineAtMs: z.number(),
+  /** the model name functions put in requests (swarm servers ignore it, spec §9.3) */
+  model: z.string().default("agentjet-policy"),
+});
+export type EpisodeMessage = z.infer<typeof EpisodeMessage>;

@@ -1,0 +1,134 @@
+/**
+ * @module port/reports — what an episode invocation reports to the scheduler and what it is answered: the
+ * {@link SchedulerPort} (the Durable Object's episode RPCs), its report bodies, the outcome recorded before any end
+ * or abort (BC-26) and the acks. The scheduler core's events are these reports plus a `type` (scheduler/events).
+ * Every report is keyed by `(episodeKey, attempt)` and applied at most once (BC-45, BC-47, BC-51).
+ */
+import type { ClaimFailureKind, Task, ValidWorkflowOutput } from "../protocol/index.ts";
+
+/** Identifies one try of one logical episode. */
+export interface EpisodeRef {
+  episodeKey: string;
+  /** 1-based; from the dispatch */
+  attempt: number;
+}
+
+/**
+ * Identifies one queue message of one try: a redelivered message of an earlier dispatch (at-least-once queues) is
+ * told apart from the current one, so claim-phase reports apply at most once per message.
+ */
+export interface DispatchRef extends EpisodeRef {
+  /** from the dispatch (counts the episode's queue messages, 1-based) */
+  dispatchId: number;
+}
+
+/** One server episode held by a logical episode (one per swarm, issue 4 §4), with the step read right after the claim. */
+export interface EpisodeClaim {
+  swarm: string;
+  /** the server's `episode_uuid` */
+  episodeUuid: string;
+  /** `global_step` of that swarm read right after the claim (design note), null if unknown */
+  globalStep: number | null;
+}
+
+/** What the consumer decided, recorded (outbox) BEFORE it sends end/abort (BC-26). */
+export type EpisodeOutcome =
+  | { kind: "end"; reward: number } // train: end_episode with a finite reward (BC-22)
+  | { kind: "score"; reward: number } // eval: scored, then aborted (spec §5.8)
+  | { kind: "abort"; cause: string }; // an AbortCause (port/abort) or the function's own reason
+
+/** Why a claim did not happen: the server's fail_cause class (spec §8.3) or the multi-swarm deadline (BC-33). */
+export type ClaimFailureCause = ClaimFailureKind | "deadline";
+
+/**
+ * How the server answered the end/abort: `ended` (delivered; also "not found" after an unknown outcome, BC-26),
+ * `aborted` (abort sent: eval after scoring, or an abort outcome), `expired` (end refused: not claimed / other
+ * client, BC-23), `lost` (end refused because the record is gone, e.g. the weight-sync wipe, spec §5.5: the
+ * client's `lost`).
+ */
+export type EpisodeReportResult = "ended" | "aborted" | "expired" | "lost";
+
+/** `episodeClaimed`: the consumer holds a server episode on every swarm the function needs (all-or-nothing, BC-33). */
+export interface ClaimReport extends DispatchRef {
+  /** one per swarm; the first swarm's `globalStep` attributes the episode to a step */
+  claims: EpisodeClaim[];
+}
+
+/** `claimFailed`: the consumer could not claim (not ROLLING, no episodes before its deadline). Not an attempt. */
+export interface ClaimFailureReport extends DispatchRef {
+  kind: ClaimFailureCause;
+  /** the swarm whose claim failed and the status its fail_cause names (`statusFromFailCause`), if any */
+  swarm?: string;
+  engineStatus?: string;
+  detail?: string;
+}
+
+/**
+ * `episodeOutcomeRecorded`: the consumer persisted its decision and is about to send end or abort (BC-26). This is
+ * the commit point: only an `applied` (or `duplicate` with the same outcome) answer lets it send `end_episode`.
+ */
+export interface OutcomeRecord extends EpisodeRef {
+  outcome: EpisodeOutcome;
+}
+
+/** {@link OutcomeRecord} plus the full outputs per swarm, kept in the DO's outbox for resends (BC-26, BC-51). */
+export interface OutcomeReport extends OutcomeRecord {
+  outputs?: Record<string, ValidWorkflowOutput>;
+}
+
+/** `episodeReported`: the consumer (or the DO, after resolving the outbox) reports the end/abort result. */
+export interface ResultReport extends EpisodeRef {
+  result: EpisodeReportResult;
+  /** failure cause when no abort outcome was recorded first (defaults: "aborted" / "expired" / "lost") */
+  cause?: string;
+  /** the reward, when `ended` arrives without a recorded outcome */
+  reward?: number;
+}
+
+/**
+ * The scheduler's answer to a report:
+ *  - `applied`: the state changed as asked.
+ *  - `duplicate`: this (episodeKey, attempt) report was applied before; nothing changed. For an outcome, `outcome`
+ *    is the one recorded: the consumer carries on with it (its earlier RPC got through).
+ *  - `stale`: the attempt is closed (lease expired, re-queued, group dropped, run stopping): the consumer must abort
+ *    whatever it holds, never end, and ack.
+ *  - `unknown`: no such episode/attempt/swarm (already resolved and pruned, or never dispatched): same as stale.
+ */
+export type EventAck =
+  | { status: "applied" }
+  | { status: "duplicate"; outcome?: EpisodeOutcome | null }
+  | { status: "stale"; reason: string }
+  | { status: "unknown"; reason: string };
+
+/** The answer to `episodeClaimed`: the core's ack, plus the run's secrets when the episode may go on. */
+export type ClaimAck = EventAck & { secrets?: Record<string, string> };
+
+/**
+ * The scheduler as seen from an episode invocation: the Durable Object's RPC methods (idempotent by
+ * `(episodeKey, attempt)`, answering with an {@link EventAck}).
+ */
+export interface SchedulerPort {
+  episodeClaimed(report: ClaimReport): Promise<ClaimAck>;
+  claimFailed(report: ClaimFailureReport): Promise<EventAck>;
+  episodeOutcomeRecorded(report: OutcomeReport): Promise<EventAck>;
+  episodeReported(report: ResultReport): Promise<EventAck>;
+  /** the task of a message whose task was too large to inline (BC-53) */
+  getTask(ref: { source: string; taskIndex: number }): Promise<Task> | Task;
+}
+
+/**
+ * One server episode whose reward the server accepted (`/end_episode` answered success, BC-26 resends included):
+ * a row of the run's ledger, `GET /runs/:id/episodes`.
+ */
+export interface EndedEpisode {
+  episodeKey: string;
+  attempt: number;
+  swarm: string;
+  episodeUuid: string;
+  taskId: string;
+  /** the swarm's `global_step` read right after the claim: the training step the episode belongs to */
+  globalStep: number | null;
+  reward: number;
+  /** epoch ms when the DO recorded it */
+  atMs: number;
+}
