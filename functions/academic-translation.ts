@@ -7,14 +7,14 @@
  * overlap (`src/rewards/judge-fallback.ts`), which is not a judge and must not train a real model.
  */
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import { type ChatIo, completeChat } from "../src/functions/chat.ts";
+import { type ChatIo, completeChat } from "../src/sdk/chat.ts";
 import {
   defineRolloutFunction,
   EpisodeAbortError,
   type RolloutContext,
   type RolloutFunction,
   type RolloutOutput,
-} from "../src/functions/contract.ts";
+} from "../src/sdk/contract.ts";
 import type { Task } from "../src/protocol/index.ts";
 import { messageText } from "../src/rewards/index.ts";
 import {

@@ -3,8 +3,8 @@
  * (`buildCountdownPrompt`, `<answer>(equation)</answer>`), scored by `scoreCountdown` (BC-17 … BC-19):
  * 1.0 correct, 0.1 a well-formed but wrong answer, 0.0 no answer.
  */
-import { type ChatIo, completeChat, initialMessages } from "../src/functions/chat.ts";
-import { defineRolloutFunction, EpisodeAbortError, type RolloutOutput } from "../src/functions/contract.ts";
+import { type ChatIo, completeChat, initialMessages } from "../src/sdk/chat.ts";
+import { defineRolloutFunction, EpisodeAbortError, type RolloutOutput } from "../src/sdk/contract.ts";
 import type { Task } from "../src/protocol/index.ts";
 import { messageText, scoreCountdown } from "../src/rewards/index.ts";
 import { buildCountdownPrompt, type CountdownPuzzle } from "../src/tasks/countdown-prompt.ts";

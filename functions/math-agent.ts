@@ -4,9 +4,9 @@
  * from the FINAL assistant message only (BC-04) compared exactly with the gold (BC-01 … BC-16).
  */
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import { type ChatIo, completeChat, initialMessages, seedClient } from "../src/functions/chat.ts";
-import { defineRolloutFunction, EpisodeAbortError, type RolloutOutput } from "../src/functions/contract.ts";
-import { CALCULATOR_TOOL, calculator, parseToolCalls, runToolCalls } from "../src/functions/tools.ts";
+import { type ChatIo, completeChat, initialMessages, seedClient } from "../src/sdk/chat.ts";
+import { defineRolloutFunction, EpisodeAbortError, type RolloutOutput } from "../src/sdk/contract.ts";
+import { CALCULATOR_TOOL, calculator, parseToolCalls, runToolCalls } from "../src/sdk/tools.ts";
 import { type MathFallback, messageText, parseGsm8kGold, scoreMathAnswer } from "../src/rewards/index.ts";
 import type { Task } from "../src/protocol/index.ts";
 

@@ -18,7 +18,7 @@ import type { SwarmBackoff, SleepFn, WaitOptions } from "./timing.ts";
 import type { SwarmFetch, SwarmRequestOptions } from "./transport.ts";
 
 /**
- * Structured logger. A rollout function's `RolloutLogger` (src/functions/contract.ts) is one as it is (pass it
+ * Structured logger. A rollout function's `RolloutLogger` (src/sdk/contract.ts) is one as it is (pass it
  * directly, no adapter); `debug` is optional here so callers may pass a logger without it.
  */
 export interface SwarmLogger {

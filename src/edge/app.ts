@@ -2,7 +2,7 @@
  * @module edge/app — the Worker's HTTP API (hono, issue 3 §4). Every error is JSON and names the field path.
  */
 import { Hono } from "hono";
-import type { RolloutFunction } from "../functions/contract.ts";
+import type { RolloutFunction } from "../sdk/contract.ts";
 import type { Env } from "./env.ts";
 import { ApiError } from "./errors.ts";
 import { jsonLogger } from "./log.ts";

@@ -5,7 +5,7 @@
  * acked or retried on its own.
  */
 import { realSleep } from "../client/index.ts";
-import type { RolloutFunction } from "../functions/contract.ts";
+import type { RolloutFunction } from "../sdk/contract.ts";
 import { runEpisode, type EpisodeRunResult } from "../runtime/episode-runner.ts";
 import { ConnectionLimiter, SubrequestBudget } from "../runtime/limits.ts";
 import { EpisodeMessage, type SchedulerPort } from "../port/index.ts";

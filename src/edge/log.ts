@@ -2,7 +2,7 @@
  * @module edge/log — the Worker's console lines: one JSON object per line, `{level, msg, ...tags, ...fields}`
  * (the dev CLI's `formatWorkerLog` renders them). Used by the queue consumer, the RolloutScheduler and the API.
  */
-import type { RolloutLogger } from "../functions/contract.ts";
+import type { RolloutLogger } from "../sdk/contract.ts";
 
 /** A JSON-lines console logger; every line carries `tags` (run, episode, …). `debug` is dropped. */
 export function jsonLogger(tags: Record<string, unknown> = {}): RolloutLogger {

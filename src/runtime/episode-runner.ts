@@ -5,8 +5,8 @@
  * `src/edge` and the Node tests drive it with their own fetch, clock and scheduler port.
  */
 import { SwarmClient, type SleepFn } from "../client/index.ts";
-import type { RolloutFunction, RolloutLogger } from "../functions/contract.ts";
-import { bindSwarms, swarmsOf } from "../functions/contract.ts";
+import type { RolloutFunction, RolloutLogger } from "../sdk/contract.ts";
+import { bindSwarms, swarmsOf } from "../sdk/contract.ts";
 import { EPISODE_LIFETIME_FACTOR, endpoints, type Task } from "../protocol/index.ts";
 import { abortAll, AbortCause, EpisodeAbortError, type ClaimAck, type EpisodeMessage, type EpisodeOutcome, type EpisodeReportResult, type EventAck, type SchedulerPort } from "../port/index.ts";
 import { claimAll, type HeldClaim } from "./claims.ts";

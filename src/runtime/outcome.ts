@@ -15,7 +15,7 @@
  * | otherwise | end | end |
  */
 import { assertValidWorkflowOutput, type ValidWorkflowOutput } from "../protocol/index.ts";
-import { findCause, findEpisodeAbortError } from "../functions/llm-guards.ts";
+import { findCause, findEpisodeAbortError } from "../sdk/llm-guards.ts";
 import { AbortCause, type EpisodeOutcome } from "../port/index.ts";
 import { SubrequestBudgetExceededError } from "./limits.ts";
 import { isIdleExpired, type LlmActivity } from "./rollout-context.ts";

@@ -5,9 +5,9 @@
  * swarm, for BC-23 and BC-29).
  */
 import OpenAI from "openai";
-import { SWARM_LLM_TIMEOUT_MS } from "../functions/chat.ts";
-import type { EpisodeEndpoint, RolloutContext, RolloutLogger } from "../functions/contract.ts";
-import { withChatCompletionGuards } from "../functions/llm-guards.ts";
+import { SWARM_LLM_TIMEOUT_MS } from "../sdk/chat.ts";
+import type { EpisodeEndpoint, RolloutContext, RolloutLogger } from "../sdk/contract.ts";
+import { withChatCompletionGuards } from "../sdk/llm-guards.ts";
 import { untilBodyDone, type FetchLike } from "./limits.ts";
 
 /** LLM activity of one swarm episode, as the server's idle janitor sees it (spec §5.4). */

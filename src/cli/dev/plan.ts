@@ -5,7 +5,7 @@
  * the progress targets. Pure except for reading the dataset file.
  */
 import { rolloutFunctions } from "../../../functions/index.ts";
-import { swarmsOf, type RolloutFunctionDemo } from "../../functions/contract.ts";
+import { swarmsOf, type RolloutFunctionDemo } from "../../sdk/contract.ts";
 import type { AnswerKeyInput, PolicyOptions } from "../../emulator/index.ts";
 import { readUtf8File } from "../../node/dataset-file.ts";
 import type { Task } from "../../protocol/index.ts";

@@ -40,8 +40,8 @@ export function functionSource({ name }: TemplateNames): string {
  * turns or tools, swap the reward (keep it one finite number, BC-22), replace the demo tasks. Guide:
  * docs/writing-functions.md.
  */
-import { completeChat, initialMessages } from "../src/functions/chat.ts";
-import { defineRolloutFunction, EpisodeAbortError } from "../src/functions/contract.ts";
+import { completeChat, initialMessages } from "../src/sdk/chat.ts";
+import { defineRolloutFunction, EpisodeAbortError } from "../src/sdk/contract.ts";
 import type { Task } from "../src/protocol/index.ts";
 import { messageText, parseGsm8kGold, scoreMathAnswer } from "../src/rewards/index.ts";
 
@@ -96,7 +96,7 @@ export function testSource({ name, identifier }: TemplateNames): string {
 import { describe, expect, it } from "vitest";
 import { rolloutFunctions } from "../../../functions/index.ts";
 import ${identifier}, { DEMO_TASKS, goldAnswer } from "../../../functions/${name}.ts";
-import { createTestContext } from "../../../src/functions/testing.ts";
+import { createTestContext } from "../../../src/sdk/testing.ts";
 import { Task } from "../../../src/protocol/index.ts";
 import { tasksFromObjects } from "../../../src/tasks/index.ts";
 

@@ -6,7 +6,7 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { bindSwarms, swarmsOf, type RolloutFunction } from "../../functions/contract.ts";
+import { bindSwarms, swarmsOf, type RolloutFunction } from "../../sdk/contract.ts";
 import { parseRunSpec, windowCapacityIssues, type RunSpec } from "../../scheduler/index.ts";
 import { DatasetSpec, loadDataset, datasetNamespace, type LoadResult, type ParsedDatasetSpec } from "../../tasks/index.ts";
 import type { Task } from "../../protocol/index.ts";

@@ -14,7 +14,7 @@ import { addToRegistry, importedIdentifiers, isRegistered } from "../../../src/c
 /** A registry shaped like functions/index.ts, fixed here so the tests hold whatever the live registry holds. */
 const registry = [
   "/** @module functions/index */",
-  'import type { RolloutFunction } from "../src/functions/contract.ts";',
+  'import type { RolloutFunction } from "../src/sdk/contract.ts";',
   'import countdown from "./countdown.ts";',
   'import mathAgent from "./math-agent.ts";',
   "// ajet-edge:imports (new functions are imported above this line)",

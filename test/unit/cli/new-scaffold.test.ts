@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { RolloutFunction } from "../../../src/functions/contract.ts";
-import { createTestContext } from "../../../src/functions/testing.ts";
+import type { RolloutFunction } from "../../../src/sdk/contract.ts";
+import { createTestContext } from "../../../src/sdk/testing.ts";
 import { answerKeyFor, demoDataset } from "../../../src/cli/dev/plan.ts";
 import { scaffoldFunction } from "../../../src/cli/scaffold/scaffold.ts";
 import { DEMO_ROWS } from "../../../src/cli/scaffold/templates.ts";
@@ -20,7 +20,7 @@ import { runMain } from "../../support/cli.ts";
 const repo = fileURLToPath(new URL("../../../", import.meta.url));
 /** The temp project's registry: the shape of functions/index.ts, independent of what the live one holds. */
 const REGISTRY = [
-  'import type { RolloutFunction } from "../src/functions/contract.ts";',
+  'import type { RolloutFunction } from "../src/sdk/contract.ts";',
   'import countdown from "./countdown.ts";',
   "// ajet-edge:imports (new functions are imported above this line)",
   "",

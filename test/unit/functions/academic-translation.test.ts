@@ -18,7 +18,7 @@ import academicTranslation, {
   TRANSLATOR_SYSTEM_PROMPT,
   translationTask,
 } from "../../../functions/academic-translation.ts";
-import { createTestContext, type ScriptedReply } from "../../../src/functions/testing.ts";
+import { createTestContext, type ScriptedReply } from "../../../src/sdk/testing.ts";
 import { Task } from "../../../src/protocol/index.ts";
 import { AnswerKeyStore } from "../../../src/emulator/policy/answer-key.ts";
 import { recogniseTask } from "../../../src/emulator/policy/replies.ts";

@@ -1,7 +1,7 @@
 /** @module test/unit/functions/countdown — the Countdown function end to end through createTestContext. */
 import { describe, expect, it } from "vitest";
 import countdown, { countdownPuzzle } from "../../../functions/countdown.ts";
-import { createTestContext } from "../../../src/functions/testing.ts";
+import { createTestContext } from "../../../src/sdk/testing.ts";
 import { Task } from "../../../src/protocol/index.ts";
 import { buildCountdownPrompt } from "../../../src/tasks/countdown-prompt.ts";
 

@@ -1,14 +1,14 @@
 /** @module test/unit/functions/llm-guards — BC-38, BC-40, BC-42, BC-43 through real openai clients and the harness. */
 import { APIConnectionError, InternalServerError } from "openai";
 import { describe, expect, it } from "vitest";
-import { EpisodeAbortError } from "../../../src/functions/contract.ts";
+import { EpisodeAbortError } from "../../../src/sdk/contract.ts";
 import {
   assertChatCompletionChunk,
   assertChatCompletionShape,
   findEpisodeAbortError,
   withChatCompletionGuards,
-} from "../../../src/functions/llm-guards.ts";
-import { createTestContext, scriptedReplies } from "../../../src/functions/testing.ts";
+} from "../../../src/sdk/llm-guards.ts";
+import { createTestContext, scriptedReplies } from "../../../src/sdk/testing.ts";
 import { describeShared, loadTranscript } from "../../support/shared.ts";
 
 const ask = { model: "m", messages: [{ role: "system" as const, content: "s" }, { role: "user" as const, content: "q" }] };

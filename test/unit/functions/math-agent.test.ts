@@ -2,8 +2,8 @@
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import mathAgent, { mathGold, runAgentAndComputeReward, runMathAgent } from "../../../functions/math-agent.ts";
-import { EpisodeAbortError, fromAgentRun } from "../../../src/functions/contract.ts";
-import { createTestContext, scriptedReplies } from "../../../src/functions/testing.ts";
+import { EpisodeAbortError, fromAgentRun } from "../../../src/sdk/contract.ts";
+import { createTestContext, scriptedReplies } from "../../../src/sdk/testing.ts";
 import { Task } from "../../../src/protocol/index.ts";
 import { parseGsm8kGold } from "../../../src/rewards/index.ts";
 import { describeShared, sharedPath } from "../../support/shared.ts";
@@ -168,7 +168,7 @@ describe("math-agent outputs on the wire", () => {
   });
 
   it("BC-42 the seed-style client never retries and times out a little above the proxy's 300 s", async () => {
-    const { seedClient, SWARM_LLM_TIMEOUT_MS } = await import("../../../src/functions/chat.ts");
+    const { seedClient, SWARM_LLM_TIMEOUT_MS } = await import("../../../src/sdk/chat.ts");
     const client = seedClient("http://default.swarm.test/v1", "sk-ajet-x");
     expect(client.maxRetries).toBe(0);
     expect(client.timeout).toBe(SWARM_LLM_TIMEOUT_MS);

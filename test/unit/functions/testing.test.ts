@@ -1,6 +1,6 @@
 /** @module test/unit/functions/testing — the createTestContext harness itself. */
 import { describe, expect, it } from "vitest";
-import { createTestContext, scriptedReplies } from "../../../src/functions/testing.ts";
+import { createTestContext, scriptedReplies } from "../../../src/sdk/testing.ts";
 
 const ask = { model: "m", messages: [{ role: "system" as const, content: "s" }, { role: "user" as const, content: "q" }] };
 

@@ -1,6 +1,6 @@
 /** @module test/unit/functions/tools — defensive tool-call parsing and the calculator tool. */
 import { describe, expect, it } from "vitest";
-import { calculator, parseToolCalls, runToolCalls } from "../../../src/functions/tools.ts";
+import { calculator, parseToolCalls, runToolCalls } from "../../../src/sdk/tools.ts";
 
 const call = (id: unknown, name: unknown, args: unknown) => ({ id, type: "function", function: { name, arguments: args } });
 

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { createAcademicTranslation, demoTasks } from "../../../functions/academic-translation.ts";
-import { swarmsOf } from "../../../src/functions/contract.ts";
-import { createTestContext } from "../../../src/functions/testing.ts";
+import { swarmsOf } from "../../../src/sdk/contract.ts";
+import { createTestContext } from "../../../src/sdk/testing.ts";
 import { checkIdleBudget, maxJudgeLatencyMs, minDiscardTimeoutSeconds } from "../../../src/rewards/judge-budget.ts";
 import { createFakeJudge } from "../../../src/rewards/judge-fake.ts";
 import { decideOutcome } from "../../../src/runtime/outcome.ts";

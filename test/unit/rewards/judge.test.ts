@@ -1,7 +1,7 @@
 /** @module test/unit/rewards/judge — verdict parsing (BC-21), the OpenAI-compatible judge's retry loop, secrets, fakes. */
 import { APIUserAbortError } from "openai";
 import { describe, expect, it } from "vitest";
-import { EpisodeAbortError } from "../../../src/functions/contract.ts";
+import { EpisodeAbortError } from "../../../src/sdk/contract.ts";
 import {
   createOpenAIJudge,
   judgeFromSecrets,

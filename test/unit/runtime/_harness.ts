@@ -7,7 +7,7 @@
 import { afterEach, expect } from "vitest";
 import { SwarmClient } from "../../../src/client/index.ts";
 import { createEmulator, createManualClock, type Emulator, type EmulatorOptions, type ManualClock } from "../../../src/emulator/index.ts";
-import type { RolloutFunction, RolloutLogger } from "../../../src/functions/contract.ts";
+import type { RolloutFunction, RolloutLogger } from "../../../src/sdk/contract.ts";
 import type { Task } from "../../../src/protocol/index.ts";
 import { AgentJetJob } from "../../../src/job/index.ts";
 import type { EpisodeRunnerDeps } from "../../../src/runtime/episode-runner.ts";

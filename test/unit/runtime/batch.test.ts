@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import countdown from "../../../functions/countdown.ts";
-import { defineRolloutFunction, type RolloutFunction } from "../../../src/functions/contract.ts";
+import { defineRolloutFunction, type RolloutFunction } from "../../../src/sdk/contract.ts";
 import { runEpisode, type EpisodeRunResult } from "../../../src/runtime/episode-runner.ts";
 import { ConnectionLimiter, SubrequestBudget, SubrequestBudgetExceededError } from "../../../src/runtime/limits.ts";
 import { countdownTask, episodeMessage, recordingLogger, recordingPort, rollingEmulator, runnerDeps, SWARM_A, SwarmNet } from "./_harness.ts";

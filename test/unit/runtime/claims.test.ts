@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import countdown from "../../../functions/countdown.ts";
-import { defineRolloutFunction } from "../../../src/functions/contract.ts";
+import { defineRolloutFunction } from "../../../src/sdk/contract.ts";
 import { runEpisode } from "../../../src/runtime/episode-runner.ts";
 import { SubrequestBudget } from "../../../src/runtime/limits.ts";
 import {

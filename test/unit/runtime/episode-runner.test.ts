@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import countdown from "../../../functions/countdown.ts";
-import { defineRolloutFunction, EpisodeAbortError, type RolloutFunction } from "../../../src/functions/contract.ts";
+import { defineRolloutFunction, EpisodeAbortError, type RolloutFunction } from "../../../src/sdk/contract.ts";
 import { runEpisode } from "../../../src/runtime/episode-runner.ts";
 import { countdownTask, episodeMessage, methodsOf, recordingLogger, recordingPort, rollingEmulator, runnerDeps, SWARM_A, SwarmNet } from "./_harness.ts";
 

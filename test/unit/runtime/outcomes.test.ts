@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import countdown from "../../../functions/countdown.ts";
-import { defineRolloutFunction, EpisodeAbortError, type RolloutContext, type RolloutFunction } from "../../../src/functions/contract.ts";
+import { defineRolloutFunction, EpisodeAbortError, type RolloutContext, type RolloutFunction } from "../../../src/sdk/contract.ts";
 import { runEpisode, type EpisodeRunResult } from "../../../src/runtime/episode-runner.ts";
 import { countdownTask, episodeMessage, methodsOf, recordingPort, rollingEmulator, runnerDeps, SWARM_A, SwarmNet, type PortCall } from "./_harness.ts";
 

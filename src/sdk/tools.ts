@@ -1,5 +1,5 @@
 /**
- * @module functions/tools — defensive handling of OpenAI tool calls for rollout functions: a malformed call (no
+ * @module sdk/tools — defensive handling of OpenAI tool calls for rollout functions: a malformed call (no
  * function name, invalid JSON, non-object arguments, unknown tool) becomes an error tool message the model can
  * react to, never an exception that ends the episode (issue 4 §2). Also the shared `calculator` tool.
  */

@@ -1,5 +1,5 @@
 /**
- * @module functions/llm-guards — checks on `/chat/completions` answers from a swarm endpoint that turn
+ * @module sdk/llm-guards — checks on `/chat/completions` answers from a swarm endpoint that turn
  * infrastructure faults into {@link EpisodeAbortError}s instead of wrong answers: a 200 without `choices` (BC-38),
  * an in-band SSE `error` chunk or a stream without `[DONE]` (BC-40), `finish_reason: "abort"` (BC-43). Pure; the
  * production runtime composes {@link withChatCompletionGuards} into its fetch, and so does the test harness.

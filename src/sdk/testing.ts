@@ -1,5 +1,5 @@
 /**
- * @module functions/testing — runs a rollout function without a server: real `openai` clients (`maxRetries: 0`)
+ * @module sdk/testing — runs a rollout function without a server: real `openai` clients (`maxRetries: 0`)
  * whose `fetch` answers locally from a script, with every request recorded. Used by our unit tests and by the
  * scaffolds `ajet-edge new` writes. Platform-free (no `node:*`), so it also runs inside workerd.
  */

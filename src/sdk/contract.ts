@@ -1,5 +1,5 @@
 /**
- * @module functions/contract — the rollout-function contract v1 (issue 4 §1): what a file in `functions/` exports
+ * @module sdk/contract — the rollout-function SDK's contract v1 (issue 4 §1): what a file in `functions/` exports
  * and what the runtime hands it. A function is platform-free: it sees a task and a small context, never the
  * Worker, the Durable Object or the swarm protocol.
  */

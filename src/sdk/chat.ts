@@ -1,5 +1,5 @@
 /**
- * @module functions/chat — small helpers rollout functions share around `chat.completions.create`: an explicit
+ * @module sdk/chat — small helpers rollout functions share around `chat.completions.create`: an explicit
  * system message first (BC-44), one call with infrastructure faults surfaced as {@link EpisodeAbortError}
  * (BC-38, BC-40, BC-43), and a seed-style client for `runAgentAndComputeReward(task, baseUrl, apiKey)`.
  */
