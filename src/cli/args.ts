@@ -3,7 +3,7 @@
  * `-h/--help`, its errors turned into {@link CliError} (exit code 2) so every command reports usage errors alike.
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { CliError } from "./main.ts";
+import { CliError } from "./command.ts";
 
 /** Flag definitions, without `help` (always added). */
 export type FlagOptions = NonNullable<ParseArgsConfig["options"]>;

@@ -4,26 +4,7 @@
  * 130 interrupted.
  */
 
-/**
- * A CLI command: one file in `src/cli/commands/`, default-exporting this shape, listed (with its one-line summary)
- * in `commands` below. `--help` is the command's own: `run` prints its usage.
- */
-export interface CliCommand {
-  name: string;
-  /** @returns the process exit code */
-  run(argv: string[]): Promise<number>;
-}
-
-/** A usage error: printed as `ajet-edge CMD: message` plus a pointer to `--help` (not the whole usage), exit code 2. */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly code = 2,
-  ) {
-    super(message);
-    this.name = "CliError";
-  }
-}
+import { CliError, type CliCommand } from "./command.ts";
 
 /** The commands, loaded lazily, with the line `ajet-edge --help` shows for each (`synopsis` defaults to the name). */
 const commands: Record<string, { synopsis?: string; summary: string; load: () => Promise<{ default: CliCommand }> }> = {

@@ -9,7 +9,7 @@ import { formatResults, type BenchResult } from "../../../bench/harness.ts";
 import { rewardBenchmarks } from "../../../bench/rewards.bench.ts";
 import { runtimeBenchmarks } from "../../../bench/runtime.bench.ts";
 import { schedulerBenchmarks } from "../../../bench/scheduler.bench.ts";
-import { CliError, type CliCommand } from "../main.ts";
+import { CliError, type CliCommand } from "../command.ts";
 
 const GROUPS: Record<string, () => Promise<BenchResult[]>> = {
   rewards: rewardBenchmarks,

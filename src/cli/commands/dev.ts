@@ -6,7 +6,7 @@
 import { DEV_USAGE, parseDevArgs } from "../dev/options.ts";
 import { processIo, type DevIo } from "../dev/output.ts";
 import { runDev, type RunDevExtras } from "../dev/run-dev.ts";
-import type { CliCommand } from "../main.ts";
+import type { CliCommand } from "../command.ts";
 
 /**
  * Runs the command with injectable I/O (tests run it in-process).

@@ -6,7 +6,7 @@
  */
 import { EmulatorProfile, loadAnswerKeyFile, startEmulator, type AnswerKeyEntry, type RunningEmulator } from "../../emulator/index.ts";
 import { parseFlags } from "../args.ts";
-import { CliError, type CliCommand } from "../main.ts";
+import { CliError, type CliCommand } from "../command.ts";
 
 const USAGE = [
   "usage: ajet-edge emulator [options]",

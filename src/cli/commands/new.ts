@@ -5,7 +5,7 @@
  */
 import { parseFlags } from "../args.ts";
 import { resolve } from "node:path";
-import { CliError, type CliCommand } from "../main.ts";
+import { CliError, type CliCommand } from "../command.ts";
 import { scaffoldFunction, shown } from "../scaffold/scaffold.ts";
 import { DEMO_ROWS } from "../scaffold/templates.ts";
 

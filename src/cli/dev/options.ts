@@ -6,7 +6,7 @@
 import { parseFlags } from "../args.ts";
 import { z } from "zod";
 import { DatasetKind } from "../../tasks/index.ts";
-import { CliError } from "../main.ts";
+import { CliError } from "../command.ts";
 
 /** The command's help text. */
 export const DEV_USAGE = [

@@ -2,7 +2,7 @@
  * @module cli/scaffold/names — the rules for a new rollout function's name (`ajet-edge new NAME`): kebab-case,
  * not reserved, and the TypeScript identifier the registry imports it as.
  */
-import { CliError } from "../main.ts";
+import { CliError } from "../command.ts";
 
 /** A function name: lower-case letters, digits and single inner hyphens, starting with a letter (kebab-case). */
 export const FUNCTION_NAME = /^[a-z][a-z0-9-]*$/;

@@ -3,7 +3,7 @@
  * `// ajet-edge:imports` marker and one entry above the `// ajet-edge:entries` marker (the registry's own
  * contract). Pure text in, text out; refuses instead of guessing.
  */
-import { CliError } from "../main.ts";
+import { CliError } from "../command.ts";
 
 /** The marker comments `ajet-edge new` inserts above (see functions/index.ts). */
 export const REGISTRY_MARKERS = { imports: "// ajet-edge:imports", entries: "// ajet-edge:entries" } as const;

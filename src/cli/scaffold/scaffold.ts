@@ -6,7 +6,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join, relative } from "node:path";
-import { CliError } from "../main.ts";
+import { CliError } from "../command.ts";
 import { assertFunctionName, identifierFor } from "./names.ts";
 import { addReadmeSection, type ReadmeEdit } from "./readme.ts";
 import { addToRegistry, importedIdentifiers, isRegistered } from "./registry.ts";

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseDevArgs } from "../../../src/cli/dev/options.ts";
-import { CliError } from "../../../src/cli/main.ts";
+import { CliError } from "../../../src/cli/command.ts";
 import { runMain } from "../../support/cli.ts";
 
 describe("ajet-edge dev arguments", () => {

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseNewArgs } from "../../../src/cli/commands/new.ts";
-import { CliError } from "../../../src/cli/main.ts";
+import { CliError } from "../../../src/cli/command.ts";
 import { assertFunctionName, identifierFor } from "../../../src/cli/scaffold/names.ts";
 import { addReadmeSection } from "../../../src/cli/scaffold/readme.ts";
 import { addToRegistry, importedIdentifiers, isRegistered } from "../../../src/cli/scaffold/registry.ts";

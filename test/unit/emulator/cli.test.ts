@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseEmulatorArgs, runEmulatorCommand } from "../../../src/cli/commands/emulator.ts";
-import { CliError, main } from "../../../src/cli/main.ts";
+import { CliError } from "../../../src/cli/command.ts";
+import { main } from "../../../src/cli/main.ts";
 
 describe("ajet-edge emulator arguments", () => {
   it("defaults to 127.0.0.1:10086, profile real, seed 0", () => {
