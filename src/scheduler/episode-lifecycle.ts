@@ -119,6 +119,15 @@ function outcomeForRun(d: Draft, outcome: EpisodeOutcome): EpisodeOutcome {
   return outcome;
 }
 
+/**
+ * The reward an ended (or scored) episode counts with: the recorded outcome's, else the one the report carries.
+ * The one rule for the core's totals and the DO's ledger of ended episodes.
+ * @returns undefined when neither has one
+ */
+export function reportedReward(outcome: EpisodeOutcome | null, report: Pick<EpisodeReported, "reward">): number | undefined {
+  return outcome && outcome.kind !== "abort" ? outcome.reward : report.reward;
+}
+
 /** `episodeReported`: reporting (or running) → ended, or a failed attempt (expired BC-23, lost, aborted). */
 export function onReported(d: Draft, e: EpisodeReported): EventAck {
   const row = lookupAttempt(d, e);
@@ -127,7 +136,7 @@ export function onReported(d: Draft, e: EpisodeReported): EventAck {
   if (row.status === "queued" || row.status === "dispatched") return { status: "stale", reason: `episode is ${row.status}: no claim was reported` };
   const outcome = row.outcome;
   if (e.result === "ended" || (e.result === "aborted" && outcome?.kind === "score")) {
-    const reward = outcome && outcome.kind !== "abort" ? outcome.reward : e.reward;
+    const reward = reportedReward(outcome, e);
     if (reward === undefined || !Number.isFinite(reward)) {
       d.log("error", "episode reported ended without a recorded reward; record the outcome first", { episodeKey: row.episodeKey });
       return { status: "stale", reason: "ended without a reward: send episodeOutcomeRecorded first (or the reward)" };

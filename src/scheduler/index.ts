@@ -35,7 +35,8 @@ export type { ClaimFailureCause, DispatchRef, EpisodeClaim, EpisodeOutcome, Epis
 export { throttlePolicyFor } from "./commands.ts";
 export type * from "./commands.ts";
 export { decide, nextWakeAtMs } from "./decide.ts";
-export { isDispatchCurrent } from "./episode-lifecycle.ts";
+export { isDispatchCurrent, reportedReward } from "./episode-lifecycle.ts";
+export { reclaimedBy } from "./leases.ts";
 export { runStatus, type RunStatus, type SourceProgress } from "./status.ts";
 export { runSummary, type RunSummary, type StepSummary } from "./summary.ts";
 export { evalReport, unbiasedPassAtK, type EvalReport, type EvalTaskReport, type EvalAggregate } from "./eval-report.ts";

@@ -27,16 +27,38 @@ export const MAX_UNDELIVERED_DISPATCHES = 5;
 const LEFT_TO_THE_SERVER: ReadonlySet<string> = new Set([AbortCause.expired]);
 
 /**
- * Claims of `row` safe to abort: a server episode reverted by the idle janitor keeps its uuid and may already be
- * re-claimed by another consumer of this run (same client uuid, spec §5.6), so uuids another live row holds are skipped.
+ * The server episodes (uuids) that live episodes of the run other than `episodeKey` hold. A server episode reverted
+ * by the idle janitor keeps its uuid and may already be re-claimed by another consumer of this run (same client
+ * uuid, spec §5.6): such a claim is that episode's now, never to be aborted or ended on behalf of `episodeKey`.
  */
-function abortableClaims(d: Draft, row: EpisodeRow): ClaimRef[] {
-  const heldElsewhere = new Set<string>();
-  for (const other of d.rows()) {
-    if (other.episodeKey === row.episodeKey) continue;
-    if (other.status === "running" || other.status === "reporting") for (const c of other.claims) heldElsewhere.add(c.episodeUuid);
+function heldElsewhere(rows: Iterable<EpisodeRow>, episodeKey: string): Map<string, EpisodeRow> {
+  const held = new Map<string, EpisodeRow>();
+  for (const other of rows) {
+    if (other.episodeKey === episodeKey) continue;
+    if (other.status === "running" || other.status === "reporting") for (const c of other.claims) held.set(c.episodeUuid, other);
   }
-  return row.claims.filter((c) => !heldElsewhere.has(c.episodeUuid)).map((c) => ({ swarm: c.swarm, episodeUuid: c.episodeUuid }));
+  return held;
+}
+
+/**
+ * The live episode of the run, other than `episodeKey`, that holds one of `claims` now (re-claimed after an idle
+ * revert), or undefined. The DO asks before it resends a recorded end from its outbox: a resend would end THAT
+ * episode with this one's output (BC-26), so this repeat must run again instead.
+ * @param rows every episode row of the run (`Object.values(state.episodes)`)
+ */
+export function reclaimedBy(rows: Iterable<EpisodeRow>, episodeKey: string, claims: readonly Pick<ClaimRef, "episodeUuid">[]): EpisodeRow | undefined {
+  const held = heldElsewhere(rows, episodeKey);
+  for (const c of claims) {
+    const holder = held.get(c.episodeUuid);
+    if (holder) return holder;
+  }
+  return undefined;
+}
+
+/** Claims of `row` safe to abort: those no other live episode of the run holds now (see {@link reclaimedBy}). */
+function abortableClaims(d: Draft, row: EpisodeRow): ClaimRef[] {
+  const held = heldElsewhere(d.rows(), row.episodeKey);
+  return row.claims.filter((c) => !held.has(c.episodeUuid)).map((c) => ({ swarm: c.swarm, episodeUuid: c.episodeUuid }));
 }
 
 function abortOnServer(d: Draft, row: EpisodeRow, reason: string): void {

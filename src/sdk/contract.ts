@@ -120,8 +120,18 @@ export function swarmsOf(fn: RolloutFunction): readonly string[] {
 }
 
 /**
+ * The run's server a swarm name runs on: the one of that name, except that `"default"` (what a single-swarm
+ * function claims on) is the run's first server when none is named `"default"` (issue 4 §4). The one home of that
+ * rule: {@link bindSwarms} and the Durable Object's clients use it.
+ * @returns undefined when the run has no such server
+ */
+export function serverOfSwarm<S extends { name: string }>(swarm: string, runSwarms: readonly S[]): S | undefined {
+  return runSwarms.find((s) => s.name === swarm) ?? (swarm === DEFAULT_SWARM ? runSwarms[0] : undefined);
+}
+
+/**
  * Which server each swarm a function needs runs on: by name, except that a single-swarm function (it asks for
- * `"default"`) runs on the run's first server whatever that server is named (issue 4 §4).
+ * `"default"`) runs on the run's first server whatever that server is named ({@link serverOfSwarm}).
  * @returns the URL per swarm name the function uses, and the names the run does not provide
  */
 export function bindSwarms(
@@ -130,7 +140,7 @@ export function bindSwarms(
 ): { urls: Map<string, string>; missing: string[] } {
   const urls = new Map(runSwarms.map((s) => [s.name, s.url]));
   const needed = swarmsOf(fn);
-  const first = runSwarms[0];
-  if (needed.length === 1 && needed[0] === DEFAULT_SWARM && !urls.has(DEFAULT_SWARM) && first) urls.set(DEFAULT_SWARM, first.url);
+  const fallback = needed.length === 1 && needed[0] === DEFAULT_SWARM ? serverOfSwarm(DEFAULT_SWARM, runSwarms) : undefined;
+  if (fallback) urls.set(DEFAULT_SWARM, fallback.url);
   return { urls, missing: needed.filter((s) => !urls.has(s)) };
 }

@@ -5,7 +5,7 @@
  */
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { RunView } from "../../src/edge/rollout-scheduler.ts";
+import type { RunView } from "../../src/edge/run-views.ts";
 import { ControlledRun, createRun, QUEUE_LIMITS, TestEmulator } from "./support.ts";
 
 /** A gsm8k dataset of `n` tasks whose question is about `bytes` long (inlined: below the 64 KiB threshold). */

@@ -9,7 +9,7 @@ import { inject } from "vitest";
 import { SwarmClient, type SwarmClientOptions } from "../../src/client/index.ts";
 import type { EpisodeMessage } from "../../src/port/index.ts";
 import { RolloutScheduler } from "../../src/edge/rollout-scheduler.ts";
-import type { RunView } from "../../src/edge/rollout-scheduler.ts";
+import type { RunView } from "../../src/edge/run-views.ts";
 import { parseRunSpec, type EpisodeRow, type RunSpecInput } from "../../src/scheduler/index.ts";
 import { loadDataset, type DatasetSpec } from "../../src/tasks/index.ts";
 import type { Task } from "../../src/protocol/index.ts";

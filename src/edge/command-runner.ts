@@ -1,0 +1,170 @@
+/**
+ * @module edge/command-runner — carries out the scheduler core's commands for the `RolloutScheduler` Durable Object:
+ * log lines, dispatches (queue messages), engine status polls, aborts and outbox resends, with the run's
+ * `SwarmClient` of each swarm (made on first use). What a command learns goes back to the core as an event through
+ * the object's loop (`feed`); the object owns the loop, this file owns the I/O.
+ */
+import { isCannotConnect, SwarmClient } from "../client/index.ts";
+import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../port/index.ts";
+import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
+import { serverOfSwarm } from "../sdk/contract.ts";
+import type { Dispatcher } from "./dispatcher.ts";
+import type { RunMeta, SchedulerStorage } from "./storage.ts";
+
+/** How often the run log repeats that a swarm cannot be reached. */
+const UNREACHABLE_LOG_INTERVAL_MS = 60_000;
+
+/** A line of the run log: level, message, structured fields. */
+export type RunLog = (level: "info" | "warn" | "error", message: string, fields: Record<string, unknown>) => void;
+
+/** What the runner needs of its Durable Object. */
+export interface CommandRunnerHost {
+  storage: SchedulerStorage;
+  dispatcher: Dispatcher;
+  /** the run's metadata (spec, client uuid); the runner is only used once the run exists */
+  meta(): RunMeta;
+  /** the core's current state (for the re-claimed check before an outbox resend) */
+  state(): SchedulerState;
+  /** feeds an event a command produced back into the object's loop (`inline` as the command ran) */
+  feed(event: SchedulerEvent, inline: boolean): Promise<unknown>;
+  /** the object's `episodeReported`: an outbox resend reports like a consumer does */
+  report(report: ResultReport): Promise<unknown>;
+  log: RunLog;
+}
+
+/** Carries out commands; one per Durable Object instance (its client cache and resend set live in memory). */
+export class CommandRunner {
+  readonly #unreachableLoggedAtMs = new Map<string, number>();
+  /** outbox resends in flight, by `episodeKey@attempt` (in memory: a reset DO has none in flight) */
+  readonly #resending = new Set<string>();
+  /** the run's client of each swarm, made on first use (the spec never changes after `create`) */
+  readonly #clients = new Map<string, SwarmClient>();
+
+  constructor(private readonly host: CommandRunnerHost) {}
+
+  /** Carries out the commands in order; a failing command is logged and does not stop the others. */
+  async execute(commands: readonly SchedulerCommand[], inline: boolean): Promise<void> {
+    for (const c of commands) {
+      try {
+        await this.#run(c, inline);
+      } catch (err) {
+        this.host.log("error", `command ${c.type} failed`, { error: String(err) });
+      }
+    }
+  }
+
+  async #run(c: SchedulerCommand, inline: boolean): Promise<void> {
+    switch (c.type) {
+      case "log":
+        return this.host.log(c.level, c.message, c.fields);
+      case "pollEngineStatus":
+        await Promise.all(c.swarms.map((swarm) => this.#poll(swarm, inline)));
+        return;
+      case "dispatchEpisodes":
+        return this.#dispatch(c.episodes, inline);
+      case "abortEpisodes":
+        await Promise.all(c.episodes.map((e) => abortAll(this.#handles(e.claims))));
+        return;
+      case "resolveOutbox":
+        await Promise.all(c.episodes.map((e) => this.#resolve(e)));
+        return;
+      case "finishRun":
+        this.host.storage.setSummary(c.summary); // the core logs "run finished" itself
+        return;
+    }
+  }
+
+  async #poll(swarm: string, inline: boolean): Promise<void> {
+    const snap = await this.#client(swarm).getEngineStatusOrCannotConnect();
+    if (isCannotConnect(snap)) this.#warnUnreachable(swarm, snap.error.message);
+    await this.host.feed({ type: "engineStatusSeen", swarm, engineStatus: snap.status, globalStep: snap.globalStep }, inline);
+  }
+
+  async #dispatch(episodes: readonly EpisodeDispatch[], inline: boolean): Promise<void> {
+    const messages = episodes.map((d) => this.#message(d));
+    try {
+      await this.host.dispatcher.dispatch(messages);
+    } catch (err) {
+      const refs = episodes.map((d) => ({ episodeKey: d.episodeKey, attempt: d.attempt, dispatchId: d.dispatchId }));
+      await this.host.feed({ type: "dispatchFailed", episodes: refs, reason: String(err) }, inline);
+    }
+  }
+
+  /** The queue message of one dispatch: the core's dispatch plus the run's identity and the resolved task. */
+  #message(d: EpisodeDispatch): EpisodeMessage {
+    const meta = this.host.meta();
+    const { taskId, task } = this.host.storage.dispatchTask(d.source, d.taskIndex, MAX_INLINE_TASK_BYTES);
+    return {
+      v: 1,
+      runId: meta.runId,
+      episodeKey: d.episodeKey,
+      attempt: d.attempt,
+      dispatchId: d.dispatchId,
+      clientUuid: meta.clientUuid,
+      functionName: meta.spec.function,
+      episodeType: d.episodeType,
+      swarms: meta.spec.swarms.map((s) => ({ name: s.name, url: s.url })),
+      discardEpisodeTimeoutSeconds: d.discardEpisodeTimeoutSeconds,
+      throttlePolicy: throttlePolicyFor(d, taskId),
+      taskId,
+      ...(task ? { task } : {}),
+      taskRef: { source: d.source, taskIndex: d.taskIndex },
+      leaseDeadlineAtMs: d.leaseDeadlineAtMs,
+      model: "agentjet-policy",
+    };
+  }
+
+  /** Resends a recorded end whose outcome is unknown; "not found" then means delivered (BC-26). Never a second end. */
+  async #resolve(e: EpisodeResolve): Promise<void> {
+    // a finished record is never handed out again: another live episode holding one of these server episodes means
+    // the end never landed and the janitor's revert let a consumer of this run take it (scheduler/leases)
+    const holder = reclaimedBy(Object.values(this.host.state().episodes), e.episodeKey, e.claims);
+    if (holder) {
+      this.host.log("warn", "outbox end not resent: its server episode was re-claimed by another episode of this run", { episodeKey: e.episodeKey, heldBy: holder.episodeKey });
+      await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: "expired", cause: `${AbortCause.expired}:reclaimed` });
+      return;
+    }
+    // one resend at a time per attempt: a resend can take 2 × 330 s, and two ends in flight on one server episode
+    // could both be accepted (the server's checks run before its engine wait)
+    const key = `${e.episodeKey}@${e.attempt}`;
+    if (this.#resending.has(key)) return;
+    this.#resending.add(key);
+    let sent;
+    try {
+      const box = this.host.storage.outbox(e.episodeKey, e.attempt);
+      sent = box ? await endAll(this.#handles(e.claims), box.taskId, box.outputs, true) : ({ kind: "sent", result: "lost", cause: AbortCause.outboxMissing } as const);
+    } finally {
+      this.#resending.delete(key);
+    }
+    if (sent.kind === "unresolved") return this.host.log("warn", "outbox resend still unresolved; will retry", { episodeKey: e.episodeKey, reason: sent.reason });
+    await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: sent.result, cause: sent.cause, reward: e.reward });
+  }
+
+  /** The run's client (its client uuid) of a swarm, on the server {@link serverOfSwarm} names. @throws Error for a swarm the run lacks */
+  #client(swarm: string): SwarmClient {
+    const made = this.#clients.get(swarm);
+    if (made) return made;
+    const meta = this.host.meta();
+    const server = serverOfSwarm(swarm, meta.spec.swarms);
+    if (!server) throw new Error(`the run has no swarm server '${swarm}'`);
+    const log = this.host.log;
+    const logger = { info: () => {}, warn: (m: string, f?: Record<string, unknown>) => log("warn", m, f ?? {}), error: (m: string, f?: Record<string, unknown>) => log("error", m, f ?? {}) };
+    const client = new SwarmClient({ baseURL: server.url, clientUuid: meta.clientUuid, logger });
+    this.#clients.set(swarm, client);
+    return client;
+  }
+
+  /** The claims with the client that ends or aborts each. */
+  #handles(claims: readonly ClaimRef[]): ClaimHandle[] {
+    return claims.map((c) => ({ ...c, client: this.#client(c.swarm) }));
+  }
+
+  /** Says in the run log that a swarm cannot be reached: at most once a minute per swarm (the poll keeps trying). */
+  #warnUnreachable(swarm: string, error: string): void {
+    const now = Date.now();
+    if (now - (this.#unreachableLoggedAtMs.get(swarm) ?? 0) < UNREACHABLE_LOG_INTERVAL_MS) return;
+    this.#unreachableLoggedAtMs.set(swarm, now);
+    const url = serverOfSwarm(swarm, this.host.meta().spec.swarms)?.url;
+    this.host.log("warn", `swarm ${swarm} (${url}) cannot be reached; no episode is dispatched until its engine is ROLLING`, { swarm, error });
+  }
+}
