@@ -8,6 +8,9 @@ import type { EndedEpisode } from "../port/index.ts";
 import { deserializeTask, serializeTask } from "../tasks/index.ts";
 import type { EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSpec, RunSummary, SchedulerCommand, SchedulerState, StepRow } from "../scheduler/index.ts";
 import { stateFromRows } from "../scheduler/index.ts";
+import type { LogLine, RunMeta } from "./run-views.ts";
+
+export type { LogLine, RunMeta };
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
@@ -24,24 +27,6 @@ const SCHEMA = [
 
 /** Log lines kept per run (older ones are deleted). */
 export const MAX_LOG_LINES = 500;
-
-/** What the run was created with: the validated spec, the run's client uuid and ids (stored once). */
-export interface RunMeta {
-  runId: string;
-  clientUuid: string;
-  spec: RunSpec;
-  createdAtMs: number;
-  /** dataset name → accepted / rejected rows at load time */
-  loadReports: Record<string, { accepted: number; rejected: number; namespace: string }>;
-}
-
-/** A stored log line. */
-export interface LogLine {
-  atMs: number;
-  level: string;
-  message: string;
-  fields: Record<string, unknown>;
-}
 
 /**
  * The ledger rows of one ended episode: one per claimed swarm, each with the reward sent to that swarm (its

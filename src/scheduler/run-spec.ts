@@ -29,8 +29,9 @@ export const SwarmServerSpec = z.strictObject({
 export type SwarmServerSpec = z.infer<typeof SwarmServerSpec>;
 
 /**
- * One task source of the run. Only `name`, `weight` and the optional `throttleRatio` matter to the scheduler; the
- * source fields (file, URL, split, field map …) are kept for the dataset readers in `src/tasks` (passthrough).
+ * One task source of the run as the scheduler reads it: `name`, `weight` and the optional `throttleRatio`; other
+ * fields pass through. The `POST /runs` request extends it with the dataset reader's fields (edge/run-request), so
+ * a run's dataset entry is one schema.
  */
 export const DatasetRef = z.looseObject({
   name: nameField("dataset name").describe("unique within the run; namespaces task ids (BC-30)"),
@@ -49,10 +50,16 @@ export const DatasetRef = z.looseObject({
 });
 export type DatasetRef = z.infer<typeof DatasetRef>;
 
+const datasetsField = <D extends DatasetEntrySchema>(entry: D) =>
+  z.array(entry).min(1, { error: 'datasets needs at least one source, e.g. [{"name": "gsm8k", "weight": 1, …}]' });
+
+/** A schema for one dataset entry: the scheduler's {@link DatasetRef}, or one that extends it. */
+export type DatasetEntrySchema = z.ZodType<z.output<typeof DatasetRef>, z.input<typeof DatasetRef>>;
+
 const RunSpecObject = z.strictObject({
   swarms: z.array(SwarmServerSpec).min(1, { error: 'swarms needs at least one server, e.g. [{"url": "http://127.0.0.1:10086"}]' }),
   job: z.record(z.string(), z.unknown()).default({}).describe("AgentJetJob options (pass-through, validated by src/job)"),
-  datasets: z.array(DatasetRef).min(1, { error: 'datasets needs at least one source, e.g. [{"name": "gsm8k", "weight": 1, …}]' }),
+  datasets: datasetsField(DatasetRef),
   function: nameField("function").describe("rollout function name (kebab-case file name in functions/)"),
   epochs: wholeNumber("epochs", 1, "1").default(1).describe("passes over each source (default 1)"),
   numRepeat: wholeNumber("numRepeat", 1, "4").optional().describe("episodes per task (GRPO group); default job.numRepeat or 4"),
@@ -96,14 +103,10 @@ function jobValue(job: Record<string, unknown>, key: string): unknown {
   return job[key];
 }
 
-/**
- * The run spec (camelCase, ours). Parse with `RunSpec.safeParse(body)`; issues carry the field path and a message
- * that says the fix. The output resolves every default: `batchSize`, `numRepeat`, `maxEnvWorker` (from the top level,
- * else from `job`, else 32 / 4 / 128), `maxParallel` (default `min(batchSize, ceil(maxEnvWorker / numRepeat)) ×
- * numRepeat`, the server's episode cap, spec §5.2), `maxSteps` (null = unbounded) and `tuning` (leases from
- * `discardEpisodeTimeoutSeconds`). `secrets` are carried for the consumer only; the scheduler state never holds them.
- */
-export const RunSpec = RunSpecObject.superRefine((spec, ctx) => {
+type RunSpecFields = z.output<typeof RunSpecObject>;
+
+/** The cross-field checks of a run spec (job agreement, BC-31 per-source caps, leases). */
+function checkRunSpec(spec: RunSpecFields, ctx: z.RefinementCtx): void {
   const add = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message, input: spec });
   const duplicated = (names: string[]) => names.find((n, i) => names.indexOf(n) !== i);
   const swarmDup = duplicated(spec.swarms.map((s) => s.name));
@@ -143,7 +146,20 @@ export const RunSpec = RunSpecObject.superRefine((spec, ctx) => {
         `(the consumer's own lifetime cap, BC-24), or live episodes would be reconciled; omit it for the default`,
     );
   }
-}).transform((spec) => {
+}
+
+/** The fields a resolved run spec fills in (see {@link RunSpec}). */
+type ResolvedFields = "batchSize" | "numRepeat" | "maxEnvWorker" | "maxParallel" | "maxSteps" | "tuning";
+
+/** Resolves every default (see {@link RunSpec}); keeps the dataset entries' own type. */
+function resolveRunSpec<S extends RunSpecFields>(spec: S): Omit<S, ResolvedFields> & {
+  batchSize: number;
+  numRepeat: number;
+  maxEnvWorker: number;
+  maxParallel: number;
+  maxSteps: number | null;
+  tuning: ReturnType<typeof resolveTuning>;
+} {
   const batchSize = spec.batchSize ?? numberOr(jobValue(spec.job, "batchSize"), SWARM_BATCH_DEFAULTS.batchSize);
   const numRepeat = spec.numRepeat ?? numberOr(jobValue(spec.job, "numRepeat"), SWARM_BATCH_DEFAULTS.numRepeat);
   const maxEnvWorker = spec.maxEnvWorker ?? numberOr(jobValue(spec.job, "maxEnvWorker"), SWARM_BATCH_DEFAULTS.maxEnvWorker);
@@ -156,7 +172,25 @@ export const RunSpec = RunSpecObject.superRefine((spec, ctx) => {
     maxSteps: spec.maxSteps ?? null,
     tuning: resolveTuning(spec.tuning, spec.discardEpisodeTimeoutSeconds),
   };
-});
+}
+
+/**
+ * The run spec schema over a dataset entry schema: the core's own {@link RunSpec} uses {@link DatasetRef}; the
+ * Worker's `POST /runs` request (edge/run-request) uses the dataset reader's entry extended with the scheduler's
+ * fields, so the request is one schema.
+ */
+export function runSpecSchema<D extends DatasetEntrySchema>(entry: D) {
+  return RunSpecObject.extend({ datasets: datasetsField(entry) }).superRefine(checkRunSpec).transform(resolveRunSpec);
+}
+
+/**
+ * The run spec (camelCase, ours). Parse with `RunSpec.safeParse(body)`; issues carry the field path and a message
+ * that says the fix. The output resolves every default: `batchSize`, `numRepeat`, `maxEnvWorker` (from the top level,
+ * else from `job`, else 32 / 4 / 128), `maxParallel` (default `min(batchSize, ceil(maxEnvWorker / numRepeat)) ×
+ * numRepeat`, the server's episode cap, spec §5.2), `maxSteps` (null = unbounded) and `tuning` (leases from
+ * `discardEpisodeTimeoutSeconds`). `secrets` are carried for the consumer only; the scheduler state never holds them.
+ */
+export const RunSpec = runSpecSchema(DatasetRef);
 /** The validated run spec with every default resolved (see {@link RunSpec}). */
 export type RunSpec = z.output<typeof RunSpec>;
 /** What a client may send to `POST /runs`. */
@@ -177,7 +211,15 @@ export interface RunSpecIssue {
  * @returns `{ success: true, data }` or `{ success: false, issues }` with one `{ path, message }` per problem
  */
 export function parseRunSpec(input: unknown): { success: true; data: RunSpec } | { success: false; issues: RunSpecIssue[] } {
-  const parsed = RunSpec.safeParse(input);
+  return parseWith(RunSpec, input);
+}
+
+/**
+ * Validates a body with a run spec schema built by {@link runSpecSchema} (issues explained as {@link parseRunSpec}'s).
+ * @returns `{ success: true, data }` or `{ success: false, issues }`
+ */
+export function parseWith<T>(schema: z.ZodType<T>, input: unknown): { success: true; data: T } | { success: false; issues: RunSpecIssue[] } {
+  const parsed = schema.safeParse(input);
   if (parsed.success) return { success: true, data: parsed.data };
   return { success: false, issues: parsed.error.issues.flatMap((i) => explainIssue(i, input)) };
 }

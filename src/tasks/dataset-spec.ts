@@ -28,19 +28,25 @@ export const DatasetSpec = z
     generate: CountdownGeneratorSettings.optional(),
     weight: z.number().positive().finite().default(1),
   })
-  .superRefine((spec, ctx) => {
-    const given = SOURCES.filter((k) => spec[k] !== undefined);
-    if (given.length !== 1) {
-      ctx.addIssue({
-        code: "custom",
-        path: given.length ? [given[1]!] : ["url"],
-        message: `give exactly one of url, path, tasks, generate (got ${given.length ? given.join(", ") : "none"})`,
-      });
-    }
-    if (spec.generate !== undefined && spec.kind !== "countdown") {
-      ctx.addIssue({ code: "custom", path: ["generate"], message: 'generate needs kind "countdown"' });
-    }
-  });
+  .superRefine(checkDatasetSource);
+
+/**
+ * The cross-field rules of a dataset entry: exactly one source, and `generate` only with kind `countdown`. Exported
+ * so the run request's dataset entry (the reader's fields plus the scheduler's) applies the same rules.
+ */
+export function checkDatasetSource(spec: { kind: string } & Partial<Record<(typeof SOURCES)[number], unknown>>, ctx: z.RefinementCtx): void {
+  const given = SOURCES.filter((k) => spec[k] !== undefined);
+  if (given.length !== 1) {
+    ctx.addIssue({
+      code: "custom",
+      path: given.length ? [given[1]!] : ["url"],
+      message: `give exactly one of url, path, tasks, generate (got ${given.length ? given.join(", ") : "none"})`,
+    });
+  }
+  if (spec.generate !== undefined && spec.kind !== "countdown") {
+    ctx.addIssue({ code: "custom", path: ["generate"], message: 'generate needs kind "countdown"' });
+  }
+}
 export type DatasetSpec = z.input<typeof DatasetSpec>;
 export type ParsedDatasetSpec = z.output<typeof DatasetSpec>;
 

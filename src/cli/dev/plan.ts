@@ -9,7 +9,7 @@ import { swarmsOf, type RolloutFunctionDemo } from "../../sdk/contract.ts";
 import type { AnswerKeyInput, PolicyOptions } from "../../emulator/index.ts";
 import { readUtf8File } from "../../node/dataset-file.ts";
 import type { Task } from "../../protocol/index.ts";
-import type { RunSpecInput } from "../../scheduler/index.ts";
+import type { RunRequestInput } from "../../edge/run-request.ts";
 import {
   DatasetLoadError, formatLoadReport, formatRejectedRows, generateCountdownTasks, parseJsonlRows, tasksFromObjects, tasksFromRows,
   TaskIdPart, type DatasetKind,
@@ -19,7 +19,7 @@ import type { DevOptions, SwarmArg } from "./options.ts";
 /** One dataset of a dev run: its run-spec entry, its tasks as the Worker will load them, and a label to print. */
 export interface DevDataset {
   /** a `datasets[]` entry of the run spec (`name`, `kind`, `generate` | `tasks`, `weight`) */
-  entry: Record<string, unknown> & { name: string; weight?: number };
+  entry: RunRequestInput["datasets"][number];
   tasks: Task[];
   /** e.g. `countdown: 48 generated tasks (seed 1)` */
   label: string;
@@ -38,7 +38,7 @@ export interface DevPlan {
   startEngine: boolean;
   job: { batchSize: number; numRepeat: number; maxEnvWorker: number };
   /** the `POST /runs` body without `swarms` */
-  run: Omit<RunSpecInput, "swarms">;
+  run: Omit<RunRequestInput, "swarms">;
   datasets: DevDataset[];
   /** rows for the emulator's simulated policy (Countdown puzzles, or question → gold) */
   answerKey: AnswerKeyInput[];
@@ -208,6 +208,6 @@ export async function buildDevPlan(options: DevOptions, extra: { datasets?: DevD
 }
 
 /** The `POST /runs` body: the plan's run with the running swarm servers. */
-export function runSpecFor(plan: DevPlan, swarms: readonly SwarmArg[]): RunSpecInput {
+export function runSpecFor(plan: DevPlan, swarms: readonly SwarmArg[]): RunRequestInput {
   return { swarms: swarms.map((s) => ({ name: s.name, url: s.url })), ...plan.run };
 }
