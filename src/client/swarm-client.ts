@@ -9,7 +9,7 @@ import {
   ENGINE,
   endpoints,
   type EngineStatus,
-  type EpisodeStatus,
+  type ServerEpisodeRecord,
 } from "../protocol/index.ts";
 import { beginEpisodeLoop } from "./begin-episode.ts";
 import { classifyEndEpisodeError } from "./end-outcome.ts";
@@ -360,7 +360,7 @@ export class SwarmClient {
   }
 
   /** `POST /get_episode_buffer` (spec §3.12): every active record, API keys included (debug). @throws transport errors */
-  async getEpisodeBuffer(options?: SwarmRequestOptions): Promise<EpisodeStatus[]> {
+  async getEpisodeBuffer(options?: SwarmRequestOptions): Promise<ServerEpisodeRecord[]> {
     return (await this.#call("getEpisodeBuffer", {}, options)).buffer;
   }
 

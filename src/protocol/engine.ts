@@ -98,7 +98,8 @@ export function serverEpisodeCapacity(c: { batchSize: number; maxEnvWorker: numb
 
 /**
  * The reference client's maximum episode lifetime, in discard timeouts (spec §5.5, BC-24): past
- * `8 × discard_episode_timeout` after the claim it aborts instead of ending. (Its docs say 2×; the code uses 8.)
+ * `8 × discard_episode_timeout` after the claim it aborts instead of ending. (Its docs say 2×; the code uses 8.) The one name of this factor: the
+ * runtime stops a function at it, the scheduler's run lease outlasts it, and the client's local expiry defaults to it.
  */
 export const EPISODE_LIFETIME_FACTOR = 8;
 

@@ -5,9 +5,6 @@
 import { z } from "zod";
 import { EPISODE_LIFETIME_FACTOR, endpoints } from "../protocol/index.ts";
 
-/** The consumer's own lifetime cap, in discard timeouts (spec §5.5, BC-24); the run lease must outlast it. */
-export const CONSUMER_LIFETIME_FACTOR = EPISODE_LIFETIME_FACTOR;
-
 /** Extra time on top of the consumer's own lifetime cap (8 × discard timeout) before the DO reconciles (BC-51). */
 export const RUN_LEASE_MARGIN_SECONDS = 60;
 
@@ -36,7 +33,7 @@ export const RunTuning = z.strictObject({
     "a dispatched episode must be claimed within this (default 300 s), else the attempt is closed",
   ),
   runLeaseSeconds: positive("runLeaseSeconds", "seconds", "1980").describe(
-    `a claimed episode must record its outcome within this (default ${CONSUMER_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds + ${RUN_LEASE_MARGIN_SECONDS} s, BC-24)`,
+    `a claimed episode must record its outcome within this (default ${EPISODE_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds + ${RUN_LEASE_MARGIN_SECONDS} s, BC-24)`,
   ),
   reportLeaseSeconds: positive("reportLeaseSeconds", "seconds", String(DEFAULT_REPORT_LEASE_SECONDS)).describe(
     `an outcome must be reported (end/abort answered) within this (default ${DEFAULT_REPORT_LEASE_SECONDS} s: the consumer's end and its one resend, 2 × ${endpoints.endEpisode.timeoutMs / 1000} s, + 60 s, BC-26), so the outbox never resends while the consumer's end may still be in flight`,
@@ -65,7 +62,7 @@ export function resolveTuning(t: RunTuningInput, discardEpisodeTimeoutSeconds: n
     statusPollWaitingMs: t.statusPollWaitingMs ?? 1000,
     statusPollRollingMs: t.statusPollRollingMs ?? 3000,
     dispatchLeaseSeconds: t.dispatchLeaseSeconds ?? 300,
-    runLeaseSeconds: t.runLeaseSeconds ?? CONSUMER_LIFETIME_FACTOR * discardEpisodeTimeoutSeconds + RUN_LEASE_MARGIN_SECONDS,
+    runLeaseSeconds: t.runLeaseSeconds ?? EPISODE_LIFETIME_FACTOR * discardEpisodeTimeoutSeconds + RUN_LEASE_MARGIN_SECONDS,
     reportLeaseSeconds: t.reportLeaseSeconds ?? DEFAULT_REPORT_LEASE_SECONDS,
     claimRetryMs: t.claimRetryMs ?? 2000,
     claimRetryNotRollingMs: t.claimRetryNotRollingMs ?? 15_000,
