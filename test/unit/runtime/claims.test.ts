@@ -157,26 +157,30 @@ describe("BC-33 all-or-nothing claims across two swarms", () => {
     expect(net.to("/end_episode")).toHaveLength(0);
   });
 
-  /** A third client holds the only episode of `emu` (its function never settles), so no claim there can succeed. */
-  async function holdOnlyEpisode(net: SwarmNet, emu: ReturnType<typeof makeEmulator>["emu"], url: string) {
+  /**
+   * Runs the two-swarm function while a third client holds the only episode of the `full` swarm (its function never
+   * settles), so no claim there can succeed before the claim deadline.
+   */
+  async function claimWithOneSwarmFull(full: "small" | "large") {
+    const size = (name: string) => (name === full ? { batchSize: 1, numRepeat: 1, maxEnvWorker: 1 } : { batchSize: 4, numRepeat: 1, maxEnvWorker: 4 });
+    const a = await rollingEmulator(size("small"));
+    const b = await rollingEmulator(size("large"), { seed: 8 });
+    const net = new SwarmNet().add(SWARM_A, "small", a.emu).add(SWARM_B, "large", b.emu);
+    const [fullEmu, fullUrl] = full === "small" ? [a.emu, SWARM_A] : [b.emu, SWARM_B];
     const other = runnerDeps(net, recordingPort(), { countdown });
     const hold = defineRolloutFunction({ name: "countdown", run: () => new Promise(() => undefined) });
-    void runEpisode(episodeMessage(countdownTask(9), { clientUuid: "other-client", swarms: [{ name: "held", url }] }, other.now()), { ...other, functions: { countdown: hold } });
+    void runEpisode(episodeMessage(countdownTask(9), { clientUuid: "other-client", swarms: [{ name: "held", url: fullUrl }] }, other.now()), { ...other, functions: { countdown: hold } });
     await new Promise((r) => setImmediate(r));
-    expect(emu.engine.queue).toHaveLength(0);
-  }
+    expect(fullEmu.engine.queue).toHaveLength(0);
 
-  it("BC-33 the second swarm has no free episode before the deadline: claimFailed as 'deadline' (not noEpisodes), the first claim aborted", async () => {
-    const a = await rollingEmulator({ batchSize: 4, numRepeat: 1, maxEnvWorker: 4 });
-    const b = await rollingEmulator({ batchSize: 1, numRepeat: 1, maxEnvWorker: 1 }, { seed: 8 });
-    const net = new SwarmNet().add(SWARM_A, "small", a.emu).add(SWARM_B, "large", b.emu);
-    await holdOnlyEpisode(net, b.emu, SWARM_B);
     const port = recordingPort();
     const deps = runnerDeps(net, port, { "two-models": twoModels }, { claimBudgetMs: 5_000 });
     const msg = episodeMessage(countdownTask(0), { functionName: "two-models", swarms }, deps.now());
+    return { a, net, port, msg, result: await runEpisode(msg, deps) };
+  }
 
-    const result = await runEpisode(msg, deps);
-
+  it("BC-33 the second swarm has no free episode before the deadline: claimFailed as 'deadline' (not noEpisodes), the first claim aborted", async () => {
+    const { a, net, port, result } = await claimWithOneSwarmFull("large");
     expect(result).toEqual({ kind: "claimFailed", cause: "deadline" });
     expect(methodsOf(port.calls)).toEqual(["claimFailed"]);
     expect(port.calls[0]?.report).toMatchObject({ swarm: "large", kind: "deadline" });
@@ -186,16 +190,7 @@ describe("BC-33 all-or-nothing claims across two swarms", () => {
   });
 
   it("BC-33 the first swarm has no free episode: claimFailed stays noEpisodes (nothing was held, so it is no deadline)", async () => {
-    const a = await rollingEmulator({ batchSize: 1, numRepeat: 1, maxEnvWorker: 1 });
-    const b = await rollingEmulator({ batchSize: 4, numRepeat: 1, maxEnvWorker: 4 }, { seed: 8 });
-    const net = new SwarmNet().add(SWARM_A, "small", a.emu).add(SWARM_B, "large", b.emu);
-    await holdOnlyEpisode(net, a.emu, SWARM_A);
-    const port = recordingPort();
-    const deps = runnerDeps(net, port, { "two-models": twoModels }, { claimBudgetMs: 5_000 });
-    const msg = episodeMessage(countdownTask(0), { functionName: "two-models", swarms }, deps.now());
-
-    const result = await runEpisode(msg, deps);
-
+    const { net, port, msg, result } = await claimWithOneSwarmFull("small");
     expect(result).toEqual({ kind: "claimFailed", cause: "noEpisodes" });
     expect(port.calls[0]?.report).toMatchObject({ swarm: "small", kind: "noEpisodes" });
     expect(net.to("/claim_episode").filter((q) => q.swarm === "large")).toHaveLength(0);
