@@ -35,7 +35,7 @@ export function isRollingState(status: string): boolean {
  * (older servers sent `ENGINE.OFF`), `global_step` may be null (before the first report) and the detail is sticky.
  */
 export const EngineStatusResponse = z.looseObject({
-  engine_status: z.string().default("unknown").describe("one of ENGINE.* (spec §2.1)"),
+  engine_status: z.string().default("unknown").describe("one of the ENGINE.* status strings, e.g. ENGINE.ROLLING"),
   engine_status_detail: z.string().nullable().default(null),
   global_step: z.number().int().nullable().default(null).describe("training step counter; null until first report"),
 });
@@ -43,7 +43,7 @@ export type EngineStatusResponse = z.infer<typeof EngineStatusResponse>;
 
 /** `POST /sync_train_config` body (spec §2.2). */
 export const SyncTrainConfigRequest = z.object({
-  yaml_as_string: z.string().describe("the whole AgentJetJob YAML (spec §10.5)"),
+  yaml_as_string: z.string().describe("the whole AgentJetJob YAML"),
 });
 export type SyncTrainConfigRequest = z.infer<typeof SyncTrainConfigRequest>;
 

@@ -121,7 +121,7 @@ export function compareMathAnswers(answer: string, gold: string): "correct" | "w
 export function scoreMathAnswer(finalMessage: string, gold: string, options: MathScoreOptions = {}): MathScore {
   const goldNormalized = normalizeAnswer(gold);
   if (goldNormalized === "") {
-    throw new RangeError(`gold answer ${JSON.stringify(gold)} is empty after normalisation; fix the task (BC-10)`);
+    throw new RangeError(`gold answer ${JSON.stringify(gold)} is empty after normalisation; give the task a non-empty metadata.gold (for GSM8K, the number after ####)`);
   }
   const found = extractMathAnswer(finalMessage, options);
   if (found.kind !== "answer") {

@@ -42,7 +42,7 @@ export async function runFunction(
   const controller = new AbortController();
   // the stop reason is the outcome's cause: past the local lifetime (BC-24) or out of invocation time
   const stopReason = stopAtMs >= lifetimeEndsAtMs
-    ? new EpisodeAbortError(AbortCause.lifetimeExceeded, `episode past ${EPISODE_LIFETIME_FACTOR} × discard timeout (BC-24)`)
+    ? new EpisodeAbortError(AbortCause.lifetimeExceeded, `episode ran past its lifetime, ${EPISODE_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds = ${EPISODE_LIFETIME_FACTOR * msg.discardEpisodeTimeoutSeconds} s; raise discardEpisodeTimeoutSeconds if episodes need longer`)
     : new EpisodeAbortError(AbortCause.timeLimit, "episode stopped to leave time to report before the invocation's wall limit");
   const timer = setTimeout(() => controller.abort(stopReason), Math.max(0, stopAtMs - deps.now()));
   const stopped = new Promise<never>((_, reject) => controller.signal.addEventListener("abort", () => reject(stopReason), { once: true }));

@@ -34,7 +34,7 @@ export type SwarmServerSpec = z.infer<typeof SwarmServerSpec>;
  * a run's dataset entry is one schema.
  */
 export const DatasetRef = z.looseObject({
-  name: nameField("dataset name").describe("unique within the run; namespaces task ids (BC-30)"),
+  name: nameField("dataset name").describe("unique within the run; namespaces task ids (gsm8k:train:0)"),
   weight: z
     .number({ error: "weight must be a number" })
     .positive({ error: "weight must be > 0: it is this source's share of every batch window; e.g. 1" })
@@ -46,7 +46,7 @@ export const DatasetRef = z.looseObject({
     .gt(0, { error: "throttleRatio must be > 0 (a fraction of batchSize), e.g. 0.5" })
     .max(2, { error: "throttleRatio must be ≤ 2 (the server's allowed range), e.g. 0.5" })
     .optional()
-    .describe("optional cap: at most ceil(batchSize × throttleRatio) tasks of this source per window (BC-31)"),
+    .describe("optional cap: at most ceil(batchSize × throttleRatio) tasks of this source per window"),
 });
 export type DatasetRef = z.infer<typeof DatasetRef>;
 
@@ -70,16 +70,16 @@ const RunSpecObject = z.strictObject({
     .number({ error: "discardEpisodeTimeoutSeconds must be a number" })
     .positive({ error: "discardEpisodeTimeoutSeconds must be > 0 seconds, e.g. 240" })
     .default(DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS)
-    .describe("seconds an episode may stay idle (no LLM call) before the server reverts it (spec §5.4)"),
+    .describe("seconds an episode may stay idle (no LLM call) before the server reverts it"),
   episodeType: z.enum(["train", "eval"], { error: 'episodeType must be "train" or "eval"' }).default("train"),
   maxSteps: wholeNumber("maxSteps", 1, "100").optional().describe("training windows to serve at most (train only)"),
-  maxAttempts: wholeNumber("maxAttempts", 1, "3").default(3).describe("tries per repeat before its task group is dropped (BC-32)"),
+  maxAttempts: wholeNumber("maxAttempts", 1, "3").default(3).describe("tries per repeat before its task group is dropped and replaced"),
   throttleRatio: z
     .number({ error: "throttleRatio must be a number" })
     .gt(0, { error: "throttleRatio must be > 0, e.g. 1.5" })
     .max(2, { error: "throttleRatio must be ≤ 2 (the server's allowed range), e.g. 1.5" })
     .default(1.5)
-    .describe("the claims' SwarmThrottlePolicy.ratio (spec §7.1); default 1.5"),
+    .describe("the claims' SwarmThrottlePolicy.ratio: at most ceil(batchSize × ratio) unique tasks per batch; default 1.5"),
   successThreshold: z
     .number({ error: "successThreshold must be a number" })
     .refine(Number.isFinite, { error: "successThreshold must be finite, e.g. 1" })
@@ -112,7 +112,7 @@ function checkRunSpec(spec: RunSpecFields, ctx: z.RefinementCtx): void {
   const swarmDup = duplicated(spec.swarms.map((s) => s.name));
   if (swarmDup) add(["swarms"], `swarm name "${swarmDup}" is used twice; give every swarm server its own name`);
   const dataDup = duplicated(spec.datasets.map((d) => d.name));
-  if (dataDup) add(["datasets"], `dataset name "${dataDup}" is used twice; names namespace task ids and must be unique (BC-30)`);
+  if (dataDup) add(["datasets"], `dataset name "${dataDup}" is used twice; names namespace task ids and must be unique; rename one`);
   for (const key of ["batchSize", "numRepeat", "maxEnvWorker"] as const) {
     const fromJob = jobValue(spec.job, key);
     if (fromJob === undefined) continue;
@@ -143,7 +143,7 @@ function checkRunSpec(spec: RunSpecFields, ctx: z.RefinementCtx): void {
     add(
       ["tuning", "runLeaseSeconds"],
       `tuning.runLeaseSeconds ${runLease} must exceed ${EPISODE_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds = ${lifetimeSeconds} ` +
-        `(the consumer's own lifetime cap, BC-24), or live episodes would be reconciled; omit it for the default`,
+        `(the consumer's own lifetime cap), or live episodes would be reconciled; omit it for the default`,
     );
   }
 }

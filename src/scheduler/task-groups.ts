@@ -133,7 +133,7 @@ export function dropGroup(d: Draft, failed: EpisodeRow): void {
   for (const row of groupRows(d, failed.groupKey)) {
     d.patchEpisode(row.episodeKey, row.status === "queued" ? { status: "dropped", groupDropped: true, notBeforeMs: null } : { groupDropped: true });
   }
-  d.log("warn", "task group dropped after maxAttempts (BC-32)", {
+  d.log("warn", "task group dropped after maxAttempts tries of one repeat", {
     groupKey: failed.groupKey, episodeKey: failed.episodeKey, attempts: failed.attempt, cause: failed.lastCause,
   });
   const step = failed.windowIndex === null ? undefined : d.steps[String(failed.windowIndex)];
@@ -151,7 +151,7 @@ export function dropGroup(d: Draft, failed: EpisodeRow): void {
     d.patchStep(step.windowIndex, {
       groupsOpened: step.groupsOpened + 1, replacementGroups: step.replacementGroups + 1, taskIndices: taskIndicesOf(d.run, inWindow),
     });
-    d.log("info", "replacement group opened in the same window (BC-32)", { groupKey, windowIndex: step.windowIndex });
+    d.log("info", "replacement group opened in the same window", { groupKey, windowIndex: step.windowIndex });
     return;
   }
   d.patchStep(step.windowIndex, { partial: true });

@@ -33,16 +33,16 @@ export const RunTuning = z.strictObject({
     "a dispatched episode must be claimed within this (default 300 s), else the attempt is closed",
   ),
   runLeaseSeconds: positive("runLeaseSeconds", "seconds", "1980").describe(
-    `a claimed episode must record its outcome within this (default ${EPISODE_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds + ${RUN_LEASE_MARGIN_SECONDS} s, BC-24)`,
+    `a claimed episode must record its outcome within this (default ${EPISODE_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds + ${RUN_LEASE_MARGIN_SECONDS} s)`,
   ),
   reportLeaseSeconds: positive("reportLeaseSeconds", "seconds", String(DEFAULT_REPORT_LEASE_SECONDS)).describe(
-    `an outcome must be reported (end/abort answered) within this (default ${DEFAULT_REPORT_LEASE_SECONDS} s: the consumer's end and its one resend, 2 × ${endpoints.endEpisode.timeoutMs / 1000} s, + 60 s, BC-26), so the outbox never resends while the consumer's end may still be in flight`,
+    `an outcome must be reported (end/abort answered) within this (default ${DEFAULT_REPORT_LEASE_SECONDS} s: the consumer's end and its one resend, 2 × ${endpoints.endEpisode.timeoutMs / 1000} s, + 60 s), so the outbox never resends while the consumer's end may still be in flight`,
   ),
   claimRetryMs: positive("claimRetryMs", "milliseconds", "2000").describe(
-    'first back-off after "No available episodes" (default 2000 ms, spec §8.3)',
+    'first back-off after "No available episodes" (default 2000 ms, as the Python client)',
   ),
   claimRetryNotRollingMs: positive("claimRetryNotRollingMs", "milliseconds", "15000").describe(
-    "first back-off after a claim failed because the engine was not ROLLING (default 15000 ms, spec §8.3); the edge back to ROLLING also releases it",
+    "first back-off after a claim failed because the engine was not ROLLING (default 15000 ms, as the Python client); the edge back to ROLLING also releases it",
   ),
   claimRetryMaxMs: positive("claimRetryMaxMs", "milliseconds", "60000").describe(
     "longest claim back-off before jitter (default 60000 ms)",

@@ -61,7 +61,7 @@ const gsm8k: FieldMap = (row) => {
     throw new RowValueError(`gsm8k rows need a string \`answer\` (got ${describeValue(answer)})`);
   }
   const gold = parseGsm8kGold(answer);
-  if (gold === null) throw new RowValueError("no gold answer: `answer` has no `#### <answer>` line (BC-10)");
+  if (gold === null) throw new RowValueError(`no gold answer: \`answer\` has no \`#### <answer>\` line (got ${describeValue(answer)}); a GSM8K answer ends with a line like \`#### 18\``);
   return task(question, { ...rest(row, "question"), answer, gold });
 };
 
@@ -86,7 +86,7 @@ const math: FieldMap = (row) => {
   else if (typeof answer === "number" && Number.isFinite(answer)) gold = String(answer);
   else if (typeof row["solution"] === "string") gold = lastBoxedContent(row["solution"]);
   if (gold === null) {
-    throw new RowValueError("no gold answer: no `answer` and no complete `\\boxed{…}` in `solution` (BC-54)");
+    throw new RowValueError("no gold answer: the row has no `answer` and its `solution` has no complete `\\boxed{…}`; add an `answer` field, or end the solution with a box");
   }
   return task(problem, { ...rest(row, "problem"), gold });
 };

@@ -103,7 +103,7 @@ import { tasksFromObjects } from "../../../src/tasks/index.ts";
 const task = Task.parse({ task_id: "demo:train:0", main_query: "What is 6 times 7?", metadata: { gold: "42" } });
 
 describe("${name}", () => {
-  it("scores a correct boxed answer 1.0 and sends a system message first (BC-44)", async () => {
+  it("scores a correct boxed answer 1.0 and sends a system message first", async () => {
     const { ctx, requests } = createTestContext({ reply: () => "6 times 7 is 42, so the answer is \\\\boxed{42}." });
     expect(await ${identifier}.run(task, ctx)).toMatchObject({ reward: 1, is_success: true, metadata: { reason: "correct" } });
     expect(requests).toHaveLength(1);
