@@ -77,7 +77,8 @@ const SwarmPair = z
   .transform((s) => ({ name: s.slice(0, s.indexOf("=")), url: s.slice(s.indexOf("=") + 1) }))
   .pipe(z.object({ name: z.string(), url: httpUrl("--swarm URL") }));
 
-const FUNCTION_KIND: Readonly<Record<string, DatasetKind>> = { "math-agent": "gsm8k", countdown: "countdown" };
+/** The dataset kind a shipped function reads when `--kind` is not given. */
+export const FUNCTION_KIND: Readonly<Record<string, DatasetKind>> = { "math-agent": "gsm8k", countdown: "countdown" };
 
 const Flags = z.object({
   function: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, { error: "--function must be a function name like math-agent" }).optional(),

@@ -86,6 +86,7 @@ export async function runDev(options: DevOptions, io: DevIo, extras: RunDevExtra
   try {
     say(`ajet-edge dev: function ${plan.functionName}; ${plan.datasets.map((d) => d.label).join("; ")}`);
     for (const d of plan.datasets) if (d.warning) say(`  ${d.warning}`);
+    for (const w of plan.warnings) say(`  ${w}`);
     say(`  batch ${plan.job.batchSize} tasks x num_repeat ${plan.job.numRepeat} = ${plan.episodesPerStep} episodes per step; ${stepsText(plan.steps)}`);
     say(startingLine(plan));
     try {
