@@ -203,6 +203,7 @@ export async function buildDevPlan(options: DevOptions, extra: { datasets?: DevD
         ? demoDataset(options.function, demo)
         : generatedCountdownDataset({ count, seed: options.seed }),
   ];
+  if (options.answerReaders) for (const d of datasets) d.entry.answerReaders = [...options.answerReaders];
   // A small demo set: a batch window needs distinct tasks (the server groups by task id), so the batch is at most
   // the demo's size, and the set is served over several epochs so every step has tasks.
   const taskTotal = datasets.reduce((n, d) => n + d.tasks.length, 0);
