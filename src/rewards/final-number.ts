@@ -5,6 +5,7 @@
  * 19` gives nothing, `18.5` is read whole (never as 18), and a sentence with several numbers and no "answer is" /
  * "=" before the last one gives nothing. Linear time on a bounded tail.
  */
+import { RELATION_WORDS } from "./normalize.ts";
 
 /** The reader looks only at the last this-many characters of the message. */
 export const FINAL_NUMBER_TAIL_CHARS = 2000;
@@ -14,15 +15,6 @@ export const FINAL_NUMBER_TAIL_CHARS = 2000;
  * optional decimals. Boundaries are checked by {@link numbersIn}, so `x18`, `18a`, `3.14.15` are not numbers.
  */
 const NUMBER = /[-+\u2212]?\$?\d[\d,]*(?:\.\d+)?/g;
-
-/**
- * Words that relate the number to another value; a number followed by one of them is not a final answer (`18 or
- * 19`, `18 to 20`, `18 more than Bob`, `18 out of 20`).
- */
-const CONNECTIVES = new Set([
-  "or", "and", "to", "plus", "minus", "times", "over", "per", "more", "less", "than", "of", "out", "but", "not",
-  "from", "by", "divided", "multiplied", "if", "instead", "except", "fewer", "greater", "smaller", "larger",
-]);
 
 /** At most this many plain words may follow the number (`18 apples`, `$18 every day`). */
 const MAX_TRAILING_WORDS = 3;
@@ -56,14 +48,14 @@ function numbersIn(sentence: string): NumberToken[] {
 
 /**
  * True when what follows the number is end punctuation, optionally after `%` and up to {@link MAX_TRAILING_WORDS}
- * plain words (`apples`, `dollars`, `every day`) none of which relates it to another value.
+ * plain words (`apples`, `dollars`, `every day`) none of which relates it to another value ({@link RELATION_WORDS}).
  */
 function endsTheSentence(rest: string): boolean {
   const words = rest.replace(/[.!?:;)\]\s]+$/u, "").replace(/^\s*%/u, "").trim();
   if (words === "") return true;
   const list = words.split(/\s+/u);
   if (list.length > MAX_TRAILING_WORDS || !list.every((w) => /^\p{L}+$/u.test(w))) return false;
-  return !list.some((w) => CONNECTIVES.has(w.toLowerCase()));
+  return !list.some((w) => RELATION_WORDS.has(w.toLowerCase()));
 }
 
 /**

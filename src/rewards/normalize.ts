@@ -139,8 +139,14 @@ function unifyCharacters(text: string): string {
   return text.replace(/[\u2212\uFE63\uFF0D]/g, "-").replace(/[\u00A0\u2009\u202F\u2007]/g, " ");
 }
 
-/** Words that join numbers rather than name a unit: `10 and 20` must not become `10`. */
-const NOT_UNITS = new Set(["and", "or", "to", "plus", "minus", "times", "over", "divided", "by", "of", "x"]);
+/**
+ * Words that relate a number to another value rather than name a unit: `10 and 20` must not become `10`, and the
+ * final-number reader never takes `18 or 19` or `18 more than Bob` as 18.
+ */
+export const RELATION_WORDS: ReadonlySet<string> = new Set([
+  "and", "or", "to", "plus", "minus", "times", "over", "divided", "multiplied", "by", "of", "x", "per", "more", "less",
+  "than", "out", "but", "not", "from", "if", "instead", "except", "fewer", "greater", "smaller", "larger",
+]);
 
 /** Trailing `%`, `\%`, `percent`, degree signs, then unit words after a number; never rescales (BC-13). */
 function stripUnits(text: string): string {
@@ -150,7 +156,7 @@ function stripUnits(text: string): string {
   const unit = /^([+-]?[\d.,]+)\s+((?:[A-Za-z]+\.?)(?:\s+[A-Za-z]+\.?){0,2})$/.exec(s);
   if (!unit) return s;
   const words = unit[2]!.toLowerCase().split(/\s+/);
-  return words.some((w) => NOT_UNITS.has(w.replace(/\.$/, ""))) ? s : unit[1]!;
+  return words.some((w) => RELATION_WORDS.has(w.replace(/\.$/, ""))) ? s : unit[1]!;
 }
 
 /** Collapses whitespace: a single space is kept only between two word characters (`x y`), else removed. */
