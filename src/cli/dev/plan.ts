@@ -13,7 +13,7 @@ import type { RunRequestInput } from "../../edge/run-request.ts";
 import { serverEpisodeCapacity, SWARM_BATCH_DEFAULTS } from "../../protocol/index.ts";
 import {
   DATASET_KIND_LABEL, DatasetLoadError, formatLoadReport, formatRejectedRows, generateCountdownTasks, guessDatasetKind, parseJsonlRows,
-  tasksFromObjects, tasksFromRows, TaskIdPart, type DatasetKind,
+  tasksFromObjects, tasksFromRows, TaskIdPart, type DatasetKind, type LoadReport,
 } from "../../tasks/index.ts";
 import { FUNCTION_KIND, type DevOptions, type SwarmArg } from "./options.ts";
 
@@ -114,9 +114,9 @@ export function flagsForKind(guess: DatasetKind, fn: string): string {
  * Why a file gave no usable task, with the fix: empty; or read as the wrong kind (the rows look like another
  * kind: name it and the flags); else the totals and the first refused lines, with the columns this kind needs.
  */
-function noUsableTaskMessage(o: { path: string; kind: DatasetKind; functionName?: string }, rows: readonly { value: unknown }[], report: Parameters<typeof formatLoadReport>[0]): string {
+function noUsableTaskMessage(o: { path: string; kind: DatasetKind; functionName?: string }, rows: readonly { value: unknown }[], report: LoadReport): string {
   if (report.accepted === 0 && report.rejected.length === 0) {
-    return `cannot use dataset ${o.path}: the file is empty; give a JSONL file with one task per line, ${DATASET_KIND_LABEL[o.kind]} for --kind ${o.kind}`;
+    return `cannot use dataset ${o.path}: the file is empty; give a JSONL file with one task per line (--kind ${o.kind} reads ${DATASET_KIND_LABEL[o.kind]} rows)`;
   }
   const head = `no usable ${o.kind} task in ${o.path}: ${formatLoadReport(report, REFUSED_ROWS_SHOWN)}`;
   const guess = guessDatasetKind(rows.map((r) => r.value));

@@ -113,7 +113,7 @@ describe("dev plan", () => {
   it("an empty dataset file says the file is empty (not a --kind problem)", async () => {
     const empty = file("empty.jsonl", []);
     await expect(fileDataset({ path: empty, kind: "gsm8k", limit: 4 })).rejects.toThrow(
-      `cannot use dataset ${empty}: the file is empty; give a JSONL file with one task per line, GSM8K (question/answer) for --kind gsm8k`,
+      `cannot use dataset ${empty}: the file is empty; give a JSONL file with one task per line (--kind gsm8k reads GSM8K (question/answer) rows)`,
     );
     const blank = file("blank.jsonl", ["", "  ", ""]);
     await expect(fileDataset({ path: blank, kind: "countdown", limit: 4 })).rejects.toThrow(`cannot use dataset ${blank}: the file is empty`);
