@@ -3,9 +3,9 @@
  * the core), its documented defaults, and the cross-field checks (job agreement, BC-31 per-source caps, leases).
  */
 import { z } from "zod";
-import { DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS, EPISODE_LIFETIME_FACTOR, SWARM_BATCH_DEFAULTS, serverEpisodeCapacity } from "../protocol/index.ts";
+import { DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS, SWARM_BATCH_DEFAULTS, serverEpisodeCapacity } from "../protocol/index.ts";
 import { sourceCapIssues } from "./mixing.ts";
-import { RunTuning, resolveTuning } from "./tuning.ts";
+import { leaseIssues, RunTuning, resolveTuning } from "./tuning.ts";
 
 /** Names of swarms and datasets end up inside episode keys: letters, digits and `_ . : -`, no `/` or `#`. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
@@ -137,14 +137,9 @@ function checkRunSpec(spec: RunSpecFields, ctx: z.RefinementCtx): void {
   if (spec.episodeType === "train") {
     for (const issue of sourceCapIssues(batchSize, spec.throttleRatio, spec.datasets)) add(issue.path, issue.message);
   }
-  const runLease = spec.tuning.runLeaseSeconds;
-  const lifetimeSeconds = EPISODE_LIFETIME_FACTOR * spec.discardEpisodeTimeoutSeconds;
-  if (runLease !== undefined && runLease <= lifetimeSeconds) {
-    add(
-      ["tuning", "runLeaseSeconds"],
-      `tuning.runLeaseSeconds ${runLease} must exceed ${EPISODE_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds = ${lifetimeSeconds} ` +
-        `(the consumer's own lifetime cap, BC-24), or live episodes would be reconciled; omit it for the default`,
-    );
+  // every lease relation exactly-once depends on, on the resolved values (defaults included)
+  for (const issue of leaseIssues(resolveTuning(spec.tuning, spec.discardEpisodeTimeoutSeconds), spec.discardEpisodeTimeoutSeconds)) {
+    add(issue.path, issue.message);
   }
 }
 

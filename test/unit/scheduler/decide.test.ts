@@ -196,7 +196,7 @@ describe("engine restarts", () => {
 
 describe("nextWakeAtMs", () => {
   it("is null before start, then the earliest of the next poll, a lease deadline and a claim back-off", () => {
-    const h = new Harness(specInput({ batchSize: 1, numRepeat: 1, tuning: { dispatchLeaseSeconds: 2, statusPollRollingMs: 3000 } }));
+    const h = new Harness(specInput({ batchSize: 1, numRepeat: 1, tuning: { dispatchLeaseSeconds: 51, statusPollRollingMs: 60_000 } }));
     expect(nextWakeAtMs(h.state)).toBeNull();
     const started = h.start();
     expect(started.commands.some((c) => c.type === "pollEngineStatus")).toBe(true);
@@ -206,13 +206,13 @@ describe("nextWakeAtMs", () => {
     expect(nextWakeAtMs(h.state)).toBe(t0 + 1000);
     const polled = h.advance(1000);
     expect(polled.commands).toContainEqual({ type: "pollEngineStatus", swarms: ["default"] });
-    expect(h.state.run.nextPollAtMs).toBe(t0 + 1000 + 3000); // gate open: the rolling interval
-    expect(nextWakeAtMs(h.state)).toBe(t0 + 2000); // the dispatch lease comes first
+    expect(h.state.run.nextPollAtMs).toBe(t0 + 1000 + 60_000); // gate open: the rolling interval
+    expect(nextWakeAtMs(h.state)).toBe(t0 + 51_000); // the dispatch lease comes first
     const [d] = h.takeDispatches();
     h.apply({ type: "claimFailed", episodeKey: d!.episodeKey, attempt: 1, dispatchId: 1, kind: "noEpisodes" });
     const notBefore = h.row(d!.episodeKey)?.notBeforeMs ?? 0;
     expect(notBefore - t0).toBeGreaterThanOrEqual(2000);
-    expect(nextWakeAtMs(h.state)).toBe(Math.min(notBefore, t0 + 4000));
+    expect(nextWakeAtMs(h.state)).toBe(Math.min(notBefore, t0 + 61_000));
     h.nowMs = notBefore;
     h.apply({ type: "tick" });
     expect(h.takeDispatches().map((x) => x.episodeKey)).toEqual([d!.episodeKey]);

@@ -42,7 +42,7 @@ function randomSpec(dice: Dice): { input: RunSpecInput; counts: Record<string, n
     datasets, episodeType, batchSize: dice.int(1, 5), numRepeat: dice.int(1, 4), maxParallel: dice.int(1, 9),
     maxAttempts: dice.int(1, 3), epochs: dice.int(1, 3), seed: dice.int(0, 1000),
     ...(episodeType === "train" && dice.chance(0.3) ? { maxSteps: dice.int(1, 4) } : {}),
-    tuning: { dispatchLeaseSeconds: 120, runLeaseSeconds: 8 * 240 + 60, reportLeaseSeconds: 360 },
+    tuning: { dispatchLeaseSeconds: 120, runLeaseSeconds: 8 * 240 + 60, reportLeaseSeconds: 700 },
   });
   return { input, counts: fitWindowCapacity(input, counts) };
 }
