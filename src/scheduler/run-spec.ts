@@ -92,6 +92,18 @@ const RunSpecObject = z.strictObject({
     .max(2 ** 32 - 1, { error: "seed must be < 2^32, e.g. 42" })
     .default(0)
     .describe("seeds the per-epoch shuffles and the retry jitter"),
+  taskIdScope: z
+    .enum(["run", "dataset"], { error: 'taskIdScope must be "run" (default: this run\'s groups are its own) or "dataset" (runs on one dataset share task groups)' })
+    .default("run")
+    .describe(
+      'task ids sent to the server: "run" (default) appends the run\'s short tag (gsm8k:train:17@a35a9d90), so two runs on one dataset never merge their repeats into one group; "dataset" sends the dataset\'s ids, so several runs feed one group per task',
+    ),
+  topUpLastBatch: z
+    .boolean({ error: "topUpLastBatch must be true or false" })
+    .default(true)
+    .describe(
+      "train: when the run's last episodes sit in a server batch that has not closed, open further task groups until it closes (default true); false: finish and report how many rewards remain untrained",
+    ),
   secrets: z.record(z.string(), z.string({ error: "secrets values must be strings" })).default({}).describe("never logged"),
   tuning: RunTuning.prefault({}).describe("timing knobs; the defaults suit the real server"),
 });
