@@ -71,7 +71,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     this.ctx.storage.transactionSync(() => {
       for (const [name, list] of Object.entries(tasks)) this.#storage.putTasks(name, list);
       this.#storage.setMeta(meta);
-      this.#storage.persist({ run: state.run, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [] });
+      this.#storage.persist({ run: state.run, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [], batches: [] });
     });
     this.#meta = meta;
     this.#state = state;
