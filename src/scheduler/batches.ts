@@ -184,9 +184,12 @@ function observePool(d: Draft, view: EngineView, pool: PoolSeen, effects: BatchE
   for (const row of d.rows()) if (isInFlight(row.status) || row.status === "ended") for (const c of row.claims) ours.add(c.episodeUuid);
   const foreign = pool.episodeUuids.filter((u) => !ours.has(u)).length;
   const episodes = Object.fromEntries(Object.entries(batch.episodes).map(([uuid, e]) => [uuid, listed.has(uuid) && !e.confirmed ? { ...e, confirmed: true } : e]));
+  // the pool's complete tasks less our complete tasks it lists: other clients' (ours are counted fresh, at need time)
+  const oursListed = completeTasksOf(Object.entries(episodes).filter(([uuid]) => listed.has(uuid)).map(([, e]) => e), d.run.config.numRepeat);
   d.putBatch({
     ...batch, episodes, foreignEpisodes: Math.max(batch.foreignEpisodes, foreign),
     poolCompletedTasks: pool.completedTasks, poolTaskTarget: pool.completedTaskTarget > 0 ? pool.completedTaskTarget : batch.poolTaskTarget,
+    poolForeignTasks: Math.max(0, pool.completedTasks - oursListed),
   });
 }
 
@@ -235,19 +238,24 @@ export function currentOpenBatch(d: Draft): BatchRow | undefined {
 
 /**
  * Task groups the batch still needs before the engine closes it (`rollout_until_finish_enough_tasks`, spec §7.3):
- * its task target less the complete tasks, counted from this run's landings and from the pool (whichever is more:
- * the pool adds other clients' tasks, our count is fresher). ≤ 0: the batch should close by itself.
+ * its task target less this run's complete tasks (counted from its own landings: fresher than the pool) and other
+ * clients' complete tasks (from the last pool read). ≤ 0: the batch should close by itself.
  */
 export function groupsNeeded(d: Draft, batch: BatchRow): number {
   const { batchSize, numRepeat } = d.run.config;
+  const ours = completeTasksOf(Object.values(batch.episodes), numRepeat);
+  const target = batch.poolTaskTarget ?? batchSize;
+  return target - ours - (batch.poolForeignTasks ?? 0);
+}
+
+/** Tasks (source, taskIndex: one task id) with at least `numRepeat` of these episodes. */
+function completeTasksOf(episodes: readonly LandedEpisode[], numRepeat: number): number {
   const perTask = new Map<string, number>();
-  for (const e of Object.values(batch.episodes)) {
+  for (const e of episodes) {
     const task = `${e.source}\u0000${e.taskIndex}`;
     perTask.set(task, (perTask.get(task) ?? 0) + 1);
   }
-  const ours = [...perTask.values()].filter((n) => n >= numRepeat).length;
-  const target = batch.poolTaskTarget ?? batchSize;
-  return target - Math.max(ours, batch.poolCompletedTasks ?? 0);
+  return [...perTask.values()].filter((n) => n >= numRepeat).length;
 }
 
 /** Task indices per source that already have episodes in the batch (a top-up takes other tasks). */

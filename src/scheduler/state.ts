@@ -320,6 +320,8 @@ export interface BatchRow {
   /** the pool's `completed_tasks` / `completed_task_target` for this batch, when seen */
   poolCompletedTasks: number | null;
   poolTaskTarget: number | null;
+  /** complete tasks of other clients in the batch when the pool was read (its complete tasks less ours it listed) */
+  poolForeignTasks?: number;
   /** the last engine status seen while this batch was the engine's (ROLLING, ROLLING_POST or WEIGHT_SYNCING) */
   lastStatus: string;
   firstLandedAtMs: number;
