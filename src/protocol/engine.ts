@@ -104,6 +104,12 @@ export function serverEpisodeCapacity(c: { batchSize: number; maxEnvWorker: numb
 export const EPISODE_LIFETIME_FACTOR = 8;
 
 /**
+ * How long a queue consumer keeps trying to claim before it reports a claim failure, in ms (the runtime's default
+ * claim budget; it is also capped by the dispatch lease and half the discard timeout).
+ */
+export const CONSUMER_CLAIM_BUDGET_MS = 20_000;
+
+/**
  * The swarm default YAML's batch shape (spec §10.2, `ajet_swarm_default.yaml`): `ajet.data.train_batch_size`,
  * `ajet.rollout.num_repeat`, `ajet.rollout.max_env_worker` when a job or YAML does not set them.
  */

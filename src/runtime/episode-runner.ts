@@ -8,7 +8,7 @@
 import { SwarmClient, type SleepFn } from "../client/index.ts";
 import type { RolloutFunction, RolloutLogger } from "../sdk/contract.ts";
 import { bindSwarms, swarmsOf } from "../sdk/contract.ts";
-import { endpoints, type Task } from "../protocol/index.ts";
+import { CONSUMER_CLAIM_BUDGET_MS, endpoints, type Task } from "../protocol/index.ts";
 import {
   abortAll,
   AbortCause,
@@ -141,7 +141,7 @@ async function claim(
   clients: readonly ClaimTarget[],
   port: EpisodePort,
 ): Promise<Done | { held: HeldClaim[]; claims: EpisodeClaim[]; atMs: number }> {
-  const claimBudgetMs = Math.min(deps.claimBudgetMs ?? 20_000, (msg.discardEpisodeTimeoutSeconds * 1000) / 2);
+  const claimBudgetMs = Math.min(deps.claimBudgetMs ?? CONSUMER_CLAIM_BUDGET_MS, (msg.discardEpisodeTimeoutSeconds * 1000) / 2);
   const claimed = await claimAll(clients, {
     episodeType: msg.episodeType,
     discardEpisodeTimeoutSeconds: msg.discardEpisodeTimeoutSeconds,

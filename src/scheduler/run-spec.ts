@@ -3,9 +3,9 @@
  * the core), its documented defaults, and the cross-field checks (job agreement, BC-31 per-source caps, leases).
  */
 import { z } from "zod";
-import { DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS, EPISODE_LIFETIME_FACTOR, SWARM_BATCH_DEFAULTS, serverEpisodeCapacity } from "../protocol/index.ts";
+import { DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS, SWARM_BATCH_DEFAULTS, serverEpisodeCapacity } from "../protocol/index.ts";
 import { sourceCapIssues } from "./mixing.ts";
-import { RunTuning, resolveTuning } from "./tuning.ts";
+import { leaseIssues, RunTuning, resolveTuning } from "./tuning.ts";
 
 /** Names of swarms and datasets end up inside episode keys: letters, digits and `_ . : -`, no `/` or `#`. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
@@ -92,6 +92,18 @@ const RunSpecObject = z.strictObject({
     .max(2 ** 32 - 1, { error: "seed must be < 2^32, e.g. 42" })
     .default(0)
     .describe("seeds the per-epoch shuffles and the retry jitter"),
+  taskIdScope: z
+    .enum(["run", "dataset"], { error: 'taskIdScope must be "run" (default: this run\'s groups are its own) or "dataset" (runs on one dataset share task groups)' })
+    .default("run")
+    .describe(
+      'task ids sent to the server: "run" (default) appends the run\'s short tag (gsm8k:train:17@a35a9d90), so two runs on one dataset never merge their repeats into one group; "dataset" sends the dataset\'s ids, so several runs feed one group per task',
+    ),
+  topUpLastBatch: z
+    .boolean({ error: "topUpLastBatch must be true or false" })
+    .default(true)
+    .describe(
+      "train: when the run's last episodes sit in a server batch that has not closed, open further task groups until it closes (default true); false: finish and report how many rewards remain untrained",
+    ),
   secrets: z.record(z.string(), z.string({ error: "secrets values must be strings" })).default({}).describe("never logged"),
   tuning: RunTuning.prefault({}).describe("timing knobs; the defaults suit the real server"),
 });
@@ -137,14 +149,9 @@ function checkRunSpec(spec: RunSpecFields, ctx: z.RefinementCtx): void {
   if (spec.episodeType === "train") {
     for (const issue of sourceCapIssues(batchSize, spec.throttleRatio, spec.datasets)) add(issue.path, issue.message);
   }
-  const runLease = spec.tuning.runLeaseSeconds;
-  const lifetimeSeconds = EPISODE_LIFETIME_FACTOR * spec.discardEpisodeTimeoutSeconds;
-  if (runLease !== undefined && runLease <= lifetimeSeconds) {
-    add(
-      ["tuning", "runLeaseSeconds"],
-      `tuning.runLeaseSeconds ${runLease} must exceed ${EPISODE_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds = ${lifetimeSeconds} ` +
-        `(the consumer's own lifetime cap), or live episodes would be reconciled; omit it for the default`,
-    );
+  // every lease relation exactly-once depends on, on the resolved values (defaults included)
+  for (const issue of leaseIssues(resolveTuning(spec.tuning, spec.discardEpisodeTimeoutSeconds), spec.discardEpisodeTimeoutSeconds)) {
+    add(issue.path, issue.message);
   }
 }
 

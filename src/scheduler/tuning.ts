@@ -3,7 +3,7 @@
  * units. Leases are in seconds (they scale with `discardEpisodeTimeoutSeconds`); polls and back-offs in ms.
  */
 import { z } from "zod";
-import { EPISODE_LIFETIME_FACTOR, endpoints } from "../protocol/index.ts";
+import { CONSUMER_CLAIM_BUDGET_MS, EPISODE_LIFETIME_FACTOR, endpoints } from "../protocol/index.ts";
 
 /** Extra time on top of the consumer's own lifetime cap (8 × discard timeout) before the DO reconciles (BC-51). */
 export const RUN_LEASE_MARGIN_SECONDS = 60;
@@ -13,6 +13,13 @@ export const RUN_LEASE_MARGIN_SECONDS = 60;
  * + 60 s, so the outbox never resends while the consumer's end may still be in flight (BC-26).
  */
 const DEFAULT_REPORT_LEASE_SECONDS = (2 * endpoints.endEpisode.timeoutMs) / 1000 + 60;
+
+/** The `/end_episode` client timeout in seconds (330 s: the server may hold the answer ~300 s for the engine's ack). */
+export const END_TIMEOUT_SECONDS = endpoints.endEpisode.timeoutMs / 1000;
+/** The `/claim_episode` client timeout in seconds. */
+const CLAIM_TIMEOUT_SECONDS = endpoints.claimEpisode.timeoutMs / 1000;
+/** The consumer's claim budget in seconds (it keeps claiming this long before it reports a claim failure). */
+const CLAIM_BUDGET_SECONDS = CONSUMER_CLAIM_BUDGET_MS / 1000;
 
 const positive = (field: string, unit: string, example: string, min = 0) =>
   z
@@ -68,4 +75,56 @@ export function resolveTuning(t: RunTuningInput, discardEpisodeTimeoutSeconds: n
     claimRetryNotRollingMs: t.claimRetryNotRollingMs ?? 15_000,
     claimRetryMaxMs: t.claimRetryMaxMs ?? 60_000,
   };
+}
+
+/** One lease relation that does not hold: the `tuning.*` path and a message naming both values and the fix. */
+export interface LeaseIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+/**
+ * The lease and timeout relations exactly-once delivery depends on, checked when a run is created (every value
+ * resolved, defaults included):
+ *  - `reportLeaseSeconds` > 2 × the `/end_episode` timeout (330 s): the consumer's end and its one resend may each
+ *    be held that long by a slow engine ack; an outbox resend before both are over could be accepted too, and the
+ *    reward would be posted twice (BC-26);
+ *  - `runLeaseSeconds` > 8 × `discardEpisodeTimeoutSeconds`: the consumer's own lifetime cap (BC-24); a shorter
+ *    lease reconciles episodes that are still running, whose end then races the abort;
+ *  - `dispatchLeaseSeconds` > the consumer's claim budget (20 s) + the `/claim_episode` timeout (30 s): a shorter
+ *    lease re-dispatches while the first consumer's claim may still succeed, so one repeat runs twice.
+ * @param t the resolved timing; @param discardEpisodeTimeoutSeconds the run's idle timeout (seconds)
+ * @returns one issue per relation that does not hold (empty when all hold)
+ */
+export function leaseIssues(t: SchedulerTiming, discardEpisodeTimeoutSeconds: number): LeaseIssue[] {
+  const issues: LeaseIssue[] = [];
+  const endWindow = 2 * END_TIMEOUT_SECONDS;
+  if (t.reportLeaseSeconds <= endWindow) {
+    issues.push({
+      path: ["tuning", "reportLeaseSeconds"],
+      message:
+        `tuning.reportLeaseSeconds ${t.reportLeaseSeconds} must exceed 2 × the end_episode timeout ${END_TIMEOUT_SECONDS} s = ${endWindow} s ` +
+        `(the consumer's end and its one resend may each wait that long; a resend from the run before both are over could post the reward twice); ` +
+        `use more than ${endWindow} or omit it for the default ${DEFAULT_REPORT_LEASE_SECONDS}`,
+    });
+  }
+  const lifetime = EPISODE_LIFETIME_FACTOR * discardEpisodeTimeoutSeconds;
+  if (t.runLeaseSeconds <= lifetime) {
+    issues.push({
+      path: ["tuning", "runLeaseSeconds"],
+      message:
+        `tuning.runLeaseSeconds ${t.runLeaseSeconds} must exceed ${EPISODE_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds ${discardEpisodeTimeoutSeconds} = ${lifetime} s ` +
+        `(the consumer's own lifetime cap), or live episodes would be reconciled while they may still end; omit it for the default`,
+    });
+  }
+  const claimWindow = CLAIM_BUDGET_SECONDS + CLAIM_TIMEOUT_SECONDS;
+  if (t.dispatchLeaseSeconds <= claimWindow) {
+    issues.push({
+      path: ["tuning", "dispatchLeaseSeconds"],
+      message:
+        `tuning.dispatchLeaseSeconds ${t.dispatchLeaseSeconds} must exceed the consumer's claim budget ${CLAIM_BUDGET_SECONDS} s + the claim_episode timeout ${CLAIM_TIMEOUT_SECONDS} s = ${claimWindow} s ` +
+        `(a shorter lease dispatches the episode again while the first claim may still succeed, so one repeat would run twice); omit it for the default 300`,
+    });
+  }
+  return issues;
 }

@@ -10,6 +10,8 @@ import { formatCauses } from "./render.ts";
 /** What the verdict reads: the run report's summary, or the last status view (same fields). */
 export type VerdictInput = Pick<RunSummary, "episodeType" | "stopReason" | "steps" | "failuresByCause"> & {
   totals: Pick<RunSummary["totals"], "episodesEnded" | "attemptsFailed">;
+  /** accepted rewards left in server batches that never trained (absent in a status view: unknown) */
+  untrainedRewards?: number | null;
 };
 
 /** What to check for the most frequent failure cause. */
@@ -44,6 +46,10 @@ export function runFailure(run: VerdictInput, plan: { steps: number | null; epis
   if (empty) {
     const causes = formatCauses(run.failuresByCause);
     return `step ${empty.windowIndex + 1} ended no episode (of ${plan.episodesPerStep})${causes ? `; failed attempts: ${causes}` : ""}; ${advice(run.failuresByCause)}`;
+  }
+  const untrained = run.untrainedRewards ?? 0;
+  if (untrained > 0) {
+    return `${untrained} accepted reward${untrained === 1 ? "" : "s"} sit in a server batch that was never trained (the run stopped, or topUpLastBatch was false); the batch closes only with more task groups`;
   }
   if (run.stopReason === "maxSteps") return null;
   const asked = plan.steps ?? run.steps.length;

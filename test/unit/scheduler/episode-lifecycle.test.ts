@@ -20,7 +20,7 @@ describe("idempotent events (BC-45, BC-47)", () => {
       const again = h.apply(event);
       expect(again.ack.status).toBe("duplicate");
       expect(again.state).toBe(before);
-      expect(again.changes).toEqual({ run: null, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [] });
+      expect(again.changes).toEqual({ run: null, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [], batches: [] });
       expect(again.commands).toEqual([]);
     }
     expect(h.state.run.totals.episodesEnded).toBe(1);
