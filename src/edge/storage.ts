@@ -62,6 +62,17 @@ export class SchedulerStorage {
     this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('run', ?)`, JSON.stringify(meta));
   }
 
+  /**
+   * Deletes the run's secrets from storage (the spec is kept with `secrets: {}`), once the run is finished.
+   * @returns true when there were secrets to delete
+   */
+  scrubSecrets(): boolean {
+    const meta = this.meta();
+    if (!meta || Object.keys(meta.spec.secrets).length === 0) return false;
+    this.setMeta({ ...meta, spec: { ...meta.spec, secrets: {} } });
+    return true;
+  }
+
   /** The final summary, once the run finished. */
   summary(): RunSummary | null {
     const row = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'summary'`).toArray()[0];

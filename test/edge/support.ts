@@ -89,9 +89,19 @@ export function countdownSpec(swarmUrl: string, overrides: Partial<RunSpecInput>
   };
 }
 
-/** `POST /runs` through the Worker. @returns the status and JSON body */
+/** The `Authorization` header of the edge pool's API token (vitest.config.ts binds `AJET_API_TOKEN`). */
+export function authHeaders(token: string = env.AJET_API_TOKEN ?? ""): Record<string, string> {
+  return { authorization: `Bearer ${token}` };
+}
+
+/** A request to the Worker's API with the test token (`SELF.fetch` plus `Authorization`). */
+export function apiFetch(path: string, init: RequestInit = {}): Promise<Response> {
+  return SELF.fetch(`https://edge.test${path}`, { ...init, headers: { ...authHeaders(), ...(init.headers as Record<string, string> | undefined) } });
+}
+
+/** `POST /runs` through the Worker (with the test token). @returns the status and JSON body */
 export async function postRun(body: unknown): Promise<{ status: number; body: any }> {
-  const res = await SELF.fetch("https://edge.test/runs", { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const res = await apiFetch("/runs", { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
   return { status: res.status, body: await res.json() };
 }
 
