@@ -8,6 +8,7 @@ import type { EndedEpisode } from "../port/index.ts";
 import { deserializeTask, serializeTask } from "../tasks/index.ts";
 import type { EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSpec, RunSummary, SchedulerCommand, SchedulerState, StepRow } from "../scheduler/index.ts";
 import { stateFromRows } from "../scheduler/index.ts";
+import { redactEpisodeKeys } from "./log.ts";
 import type { LogLine, RunMeta } from "./run-views.ts";
 
 export type { LogLine, RunMeta };
@@ -193,7 +194,8 @@ export class SchedulerStorage {
 
   /** Appends a log line and trims the log to {@link MAX_LOG_LINES}. */
   log(line: LogLine): void {
-    this.sql.exec(`INSERT INTO log (at_ms, level, message, fields) VALUES (?, ?, ?, ?)`, line.atMs, line.level, line.message, JSON.stringify(line.fields));
+    // per-episode keys never reach the run log (shown by GET /runs/:id), whatever carried them
+    this.sql.exec(`INSERT INTO log (at_ms, level, message, fields) VALUES (?, ?, ?, ?)`, line.atMs, line.level, redactEpisodeKeys(line.message), redactEpisodeKeys(JSON.stringify(line.fields)));
     this.sql.exec(`DELETE FROM log WHERE id <= (SELECT max(id) FROM log) - ?`, MAX_LOG_LINES);
   }
 
