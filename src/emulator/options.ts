@@ -125,6 +125,10 @@ export const EmulatorConfigSchema = z.object({
   upstream: UpstreamOptions.optional(),
   publicBaseUrl: z.string().default("http://127.0.0.1:10086/v1").describe("openai_base_url the engine registers"),
   workDir: z.string().optional().describe("base of server_experiment_dir and temp_ajet_code_path; default cwd"),
+  requireHeaders: z
+    .record(z.string().min(1), z.string())
+    .default({})
+    .describe("headers every request must carry with exactly these values (an access gateway in front of the server); else 401"),
 });
 
 /** Resolved configuration: the profile's timings with overrides applied. */
@@ -137,6 +141,8 @@ export interface ResolvedEmulatorConfig {
   upstream: z.output<typeof UpstreamOptions> | undefined;
   publicBaseUrl: string;
   workDir: string;
+  /** header name (lowercase) → required value; empty: no gateway */
+  requireHeaders: Record<string, string>;
 }
 
 /**
@@ -159,5 +165,6 @@ export function resolveEmulatorConfig(input: unknown): ResolvedEmulatorConfig {
     upstream: o.upstream,
     publicBaseUrl: o.publicBaseUrl,
     workDir: o.workDir ?? process.cwd(),
+    requireHeaders: Object.fromEntries(Object.entries(o.requireHeaders).map(([k, v]) => [k.toLowerCase(), v])),
   };
 }

@@ -22,6 +22,8 @@ const USAGE = [
   "  --upstream URL        forward chat calls to this OpenAI-compatible base URL instead of the simulated policy",
   "  --upstream-key KEY    API key for --upstream (required with it)",
   "  --upstream-model M    model name to ask the upstream for (default: the request's model)",
+  "  --require-header NAME=VALUE   refuse (401) every request without this header and value, like an access",
+  "                        gateway in front of the server (repeatable)",
   "  -h, --help            show this help",
 ].join("\n");
 
@@ -33,6 +35,23 @@ export interface EmulatorCliOptions {
   answerKeyFile?: string;
   seed: number;
   upstream?: { baseUrl: string; apiKey: string; model?: string };
+  /** `--require-header NAME=VALUE`, repeatable: header name → value */
+  requireHeaders?: Record<string, string>;
+}
+
+/**
+ * Parses `--require-header` values (`NAME=VALUE`).
+ * @throws CliError naming the bad value
+ */
+export function parseRequireHeaders(values: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const v of values) {
+    const at = v.indexOf("=");
+    const name = at > 0 ? v.slice(0, at).trim() : "";
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name) || at === v.length - 1) throw new CliError(`--require-header must be NAME=VALUE (e.g. X-Gateway-Token=abc), got '${v}'`);
+    headers[name] = v.slice(at + 1);
+  }
+  return headers;
 }
 
 function integer(name: string, text: string, min: number, max: number): number {
@@ -55,6 +74,7 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
     upstream: { type: "string" },
     "upstream-key": { type: "string" },
     "upstream-model": { type: "string" },
+    "require-header": { type: "string", multiple: true },
   });
   if (!flags) return null;
   const values = flags.values;
@@ -65,6 +85,7 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
   if (upstreamUrl && !upstreamKey) throw new CliError("--upstream needs --upstream-key KEY");
   if (upstreamKey && !upstreamUrl) throw new CliError("--upstream-key needs --upstream URL");
   const model = values["upstream-model"] as string | undefined;
+  const requireHeaders = parseRequireHeaders((values["require-header"] as string[] | undefined) ?? []);
   return {
     port: integer("port", (values["port"] as string | undefined) ?? "10086", 0, 65535),
     host: (values["host"] as string | undefined) ?? "127.0.0.1",
@@ -72,6 +93,7 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
     seed: integer("seed", (values["seed"] as string | undefined) ?? "0", -(2 ** 31), 2 ** 31 - 1),
     ...(values["answer-key"] ? { answerKeyFile: values["answer-key"] as string } : {}),
     ...(upstreamUrl && upstreamKey ? { upstream: { baseUrl: upstreamUrl, apiKey: upstreamKey, ...(model ? { model } : {}) } } : {}),
+    ...(Object.keys(requireHeaders).length ? { requireHeaders } : {}),
   };
 }
 
@@ -165,6 +187,7 @@ export async function runEmulatorCommand(argv: string[], io: EmulatorCommandIo =
       seed: options.seed,
       ...(answerKey.length ? { answerKey } : {}),
       ...(options.upstream ? { upstream: options.upstream } : {}),
+      ...(options.requireHeaders ? { requireHeaders: options.requireHeaders } : {}),
     }).catch((err: unknown) => {
       // errno errors come from listen(); anything else is the emulator refusing an option
       throw errnoOf(err) ? listenError(err, options) : new EmulatorStartError(`invalid option: ${(err as Error).message}`, 2);
@@ -175,7 +198,7 @@ export async function runEmulatorCommand(argv: string[], io: EmulatorCommandIo =
     return err.code;
   }
   const keys = running.emulator.answerKey.size;
-  const via = options.upstream ? `upstream ${options.upstream.baseUrl}` : `simulated policy, ${keys} answer key rows`;
+  const via = `${options.upstream ? `upstream ${options.upstream.baseUrl}` : `simulated policy, ${keys} answer key rows`}${options.requireHeaders ? `; requires header ${Object.keys(options.requireHeaders).join(", ")}` : ""}`;
   io.log(`ajet-edge emulator ready at ${running.url} (profile ${options.profile}, seed ${options.seed}, ${via}); Ctrl-C to stop`);
   const code = await io.waitForStop(running);
   await running.close();

@@ -26,6 +26,8 @@ export interface AppDeps {
   /** Stream for ids the server side makes up (pids, timeline uuids). */
   ids: Rng;
   upstream?: ResolvedUpstream;
+  /** the simulated gateway: header name (lowercase) → required value; requests without them get 401 */
+  requireHeaders?: Readonly<Record<string, string>>;
 }
 
 /** The methods each path answers; unknown methods on a known path get FastAPI's 405. */
