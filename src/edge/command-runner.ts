@@ -1,10 +1,11 @@
 /**
  * @module edge/command-runner — carries out the scheduler core's commands for the `RolloutScheduler` Durable Object:
- * log lines, dispatches (queue messages), engine status polls, aborts and outbox resends, with the run's
+ * log lines, dispatches (queue messages), engine status polls (asked of the swarm server's object), aborts and
+ * outbox resends, with the run's
  * `SwarmClient` of each swarm (made on first use). What a command learns goes back to the core as an event through
  * the object's loop (`feed`); the object owns the loop, this file owns the I/O.
  */
-import { isCannotConnect, SwarmClient } from "../client/index.ts";
+import { SwarmClient } from "../client/index.ts";
 import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../port/index.ts";
 import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
 import { serverOfSwarm } from "../sdk/contract.ts";
@@ -29,6 +30,13 @@ export interface CommandRunnerHost {
   feed(event: SchedulerEvent, inline: boolean): Promise<unknown>;
   /** the object's `episodeReported`: an outbox resend reports like a consumer does */
   report(report: ResultReport): Promise<unknown>;
+  /**
+   * asks the swarm server's object (its one status watcher, edge/swarm-server) for the engine's status and feeds
+   * it to the core (`inline` as the command ran). @returns the object's error text when the server cannot be reached
+   */
+  observeEngine(swarm: string, inline: boolean): Promise<string | null>;
+  /** the run is finished: it leaves its servers' objects (the last with stopWhenDone stops that engine) */
+  finished(): Promise<void>;
   log: RunLog;
 }
 
@@ -70,14 +78,15 @@ export class CommandRunner {
         return;
       case "finishRun":
         this.host.storage.setSummary(c.summary); // the core logs "run finished" itself
+        await this.host.finished();
         return;
     }
   }
 
+  /** The swarm server's object is the one watcher of that server (it pushes changes too): this asks it, not the server. */
   async #poll(swarm: string, inline: boolean): Promise<void> {
-    const snap = await this.#client(swarm).getEngineStatusOrCannotConnect();
-    if (isCannotConnect(snap)) this.#warnUnreachable(swarm, snap.error.message);
-    await this.host.feed({ type: "engineStatusSeen", swarm, engineStatus: snap.status, globalStep: snap.globalStep }, inline);
+    const unreachable = await this.host.observeEngine(swarm, inline);
+    if (unreachable !== null) this.#warnUnreachable(swarm, unreachable);
   }
 
   async #dispatch(episodes: readonly EpisodeDispatch[], inline: boolean): Promise<void> {

@@ -8,6 +8,8 @@ import type { Env } from "./env.ts";
 import { handleEpisodeBatch } from "./episode-consumer.ts";
 
 export { RolloutScheduler } from "./rollout-scheduler.ts";
+export { RunIndex } from "./run-index.ts";
+export { SwarmServer } from "./swarm-server.ts";
 export type { Env } from "./env.ts";
 
 const app = createApp(rolloutFunctions);

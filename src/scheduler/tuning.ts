@@ -47,6 +47,9 @@ export const RunTuning = z.strictObject({
   claimRetryMaxMs: positive("claimRetryMaxMs", "milliseconds", "60000").describe(
     "longest claim back-off before jitter (default 60000 ms)",
   ),
+  stopGraceSeconds: positive("stopGraceSeconds", "seconds", "30").describe(
+    "after a stop, how long a function may run on once ctx.signal fired before it is cut and its claim aborted (default 30 s)",
+  ),
 });
 export type RunTuningInput = z.infer<typeof RunTuning>;
 
@@ -67,5 +70,6 @@ export function resolveTuning(t: RunTuningInput, discardEpisodeTimeoutSeconds: n
     claimRetryMs: t.claimRetryMs ?? 2000,
     claimRetryNotRollingMs: t.claimRetryNotRollingMs ?? 15_000,
     claimRetryMaxMs: t.claimRetryMaxMs ?? 60_000,
+    stopGraceSeconds: t.stopGraceSeconds ?? 30,
   };
 }

@@ -1,6 +1,8 @@
 /**
- * @module edge/routes/runs — the runs resource (issue 3 §4): `POST /runs` validates a run spec (errors name the
- * field path), loads its datasets and creates the run's Durable Object; `GET /runs/:id` shows its status;
+ * @module edge/routes/runs — the runs resource (issue 3 §4, issue 8 §2): `POST /runs` validates a run spec (errors
+ * name the field path; the job too), loads its datasets, registers the run in the RunIndex and creates the run's
+ * Durable Object — which, through its swarm servers' objects, syncs the job and starts OFFLINE engines; `GET /runs`
+ * lists runs newest first (paged: `?limit=N&cursor=…`); `GET /runs/:id` shows its status;
  * `POST /runs/:id/stop` drains it; `GET /runs/:id/report` gives the summary and, for eval runs, the eval report;
  * `GET /runs/:id/episodes[?step=N]` lists the episodes whose reward the server accepted (the audit ledger).
  */
@@ -13,6 +15,9 @@ import type { Task } from "../../protocol/index.ts";
 import type { Env } from "../env.ts";
 import { ApiError, type Issue } from "../errors.ts";
 import { parseRunRequest, type RunRequest } from "../run-request.ts";
+import type { RunListing } from "../run-views.ts";
+import { parseCursor, runIndexStub } from "../run-index.ts";
+import { runJob, withJobDefaults } from "../run-job.ts";
 
 function checkFunction(spec: RunSpec, functions: Readonly<Record<string, RolloutFunction>>): Issue[] {
   const fn = functions[spec.function];
@@ -67,18 +72,43 @@ export function runsRoutes(functions: Readonly<Record<string, RolloutFunction>>)
       const body: unknown = await c.req.json().catch(() => {
         throw new ApiError(400, "the body must be JSON", [{ path: "(body)", message: "send a JSON run spec with content-type application/json" }]);
       });
-      // every problem at once (the spec's fields and each dataset's), then the function
-      const parsed = parseRunRequest(body);
-      const issues = parsed.success ? checkFunction(parsed.data, functions) : parsed.issues;
+      // every problem at once (the job, the spec's fields and each dataset's), then the function
+      const job = withJobDefaults(body);
+      const parsed = parseRunRequest(job.body);
+      const issues = [...job.issues, ...(parsed.success ? checkFunction(parsed.data, functions) : parsed.issues)];
       if (!parsed.success || issues.length) throw new ApiError(400, "invalid run spec", issues);
       const spec = parsed.data;
       const { tasks, reports } = await loadDatasets(spec);
       // a train source with fewer tasks than one window takes from it would stall the run (never one task twice a window)
       const capacity = windowCapacityIssues(spec, Object.fromEntries(Object.entries(tasks).map(([name, t]) => [name, t.length])));
       if (capacity.length) throw new ApiError(400, "invalid datasets", capacity);
-      const runId = `run-${new Date().toISOString().replace(/[-:.TZ]/g, "").slice(0, 14)}-${crypto.randomUUID().slice(0, 8)}`;
-      const view = await stubOf(c.env, runId).create({ runId, spec, tasks, loadReports: reports });
+      let jobYaml: string;
+      try {
+        jobYaml = runJob(spec).toYaml();
+      } catch (err) {
+        throw new ApiError(400, "invalid run spec", [{ path: "job", message: err instanceof Error ? err.message : String(err) }]);
+      }
+      const now = Date.now();
+      const runId = `run-${new Date(now).toISOString().replace(/[-:.TZ]/g, "").slice(0, 14)}-${crypto.randomUUID().slice(0, 8)}`;
+      await runIndexStub(c.env).add({ runId, function: spec.function, createdAtMs: now });
+      const view = await stubOf(c.env, runId).create({ runId, spec, tasks, loadReports: reports, jobYaml });
       return c.json(view, 201);
+    })
+    .get("/", async (c) => {
+      const q = z
+        .object({ limit: z.coerce.number().int().min(1).max(100).default(20), cursor: z.string().optional() })
+        .safeParse(c.req.query());
+      if (!q.success) throw new ApiError(400, "invalid query", q.error.issues.map((i) => ({ path: i.path.join("."), message: `${i.message} (limit is 1..100)` })));
+      const after = q.data.cursor === undefined ? null : parseCursor(q.data.cursor);
+      if (q.data.cursor !== undefined && !after) throw new ApiError(400, "invalid query", [{ path: "cursor", message: "pass the `next` value of the previous page as cursor" }]);
+      const page = await runIndexStub(c.env).page({ limit: q.data.limit, after });
+      const runs = await Promise.all(
+        page.runs.map(async (r): Promise<RunListing> => {
+          const live = await stubOf(c.env, r.runId).listing().catch(() => null);
+          return live ?? { runId: r.runId, function: r.function, phase: "unknown", stopReason: null, engineStatus: null, globalStep: null, lastStepMeanReward: null, createdAtMs: r.createdAtMs, waitingFor: null, failure: null };
+        }),
+      );
+      return c.json({ runs, next: page.next });
     })
     .get("/:id", async (c) => {
       const id = c.req.param("id");
