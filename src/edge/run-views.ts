@@ -5,7 +5,7 @@
  */
 import type { Task } from "../protocol/index.ts";
 import { evalReport, runStatus, runSummary, type EvalReport, type RunSpec, type RunSummary, type SchedulerState } from "../scheduler/index.ts";
-import type { EngineNote } from "./swarm-server.ts";
+import type { EngineNote } from "./engine-note.ts";
 import { waitingFor } from "./waiting-for.ts";
 
 /** What the run was created with: the validated spec, the run's client uuid and ids (stored once). */

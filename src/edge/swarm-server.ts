@@ -18,8 +18,10 @@
  * Polling is adaptive (`swarm-watch.ts`): quick around expected edges, slow otherwise, bounded per minute.
  */
 import { DurableObject } from "cloudflare:workers";
+export type { EngineNote, EngineObservation, EngineSubscription } from "./engine-note.ts";
 import { isCannotConnect, normalizeServerUrl, SwarmAPIError, SwarmClient } from "../client/index.ts";
 import { ENGINE } from "../protocol/index.ts";
+import type { EngineNote, EngineObservation, EngineSubscription } from "./engine-note.ts";
 import type { Env } from "./env.ts";
 import { jsonLogger } from "./log.ts";
 import { DEFAULT_WATCH_TIMING, freshBucket, nextPollAtMs, refill, spend, type PollBucket, type WatchTiming } from "./swarm-watch.ts";
@@ -28,56 +30,6 @@ import { DEFAULT_WATCH_TIMING, freshBucket, nextPollAtMs, refill, spend, type Po
 function spendOrOverdraw(b: PollBucket, t: WatchTiming, nowMs: number): PollBucket {
   const r = refill(b, t, nowMs);
   return r.tokens >= 1 ? spend(r, t, nowMs) : { tokens: r.tokens - 1, atMs: r.atMs };
-}
-
-/** What a run tells its server's object when it subscribes (and on every heartbeat). */
-export interface EngineSubscription {
-  runId: string;
-  /** the swarm's name in the run (pushed back with every observation) */
-  swarm: string;
-  url: string;
-  /** the YAML `/sync_train_config` sends for this run (AgentJetJob.toYaml()) */
-  yaml: string;
-  batchSize: number;
-  numRepeat: number;
-  start: "if-offline" | "never";
-  stopWhenDone: boolean;
-  bootTimeoutSeconds: number;
-  /** watcher knobs of this run (the object uses the quickest / strictest of its runs) */
-  pollQuickMs?: number;
-  pollSlowMs?: number;
-  maxPollsPerMinute?: number;
-}
-
-/**
- * What the object knows about the engine, for one run, in plain words:
- *  - `ok`: nothing to wait for on the engine's side.
- *  - `starting`: this object is syncing the config / calling `/start_engine`.
- *  - `booting`: the engine was started and boots (since `sinceMs`; the run fails at `timeoutAtMs`).
- *  - `waitingForStart`: OFFLINE and the run's policy is `start: "never"`: someone else must start it.
- *  - `stoppedElsewhere`: the engine went OFFLINE after it ran, and this object did not stop it.
- *  - `unreachable`: the last poll could not connect.
- *  - `failed`: the run cannot train on this server (`message` says why and the fix).
- */
-export type EngineNote =
-  | { kind: "ok" }
-  | { kind: "starting"; sinceMs: number }
-  | { kind: "booting"; sinceMs: number; timeoutAtMs: number }
-  | { kind: "waitingForStart" }
-  | { kind: "stoppedElsewhere"; atMs: number }
-  | { kind: "unreachable"; error: string }
-  | { kind: "failed"; message: string };
-
-/** One observation as a run receives it: the core's `engineStatusSeen` fields plus the restart count and the note. */
-export interface EngineObservation {
-  swarm: string;
-  engineStatus: string;
-  globalStep: number | null;
-  /** epoch ms of the poll; null before the first */
-  seenAtMs: number | null;
-  /** restarts this object has seen (status down after up, or `global_step` back); runs compare it with the last they saw */
-  restarts: number;
-  note: EngineNote;
 }
 
 /** Per run, what the object remembers. */

@@ -5,7 +5,7 @@
  */
 import { ENGINE } from "../protocol/index.ts";
 import type { RunStatus } from "../scheduler/index.ts";
-import type { EngineNote } from "./swarm-server.ts";
+import type { EngineNote } from "./engine-note.ts";
 
 /** One line, or null when nothing holds the run up (or it is finished). */
 export function waitingFor(

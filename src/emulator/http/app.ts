@@ -4,7 +4,7 @@
  * an unexpected error. `app.fetch(request)` serves without a socket.
  */
 import { Hono } from "hono";
-import type { AppDeps, RouteTable } from "./deps.ts";
+import { REQUEST_LOG_LIMIT, type AppDeps, type RouteTable } from "./deps.ts";
 import { httpException, internalServerError } from "./fastapi.ts";
 import { registerControlRoutes } from "./routes-control.ts";
 import { registerEpisodeRoutes } from "./routes-episodes.ts";
@@ -13,6 +13,14 @@ import { registerEpisodeRoutes } from "./routes-episodes.ts";
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   const table: RouteTable = new Map();
+  const log = deps.requestLog;
+  if (log) {
+    app.use("*", async (c, next) => {
+      log.push({ method: c.req.method, path: c.req.path, atMs: deps.clock.nowMs() });
+      if (log.length > REQUEST_LOG_LIMIT) log.splice(0, log.length - REQUEST_LOG_LIMIT);
+      await next();
+    });
+  }
   registerControlRoutes(app, table, deps);
   registerEpisodeRoutes(app, table, deps);
   app.notFound((c) => {
