@@ -235,11 +235,12 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   async #onObservation(obs: EngineObservation, inline: boolean): Promise<void> {
     const link = this.#link;
     if (!link || !this.#state) return;
-    for (const event of link.eventsFor(obs)) await this.#apply(event, inline);
+    // a failure first: a ROLLING status that comes with it must not open the gate for one dispatch
     if (obs.note.kind === "failed" && this.#failure() === null && this.#state.run.phase !== "finished") {
       this.ctx.storage.kv.put("failure", obs.note.message);
       await this.#apply({ type: "stopRequested", reason: obs.note.message, failed: true }, inline);
     }
+    for (const event of link.eventsFor(obs)) await this.#apply(event, inline);
   }
 
   #require(): { state: SchedulerState; meta: RunMeta } {
