@@ -11,7 +11,7 @@ import { startLocalWorker, type LocalWorker } from "../../src/cli/dev/worker.ts"
 import { SwarmClient } from "../../src/client/index.ts";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
 import { AgentJetJob } from "../../src/job/index.ts";
-import type { RunSpecInput } from "../../src/scheduler/index.ts";
+import type { RunRequestInput } from "../../src/edge/run-request.ts";
 
 let worker: LocalWorker;
 let api: RunsApi;
@@ -36,7 +36,7 @@ async function offlineEmulator(seed: number): Promise<RunningEmulator> {
 const count = (emu: RunningEmulator, path: string) => emu.emulator.requestLog.filter((r) => r.path === path).length;
 
 /** A small Countdown train run on `url`: batch 4 × num_repeat 2, 2 steps, generated tasks. */
-function spec(url: string, o: { batchSize?: number; seed?: number } = {}): RunSpecInput {
+function spec(url: string, o: { batchSize?: number; seed?: number } = {}): RunRequestInput {
   const batchSize = o.batchSize ?? 4;
   return {
     swarms: [{ url, engine: { ...EMULATOR_WATCH } }],
