@@ -161,6 +161,18 @@ export class SwarmClient {
    *   SwarmServerOfflineError | SwarmDeadlineError | SwarmAbortError | transport errors
    */
   async startEngine(options: EngineWaitOptions = {}): Promise<EngineStatusSnapshot> {
+    await this.requestEngineStart(options);
+    return this.waitForEngineStatus(ENGINE.ROLLING, { ...options, assumeStarted: true });
+  }
+
+  /**
+   * `POST /start_engine` after a local OFFLINE check, WITHOUT waiting for ROLLING: the call returns while the engine
+   * boots (spec §3.4). For a caller that watches the status itself (the Worker's per-server object).
+   * @returns the training process id the server reports, or null
+   * @throws SwarmEngineStateError (not OFFLINE) | SwarmOperationError (`Failed to start training engine: <error>`) |
+   *   SwarmAPIError (400 when another client started it in between) | SwarmDeadlineError | transport errors
+   */
+  async requestEngineStart(options: EngineWaitOptions = {}): Promise<number | null> {
     const { status } = await this.getEngineStatus({ signal: options.signal });
     if (status !== ENGINE.OFFLINE) {
       throw new SwarmEngineStateError(`Cannot start engine when engine is NOT ENGINE.OFFLINE. (current status: ${status})`, status);
@@ -168,7 +180,7 @@ export class SwarmClient {
     const res = await this.#callWithin("startEngine", {}, options, options.timeoutMs);
     if (!res.success) throw new SwarmOperationError("startEngine", "Failed to start training engine", res.error ?? "");
     this.#logger.info(`Started training engine (pid ${res.pid ?? "?"}); waiting for ENGINE.ROLLING`);
-    return this.waitForEngineStatus(ENGINE.ROLLING, { ...options, assumeStarted: true });
+    return res.pid ?? null;
   }
 
   /**

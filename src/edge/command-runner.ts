@@ -1,12 +1,13 @@
 /**
  * @module edge/command-runner — carries out the scheduler core's commands for the `RolloutScheduler` Durable Object:
- * log lines, dispatches (queue messages), engine status polls, aborts and outbox resends, with the run's
+ * log lines, dispatches (queue messages), engine status polls (asked of the swarm server's object), aborts and
+ * outbox resends, with the run's
  * `SwarmClient` of each swarm (made on first use). What a command learns goes back to the core as an event through
  * the object's loop (`feed`); the object owns the loop, this file owns the I/O.
  */
-import { isCannotConnect, SwarmClient } from "../client/index.ts";
+import { SwarmClient } from "../client/index.ts";
 import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../port/index.ts";
-import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type PoolSeen, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
+import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
 import { serverOfSwarm } from "../sdk/contract.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { RunMeta, SchedulerStorage } from "./storage.ts";
@@ -29,13 +30,22 @@ export interface CommandRunnerHost {
   feed(event: SchedulerEvent, inline: boolean): Promise<unknown>;
   /** the object's `episodeReported`: an outbox resend reports like a consumer does */
   report(report: ResultReport): Promise<unknown>;
+  /**
+   * asks the swarm server's object (its one status watcher, edge/swarm-server) for the engine's status and feeds
+   * it to the core (`inline` as the command ran); `withPool`: with the pool information read before the status.
+   * @returns the object's error text when the server cannot be reached
+   */
+  observeEngine(swarm: string, inline: boolean, withPool: boolean): Promise<string | null>;
   log: RunLog;
   /** the fetch of every swarm call (the Worker's outbound rules: allowed hosts, credential bindings) */
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
   /** the resolved gateway headers of a run-spec swarm (protocol/gateway-headers.ts), `{}` when none */
   gatewayHeaders?(swarm: string): Record<string, string>;
-  /** called once the run finished (after its summary is stored): delete its secrets, free its quota slot */
-  finished?(): Promise<void>;
+  /**
+   * called once the run finished (after its summary is stored): it leaves its servers' objects (the last with
+   * stopWhenDone stops that engine), deletes its secrets and frees its quota slot
+   */
+  finished(): Promise<void>;
 }
 
 /** Carries out commands; one per Durable Object instance (its client cache and resend set live in memory). */
@@ -76,32 +86,19 @@ export class CommandRunner {
         return;
       case "finishRun":
         this.host.storage.setSummary(c.summary); // the core logs "run finished" itself
-        await this.host.finished?.();
+        await this.host.finished();
         return;
     }
   }
 
+  /**
+   * The swarm server's object is the one watcher of that server (it pushes changes too): this asks it, not the
+   * server. With `withPool` (a batch holds the run's rewards) it reads the pool information before a fresh status
+   * poll and the observation carries it (batch truth).
+   */
   async #poll(swarm: string, inline: boolean, withPool: boolean): Promise<void> {
-    const snap = await this.#client(swarm).getEngineStatusOrCannotConnect();
-    if (isCannotConnect(snap)) this.#warnUnreachable(swarm, snap.error.message);
-    // batch truth: the pool information read right after the status (a failed read just leaves it out)
-    const pool = withPool && !isCannotConnect(snap) ? await this.#pool(swarm) : undefined;
-    await this.host.feed({ type: "engineStatusSeen", swarm, engineStatus: snap.status, globalStep: snap.globalStep, ...(pool ? { pool } : {}) }, inline);
-  }
-
-  /** What the core reads of a swarm's pool information (`PoolSeen`), or undefined when it cannot be read. */
-  async #pool(swarm: string): Promise<PoolSeen | undefined> {
-    try {
-      const info = await this.#client(swarm).getRolloutStat();
-      return {
-        globalStep: info.global_step,
-        completedTasks: info.completed_tasks,
-        completedTaskTarget: info.completed_task_target,
-        episodeUuids: Object.values(info.completed_tasks_details).flat(),
-      };
-    } catch {
-      return undefined; // the next poll reads it again; status edges alone still close and wipe batches
-    }
+    const unreachable = await this.host.observeEngine(swarm, inline, withPool);
+    if (unreachable !== null) this.#warnUnreachable(swarm, unreachable);
   }
 
   async #dispatch(episodes: readonly EpisodeDispatch[], inline: boolean): Promise<void> {

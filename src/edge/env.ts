@@ -4,6 +4,8 @@ import type { AuthEnv } from "./auth.ts";
 import type { LimitsEnv } from "./limits-config.ts";
 import type { RolloutScheduler } from "./rollout-scheduler.ts";
 import type { RunQuota } from "./run-quota.ts";
+import type { RunIndex } from "./run-index.ts";
+import type { SwarmServer } from "./swarm-server.ts";
 
 /** Bindings and vars of the ajet-edge Worker (README, "Security", lists the security ones). */
 export interface Env extends AuthEnv, LimitsEnv {
@@ -11,6 +13,10 @@ export interface Env extends AuthEnv, LimitsEnv {
   SCHEDULER: DurableObjectNamespace<RolloutScheduler>;
   /** one RunQuota Durable Object per API token: the runs it has in flight (`AJET_MAX_RUNS_IN_FLIGHT`) */
   RUN_QUOTA: DurableObjectNamespace<RunQuota>;
+  /** one SwarmServer Durable Object per swarm server (`idFromName(normalised URL)`): engine start and status watch */
+  SWARM_SERVERS: DurableObjectNamespace<SwarmServer>;
+  /** the one RunIndex Durable Object (`idFromName("runs")`): the registry `GET /runs` pages */
+  RUN_INDEX: DurableObjectNamespace<RunIndex>;
   /** the per-episode queue (producer side; the same Worker consumes it) */
   EPISODES: Queue<EpisodeMessage>;
   /** subrequests one invocation may make (BC-49): 50 on Free, 1000+ on Paid; default 1000 */

@@ -9,6 +9,8 @@ import { handleEpisodeBatch } from "./episode-consumer.ts";
 
 export { RolloutScheduler } from "./rollout-scheduler.ts";
 export { RunQuota } from "./run-quota.ts";
+export { RunIndex } from "./run-index.ts";
+export { SwarmServer } from "./swarm-server.ts";
 export type { Env } from "./env.ts";
 
 const app = createApp(rolloutFunctions);

@@ -7,18 +7,21 @@
  * least once.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, OutcomeReport, ResultReport, SchedulerPort } from "../port/index.ts";
+import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, OutcomeReport, ResultReport, SchedulerPort, StopWatchAnswer } from "../port/index.ts";
 import { resolveGatewayHeaders, type Task } from "../protocol/index.ts";
 import { outboundFetch, outboundPolicy } from "../runtime/outbound.ts";
-import { decide, initialState, nextWakeAtMs, reportedReward, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
+import { currentStep, decide, initialState, nextWakeAtMs, reportedReward, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
+import { runScopedTaskId } from "../tasks/index.ts";
 import { CommandRunner } from "./command-runner.ts";
 import { QueueDispatcher } from "./dispatcher.ts";
-import { runScopedTaskId } from "../tasks/index.ts";
+import { EngineLink } from "./engine-link.ts";
 import type { Env } from "./env.ts";
 import { jsonLogger } from "./log.ts";
+import { runJob } from "./run-job.ts";
 import { mergeSecrets, parseOperatorSecrets } from "./secrets.ts";
-import { runReport, runView, type CreateRunInput, type RunReport, type RunView } from "./run-views.ts";
+import { runListing, runReport, runView, type CreateRunInput, type RunListing, type RunReport, type RunView } from "./run-views.ts";
 import { ledgerRows, SchedulerStorage, type RunMeta } from "./storage.ts";
+import type { EngineObservation } from "./swarm-server.ts";
 
 /** When the core has nothing scheduled but the run is active, the alarm still fires this often (BC-45). */
 const IDLE_ALARM_MS = 5_000;
@@ -28,13 +31,22 @@ const NO_RUN: EventAck = { status: "unknown", reason: "no such run (deleted, or 
 const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox"]);
 /** Alarm back-off after a failing tick (the handler itself never throws). */
 const FAILED_TICK_ALARM_MS = 2_000;
+/** The longest a stop watch is held open, ms (the consumer asks again: one subrequest per this much function time). */
+export const MAX_STOP_WATCH_MS = 60_000;
 
-/** The Durable Object of one run. RPC methods: control (`create`, `status`, `stop`, `report`) and the episode port. */
+/**
+ * The Durable Object of one run. RPC methods: control (`create`, `status`, `listing`, `stop`, `report`), the episode
+ * port (with `watchStop`), and `engineObserved` (pushed by the run's swarm servers' objects).
+ */
 export class RolloutScheduler extends DurableObject<Env> implements SchedulerPort {
   #storage!: SchedulerStorage;
   #state: SchedulerState | null = null;
   #meta: RunMeta | null = null;
   #commands!: CommandRunner;
+  /** the run's side of its swarm servers' objects (null before `create`) */
+  #link: EngineLink | null = null;
+  /** running episodes' stop watches, released when the run stops (in memory: a reset answers them with an error, and they ask again) */
+  readonly #stopWaiters = new Set<() => void>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -47,6 +59,11 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
         state: () => this.#require().state,
         feed: (event, inline) => this.#apply(event, inline),
         report: (report) => this.episodeReported(report),
+        observeEngine: async (swarm, inline, withPool) => {
+          const obs = await this.#link!.observe(swarm, withPool);
+          await this.#onObservation(obs, inline);
+          return obs.note.kind === "unreachable" ? obs.note.error : null;
+        },
         log: (level, message, fields) => this.#log(level, message, fields),
         // the same outbound rules as the consumer: allowed hosts only, operator credentials only to their endpoint
         fetch: outboundFetch((input, init) => globalThis.fetch(input, init), outboundPolicy(env.AJET_ALLOWED_HOSTS, parseOperatorSecrets(env.AJET_SECRETS).secrets)),
@@ -57,7 +74,12 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       this.#state = this.#storage.loadState();
       // a run that finished before its secrets were deleted (a reset in between): delete them now
       if (this.#state?.run.phase === "finished" && this.#storage.scrubSecrets()) this.#meta = this.#storage.meta();
+      if (this.#meta) this.#link = this.#linkFor(this.#meta);
     });
+  }
+
+  #linkFor(meta: RunMeta): EngineLink {
+    return new EngineLink(this.env, this.ctx.storage.kv, { runId: meta.runId, spec: meta.spec, jobYaml: meta.jobYaml ?? runJob(meta.spec).toYaml() }, (swarm) => this.#gatewayHeaders()[swarm] ?? {});
   }
 
   // ---- control -------------------------------------------------------------------------------------------------
@@ -75,7 +97,15 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       Object.entries(input.tasks).map(([name, list]) => [name, list.map((t) => ({ ...t, task_id: runScopedTaskId(t.task_id, input.runId, scope) }))]),
     );
     const state = initialState(input.spec, counts);
-    const meta: RunMeta = { runId: input.runId, clientUuid: crypto.randomUUID(), spec: input.spec, createdAtMs: Date.now(), loadReports: input.loadReports, ...(input.principal ? { principal: input.principal } : {}) };
+    const meta: RunMeta = {
+      runId: input.runId,
+      clientUuid: crypto.randomUUID(),
+      spec: input.spec,
+      createdAtMs: Date.now(),
+      loadReports: input.loadReports,
+      jobYaml: input.jobYaml ?? runJob(input.spec).toYaml(),
+      ...(input.principal ? { principal: input.principal } : {}),
+    };
     this.ctx.storage.transactionSync(() => {
       for (const [name, list] of Object.entries(tasks)) this.#storage.putTasks(name, list);
       this.#storage.setMeta(meta);
@@ -83,6 +113,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     });
     this.#meta = meta;
     this.#state = state;
+    this.#link = this.#linkFor(meta);
     await this.#apply({ type: "runStarted" }, true);
     return this.status()!;
   }
@@ -90,7 +121,42 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   /** The run's status view, or null when no run was created in this object (the API answers 404). */
   status(): RunView | null {
     if (!this.#state || !this.#meta) return null;
-    return runView(this.#state, this.#meta, this.#storage.logTail(20));
+    return runView(this.#state, this.#meta, this.#storage.logTail(20), { notes: this.#link?.notes() ?? {}, failure: this.#failure(), nowMs: Date.now() });
+  }
+
+  /** The run's row of `GET /runs`, or null when this object holds no run. */
+  listing(): RunListing | null {
+    const view = this.status();
+    return view && runListing(view);
+  }
+
+  /**
+   * An observation pushed by one of the run's swarm servers' objects (the one status watcher of that server): fed
+   * to the core as `engineStatusSeen` (a restart first, see EngineLink); a `failed` note fails the run.
+   */
+  async engineObserved(obs: EngineObservation): Promise<void> {
+    if (!this.#state || !this.#link || this.#state.run.phase === "finished") return;
+    await this.#onObservation(obs, false);
+  }
+
+  /**
+   * A running episode's stop watch (called by the consumer while its function runs): answers at once when the run
+   * is stopping, else when it starts to, or after `maxWaitMs` (≤ {@link MAX_STOP_WATCH_MS}) with `stopped: false`.
+   */
+  async watchStop(maxWaitMs: number): Promise<StopWatchAnswer> {
+    const graceMs = (this.#state?.run.config.timing.stopGraceSeconds ?? 30) * 1000;
+    if (!this.#state || this.#isStopping()) return { stopped: true, graceMs };
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    this.#stopWaiters.add(release);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([released, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, Math.min(maxWaitMs, MAX_STOP_WATCH_MS)))))]);
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+      this.#stopWaiters.delete(release);
+    }
+    return { stopped: this.#isStopping(), graceMs };
   }
 
   /** Drains the run: no new dispatch; in-flight episodes finish or are aborted; nothing is left claimed. Null: no run. */
@@ -142,7 +208,9 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   }
 
   /** The run finished: its secrets are needed no more (deleted from storage) and its token's run slot is freed. */
+  /** The run has finished: its secrets are deleted, its quota slot released, its swarm servers' objects left. */
   async #finished(): Promise<void> {
+    await this.#link?.leave();
     if (this.#storage.scrubSecrets()) this.#meta = this.#storage.meta();
     const principal = this.#meta?.principal;
     if (principal && this.#meta) await this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(this.#meta.runId);
@@ -208,6 +276,28 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
 
   // ---- the loop --------------------------------------------------------------------------------------------------
 
+  /** The run stops before its end (stop requested, or failed): running functions are told (ctx.signal). */
+  #isStopping(): boolean {
+    const run = this.#state?.run;
+    return !!run && (run.stopReason === "stopRequested" || run.stopReason === "failed") && (run.phase === "draining" || run.phase === "finished");
+  }
+
+  #failure(): string | null {
+    return this.ctx.storage.kv.get<string>("failure") ?? null;
+  }
+
+  /** Applies one observation of a swarm server's object; a `failed` note fails the run (once). */
+  async #onObservation(obs: EngineObservation, inline: boolean): Promise<void> {
+    const link = this.#link;
+    if (!link || !this.#state) return;
+    // a failure first: a ROLLING status that comes with it must not open the gate for one dispatch
+    if (obs.note.kind === "failed" && this.#failure() === null && this.#state.run.phase !== "finished") {
+      this.ctx.storage.kv.put("failure", obs.note.message);
+      await this.#apply({ type: "stopRequested", reason: obs.note.message, failed: true }, inline);
+    }
+    for (const event of link.eventsFor(obs)) await this.#apply(event, inline);
+  }
+
   #require(): { state: SchedulerState; meta: RunMeta } {
     if (!this.#state || !this.#meta) throw new Error("no run in this object; create it with POST /runs");
     return { state: this.#state, meta: this.#meta };
@@ -231,6 +321,10 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       this.#storage.queueCommands(later);
     });
     this.#state = state;
+    if (this.#isStopping()) for (const release of this.#stopWaiters) release();
+    // a complete window: the engine's edge is due, so its watcher polls quickly for a while
+    const step = currentStep(state);
+    if (step && step.resolvedAtMs !== null && step.closedAtMs === null && state.run.phase !== "finished") this.#link?.windowComplete(step.windowIndex);
     await this.#arm(later.length > 0);
     await this.#commands.execute(now, inline);
     return ack;

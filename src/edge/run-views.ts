@@ -5,6 +5,8 @@
  */
 import type { Task } from "../protocol/index.ts";
 import { evalReport, runStatus, runSummary, type EvalReport, type RunSpec, type RunSummary, type SchedulerState } from "../scheduler/index.ts";
+import type { EngineNote } from "./engine-note.ts";
+import { waitingFor } from "./waiting-for.ts";
 
 /** What the run was created with: the validated spec, the run's client uuid and ids (stored once). */
 export interface RunMeta {
@@ -16,6 +18,8 @@ export interface RunMeta {
   loadReports: Record<string, { accepted: number; rejected: number; namespace: string }>;
   /** the API token's principal that created the run (edge/auth.ts; never the token): its runs-in-flight quota */
   principal?: string;
+  /** the train config YAML the run's swarm servers are synced with when their object starts the engine (absent in runs created before) */
+  jobYaml?: string;
 }
 
 /** A stored log line. */
@@ -26,7 +30,7 @@ export interface LogLine {
   fields: Record<string, unknown>;
 }
 
-/** What the DO's `create` needs: a validated spec and every dataset's tasks, in order. */
+/** What the DO's `create` needs: a validated spec, every dataset's tasks in order, and the job's train config YAML. */
 export interface CreateRunInput {
   runId: string;
   spec: RunSpec;
@@ -34,17 +38,42 @@ export interface CreateRunInput {
   loadReports: RunMeta["loadReports"];
   /** the creating token's principal (edge/auth.ts): the run is released from its quota when it finishes */
   principal?: string;
+  /** `AgentJetJob.toYaml()` of the spec's job (default: built with edge/run-job `runJob`): what the swarm server's object syncs before it starts the engine */
+  jobYaml?: string;
 }
 
-/** `GET /runs/:id`: the core's status view plus the run's identity and recent log lines. */
+/** `GET /runs/:id`: the core's status view plus the run's identity, what it waits for, and recent log lines. */
 export type RunView = ReturnType<typeof runStatus> & {
   runId: string;
   createdAtMs: number;
   function: string;
-  swarms: { name: string; url: string }[];
+  swarms: { name: string; url: string; engine: RunSpec["swarms"][number]["engine"] }[];
   datasets: RunMeta["loadReports"];
+  /** in plain words what the run waits for (engine booting, weight sync, nothing to claim …), null when nothing */
+  waitingFor: string | null;
+  /** why the run failed (e.g. the server batches differently), null unless it did */
+  failure: string | null;
+  /** per swarm, what its server's object last said about the engine */
+  engineNotes: Record<string, EngineNote>;
   log: LogLine[];
 };
+
+/** One row of `GET /runs`: the run's identity and its live headline fields. */
+export interface RunListing {
+  runId: string;
+  function: string;
+  /** the run's phase, or `unknown` for a registered run whose object holds nothing */
+  phase: string;
+  stopReason: string | null;
+  /** the first swarm's engine status */
+  engineStatus: string | null;
+  globalStep: number | null;
+  /** mean reward of the last step with an ended episode, null before */
+  lastStepMeanReward: number | null;
+  createdAtMs: number;
+  waitingFor: string | null;
+  failure: string | null;
+}
 
 /** `GET /runs/:id/report`: the run summary and, for eval runs, the eval report with each task's `taskId`. */
 export interface RunReport {
@@ -52,16 +81,41 @@ export interface RunReport {
   eval: (EvalReport & { tasks: Array<EvalReport["tasks"][number] & { taskId: string }> }) | null;
 }
 
-/** The run view of a state. @param log the newest run log lines, oldest first */
-export function runView(state: SchedulerState, meta: RunMeta, log: LogLine[]): RunView {
+/**
+ * The run view of a state.
+ * @param log the newest run log lines, oldest first
+ * @param engine the swarm servers' objects' last notes, the run's failure (if any) and the instant (epoch ms)
+ */
+export function runView(state: SchedulerState, meta: RunMeta, log: LogLine[], engine: { notes: Record<string, EngineNote>; failure: string | null; nowMs: number }): RunView {
+  const status = runStatus(state);
   return {
-    ...runStatus(state),
+    ...status,
     runId: meta.runId,
     createdAtMs: meta.createdAtMs,
     function: meta.spec.function,
-    swarms: meta.spec.swarms.map((s) => ({ name: s.name, url: s.url })),
+    swarms: meta.spec.swarms.map((s) => ({ name: s.name, url: s.url, engine: s.engine })),
     datasets: meta.loadReports,
+    waitingFor: waitingFor(status, engine.notes, Object.fromEntries(meta.spec.swarms.map((s) => [s.name, s.url])), engine.failure, engine.nowMs),
+    failure: engine.failure,
+    engineNotes: engine.notes,
     log,
+  };
+}
+
+/** The `GET /runs` row of a run view. */
+export function runListing(view: RunView): RunListing {
+  const lastWithReward = [...view.steps].reverse().find((s) => s.meanReward !== null);
+  return {
+    runId: view.runId,
+    function: view.function,
+    phase: view.phase,
+    stopReason: view.stopReason,
+    engineStatus: view.engines[0]?.engineStatus ?? null,
+    globalStep: view.globalStep,
+    lastStepMeanReward: lastWithReward?.meanReward ?? null,
+    createdAtMs: view.createdAtMs,
+    waitingFor: view.waitingFor,
+    failure: view.failure,
   };
 }
 

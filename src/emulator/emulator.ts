@@ -12,6 +12,7 @@ import { createSystemClock, type Clock, type TimerHandle } from "./clock.ts";
 import { EngineSim, type EngineSimView } from "./engine/engine-sim.ts";
 import type { EmulatorHooks } from "./hooks.ts";
 import { createApp } from "./http/app.ts";
+import type { RequestLogEntry } from "./http/deps.ts";
 import { resolveEmulatorConfig, type EmulatorProfile, type EmulatorTimings, type PolicyOptions, type ResolvedEmulatorConfig, type UpstreamOptions } from "./options.ts";
 import { AnswerKeyStore, type AnswerKeyInput } from "./policy/answer-key.ts";
 import { SimulatedPolicy, type PolicyView } from "./policy/policy.ts";
@@ -92,6 +93,8 @@ export interface Emulator {
   readonly stepLog: readonly StepLogEntry[];
   /** Fault injection points; assign fields at any time. */
   readonly hooks: EmulatorHooks;
+  /** Every request received, in order: `{method, path, atMs}` (e.g. how many `/start_engine` calls were made). */
+  readonly requestLog: readonly RequestLogEntry[];
   readonly answerKey: AnswerKeyApi;
   /** The simulated policy's accuracy and learning history. */
   readonly policy: PolicyView;
@@ -145,7 +148,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   };
   scheduleJanitor();
 
-  const app = createApp({ state, engine, policy, hooks, clock, timings: config.timings, workDir: config.workDir, ids: serverIds, upstream: config.upstream, requireHeaders: config.requireHeaders });
+  const requestLog: RequestLogEntry[] = [];
+  const app = createApp({ state, engine, policy, hooks, clock, timings: config.timings, workDir: config.workDir, ids: serverIds, upstream: config.upstream, requireHeaders: config.requireHeaders, requestLog });
   const engineView: EmulatorEngineView = {
     get status() { return state.engineStatus; },
     get statusDetail() { return state.engineStatusDetail; },
@@ -165,6 +169,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     engine: engineView,
     stepLog: state.stepLog.entries,
     hooks,
+    requestLog,
     answerKey: {
       add: (rows) => answerKey.add(rows),
       replace: (rows) => answerKey.replace(rows),

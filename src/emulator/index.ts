@@ -12,6 +12,7 @@ export {
   type ResolvedEmulatorConfig,
 } from "./options.ts";
 export type { ChatCallInfo, EmulatorHooks, FaultAction } from "./hooks.ts";
+export type { RequestLogEntry } from "./http/deps.ts";
 export type { DropReason, StepLogEntry, StepLogEpisode } from "./step-log.ts";
 export type { EpisodeRecord, StatusChange } from "./server/state.ts";
 export type { EngineSimView } from "./engine/engine-sim.ts";

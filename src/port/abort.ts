@@ -20,6 +20,8 @@ export const AbortCause = {
   lifetimeExceeded: "lifetime_exceeded",
   /** stopped to leave time to report before the invocation's wall limit */
   timeLimit: "time_limit",
+  /** the run was stopped (`POST /runs/:id/stop`, or it failed): ctx.signal fired, the function ended or was cut after the grace */
+  runStopped: "run_stopped",
   /** idle longer than the discard timeout, or end refused as not claimed / other client (BC-23) */
   expired: "expired",
   /** the invocation's subrequest budget ran out (BC-49) */

@@ -119,6 +119,18 @@ export interface SchedulerPort {
   swarmHeaders?(ref: { episodeKey: string; attempt: number; dispatchId: number }): Promise<Record<string, Record<string, string>> | null> | Record<string, Record<string, string>> | null;
   /** the task of a message whose task was too large to inline (BC-53) */
   getTask(ref: { source: string; taskIndex: number }): Promise<Task> | Task;
+  /**
+   * Held open while a function runs: answers `stopped: true` as soon as the run is stopping (then ctx.signal fires and
+   * the function has `graceMs` before it is cut), else after at most `maxWaitMs` with `stopped: false`. Optional: a
+   * port without it never stops functions early.
+   */
+  watchStop?(maxWaitMs: number): Promise<StopWatchAnswer>;
+}
+
+/** The answer to a running episode's stop watch: `stopped` once the run is stopping; then the function has `graceMs` (ms). */
+export interface StopWatchAnswer {
+  stopped: boolean;
+  graceMs: number;
 }
 
 /**

@@ -61,7 +61,7 @@ function applyEvent(d: Draft, event: SchedulerEvent): EventAck {
     case "tick":
       return APPLIED;
     case "stopRequested":
-      return onStopRequested(d, event.reason);
+      return onStopRequested(d, event.reason, event.failed === true);
   }
 }
 
@@ -105,11 +105,12 @@ function onDispatchFailed(d: Draft, e: DispatchFailed): EventAck {
   return applied > 0 ? APPLIED : { status: "duplicate" };
 }
 
-function onStopRequested(d: Draft, reason: string | undefined): EventAck {
+function onStopRequested(d: Draft, reason: string | undefined, failed: boolean): EventAck {
   if (d.run.phase === "draining" || d.run.phase === "finished") return { status: "duplicate" };
-  d.run.stopReason = "stopRequested";
+  d.run.stopReason = failed ? "failed" : "stopRequested";
   d.run.stopRequestedAtMs = d.nowMs;
-  d.log("info", "stop requested: draining", { reason: reason ?? null });
+  if (failed) d.log("error", "run failed: draining", { reason: reason ?? null });
+  else d.log("info", "stop requested: draining", { reason: reason ?? null });
   if (d.run.phase === "created") {
     finish(d);
     return APPLIED;

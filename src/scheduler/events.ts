@@ -72,6 +72,8 @@ export interface Tick {
 export interface StopRequested {
   type: "stopRequested";
   reason?: string;
+  /** the run cannot go on (the reason says why): the same drain, with stop reason `failed` */
+  failed?: boolean;
 }
 
 /** Every event the core accepts. */

@@ -24,7 +24,7 @@
  * async alarm() { try { this.apply({ type: "tick" }); } finally { re-arm with nextWakeAtMs or a back-off (BC-45) } }
  * ```
  */
-export { RunSpec, DatasetRef, SwarmServerSpec, parseRunSpec, parseWith, runSpecSchema } from "./run-spec.ts";
+export { RunSpec, DatasetRef, EnginePolicy, SwarmServerSpec, parseRunSpec, parseWith, runSpecSchema } from "./run-spec.ts";
 export type { DatasetEntrySchema, RunSpecInput, RunSpecIssue } from "./run-spec.ts";
 export { RunTuning, resolveTuning, type SchedulerTiming } from "./tuning.ts";
 export { schedulerConfig, type SchedulerConfig, type SourceConfig } from "./config.ts";

@@ -19,13 +19,41 @@ const wholeNumber = (field: string, min: number, example: string) =>
     .int({ error: `${field} must be a whole number, e.g. ${example}` })
     .min(min, { error: `${field} must be ≥ ${min}, e.g. ${example}` });
 
-/** One swarm server of the run (spec §1): its name (what rollout functions ask for) and base URL. */
+/**
+ * Who brings a swarm server's engine up, and whether it is stopped afterwards. The Worker's one object per server
+ * (SwarmServer) acts on it: it syncs the run's job and starts the engine when it is OFFLINE (`start: "if-offline"`,
+ * once for every run racing on the server, BC-28), or only waits (`"never"`: someone else owns the engine).
+ */
+export const EnginePolicy = z.strictObject({
+  start: z
+    .enum(["if-offline", "never"], { error: 'engine.start must be "if-offline" (sync the job and start an OFFLINE engine) or "never" (wait for someone else to start it)' })
+    .default("if-offline"),
+  stopWhenDone: z
+    .boolean({ error: "engine.stopWhenDone must be true or false" })
+    .default(false)
+    .describe("the last run on the server that asked for it stops the engine once its episodes are resolved"),
+  bootTimeoutSeconds: z
+    .number({ error: "engine.bootTimeoutSeconds must be a number of seconds" })
+    .positive({ error: "engine.bootTimeoutSeconds must be > 0 seconds, e.g. 1800" })
+    .default(1800)
+    .describe("how long a started engine may stay BOOTING before the run fails (default 1800 s: a real boot takes minutes)"),
+  pollQuickMs: z.number({ error: "engine.pollQuickMs must be a number of milliseconds" }).min(100, { error: "engine.pollQuickMs must be ≥ 100 ms, e.g. 250" }).optional()
+    .describe("status poll interval around an expected edge (default 250 ms)"),
+  pollSlowMs: z.number({ error: "engine.pollSlowMs must be a number of milliseconds" }).min(100, { error: "engine.pollSlowMs must be ≥ 100 ms, e.g. 5000" }).optional()
+    .describe("status poll interval when no edge is expected (default 5000 ms)"),
+  maxPollsPerMinute: z.number({ error: "engine.maxPollsPerMinute must be a number" }).int({ error: "engine.maxPollsPerMinute must be a whole number, e.g. 120" }).min(2, { error: "engine.maxPollsPerMinute must be ≥ 2, e.g. 120" }).optional()
+    .describe("status polls of this server in any minute, at most (default 120)"),
+});
+export type EnginePolicy = z.output<typeof EnginePolicy>;
+
+/** One swarm server of the run (spec §1): its name (what rollout functions ask for), base URL and engine policy. */
 export const SwarmServerSpec = z.strictObject({
   name: nameField("swarm name").default("default").describe('name a rollout function uses; default "default"'),
   url: z
     .url({ protocol: /^https?$/, error: "url must be the http(s) URL of a swarm server, e.g. http://127.0.0.1:10086" })
     .describe("swarm server base URL"),
   headers: GatewayHeaders.optional().describe('headers sent on every call to this server (gateway); values are templates such as "{secret:GATEWAY_TOKEN}"'),
+  engine: EnginePolicy.prefault({}).describe('who starts the engine: {start: "if-offline" | "never", stopWhenDone, bootTimeoutSeconds}'),
 });
 export type SwarmServerSpec = z.infer<typeof SwarmServerSpec>;
 
@@ -243,6 +271,7 @@ const REQUIRED_EXAMPLES: Record<string, string> = {
 const KNOWN_FIELDS: Record<string, readonly string[]> = {
   "": Object.keys(RunSpecObject.shape),
   tuning: Object.keys(RunTuning.shape),
+  "swarms.*.engine": Object.keys(EnginePolicy.shape),
 };
 
 /** The closest known field (case-insensitive equal, or an edit distance ≤ 2), if any. */
@@ -281,7 +310,7 @@ function explainIssue(issue: z.core.$ZodIssue, input: unknown): RunSpecIssue[] {
     return [{ path: path || "(body)", message: `${path || "the body"} is required${example ? `, e.g. ${example}` : ""}` }];
   }
   if (issue.code === "unrecognized_keys") {
-    const known = KNOWN_FIELDS[path];
+    const known = KNOWN_FIELDS[path.replace(/\.\d+\./g, ".*.")];
     return issue.keys.map((key) => {
       const hint = known ? closestField(key, known) : undefined;
       return { path: path ? `${path}.${key}` : key, message: `unknown field "${key}"${hint ? `; did you mean "${hint}"?` : ""}` };

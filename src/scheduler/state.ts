@@ -12,8 +12,11 @@ import { seedRng } from "./rng.ts";
 
 /** created → running → (draining | finishing) → finished. */
 export type RunPhase = "created" | "running" | "draining" | "finishing" | "finished";
-/** Why a run stopped: a source used up its epochs, `maxSteps` windows were trained, or `POST /runs/:id/stop`. */
-export type StopReason = "epochsDone" | "maxSteps" | "stopRequested";
+/**
+ * Why a run stopped: a source used up its epochs, `maxSteps` windows were trained, `POST /runs/:id/stop`, or the run
+ * failed (`stopRequested` with `failed`, e.g. the swarm server batches differently from the run's windows).
+ */
+export type StopReason = "epochsDone" | "maxSteps" | "stopRequested" | "failed";
 
 /**
  * Episode states (design note, "Episode states"). `claimed` and `running` are one state here: the consumer claims

@@ -54,6 +54,9 @@ export const RunTuning = z.strictObject({
   claimRetryMaxMs: positive("claimRetryMaxMs", "milliseconds", "60000").describe(
     "longest claim back-off before jitter (default 60000 ms)",
   ),
+  stopGraceSeconds: positive("stopGraceSeconds", "seconds", "30").describe(
+    "after a stop, how long a function may run on once ctx.signal fired before it is cut and its claim aborted (default 30 s)",
+  ),
 });
 export type RunTuningInput = z.infer<typeof RunTuning>;
 
@@ -74,6 +77,7 @@ export function resolveTuning(t: RunTuningInput, discardEpisodeTimeoutSeconds: n
     claimRetryMs: t.claimRetryMs ?? 2000,
     claimRetryNotRollingMs: t.claimRetryNotRollingMs ?? 15_000,
     claimRetryMaxMs: t.claimRetryMaxMs ?? 60_000,
+    stopGraceSeconds: t.stopGraceSeconds ?? 30,
   };
 }
 

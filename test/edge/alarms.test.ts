@@ -7,12 +7,12 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it, vi } from "vitest";
 import { RolloutScheduler } from "../../src/edge/rollout-scheduler.ts";
 import type { RunView } from "../../src/edge/run-views.ts";
-import { ControlledRun, countdownSpec, createRun, DEAD_SWARM, TestEmulator, withFailingWrites } from "./support.ts";
+import { ControlledRun, countdownSpec, createRun, DEAD_SWARM, TestEmulator, watchOnce, withFailingWrites } from "./support.ts";
 
 const alarmOf = (stub: DurableObjectStub<RolloutScheduler>) => runInDurableObject(stub, (_i, state) => state.storage.getAlarm());
 
 describe("BC-45 the alarm always re-arms", () => {
-  it("BC-45 swarm unreachable: 10 straight ticks each poll and see CANNOT_CONNECT, and an alarm is still scheduled", async () => {
+  it("BC-45 swarm unreachable: 10 straight watcher polls see CANNOT_CONNECT, every run tick takes them in, and an alarm is still scheduled", async () => {
     // Date is faked in this isolate (the Durable Object shares it): the object's alarms land an hour ahead in real
     // time, so only runDurableObjectAlarm runs them, and each tick finds its status poll due.
     vi.useFakeTimers({ toFake: ["Date"] });
@@ -22,11 +22,12 @@ describe("BC-45 the alarm always re-arms", () => {
       const polls: Array<number | null> = [];
       for (let i = 0; i < 10; i++) {
         vi.setSystemTime(Date.now() + 1_001); // statusPollWaitingMs defaults to 1000
+        expect(await watchOnce(DEAD_SWARM), `watcher poll ${i + 1}`).toBe(true); // the server's one watcher polls
         expect(await runDurableObjectAlarm(stub), `tick ${i + 1}`).toBe(true);
         expect(await alarmOf(stub), `alarm after tick ${i + 1}`).not.toBeNull();
         polls.push(((await stub.status()) as unknown as RunView).engines[0]!.seenAtMs);
       }
-      expect(new Set(polls).size).toBe(10); // every tick polled
+      expect(new Set(polls).size).toBe(10); // every tick saw a fresh poll of the watcher
       const view = (await stub.status()) as unknown as RunView;
       expect(view.phase).toBe("running");
       expect(view.engines).toEqual([expect.objectContaining({ engineStatus: "ENGINE.CANNOT_CONNECT" })]);

@@ -33,6 +33,8 @@ describe("POST /runs with a bad body", () => {
     ["an unknown top-level field", (s) => ({ ...s, bachSize: 2 }), "bachSize"],
     ["a dataset file path (CLI only)", (s) => ({ ...s, datasets: [{ name: "cd", kind: "countdown", path: "/tmp/x.jsonl" }] }), "datasets.0.path"],
     ["an unknown answer reader", (s) => ({ ...s, datasets: [{ ...(s.datasets as object[])[0], answerReaders: ["boxed", "guess"] }] }), "datasets.0.answerReaders.1"],
+    ["a job option the engine would refuse", (s) => ({ ...s, job: { loraRank: -1 } }), "job.loraRank"],
+    ["an engine policy start it does not know", (s) => ({ ...s, swarms: [{ url: DEAD_SWARM, engine: { start: "always" } }] }), "swarms.0.engine.start"],
     ["a dataset with two sources", (s) => ({ ...s, datasets: [{ name: "cd", kind: "countdown", tasks: [{ target: 1, nums: [1] }], url: "http://127.0.0.1:9/x.jsonl" }] }), "datasets.0.tasks"],
   ];
   for (const [what, mutate, path] of bad) {
@@ -70,6 +72,15 @@ describe("POST /runs with a bad body", () => {
 });
 
 describe("runs that do not exist", () => {
+  it("GET /runs with a limit outside 1..100 or a cursor it did not hand out → 400 naming the query field", async () => {
+    for (const [query, field] of [["limit=0", "limit"], ["limit=101", "limit"], ["cursor=not-a-cursor", "cursor"]] as const) {
+      const res = await apiFetch(`/runs?${query}`);
+      expect(res.status, query).toBe(400);
+      const body = (await res.json()) as { error: { issues: { path: string }[] } };
+      expect(body.error.issues.map((i) => i.path)).toContain(field);
+    }
+  });
+
   it("GET, stop and report of an unknown run → 404 JSON", async () => {
     for (const [method, path] of [["GET", "/runs/run-unknown"], ["POST", "/runs/run-unknown/stop"], ["GET", "/runs/run-unknown/report"]] as const) {
       const res = await apiFetch(`${path}`, { method });

@@ -56,7 +56,9 @@ describe("atomic persistence", () => {
       vi.setSystemTime(Date.now() + 3_600_000);
       const emu = await TestEmulator.start();
       const run = await ControlledRun.create({
-        swarms: [{ url: emu.url }],
+        // the test boots the engine itself; a slow poll of 100 ms makes every tick's question to the server's watcher
+        // find its last poll stale, so the watcher polls for that tick (its own alarms are an hour ahead here)
+        swarms: [{ url: emu.url, engine: { start: "never", pollSlowMs: 100 } }],
         datasets: [{ name: "cd", kind: "countdown", tasks: [{ target: 24, nums: [2, 3, 4] }, { target: 24, nums: [2, 3, 4] }] }],
         function: "countdown",
         batchSize: 2,

@@ -3,10 +3,10 @@
  * (global-setup.node.ts), a SwarmClient inside workerd to boot them, run creation through the real API, and direct
  * access to a run's Durable Object (its SQLite rows, a fresh instance over the same storage with a capturing queue).
  */
-import { createExecutionContext, createMessageBatch, env, getQueueResult, runInDurableObject, SELF } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, env, getQueueResult, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import worker from "../../src/edge/index.ts";
 import { inject } from "vitest";
-import { SwarmClient, type SwarmClientOptions } from "../../src/client/index.ts";
+import { normalizeServerUrl, SwarmClient, type SwarmClientOptions } from "../../src/client/index.ts";
 import type { EpisodeMessage } from "../../src/port/index.ts";
 import { RolloutScheduler } from "../../src/edge/rollout-scheduler.ts";
 import type { RunView } from "../../src/edge/run-views.ts";
@@ -143,6 +143,15 @@ export async function createRun(spec: Record<string, unknown>): Promise<{ runId:
 
 export function stubOf(runId: string): DurableObjectStub<RolloutScheduler> {
   return env.SCHEDULER.get(env.SCHEDULER.idFromName(runId));
+}
+
+/**
+ * One step of the status watcher of the swarm server at `url` (its SwarmServer object's alarm, run now): it polls,
+ * bootstraps or checks, and pushes the change to the runs on it. For tests whose faked Date keeps alarms from firing.
+ * @returns false when the object had no alarm set (nothing to watch)
+ */
+export function watchOnce(url: string): Promise<boolean> {
+  return runDurableObjectAlarm(env.SWARM_SERVERS.get(env.SWARM_SERVERS.idFromName(normalizeServerUrl(url))));
 }
 
 /** The episode rows stored in a run's SQLite, by key. */

@@ -6,7 +6,7 @@
  */
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { RunView } from "../../src/edge/rollout-scheduler.ts";
+import type { RunView } from "../../src/edge/run-views.ts";
 import { countdownSpec, createRun, postRun, TestEmulator } from "../edge/support.ts";
 import { bearer, callWorker, consoleLines } from "./_support.ts";
 

@@ -10,9 +10,9 @@ import { describe, expect, it } from "vitest";
 import { rolloutFunctions } from "../../functions/index.ts";
 import type { Env } from "../../src/edge/env.ts";
 import { handleEpisodeBatch } from "../../src/edge/episode-consumer.ts";
-import { RolloutScheduler } from "../../src/edge/rollout-scheduler.ts";
+import { SwarmServer } from "../../src/edge/swarm-server.ts";
 import { checkUrl, isNonPublicHost, outboundFetch, parseAllowedHosts, OutboundRefusedError } from "../../src/runtime/outbound.ts";
-import type { EpisodeMessage } from "../../src/runtime/messages.ts";
+import type { EpisodeMessage } from "../../src/port/index.ts";
 import { parseRunSpec } from "../../src/scheduler/index.ts";
 import { CaptureServer, CapturingQueue, countdownSpec, stubOf } from "../edge/support.ts";
 import { bearer, callWorker } from "./_support.ts";
@@ -93,20 +93,18 @@ describe("fetch time (defence in depth)", () => {
     expect(await capture.received()).toEqual([]);
   });
 
-  it("the Durable Object's own swarm calls (status polls) never contact a swarm outside the list", async () => {
+  it("the swarm server's object (the run's status watcher and engine starter) never contacts a swarm outside the list", async () => {
     const capture = await CaptureServer.start();
-    const parsed = parseRunSpec(countdownSpec(capture.url));
-    if (!parsed.success) throw new Error(JSON.stringify(parsed.issues));
-    const runId = `run-do-outbound-${crypto.randomUUID().slice(0, 8)}`;
-    await runInDurableObject(stubOf(runId), async (_own, state) => {
-      const fresh = new RolloutScheduler(state, { ...env, AJET_ALLOWED_HOSTS: "gpu.example.com", EPISODES: new CapturingQueue() as unknown as Queue<EpisodeMessage> });
-      await new Promise((r) => setTimeout(r, 0)); // its constructor opens storage under blockConcurrencyWhile
-      const tasks = [0, 1, 2, 3].map((i) => ({ task_id: `cd:train:${i}`, main_query: "q", init_messages: [], env_type: "countdown", metadata: {} }));
-      await fresh.create({ runId, spec: parsed.data, tasks: { cd: tasks }, loadReports: { cd: { accepted: 4, rejected: 0, namespace: "cd:train" } } });
+    const stub = env.SWARM_SERVERS.get(env.SWARM_SERVERS.idFromName(`outbound-${crypto.randomUUID()}`));
+    await runInDurableObject(stub, async (_own, state) => {
+      const fresh = new SwarmServer(state, { ...env, AJET_ALLOWED_HOSTS: "gpu.example.com" });
+      const obs = await fresh.subscribe({
+        runId: "run-outbound", swarm: "default", url: capture.url, yaml: "ajet: {}\n", batchSize: 2, numRepeat: 2,
+        start: "if-offline", stopWhenDone: false, bootTimeoutSeconds: 60,
+      });
+      expect(obs.note.kind).toBe("unreachable");
+      expect(JSON.stringify(obs.note)).toContain("outbound request refused");
       await fresh.alarm();
-      const view = fresh.status()!;
-      expect(view.log.map((l) => JSON.stringify(l))).toEqual(expect.arrayContaining([expect.stringContaining("cannot be reached")]));
-      expect(JSON.stringify(view.log)).toContain("outbound request refused");
     });
     expect(await capture.received()).toEqual([]);
   });

@@ -90,7 +90,7 @@ export class DevHints {
     if (kind === "offline") {
       return this.ctx.startEngine
         ? `hint: the engine at ${url} has been OFFLINE ${forS} after it was started; check the swarm server's log (it may have stopped or failed to boot)`
-        : `hint: the engine at ${url} is OFFLINE (${forS}); start it (drop --no-start-engine and dev syncs the job and starts it) or check the server`;
+        : `hint: the engine at ${url} is OFFLINE (${forS}); start it (drop --no-start-engine and the Worker syncs the job and starts it) or check the server`;
     }
     return `hint: the engine at ${url} is ${status}, not ROLLING yet after ${Math.round(afterMs / 1000)} s; the run waits for ROLLING (a real server can take minutes to load the model)`;
   }

@@ -33,7 +33,7 @@ export const DEV_USAGE = [
   "  --episode-type TYPE    train (default) | eval (no training: every task scored once per repeat)",
   "  --swarm-url URL        use this swarm server (e.g. http://HOST:10086) instead of starting the emulator",
   "  --swarm NAME=URL       a named swarm server, for multi-swarm functions (repeatable)",
-  "  --no-start-engine      with --swarm-url: do not sync the job or start the engine (it must be ROLLING)",
+  "  --no-start-engine      the Worker does not sync the job or start an OFFLINE engine (engine.start \"never\"): the run waits for it",
   "  --timeout SECONDS      give up (drain the run, exit 1) after this long (default 300)",
   "  --json                 print the final summary as JSON on stdout (progress goes to stderr)",
   "  -h, --help             show this help",

@@ -35,7 +35,7 @@ export interface DevPlan {
   swarmNames: string[];
   /** servers from the command line, or null: start one emulator per swarm name */
   externalSwarms: SwarmArg[] | null;
-  /** sync the job and start the engine (always true with the emulator) */
+  /** the run's engine policy: the Worker syncs the job and starts an OFFLINE engine (`start: "if-offline"`), or waits (`"never"`, `--no-start-engine`) */
   startEngine: boolean;
   job: { batchSize: number; numRepeat: number; maxEnvWorker: number };
   /** the `POST /runs` body without `swarms` */
@@ -280,6 +280,18 @@ export function sizeWarnings(o: { batchSize: number; numRepeat: number; maxEnvWo
 }
 
 /** The `POST /runs` body: the plan's run with the running swarm servers. */
+/**
+ * The watcher pace for a local emulator (profile `dev`: boot ~1.8 s, weight sync ~1 s, trainer tick 0.5 s): the
+ * Worker's status watcher of the server polls it at 100 ms near edges and 500 ms otherwise. A real server keeps the
+ * defaults (250 ms / 5 s, ≤ 120 polls a minute).
+ */
+export const EMULATOR_WATCH = { pollQuickMs: 100, pollSlowMs: 500, maxPollsPerMinute: 600 } as const;
+
+/**
+ * The `POST /runs` body: the plan's run with the running swarm servers, each with the engine policy (the Worker
+ * starts an OFFLINE engine unless `--no-start-engine`).
+ */
 export function runSpecFor(plan: DevPlan, swarms: readonly SwarmArg[]): RunRequestInput {
-  return { swarms: swarms.map((s) => ({ name: s.name, url: s.url })), ...plan.run };
+  const engine = { start: plan.startEngine ? ("if-offline" as const) : ("never" as const), ...(plan.externalSwarms ? {} : EMULATOR_WATCH) };
+  return { swarms: swarms.map((s) => ({ name: s.name, url: s.url, engine })), ...plan.run };
 }

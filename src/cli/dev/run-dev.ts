@@ -1,6 +1,6 @@
 /**
  * @module cli/dev/run-dev — `runDev`: one whole `ajet-edge dev` run (issue 3 §6). Plan → start the session
- * (emulator or given servers, engines, local Worker) → `POST /runs` → live progress → summary. Ctrl-C or the
+ * (emulator or given servers, local Worker; the Worker starts the engine) → `POST /runs` → live progress → summary. Ctrl-C or the
  * timeout drains the run (`POST /runs/:id/stop`, bounded wait) before workerd and the emulator stop, so no episode
  * is left claimed. Exit codes: 0 finished as asked, 1 failed (including a finished run that ended no episode or
  * stopped short of its steps, see `verdict.ts`) / timed out, 2 bad input, 130 Ctrl-C, 143 SIGTERM.
@@ -133,7 +133,7 @@ export function stepsText(steps: number | null): string {
 function startingLine(plan: DevPlan): string {
   if (plan.externalSwarms) return `starting the Worker in local workerd; swarm servers ${plan.externalSwarms.map((s) => s.url).join(", ")}…`;
   const emulators = plan.swarmNames.length > 1 ? `${plan.swarmNames.length} swarm emulators (${plan.swarmNames.join(", ")})` : "the swarm emulator";
-  return `starting ${emulators} (profile dev), the engine, and the Worker in local workerd…`;
+  return `starting ${emulators} (profile dev) and the Worker in local workerd (the Worker starts the engine)…`;
 }
 
 interface FollowContext {

@@ -1,10 +1,12 @@
 /**
  * @module cli/dev/session — everything a dev run needs running, started in parallel and stopped together: the
- * swarm servers (local emulators on random ports, profile `dev`, with the run's answer key — or the servers given
- * on the command line), their engines (job synced and started with `autoSyncTrainConfigAndStartEngine`), and the
- * Worker in local workerd. Used by `ajet-edge dev` and by the end-to-end tests.
+ * swarm servers (local emulators on random ports, profile `dev`, with the run's answer key, their engines OFFLINE —
+ * or the servers given on the command line) and the Worker in local workerd. The session starts no engine: the
+ * Worker does, as it does deployed (its SwarmServer object syncs the run's job and starts an OFFLINE engine; the run
+ * spec's `engine.start: "never"` — `--no-start-engine` — leaves that to someone else). Used by `ajet-edge dev` and
+ * by the end-to-end tests.
  */
-import { isCannotConnect, SwarmClient, type SwarmLogger } from "../../client/index.ts";
+import { isCannotConnect, SwarmClient } from "../../client/index.ts";
 import { startEmulator, type RunningEmulator } from "../../emulator/index.ts";
 import { AgentJetJob } from "../../job/index.ts";
 import type { RunRequestInput } from "../../edge/run-request.ts";
@@ -45,20 +47,6 @@ export interface StartSessionOptions {
 }
 
 /**
- * Brings one server's engine to ROLLING (sync + start when OFFLINE, `autoSyncTrainConfigAndStartEngine`).
- * @throws SwarmStartError naming the URL when the server is unreachable or the engine cannot start
- */
-async function startEngine(url: string, plan: Pick<DevPlan, "job">, options: { logger: SwarmLogger; signal?: AbortSignal }): Promise<void> {
-  const client = new SwarmClient({ baseURL: url, logger: options.logger });
-  try {
-    await client.autoSyncTrainConfigAndStartEngine(new AgentJetJob(plan.job), { ...(options.signal ? { signal: options.signal } : {}) });
-  } catch (err) {
-    if (options.signal?.aborted) throw err;
-    throw new SwarmStartError(`swarm server ${url}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
-
-/**
  * Checks that every server answers `get_engine_status` (fast: before workerd is started for nothing).
  * @throws SwarmStartError naming the first unreachable URL and why
  */
@@ -72,15 +60,13 @@ async function probeSwarms(swarms: readonly { url: string }[], options: { signal
 
 /**
  * Starts the session: first checks that the servers given on the command line answer (nothing is started for a
- * wrong URL), then the Worker host and the swarm side (emulators + engines; with `startEngine: false` the given
- * servers are used as they are) in parallel.
+ * wrong URL), then the Worker host and the emulators (if any) in parallel.
  * @throws LocalWorkerError | SwarmStartError | the emulator's start errors | the abort reason; whatever was
  *   started is stopped before the error propagates
  */
 export async function startDevSession(plan: DevPlan, options: StartSessionOptions = {}): Promise<DevSession> {
   if (plan.externalSwarms) await probeSwarms(plan.externalSwarms, { ...(options.signal ? { signal: options.signal } : {}) });
   const log = options.onLog ?? (() => {});
-  const logger: SwarmLogger = { info: () => {}, warn: (m) => log(`swarm client: ${m}`), error: (m) => log(`swarm client: ${m}`) };
   // One slot per swarm name, filled as each server comes up (so a failure still closes what started).
   const swarms: SessionSwarm[] = [];
   const startSwarm = async (name: string, i: number) => {
@@ -92,7 +78,6 @@ export async function startDevSession(plan: DevPlan, options: StartSessionOption
       swarms[i] = { name, url: emulator.url, emulator };
     }
     options.signal?.throwIfAborted();
-    if (plan.startEngine) await startEngine(swarms[i]!.url, plan, { logger, ...(options.signal ? { signal: options.signal } : {}) });
   };
   const startSwarms = async () => {
     const started = await Promise.allSettled(plan.swarmNames.map(startSwarm));

@@ -1,6 +1,8 @@
 /**
- * @module edge/routes/runs — the runs resource (issue 3 §4): `POST /runs` validates a run spec (errors name the
- * field path), loads its datasets and creates the run's Durable Object; `GET /runs/:id` shows its status;
+ * @module edge/routes/runs — the runs resource (issue 3 §4, issue 8 §2): `POST /runs` validates a run spec (errors
+ * name the field path; the job too), loads its datasets, registers the run in the RunIndex and creates the run's
+ * Durable Object — which, through its swarm servers' objects, syncs the job and starts OFFLINE engines; `GET /runs`
+ * lists runs newest first (paged: `?limit=N&cursor=…`); `GET /runs/:id` shows its status;
  * `POST /runs/:id/stop` drains it; `GET /runs/:id/report` gives the summary and, for eval runs, the eval report;
  * `GET /runs/:id/episodes[?step=N]` lists the episodes whose reward the server accepted (the audit ledger).
  */
@@ -17,6 +19,9 @@ import { ApiError, type Issue } from "../errors.ts";
 import { limitsFrom, type ApiLimits } from "../limits-config.ts";
 import { parseRunRequest, type RunRequest } from "../run-request.ts";
 import { parseOperatorSecrets, runSecretsIssues } from "../secrets.ts";
+import type { RunListing } from "../run-views.ts";
+import { parseCursor, runIndexStub } from "../run-index.ts";
+import { runJob, withJobDefaults } from "../run-job.ts";
 
 function checkFunction(spec: RunSpec, functions: Readonly<Record<string, RolloutFunction>>): Issue[] {
   const fn = functions[spec.function];
@@ -134,15 +139,19 @@ export function runsRoutes(functions: Readonly<Record<string, RolloutFunction>>)
       const limits = limitsFrom(c.env);
       const operator = parseOperatorSecrets(c.env.AJET_SECRETS).secrets;
       const policy = outboundPolicy(c.env.AJET_ALLOWED_HOSTS, operator);
-      // every problem at once (the spec's fields and each dataset's), then the function, the hosts and the secrets
-      const parsed = parseRunRequest(body);
-      const issues = parsed.success
-        ? [
-            ...checkFunction(parsed.data, functions),
-            ...hostIssues(parsed.data, policy),
-            ...runSecretsIssues({ runSecrets: parsed.data.secrets, operatorSecrets: operator, swarms: parsed.data.swarms, allowed: policy.allowed }),
-          ]
-        : parsed.issues;
+      // every problem at once (the job, the spec's fields and each dataset's), then the function, the hosts and the secrets
+      const job = withJobDefaults(body);
+      const parsed = parseRunRequest(job.body);
+      const issues = [
+        ...job.issues,
+        ...(parsed.success
+          ? [
+              ...checkFunction(parsed.data, functions),
+              ...hostIssues(parsed.data, policy),
+              ...runSecretsIssues({ runSecrets: parsed.data.secrets, operatorSecrets: operator, swarms: parsed.data.swarms, allowed: policy.allowed }),
+            ]
+          : parsed.issues),
+      ];
       if (!parsed.success || issues.length) throw new ApiError(400, "invalid run spec", issues);
       const spec = parsed.data;
       const tooMany = generateIssues(spec, limits);
@@ -157,7 +166,14 @@ export function runsRoutes(functions: Readonly<Record<string, RolloutFunction>>)
         const message = `the run plans ${planned} episodes, over the maximum of ${limits.maxEpisodesPerRun} per run (AJET_MAX_EPISODES_PER_RUN); set maxSteps, fewer epochs or numRepeat, or split it into several runs`;
         throw new ApiError(400, "too many episodes", [{ path: "(body)", message }]);
       }
-      const runId = `run-${new Date().toISOString().replace(/[-:.TZ]/g, "").slice(0, 14)}-${crypto.randomUUID().slice(0, 8)}`;
+      let jobYaml: string;
+      try {
+        jobYaml = runJob(spec).toYaml();
+      } catch (err) {
+        throw new ApiError(400, "invalid run spec", [{ path: "job", message: err instanceof Error ? err.message : String(err) }]);
+      }
+      const now = Date.now();
+      const runId = `run-${new Date(now).toISOString().replace(/[-:.TZ]/g, "").slice(0, 14)}-${crypto.randomUUID().slice(0, 8)}`;
       const principal = c.get("auth").principal;
       const quota = c.env.RUN_QUOTA.get(c.env.RUN_QUOTA.idFromName(principal));
       const admitted = await quota.admit(runId, limits.maxRunsInFlight);
@@ -166,12 +182,29 @@ export function runsRoutes(functions: Readonly<Record<string, RolloutFunction>>)
         throw new ApiError(429, "too many runs in flight", [{ path: "(token)", message }]);
       }
       try {
-        const view = await stubOf(c.env, runId).create({ runId, spec, tasks, loadReports: reports, principal });
+        await runIndexStub(c.env).add({ runId, function: spec.function, createdAtMs: now });
+        const view = await stubOf(c.env, runId).create({ runId, spec, tasks, loadReports: reports, principal, jobYaml });
         return c.json(view, 201);
       } catch (err) {
         await quota.release(runId);
         throw err;
       }
+    })
+    .get("/", async (c) => {
+      const q = z
+        .object({ limit: z.coerce.number().int().min(1).max(100).default(20), cursor: z.string().optional() })
+        .safeParse(c.req.query());
+      if (!q.success) throw new ApiError(400, "invalid query", q.error.issues.map((i) => ({ path: i.path.join("."), message: `${i.message} (limit is 1..100)` })));
+      const after = q.data.cursor === undefined ? null : parseCursor(q.data.cursor);
+      if (q.data.cursor !== undefined && !after) throw new ApiError(400, "invalid query", [{ path: "cursor", message: "pass the `next` value of the previous page as cursor" }]);
+      const page = await runIndexStub(c.env).page({ limit: q.data.limit, after });
+      const runs = await Promise.all(
+        page.runs.map(async (r): Promise<RunListing> => {
+          const live = await stubOf(c.env, r.runId).listing().catch(() => null);
+          return live ?? { runId: r.runId, function: r.function, phase: "unknown", stopReason: null, engineStatus: null, globalStep: null, lastStepMeanReward: null, createdAtMs: r.createdAtMs, waitingFor: null, failure: null };
+        }),
+      );
+      return c.json({ runs, next: page.next });
     })
     .get("/:id", async (c) => {
       const id = c.req.param("id");

@@ -4,7 +4,7 @@
  * an unexpected error. `app.fetch(request)` serves without a socket.
  */
 import { Hono } from "hono";
-import type { AppDeps, RouteTable } from "./deps.ts";
+import { REQUEST_LOG_LIMIT, type AppDeps, type RouteTable } from "./deps.ts";
 import { httpException, internalServerError } from "./fastapi.ts";
 import { registerControlRoutes } from "./routes-control.ts";
 import { registerEpisodeRoutes } from "./routes-episodes.ts";
@@ -21,6 +21,14 @@ export function createApp(deps: AppDeps): Hono {
       if (!bad) return next();
       const detail = c.req.header(bad[0]) === undefined ? `gateway: missing header ${bad[0]}` : `gateway: wrong value of header ${bad[0]}`;
       return new Response(JSON.stringify({ detail }), { status: 401, headers: { "content-type": "application/json" } });
+    });
+  }
+  const log = deps.requestLog;
+  if (log) {
+    app.use("*", async (c, next) => {
+      log.push({ method: c.req.method, path: c.req.path, atMs: deps.clock.nowMs() });
+      if (log.length > REQUEST_LOG_LIMIT) log.splice(0, log.length - REQUEST_LOG_LIMIT);
+      await next();
     });
   }
   registerControlRoutes(app, table, deps);

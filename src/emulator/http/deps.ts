@@ -28,7 +28,19 @@ export interface AppDeps {
   upstream?: ResolvedUpstream;
   /** the simulated gateway: header name (lowercase) → required value; requests without them get 401 */
   requireHeaders?: Readonly<Record<string, string>>;
+  /** every request received, in order (method, path, epoch ms on the emulator's clock); kept up to {@link REQUEST_LOG_LIMIT} */
+  requestLog?: RequestLogEntry[];
 }
+
+/** One request the emulator received. */
+export interface RequestLogEntry {
+  method: string;
+  path: string;
+  atMs: number;
+}
+
+/** Entries the request log keeps (the oldest are dropped). */
+export const REQUEST_LOG_LIMIT = 100_000;
 
 /** The methods each path answers; unknown methods on a known path get FastAPI's 405. */
 export type RouteTable = Map<string, Set<string>>;

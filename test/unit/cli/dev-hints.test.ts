@@ -24,7 +24,7 @@ function poll(h: DevHints, view: RunView, untilMs: number, fromMs = 0): [number,
 describe("dev hints", () => {
   it("an OFFLINE engine with --no-start-engine: one hint after 15 s, not on every poll", () => {
     expect(poll(hints(), waiting("ENGINE.OFFLINE"), 60_000)).toEqual([
-      [15_000, `hint: the engine at ${URL} is OFFLINE (for 15 s); start it (drop --no-start-engine and dev syncs the job and starts it) or check the server`],
+      [15_000, `hint: the engine at ${URL} is OFFLINE (for 15 s); start it (drop --no-start-engine and the Worker syncs the job and starts it) or check the server`],
     ]);
   });
 

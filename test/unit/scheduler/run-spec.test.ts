@@ -19,8 +19,23 @@ describe("RunSpec defaults", () => {
     });
     expect(spec.tuning).toEqual({
       statusPollWaitingMs: 1000, statusPollRollingMs: 3000, dispatchLeaseSeconds: 300,
-      runLeaseSeconds: 8 * 240 + 60, reportLeaseSeconds: 720, claimRetryMs: 2000, claimRetryNotRollingMs: 15000, claimRetryMaxMs: 60000,
+      runLeaseSeconds: 8 * 240 + 60, reportLeaseSeconds: 720, claimRetryMs: 2000, claimRetryNotRollingMs: 15000, claimRetryMaxMs: 60000, stopGraceSeconds: 30,
     });
+  });
+
+  it("gives every swarm the default engine policy: the Worker starts an OFFLINE engine, never stops it, waits 1800 s for a boot", () => {
+    const spec = RunSpec.parse({ swarms: [{ url: "http://127.0.0.1:10086" }], datasets: [{ name: "gsm8k" }], function: "math-agent" });
+    expect(spec.swarms[0]!.engine).toEqual({ start: "if-offline", stopWhenDone: false, bootTimeoutSeconds: 1800 });
+  });
+
+  it("refuses an engine policy it does not know, naming the field and the choices", () => {
+    const bad = parseRunSpec({ swarms: [{ url: "http://127.0.0.1:10086", engine: { start: "always", stopWhendone: true } }], datasets: [{ name: "gsm8k" }], function: "math-agent" });
+    expect(bad.success).toBe(false);
+    if (bad.success) return;
+    expect(bad.issues).toEqual(expect.arrayContaining([
+      { path: "swarms.0.engine.start", message: expect.stringContaining('"if-offline"') },
+      { path: "swarms.0.engine.stopWhendone", message: 'unknown field "stopWhendone"; did you mean "stopWhenDone"?' },
+    ]));
   });
 
   it("reads batchSize, numRepeat and maxEnvWorker from the job options when not given at the top level", () => {

@@ -1,0 +1,56 @@
+/**
+ * The SwarmServer object of one swarm server (issue 8 §1) inside workerd, with real alarms: it starts an OFFLINE
+ * engine for a run once, stops it when the last run that asked for `stopWhenDone` is done, and does not restart an
+ * engine another client stopped — the run waits and says so.
+ */
+import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { RunView } from "../../src/edge/run-views.ts";
+import { normalizeServerUrl } from "../../src/client/index.ts";
+import { countdownSpec, createRun, TestEmulator } from "./support.ts";
+
+const FAST = { statusPollRollingMs: 100, statusPollWaitingMs: 100 };
+const WATCH = { pollQuickMs: 100, pollSlowMs: 200, maxPollsPerMinute: 600 };
+
+async function until(what: string, check: () => Promise<boolean>, tries = 600): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("the SwarmServer object", () => {
+  it("stopWhenDone: the run starts the OFFLINE engine, trains its step, and the engine is stopped once the run is done", async () => {
+    const emu = await TestEmulator.start({ policy: { initialAccuracy: 1, malformedRate: 0 }, answerKey: [{ target: 24, nums: [2, 3, 4] }] });
+    const { stub } = await createRun(countdownSpec(emu.url, { maxSteps: 1, tuning: FAST, swarms: [{ url: emu.url, engine: { ...WATCH, stopWhenDone: true } }] }));
+    await until("the run to finish", async () => {
+      await runDurableObjectAlarm(stub); // the alarm fires by itself too; this only makes the test quicker
+      return ((await stub.status()) as unknown as RunView).phase === "finished";
+    });
+    expect(((await stub.status()) as unknown as RunView).stopReason).toBe("maxSteps");
+    await until("the engine to be stopped", async () => (await emu.state()).status === "ENGINE.OFFLINE");
+    const paths = (await emu.requests()).map((r) => r.path);
+    expect(paths.filter((p) => p === "/sync_train_config")).toHaveLength(1);
+    expect(paths.filter((p) => p === "/start_engine")).toHaveLength(1);
+    expect(paths.filter((p) => p === "/stop_engine")).toHaveLength(1);
+  });
+
+  it("an engine stopped by another client is not started again: the run waits and its status says why", async () => {
+    const emu = await TestEmulator.start();
+    await emu.boot({ batchSize: 2, numRepeat: 2, maxEnvWorker: 4 });
+    const { stub } = await createRun(countdownSpec(emu.url, { maxSteps: 50, taskCount: 200, tuning: FAST, swarms: [{ url: emu.url, engine: WATCH }] }));
+    const swarm = env.SWARM_SERVERS.get(env.SWARM_SERVERS.idFromName(normalizeServerUrl(emu.url)));
+    await until("the watcher to see ROLLING", async () => (await swarm.view()).runs.some((r) => r.sawRolling));
+    await emu.client().stopEngine({ timeoutMs: 10_000 }); // another client stops the engine mid-run
+    let view = (await stub.status()) as unknown as RunView;
+    await until("the run to say why it waits", async () => {
+      view = (await stub.status()) as unknown as RunView;
+      return view.waitingFor?.includes("stopped by another client") ?? false;
+    });
+    expect(view.waitingFor).toBe(`the engine on ${normalizeServerUrl(emu.url)} was stopped by another client (or its training process exited): start it again, or stop this run`);
+    expect(view.phase).not.toBe("finished");
+    expect((await emu.requests()).filter((r) => r.path === "/start_engine")).toHaveLength(1); // the test's own
+    await stub.stop();
+  });
+});

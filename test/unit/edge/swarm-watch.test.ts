@@ -1,0 +1,64 @@
+/**
+ * The status watcher's schedule (edge/swarm-watch, issue 11 §3): quick around the edges it expects, the booting pace
+ * while BOOTING, slow otherwise, and never more than maxPollsPerMinute polls in any 60 s, whatever it is asked.
+ */
+import { describe, expect, it } from "vitest";
+import { DEFAULT_WATCH_TIMING, desiredIntervalMs, freshBucket, nextPollAtMs, spend, type WatchView } from "../../../src/edge/swarm-watch.ts";
+import { ENGINE } from "../../../src/protocol/index.ts";
+
+const T = DEFAULT_WATCH_TIMING;
+const view = (o: Partial<WatchView> = {}): WatchView => ({ engineStatus: ENGINE.ROLLING, changedAtMs: 0, expectEdgeUntilMs: null, booting: false, ...o });
+const NOW = 1_000_000;
+
+describe("the watcher's pace", () => {
+  it("is slow mid-batch: ROLLING, no recent change, no run expecting an edge", () => {
+    expect(desiredIntervalMs(view(), T, NOW)).toBe(T.slowMs);
+  });
+
+  it("is quick while ROLLING_POST or WEIGHT_SYNCING (ROLLING follows), after a change, and while a run expects an edge", () => {
+    expect(desiredIntervalMs(view({ engineStatus: ENGINE.ROLLING_POST }), T, NOW)).toBe(T.quickMs);
+    expect(desiredIntervalMs(view({ engineStatus: ENGINE.WEIGHT_SYNCING }), T, NOW)).toBe(T.quickMs);
+    expect(desiredIntervalMs(view({ changedAtMs: NOW - T.edgeBurstMs + 1 }), T, NOW)).toBe(T.quickMs);
+    expect(desiredIntervalMs(view({ changedAtMs: NOW - T.edgeBurstMs }), T, NOW)).toBe(T.slowMs);
+    expect(desiredIntervalMs(view({ expectEdgeUntilMs: NOW + 1 }), T, NOW)).toBe(T.quickMs);
+    expect(desiredIntervalMs(view({ expectEdgeUntilMs: NOW }), T, NOW)).toBe(T.slowMs);
+  });
+
+  it("takes the booting pace while BOOTING (a real boot takes minutes)", () => {
+    expect(desiredIntervalMs(view({ engineStatus: ENGINE.BOOTING }), T, NOW)).toBe(T.bootingMs);
+    expect(desiredIntervalMs(view({ engineStatus: ENGINE.OFFLINE, booting: true }), T, NOW)).toBe(T.bootingMs);
+  });
+});
+
+describe("the poll bound", () => {
+  it("admits at most maxPollsPerMinute polls in any 60 s window while an edge is expected the whole time", () => {
+    const v = view({ engineStatus: ENGINE.WEIGHT_SYNCING });
+    let bucket = freshBucket(T, 0);
+    const polls: number[] = [];
+    let at = 0;
+    while (at < 5 * 60_000) {
+      bucket = spend(bucket, T, at);
+      polls.push(at);
+      at = nextPollAtMs(v, bucket, T, at);
+    }
+    let most = 0;
+    for (let i = 0; i < polls.length; i++) {
+      const inWindow = polls.filter((p) => p >= polls[i]! && p < polls[i]! + 60_000).length;
+      most = Math.max(most, inWindow);
+    }
+    expect(most).toBeLessThanOrEqual(T.maxPollsPerMinute);
+    // the first burst goes at the quick pace
+    expect(polls.slice(0, T.burst)).toEqual(Array.from({ length: T.burst }, (_, i) => i * T.quickMs));
+  });
+
+  it("never schedules a poll earlier than the pace asks", () => {
+    const bucket = freshBucket(T, NOW);
+    expect(nextPollAtMs(view(), bucket, T, NOW)).toBe(NOW + T.slowMs);
+  });
+
+  it("refuses to spend a token that is not there", () => {
+    let bucket = freshBucket({ ...T, burst: 1 }, 0);
+    bucket = spend(bucket, { ...T, burst: 1 }, 0);
+    expect(() => spend(bucket, { ...T, burst: 1 }, 0)).toThrow(/poll budget exhausted/);
+  });
+});
