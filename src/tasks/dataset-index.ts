@@ -101,7 +101,11 @@ class ChunkWriter {
     if (this.count >= this.limits.maxRows) {
       throw new DatasetLoadError(`the dataset has more than ${this.limits.maxRows} usable rows (${this.limits.limitName}); raise ${this.limits.limitName} or use a smaller dataset`);
     }
-    this.#buf.set([e.offset, e.length, e.index, e.line], this.#n * FIELDS);
+    const o = this.#n * FIELDS;
+    this.#buf[o] = e.offset;
+    this.#buf[o + 1] = e.length;
+    this.#buf[o + 2] = e.index;
+    this.#buf[o + 3] = e.line;
     this.#n += 1;
     this.count += 1;
     if (this.#n === INDEX_CHUNK_ENTRIES) this.flush();
@@ -239,7 +243,9 @@ export async function indexJsonl(stream: ReadableStream<Uint8Array>, options: Ro
       const bytes = chunk.value;
       let from = 0;
       for (let nl = bytes.indexOf(0x0a, from); nl !== -1; nl = bytes.indexOf(0x0a, from)) {
-        hold(bytes.subarray(from, nl));
+        // a line inside this chunk is read in place (no copy); only a line split across chunks is held
+        if (held === 0 && !overlong && nl - from <= limits.maxRowBytes + 4) parts = [bytes.subarray(from, nl)], (held = nl - from);
+        else hold(bytes.subarray(from, nl));
         endLine(at + nl);
         from = nl + 1;
       }
