@@ -1,9 +1,12 @@
 /**
- * @module tasks/readers — reading a dataset from a URL (`fetch`, works in workerd) or from a {@link DatasetSpec}
- * (url, inline tasks, the Countdown generator; `path` through an injected reader, which `src/node` provides).
+ * @module tasks/readers — reading a whole dataset into memory from a URL (`fetch`) or from a {@link DatasetSpec}
+ * (url, inline tasks, the Countdown generator; `path` through an injected reader, which `src/node` provides): for
+ * small datasets in Node and tests. A run never reads a URL dataset this way: its Durable Object indexes the file
+ * and reads rows one at a time (`tasks/dataset-index.ts`, `edge/datasets.ts`).
  */
 import { z } from "zod";
 import { generateCountdownTasks } from "./countdown-generator.ts";
+import { formatOf } from "./dataset-index.ts";
 import { DatasetSpec, type ParsedDatasetSpec } from "./dataset-spec.ts";
 import { DatasetLoadError, parseTasks, tasksFromObjects } from "./load.ts";
 import type { LoadOptions, LoadResult } from "./load.ts";
@@ -69,7 +72,12 @@ export async function loadDataset(spec: DatasetSpec, deps: ReaderDeps = {}, stri
 
 async function readDataset(s: ParsedDatasetSpec, deps: ReaderDeps, strict: boolean): Promise<LoadResult> {
   const options: LoadOptions = { name: s.name, kind: s.kind, strict, ...(s.split ? { split: s.split } : {}) };
-  if (s.url !== undefined) return fetchTasks(s.url, options, deps);
+  if (s.url !== undefined) {
+    if (s.url.startsWith("r2://") || (s.format ?? formatOf(s.url)) === "parquet") {
+      throw new DatasetLoadError(`dataset ${s.url} is read by the Worker row by row (R2 or Parquet): give it as a run's dataset url, not to loadDataset`);
+    }
+    return fetchTasks(s.url, options, deps);
+  }
   if (s.tasks !== undefined) return tasksFromObjects(s.tasks, options);
   if (s.generate !== undefined) {
     const tasks = generateCountdownTasks({ ...s.generate, name: s.name });
