@@ -24,6 +24,7 @@ import {
   type R2BucketLike,
   type RejectedRow,
   type RowOptions,
+  withAnswerReaders,
 } from "../tasks/index.ts";
 import { DATASET_LIMIT_VARS, datasetBuckets, type DatasetLimits } from "./dataset-limits.ts";
 import type { Env } from "./env.ts";
@@ -66,6 +67,8 @@ export function openByteSource(url: string, env: Env, fetch: typeof globalThis.f
   return r2ByteSource(binding as R2BucketLike, r2);
 }
 
+const readersOf = (plan: SourcePlan) => (plan.answerReaders ? { answerReaders: plan.answerReaders } : {});
+
 /** A run's datasets over its storage (one per Durable Object instance). */
 export class RunDatasets {
   readonly #chunks = new Map<string, Float64Array>();
@@ -99,7 +102,7 @@ export class RunDatasets {
       } catch (err) {
         throw new DatasetLoadError(`dataset "${name}": ${(err as Error).message}`);
       }
-      prepared = { source: { type: "generate", count: plan.settings.count, settings: plan.settings }, rejected: 0, samples: [] };
+      prepared = { source: { type: "generate", count: plan.settings.count, settings: plan.settings, ...readersOf(plan) }, rejected: 0, samples: [] };
     } else {
       const bytes = this.#source(plan.url);
       const { size, etag } = await bytes.stat();
@@ -112,7 +115,7 @@ export class RunDatasets {
         plan.format === "parquet"
           ? await indexParquet(plan.url, parquetFile(bytes, size, etag), plan.options, sink, bounds)
           : await indexJsonl(await bytes.stream(etag), plan.options, sink, bounds);
-      prepared = { source: { type: "file", count: found.count, url: plan.url, format: plan.format, size, etag, options: plan.options }, rejected: found.rejected, samples: found.samples };
+      prepared = { source: { type: "file", count: found.count, url: plan.url, format: plan.format, size, etag, options: plan.options, ...readersOf(plan) }, rejected: found.rejected, samples: found.samples };
     }
     this.storage.putSource(name, prepared.source);
     return prepared;
@@ -195,10 +198,10 @@ export class RunDatasets {
     if (!source) throw new Error(`no dataset ${name} in this run`);
     if (!Number.isInteger(taskIndex) || taskIndex < 0 || taskIndex >= source.count) throw new Error(`no task ${name}[${taskIndex}] in this run`);
     if (source.type === "stored") return this.storage.task(name, taskIndex);
-    if (source.type === "generate") return generateCountdownTask(source.settings, taskIndex);
+    if (source.type === "generate") return withAnswerReaders(generateCountdownTask(source.settings, taskIndex), source.answerReaders);
     const entry = entryAt(this.#chunk(name, Math.floor(taskIndex / INDEX_CHUNK_ENTRIES)), taskIndex % INDEX_CHUNK_ENTRIES);
     const bytes = this.#source(source.url);
-    if (source.format === "jsonl") return readJsonlTask(bytes, source.etag, entry, source.options);
+    if (source.format === "jsonl") return withAnswerReaders(await readJsonlTask(bytes, source.etag, entry, source.options), source.answerReaders);
     let pq = this.#parquet.get(name);
     if (!pq) {
       const file = parquetFile(bytes, source.size, source.etag);
@@ -207,7 +210,7 @@ export class RunDatasets {
       this.#parquet.set(name, pq);
     }
     const { file, metadata } = await pq;
-    return readParquetTask(source.url, file, metadata, entry, source.options);
+    return withAnswerReaders(await readParquetTask(source.url, file, metadata, entry, source.options), source.answerReaders);
   }
 
   #chunk(name: string, chunk: number): Float64Array {

@@ -27,10 +27,14 @@ export interface LogLine {
 }
 
 /** What `POST /runs` hands the Durable Object for one dataset (never its rows: inline rows are staged before). */
-export type SourcePlan =
+export type SourcePlan = (
   | { type: "stored"; count: number }
   | { type: "generate"; settings: CountdownGeneratorSettings & { name: string } }
-  | { type: "file"; url: string; format: DatasetFormat; options: RowOptions };
+  | { type: "file"; url: string; format: DatasetFormat; options: RowOptions }
+) & {
+  /** the dataset's `answerReaders`, added to each task read later (inline rows carry them already) */
+  answerReaders?: string[];
+};
 
 /**
  * What the DO's `create` needs: a validated spec without inline rows (they were staged with `stageTasks`), how to

@@ -49,8 +49,8 @@ export const MAX_LOG_LINES = 500;
  */
 export type StoredSource =
   | { type: "stored"; count: number }
-  | { type: "generate"; count: number; settings: CountdownGeneratorSettings & { name: string } }
-  | { type: "file"; count: number; url: string; format: DatasetFormat; size: number; etag: string | null; options: RowOptions };
+  | { type: "generate"; count: number; settings: CountdownGeneratorSettings & { name: string }; answerReaders?: string[] }
+  | { type: "file"; count: number; url: string; format: DatasetFormat; size: number; etag: string | null; options: RowOptions; answerReaders?: string[] };
 
 /**
  * The ledger rows of one ended episode: one per claimed swarm, each with the reward sent to that swarm (its

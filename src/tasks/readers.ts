@@ -5,6 +5,7 @@
  * and reads rows one at a time (`tasks/dataset-index.ts`, `edge/datasets.ts`).
  */
 import { z } from "zod";
+import type { Task } from "../protocol/index.ts";
 import { generateCountdownTasks } from "./countdown-generator.ts";
 import { formatOf } from "./dataset-index.ts";
 import { DatasetSpec, type ParsedDatasetSpec } from "./dataset-spec.ts";
@@ -65,9 +66,16 @@ export async function loadDataset(spec: DatasetSpec, deps: ReaderDeps = {}, stri
   const s = parsed.data;
   const loaded = await readDataset(s, deps, strict);
   if (s.answerReaders === undefined) return loaded;
-  // the dataset's answer readers travel with each task, where the rollout function reads them
-  const readers = [...s.answerReaders];
-  return { ...loaded, tasks: loaded.tasks.map((t) => ({ ...t, metadata: { ...t.metadata, answer_readers: readers } })) };
+  const readers = s.answerReaders;
+  return { ...loaded, tasks: loaded.tasks.map((t) => withAnswerReaders(t, readers)) };
+}
+
+/**
+ * The task with its dataset's answer readers as `metadata.answer_readers` (where the rollout function reads them);
+ * the task itself when there are none. Used for every source, so a URL row read later gets them too.
+ */
+export function withAnswerReaders(task: Task, readers: readonly string[] | undefined): Task {
+  return readers === undefined ? task : { ...task, metadata: { ...task.metadata, answer_readers: [...readers] } };
 }
 
 async function readDataset(s: ParsedDatasetSpec, deps: ReaderDeps, strict: boolean): Promise<LoadResult> {

@@ -55,7 +55,7 @@ describe("datasets in R2", () => {
     expect(new Set(accepted.map((e) => e.taskId))).toEqual(new Set(read.map((t) => t.task_id)));
   });
 
-  it("a Parquet file in R2 (two row groups) is indexed and read row by row; the run trains its window", async () => {
+  it("a Parquet file in R2 (two row groups) is indexed and read row by row, with its answer readers; the run trains its window", async () => {
     const parquet = parquetWriteBuffer({
       columnData: [
         { name: "question", data: rows.map((r) => `What is ${r.level} + 1?`), type: "STRING" },
@@ -68,7 +68,7 @@ describe("datasets in R2", () => {
     const emu = await TestEmulator.start({ policy: { initialAccuracy: 1, malformedRate: 0 } });
     await emu.boot({ batchSize: 2, numRepeat: 2, maxEnvWorker: 4 });
     const spec = countdownSpec(emu.url, { function: "math-agent", maxSteps: 1, tuning: { statusPollRollingMs: 100, statusPollWaitingMs: 100 } });
-    const { view: created, stub } = await createRun({ ...spec, datasets: [{ name: "gsm", kind: "gsm8k", split: "test", url: "r2://DATASETS/gsm/test.parquet" }] });
+    const { view: created, stub } = await createRun({ ...spec, datasets: [{ name: "gsm", kind: "gsm8k", split: "test", url: "r2://DATASETS/gsm/test.parquet", answerReaders: ["boxed", "hash"] }] });
     expect(created.datasets).toEqual({ gsm: { accepted: 40, rejected: 0, namespace: "gsm:test" } });
 
     const view = await untilFinished(stub);
@@ -80,6 +80,7 @@ describe("datasets in R2", () => {
       expect(task.task_id).toBe(`gsm:test:${t.task_index}`);
       expect(task.metadata).toMatchObject({ level: t.task_index, gold: String(t.task_index + 1) }); // INT64 → number
       expect(task.main_query).toBe(`What is ${t.task_index} + 1?`);
+      expect(task.metadata.answer_readers).toEqual(["boxed", "hash"]); // the dataset's readers travel with a row read later
     }
   });
 

@@ -8,7 +8,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { bindSwarms, swarmsOf, type RolloutFunction } from "../../sdk/contract.ts";
 import type { RunSpec } from "../../scheduler/index.ts";
-import { DEFAULT_SPLIT, datasetNamespace, formatOf, tasksFromObjects, type ParsedDatasetSpec } from "../../tasks/index.ts";
+import { DEFAULT_SPLIT, datasetNamespace, formatOf, tasksFromObjects, withAnswerReaders, type ParsedDatasetSpec } from "../../tasks/index.ts";
 import { DATASET_LIMIT_VARS, datasetLimits, type DatasetLimits } from "../dataset-limits.ts";
 import type { CreateRunResult, SourcePlan } from "../run-views.ts";
 import type { Task } from "../../protocol/index.ts";
@@ -137,10 +137,11 @@ async function planDatasets(
     const r = readers[i];
     if (!r) continue;
     const split = r.split ?? DEFAULT_SPLIT;
+    const withReaders = r.answerReaders ? { answerReaders: [...r.answerReaders] } : {};
     if (r.url !== undefined) {
-      sources[d.name] = { type: "file", url: r.url, format: r.format ?? formatOf(r.url), options: { name: r.name, kind: r.kind, split } };
+      sources[d.name] = { type: "file", url: r.url, format: r.format ?? formatOf(r.url), options: { name: r.name, kind: r.kind, split }, ...withReaders };
     } else if (r.generate !== undefined) {
-      sources[d.name] = { type: "generate", settings: { ...r.generate, name: r.name } };
+      sources[d.name] = { type: "generate", settings: { ...r.generate, name: r.name }, ...withReaders };
       reports[d.name] = { accepted: r.generate.count, rejected: 0, namespace: datasetNamespace(r) };
     } else if (r.tasks !== undefined) {
       const loaded = tasksFromObjects(r.tasks, { name: r.name, kind: r.kind, split });
@@ -149,7 +150,7 @@ async function planDatasets(
         issues.push({ path: `datasets.${i}`, message: `dataset "${d.name}" has no usable task${why ? ` (${why})` : ""}` });
         continue;
       }
-      inline.push({ name: d.name, tasks: loaded.tasks });
+      inline.push({ name: d.name, tasks: loaded.tasks.map((t) => withAnswerReaders(t, r.answerReaders)) });
       sources[d.name] = { type: "stored", count: loaded.tasks.length };
       reports[d.name] = { accepted: loaded.report.accepted, rejected: loaded.report.rejected.length, namespace: datasetNamespace(r) };
     }
