@@ -1,7 +1,7 @@
 /**
  * @module edge/dataset-limits — what a run's datasets may hold, from the Worker's vars (wrangler.toml `[vars]`),
  * with defaults that keep the Worker and the Durable Object inside Cloudflare's 128 MB per isolate:
- * - `AJET_MAX_INLINE_ROWS` (default 50,000) and `AJET_MAX_INLINE_BYTES` (default 8 MiB, the rows' JSON): inline
+ * - `AJET_MAX_INLINE_ROWS` (default 50,000) and `AJET_MAX_INLINE_BYTES` (default 4 MiB, the rows' JSON; the whole body is capped by AJET_MAX_BODY_BYTES, 8 MiB): inline
  *   `tasks` travel in the request body and are held by the Worker while it checks them; over → 413;
  * (A generator's `count` is bounded by `AJET_MAX_GENERATED_TASKS`, edge/limits-config.ts; its tasks are made one at
  * a time when needed, so that bounds the run's size, not memory.)
@@ -24,7 +24,7 @@ export interface DatasetLimits {
 /** The defaults (module doc). */
 export const DEFAULT_DATASET_LIMITS: Readonly<DatasetLimits> = {
   maxInlineRows: 50_000,
-  maxInlineBytes: 8 * 1024 * 1024,
+  maxInlineBytes: 4 * 1024 * 1024,
   maxDatasetRows: 10_000_000,
   maxRowBytes: 1024 * 1024,
 };

@@ -11,7 +11,7 @@ import { NO_ENV } from "./field-maps.ts";
 import { TaskIdPart } from "./task-id.ts";
 
 const settingsShape = {
-  /** the generator's hard ceiling (the scheduler's permutation); a deployment's own limit is AJET_MAX_GENERATE */
+  /** the generator's hard ceiling (the scheduler's permutation); a deployment's own limit is AJET_MAX_GENERATED_TASKS */
   count: z.int().min(1).max(2 ** 31),
   seed: z.int().min(0).max(0xffff_ffff),
   numbersPerTask: z.union([z.literal(3), z.literal(4)]).default(4),

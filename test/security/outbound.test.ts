@@ -102,7 +102,8 @@ describe("fetch time (defence in depth)", () => {
       const fresh = new RolloutScheduler(state, { ...env, AJET_ALLOWED_HOSTS: "gpu.example.com", EPISODES: new CapturingQueue() as unknown as Queue<EpisodeMessage> });
       await new Promise((r) => setTimeout(r, 0)); // its constructor opens storage under blockConcurrencyWhile
       const tasks = [0, 1, 2, 3].map((i) => ({ task_id: `cd:train:${i}`, main_query: "q", init_messages: [], env_type: "countdown", metadata: {} }));
-      await fresh.create({ runId, spec: parsed.data, tasks: { cd: tasks }, loadReports: { cd: { accepted: 4, rejected: 0, namespace: "cd:train" } } });
+      fresh.stageTasks({ runId, source: "cd", start: 0, tasks, scope: "run" });
+      await fresh.create({ runId, spec: parsed.data, sources: { cd: { type: "stored", count: 4 } }, loadReports: { cd: { accepted: 4, rejected: 0, namespace: "cd:train" } } });
       await fresh.alarm();
       const view = fresh.status()!;
       expect(view.log.map((l) => JSON.stringify(l))).toEqual(expect.arrayContaining([expect.stringContaining("cannot be reached")]));

@@ -59,7 +59,8 @@ function hostIssues(spec: RunRequest, policy: OutboundPolicy): Issue[] {
     if (refused) issues.push({ path: `swarms.${i}.url`, message: refused.message });
   });
   spec.datasets.forEach((d, i) => {
-    const refused = d.url !== undefined ? checkUrl(d.url, policy.allowed) : null;
+    // r2://BUCKET/KEY is read through the Worker's own R2 binding (AJET_DATASET_BUCKETS), not over the network
+    const refused = d.url !== undefined && !d.url.startsWith("r2://") ? checkUrl(d.url, policy.allowed) : null;
     if (refused) issues.push({ path: `datasets.${i}.url`, message: refused.message });
   });
   return issues;
