@@ -26,19 +26,20 @@ const INDEX_HEAP_CAP_MIB = 48;
 /** An unroutable swarm: the run is created (datasets indexed) and never dispatches. */
 const DEAD_SWARM = "http://127.0.0.1:9";
 
-const base = { swarms: [{ url: DEAD_SWARM }], function: "countdown", batchSize: 2, numRepeat: 2, maxEnvWorker: 4 };
+const base = { swarms: [{ url: DEAD_SWARM }], function: "countdown", batchSize: 2, numRepeat: 2, maxEnvWorker: 4, maxSteps: 10 };
 
 /** Runs the dataset benchmarks (starts and stops its own local Worker and dataset server). */
 export async function datasetBenchmarks(): Promise<BenchResult[]> {
   const server = await startDatasetServer();
   const worker = await startLocalWorker();
   const results: BenchResult[] = [];
+  const auth = { authorization: `Bearer ${worker.token}` };
   const post = async (body: unknown): Promise<{ status: number; ms: number; body: Record<string, unknown> }> => {
     const t0 = performance.now();
-    const res = await fetch(`${worker.url}/runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(`${worker.url}/runs`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify(body) });
     const json = (await res.json()) as Record<string, unknown>;
     const ms = performance.now() - t0;
-    if (res.status === 201) await fetch(`${worker.url}/runs/${String(json["runId"])}/stop`, { method: "POST" });
+    if (res.status === 201) await fetch(`${worker.url}/runs/${String(json["runId"])}/stop`, { method: "POST", headers: auth });
     return { status: res.status, ms, body: json };
   };
   const peakMiB = () => Math.max(0, ...workerdPids(worker.hostPid).map((p) => processMemoryMiB(p).peakMiB));
