@@ -17,6 +17,9 @@ export interface BenchResult {
   /** an optional target, e.g. BC-16's "under 50 ms", and whether the p99 met it */
   targetMs?: number;
   metTarget?: boolean;
+  /** a memory figure of the run (MiB) and its bound, e.g. workerd's peak RSS under 256 MiB */
+  memoryMiB?: number;
+  memoryTargetMiB?: number;
   note?: string;
 }
 
@@ -74,7 +77,10 @@ export function formatResults(results: readonly BenchResult[]): string {
     r.p50Ms.toFixed(4),
     r.p99Ms.toFixed(4),
     r.opsPerSec >= 100 ? r.opsPerSec.toFixed(0) : r.opsPerSec.toFixed(2),
-    r.targetMs === undefined ? "" : `${r.metTarget ? "ok" : "MISSED"} (≤${r.targetMs} ms)`,
+    [
+      r.targetMs === undefined ? "" : `${r.p99Ms <= r.targetMs ? "ok" : "MISSED"} (≤${r.targetMs} ms)`,
+      r.memoryTargetMiB === undefined ? "" : `${(r.memoryMiB ?? Infinity) < r.memoryTargetMiB ? "ok" : "MISSED"} (${(r.memoryMiB ?? NaN).toFixed(0)} < ${r.memoryTargetMiB} MiB)`,
+    ].filter(Boolean).join(", "),
   ]);
   const head = ["benchmark", "calls", "mean ms", "p50 ms", "p99 ms", "ops/s", "target"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -9,6 +9,7 @@ import { SwarmClient } from "../client/index.ts";
 import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../port/index.ts";
 import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
 import { serverOfSwarm } from "../sdk/contract.ts";
+import type { RunDatasets } from "./datasets.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { RunMeta, SchedulerStorage } from "./storage.ts";
 
@@ -21,6 +22,8 @@ export type RunLog = (level: "info" | "warn" | "error", message: string, fields:
 /** What the runner needs of its Durable Object. */
 export interface CommandRunnerHost {
   storage: SchedulerStorage;
+  /** the run's datasets: tasks of URL and generated datasets are read when first dispatched */
+  datasets: RunDatasets;
   dispatcher: Dispatcher;
   /** the run's metadata (spec, client uuid); the runner is only used once the run exists */
   meta(): RunMeta;
@@ -102,12 +105,21 @@ export class CommandRunner {
   }
 
   async #dispatch(episodes: readonly EpisodeDispatch[], inline: boolean): Promise<void> {
-    const messages = episodes.map((d) => this.#message(d));
+    const refsOf = (list: readonly EpisodeDispatch[]) => list.map((d) => ({ episodeKey: d.episodeKey, attempt: d.attempt, dispatchId: d.dispatchId }));
+    // a task not read yet (URL or generated dataset) is read now; an episode whose task cannot be read is queued
+    // again with a back-off (dispatchFailed, not an attempt), the others go out
+    const unread = await this.host.datasets.ensure(episodes);
+    const readable = episodes.filter((d) => !unread.has(`${d.source}#${d.taskIndex}`));
+    if (readable.length < episodes.length) {
+      const reason = `dataset read failed: ${[...new Set(unread.values())].slice(0, 3).join("; ")}`;
+      await this.host.feed({ type: "dispatchFailed", episodes: refsOf(episodes.filter((d) => unread.has(`${d.source}#${d.taskIndex}`))), reason }, inline);
+    }
+    if (!readable.length) return;
+    const messages = readable.map((d) => this.#message(d));
     try {
       await this.host.dispatcher.dispatch(messages);
     } catch (err) {
-      const refs = episodes.map((d) => ({ episodeKey: d.episodeKey, attempt: d.attempt, dispatchId: d.dispatchId }));
-      await this.host.feed({ type: "dispatchFailed", episodes: refs, reason: String(err) }, inline);
+      await this.host.feed({ type: "dispatchFailed", episodes: refsOf(readable), reason: String(err) }, inline);
     }
   }
 

@@ -25,4 +25,13 @@ export interface Env extends AuthEnv, LimitsEnv {
   AJET_SECRETS?: string;
   /** hosts the Worker may connect to for swarms, datasets and judges: comma-separated `host` or `host:port`; unset = none */
   AJET_ALLOWED_HOSTS?: string;
+  /** R2 bucket of datasets read as `r2://DATASETS/KEY` (optional; wrangler.toml binds it) */
+  DATASETS?: R2Bucket;
+  /** R2 bindings `r2://BUCKET/KEY` may name, comma-separated; default `DATASETS` (edge/dataset-limits.ts) */
+  AJET_DATASET_BUCKETS?: string;
+  /** dataset limits (edge/dataset-limits.ts): inline rows and bytes, URL rows, row bytes */
+  AJET_MAX_INLINE_ROWS?: string;
+  AJET_MAX_INLINE_BYTES?: string;
+  AJET_MAX_DATASET_ROWS?: string;
+  AJET_MAX_ROW_BYTES?: string;
 }

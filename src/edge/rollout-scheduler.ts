@@ -10,16 +10,19 @@ import { DurableObject } from "cloudflare:workers";
 import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, OutcomeReport, ResultReport, SchedulerPort, StopWatchAnswer } from "../port/index.ts";
 import { resolveGatewayHeaders, type Task } from "../protocol/index.ts";
 import { outboundFetch, outboundPolicy } from "../runtime/outbound.ts";
-import { currentStep, decide, initialState, nextWakeAtMs, reportedReward, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
+import { currentStep, decide, initialState, nextWakeAtMs, reportedReward, windowCapacityIssues, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
 import { runScopedTaskId } from "../tasks/index.ts";
 import { CommandRunner } from "./command-runner.ts";
+import { datasetLimits } from "./dataset-limits.ts";
+import { RunDatasets } from "./datasets.ts";
+import { plannedEpisodes } from "./run-request.ts";
 import { QueueDispatcher } from "./dispatcher.ts";
 import { EngineLink } from "./engine-link.ts";
 import type { Env } from "./env.ts";
 import { jsonLogger } from "./log.ts";
 import { runJob } from "./run-job.ts";
 import { mergeSecrets, parseOperatorSecrets } from "./secrets.ts";
-import { runListing, runReport, runView, type CreateRunInput, type RunListing, type RunReport, type RunView } from "./run-views.ts";
+import { runListing, runReport, runView, type CreateRunInput, type CreateRunResult, type RunListing, type RunReport, type RunView } from "./run-views.ts";
 import { ledgerRows, SchedulerStorage, type RunMeta } from "./storage.ts";
 import type { EngineObservation } from "./swarm-server.ts";
 
@@ -47,13 +50,23 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   #link: EngineLink | null = null;
   /** running episodes' stop watches, released when the run stops (in memory: a reset answers them with an error, and they ask again) */
   readonly #stopWaiters = new Set<() => void>();
+  #datasets!: RunDatasets;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       this.#storage = new SchedulerStorage(ctx.storage.sql);
+      // the same outbound rules as the consumer: allowed hosts only, operator credentials only to their endpoint
+      const outbound = outboundFetch((input, init) => globalThis.fetch(input, init), outboundPolicy(env.AJET_ALLOWED_HOSTS, parseOperatorSecrets(env.AJET_SECRETS).secrets));
+      // a task read later gets the run-scoped id its inline siblings got when staged
+      const scopeId = (taskId: string) => {
+        const { meta } = this.#require();
+        return runScopedTaskId(taskId, meta.runId, meta.spec.taskIdScope ?? "run");
+      };
+      this.#datasets = new RunDatasets(this.#storage, env, outbound as typeof fetch, scopeId);
       this.#commands = new CommandRunner({
         storage: this.#storage,
+        datasets: this.#datasets,
         dispatcher: new QueueDispatcher(env.EPISODES),
         meta: () => this.#require().meta,
         state: () => this.#require().state,
@@ -66,7 +79,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
         },
         log: (level, message, fields) => this.#log(level, message, fields),
         // the same outbound rules as the consumer: allowed hosts only, operator credentials only to their endpoint
-        fetch: outboundFetch((input, init) => globalThis.fetch(input, init), outboundPolicy(env.AJET_ALLOWED_HOSTS, parseOperatorSecrets(env.AJET_SECRETS).secrets)),
+        fetch: outbound,
         gatewayHeaders: (swarm) => this.#gatewayHeaders()[swarm] ?? {},
         finished: () => this.#finished(),
       });
@@ -84,30 +97,45 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
 
   // ---- control -------------------------------------------------------------------------------------------------
 
-  /** Creates the run (idempotent for the same runId) and starts it. @throws Error when the run already exists with another id */
-  async create(input: CreateRunInput): Promise<RunView> {
+  /**
+   * Stores one chunk of a new run's inline rows (`POST /runs` sends them in bounded chunks before `create`, never
+   * all in one call: an RPC carries at most 32 MiB), with run-scoped task ids unless `scope` is "dataset".
+   * Idempotent by position.
+   * @throws Error once the run exists
+   */
+  stageTasks(input: { runId: string; source: string; start: number; tasks: Task[]; scope: "run" | "dataset" }): void {
+    if (this.#meta) throw new Error(`run ${this.#meta.runId} already exists; its tasks cannot change`);
+    const scoped = input.tasks.map((t) => ({ ...t, task_id: runScopedTaskId(t.task_id, input.runId, input.scope) }));
+    this.#storage.putTasks(input.source, scoped, input.start);
+  }
+
+  /**
+   * Creates the run (idempotent for the same runId) and starts it: prepares every dataset (a URL or R2 file is
+   * indexed here, in one streaming pass: `edge/datasets.ts`), checks that each has a usable task, that the windows
+   * fit and that the planned episodes are within `maxEpisodesPerRun`, then stores the spec (without rows) and the
+   * first state.
+   * @throws Error when the object already holds another run
+   */
+  async create(input: CreateRunInput): Promise<CreateRunResult> {
     if (this.#meta) {
       if (this.#meta.runId !== input.runId) throw new Error(`this object already holds run ${this.#meta.runId}`);
-      return this.status()!;
+      return { view: this.status()!, issues: [] };
     }
-    const counts = Object.fromEntries(Object.entries(input.tasks).map(([name, tasks]) => [name, tasks.length]));
-    // run-scoped task ids by default: the server groups by task id across every client (BC-30: never empty)
-    const scope = input.spec.taskIdScope ?? "run";
-    const tasks = Object.fromEntries(
-      Object.entries(input.tasks).map(([name, list]) => [name, list.map((t) => ({ ...t, task_id: runScopedTaskId(t.task_id, input.runId, scope) }))]),
-    );
-    const state = initialState(input.spec, counts);
-    const meta: RunMeta = {
-      runId: input.runId,
-      clientUuid: crypto.randomUUID(),
-      spec: input.spec,
-      createdAtMs: Date.now(),
-      loadReports: input.loadReports,
-      jobYaml: input.jobYaml ?? runJob(input.spec).toYaml(),
-      ...(input.principal ? { principal: input.principal } : {}),
-    };
+    const prepared = await this.#datasets.prepareAll(input, datasetLimits(this.env as unknown as Record<string, unknown>));
+    // a train source with fewer tasks than one window takes from it would stall the run (never one task twice a window)
+    let issues = prepared.issues.length ? prepared.issues : windowCapacityIssues(input.spec, prepared.counts);
+    const planned = plannedEpisodes(input.spec, prepared.counts);
+    if (!issues.length && input.maxEpisodesPerRun !== undefined && planned > input.maxEpisodesPerRun) {
+      const message = `the run plans ${planned} episodes, over the maximum of ${input.maxEpisodesPerRun} per run (AJET_MAX_EPISODES_PER_RUN); set maxSteps, fewer epochs or numRepeat, or split it into several runs`;
+      issues = [{ path: "(body)", message }];
+    }
+    if (issues.length) {
+      this.#storage.clearDatasets();
+      return { view: null, issues };
+    }
+    const state = initialState(input.spec, prepared.counts);
+    const meta: RunMeta = { runId: input.runId, clientUuid: crypto.randomUUID(), spec: input.spec, createdAtMs: Date.now(), loadReports: prepared.loadReports, jobYaml: input.jobYaml ?? runJob(input.spec).toYaml(), ...(input.principal ? { principal: input.principal } : {}) };
     this.ctx.storage.transactionSync(() => {
-      for (const [name, list] of Object.entries(tasks)) this.#storage.putTasks(name, list);
       this.#storage.setMeta(meta);
       this.#storage.persist({ run: state.run, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [], batches: [] });
     });
@@ -115,7 +143,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     this.#state = state;
     this.#link = this.#linkFor(meta);
     await this.#apply({ type: "runStarted" }, true);
-    return this.status()!;
+    return { view: this.status()!, issues: [] };
   }
 
   /** The run's status view, or null when no run was created in this object (the API answers 404). */
@@ -255,8 +283,9 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     return this.#storage.endedEpisodes({ globalStep: query.globalStep, limit: Math.min(query.limit ?? 1000, 10_000), offset: query.offset ?? 0 });
   }
 
-  getTask(ref: { source: string; taskIndex: number }): Task {
-    return this.#storage.task(ref.source, ref.taskIndex);
+  /** One task of the run (a consumer asks for a task too large for its queue message). @throws naming the task */
+  getTask(ref: { source: string; taskIndex: number }): Promise<Task> {
+    return this.#datasets.task(ref.source, ref.taskIndex);
   }
 
   // ---- alarm ---------------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
  * requests against the same types.
  */
 import { z } from "zod";
-import { DatasetRef, parseWith, runSpecSchema, type RunSpecIssue } from "../scheduler/index.ts";
+import { DatasetRef, parseWith, runSpecSchema, type RunSpec, type RunSpecIssue } from "../scheduler/index.ts";
 import { DatasetSpec } from "../tasks/index.ts";
 
 /**
@@ -36,4 +36,15 @@ export type RunRequestInput = z.input<typeof RunRequest>;
  */
 export function parseRunRequest(input: unknown): { success: true; data: RunRequest } | { success: false; issues: RunSpecIssue[] } {
   return parseWith(RunRequest, input);
+}
+
+/**
+ * The most episodes a run can plan (retries not counted): train runs serve at most `maxSteps` windows of
+ * `batchSize` groups and at most `epochs` passes over the tasks; eval runs every task `epochs` times; each group
+ * is `numRepeat` episodes.
+ */
+export function plannedEpisodes(spec: RunSpec, taskCounts: Readonly<Record<string, number>>): number {
+  const tasks = Object.values(taskCounts).reduce((a, b) => a + b, 0);
+  const groups = spec.episodeType === "train" && spec.maxSteps !== null ? Math.min(spec.maxSteps * spec.batchSize, spec.epochs * tasks) : spec.epochs * tasks;
+  return groups * spec.numRepeat;
 }

@@ -3,7 +3,7 @@
  * (`POST /runs`, `GET /runs/:id`, `POST /runs/:id/stop`) and the report (`GET /runs/:id/report`). The CLI reads the
  * same types (src/cli/dev/runs-api.ts).
  */
-import type { Task } from "../protocol/index.ts";
+import type { CountdownGeneratorSettings, DatasetFormat, RowOptions } from "../tasks/index.ts";
 import { evalReport, runStatus, runSummary, type EvalReport, type RunSpec, type RunSummary, type SchedulerState } from "../scheduler/index.ts";
 import type { EngineNote } from "./engine-note.ts";
 import { waitingFor } from "./waiting-for.ts";
@@ -30,16 +30,37 @@ export interface LogLine {
   fields: Record<string, unknown>;
 }
 
-/** What the DO's `create` needs: a validated spec, every dataset's tasks in order, and the job's train config YAML. */
+/** What `POST /runs` hands the Durable Object for one dataset (never its rows: inline rows are staged before). */
+export type SourcePlan = (
+  | { type: "stored"; count: number }
+  | { type: "generate"; settings: CountdownGeneratorSettings & { name: string } }
+  | { type: "file"; url: string; format: DatasetFormat; options: RowOptions }
+) & {
+  /** the dataset's `answerReaders`, added to each task read later (inline rows carry them already) */
+  answerReaders?: string[];
+};
+
+/**
+ * What the DO's `create` needs: a validated spec without inline rows (they were staged with `stageTasks`), how to
+ * read each dataset, and the load reports of the inline ones (URL datasets are counted by the object, indexing).
+ */
 export interface CreateRunInput {
   runId: string;
   spec: RunSpec;
-  tasks: Record<string, Task[]>;
+  sources: Record<string, SourcePlan>;
   loadReports: RunMeta["loadReports"];
   /** the creating token's principal (edge/auth.ts): the run is released from its quota when it finishes */
   principal?: string;
   /** `AgentJetJob.toYaml()` of the spec's job (default: built with edge/run-job `runJob`): what the swarm server's object syncs before it starts the engine */
   jobYaml?: string;
+  /** the most episodes the run may plan (`AJET_MAX_EPISODES_PER_RUN`), checked once URL datasets are counted */
+  maxEpisodesPerRun?: number;
+}
+
+/** `create`'s answer: the new run's view, or (view null) the problems, a 400 naming `datasets.N`; nothing is kept then. */
+export interface CreateRunResult {
+  view: RunView | null;
+  issues: { path: string; message: string }[];
 }
 
 /** `GET /runs/:id`: the core's status view plus the run's identity, what it waits for, and recent log lines. */

@@ -2,10 +2,17 @@
  * @module edge/storage — the RolloutScheduler's SQLite tables and the mapping between rows and the core's state.
  * One row per episode, per step, per eval task and per dataset task (BC-53: no growing value; a task of any size
  * up to SQLite's 2 MB row limit round-trips); the run row is small. Survives eviction and restarts (BC-51).
+ *
+ * Datasets (bounded rows only, never one row for a spec and its rows): the stored spec carries no inline rows;
+ * `dataset_sources` holds one small descriptor per dataset; `tasks` holds inline rows (one per task, written in
+ * chunks by `stageTasks`) and every task read from a URL or generated, once the run first needs it (a cache:
+ * later repeats, retries and the consumer's `getTask` read it from here); `dataset_index` holds a URL dataset's
+ * index in chunks of 4096 entries (32 bytes each, `tasks/dataset-index.ts`); `dataset_ids` the own task ids seen
+ * while indexing (duplicates are refused, BC-30).
  */
 import type { Task, ValidWorkflowOutput } from "../protocol/index.ts";
 import type { EndedEpisode } from "../port/index.ts";
-import { deserializeTask, serializeTask } from "../tasks/index.ts";
+import { chunkFromBytes, deserializeTask, serializeTask, type CountdownGeneratorSettings, type DatasetFormat, type RowOptions } from "../tasks/index.ts";
 import type { BatchRow, EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSpec, RunSummary, SchedulerCommand, SchedulerState, StepRow } from "../scheduler/index.ts";
 import { stateFromRows } from "../scheduler/index.ts";
 import { redactEpisodeKeys } from "./log.ts";
@@ -22,6 +29,9 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS eval_tasks (group_key TEXT PRIMARY KEY, row TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS batches (batch_key TEXT PRIMARY KEY, row TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS tasks (source TEXT NOT NULL, task_index INTEGER NOT NULL, task_id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (source, task_index))`,
+  `CREATE TABLE IF NOT EXISTS dataset_sources (name TEXT PRIMARY KEY, row TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS dataset_index (source TEXT NOT NULL, chunk INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (source, chunk))`,
+  `CREATE TABLE IF NOT EXISTS dataset_ids (source TEXT NOT NULL, task_id TEXT NOT NULL, line INTEGER NOT NULL, PRIMARY KEY (source, task_id)) WITHOUT ROWID`,
   `CREATE TABLE IF NOT EXISTS outbox (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, task_id TEXT NOT NULL, outputs TEXT NOT NULL, PRIMARY KEY (episode_key, attempt))`,
   `CREATE TABLE IF NOT EXISTS ended_episodes (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, swarm TEXT NOT NULL, episode_uuid TEXT NOT NULL, task_id TEXT NOT NULL, global_step INTEGER, reward REAL NOT NULL, at_ms INTEGER NOT NULL, PRIMARY KEY (episode_key, attempt, swarm))`,
   `CREATE TABLE IF NOT EXISTS log (id INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, level TEXT NOT NULL, message TEXT NOT NULL, fields TEXT NOT NULL)`,
@@ -29,6 +39,18 @@ const SCHEMA = [
 
 /** Log lines kept per run (older ones are deleted). */
 export const MAX_LOG_LINES = 500;
+
+/**
+ * How a run reads one dataset (stored once at create; small):
+ * - `stored`: inline rows, all in `tasks`;
+ * - `generate`: the Countdown generator, task i made when first needed;
+ * - `file`: a JSONL or Parquet file behind an http(s) URL or in R2, indexed at create (`dataset_index`), task i
+ *   read (one ranged read) when first needed; `size` and `etag` are the indexed version's.
+ */
+export type StoredSource =
+  | { type: "stored"; count: number }
+  | { type: "generate"; count: number; settings: CountdownGeneratorSettings & { name: string }; answerReaders?: string[] }
+  | { type: "file"; count: number; url: string; format: DatasetFormat; size: number; etag: string | null; options: RowOptions; answerReaders?: string[] };
 
 /**
  * The ledger rows of one ended episode: one per claimed swarm, each with the reward sent to that swarm (its
@@ -126,9 +148,55 @@ export class SchedulerStorage {
     this.sql.exec(`DELETE FROM pending_commands WHERE id = ?`, id);
   }
 
-  /** Stores one dataset's tasks in order (`task_index` = position). */
-  putTasks(source: string, tasks: readonly Task[]): void {
-    tasks.forEach((t, i) => this.sql.exec(`INSERT OR REPLACE INTO tasks (source, task_index, task_id, body) VALUES (?, ?, ?, ?)`, source, i, t.task_id, serializeTask(t)));
+  /** Stores tasks of one dataset at `task_index` = `start`, `start + 1`, … (idempotent: a resent chunk overwrites). */
+  putTasks(source: string, tasks: readonly Task[], start = 0): void {
+    tasks.forEach((t, i) => this.sql.exec(`INSERT OR REPLACE INTO tasks (source, task_index, task_id, body) VALUES (?, ?, ?, ?)`, source, start + i, t.task_id, serializeTask(t)));
+  }
+
+  /** How many tasks of a source are stored (inline rows staged so far; cached reads of a URL source). */
+  taskCount(source: string): number {
+    return this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM tasks WHERE source = ?`, source).one().n;
+  }
+
+  /** True when task `taskIndex` of `source` is stored (inline, or read before). */
+  hasTask(source: string, taskIndex: number): boolean {
+    return this.sql.exec(`SELECT 1 FROM tasks WHERE source = ? AND task_index = ?`, source, taskIndex).toArray().length > 0;
+  }
+
+  /** A dataset's descriptor (what it is and how to read its rows), stored once at create. */
+  putSource(name: string, source: StoredSource): void {
+    this.sql.exec(`INSERT OR REPLACE INTO dataset_sources (name, row) VALUES (?, ?)`, name, JSON.stringify(source));
+  }
+
+  /** A dataset's descriptor, or null for a name the run does not have. */
+  source(name: string): StoredSource | null {
+    const row = this.sql.exec<{ row: string }>(`SELECT row FROM dataset_sources WHERE name = ?`, name).toArray()[0];
+    return row ? (JSON.parse(row.row) as StoredSource) : null;
+  }
+
+  /** Stores one chunk of a URL dataset's index (`tasks/dataset-index.ts`). */
+  putIndexChunk(source: string, chunk: number, entries: Float64Array): void {
+    const bytes = new Uint8Array(entries.buffer, entries.byteOffset, entries.byteLength);
+    this.sql.exec(`INSERT OR REPLACE INTO dataset_index (source, chunk, entries) VALUES (?, ?, ?)`, source, chunk, bytes);
+  }
+
+  /** One stored index chunk. @throws Error naming the source and chunk when missing */
+  indexChunk(source: string, chunk: number): Float64Array {
+    const row = this.sql.exec<{ entries: ArrayBuffer }>(`SELECT entries FROM dataset_index WHERE source = ? AND chunk = ?`, source, chunk).toArray()[0];
+    if (!row) throw new Error(`no index chunk ${chunk} of dataset ${source} in this run`);
+    return chunkFromBytes(row.entries);
+  }
+
+  /** Records an own task id seen at `line` while indexing; the line it was first seen at when seen before. */
+  claimTaskId(source: string, taskId: string, line: number): number | undefined {
+    const cursor = this.sql.exec(`INSERT OR IGNORE INTO dataset_ids (source, task_id, line) VALUES (?, ?, ?)`, source, taskId, line);
+    if (cursor.rowsWritten > 0) return undefined;
+    return this.sql.exec<{ line: number }>(`SELECT line FROM dataset_ids WHERE source = ? AND task_id = ?`, source, taskId).one().line;
+  }
+
+  /** Forgets every dataset row (a create that failed its checks leaves nothing behind). */
+  clearDatasets(): void {
+    for (const table of ["tasks", "dataset_sources", "dataset_index", "dataset_ids"]) this.sql.exec(`DELETE FROM ${table}`);
   }
 
   /** @throws Error naming the source and index when the task is missing */

@@ -11,7 +11,8 @@ import { NO_ENV } from "./field-maps.ts";
 import { TaskIdPart } from "./task-id.ts";
 
 const settingsShape = {
-  count: z.int().min(1).max(1_000_000),
+  /** the generator's hard ceiling (the scheduler's permutation); a deployment's own limit is AJET_MAX_GENERATED_TASKS */
+  count: z.int().min(1).max(2 ** 31),
   seed: z.int().min(0).max(0xffff_ffff),
   numbersPerTask: z.union([z.literal(3), z.literal(4)]).default(4),
   minNumber: z.int().min(1).default(1),
@@ -116,18 +117,33 @@ function generateOne(seed: number, o: z.output<typeof CountdownGeneratorOptions>
  * Generates `count` solvable Countdown tasks, deterministic in `seed` (task i does not depend on `count`).
  * Each task: id `<name>:gen-<seed>:<i>`, `main_query` from {@link buildCountdownPrompt}, metadata
  * `{ target, nums, solution }` where `solution` uses every number once and evaluates exactly to `target`.
+ * Builds all `count` tasks in memory: a run reads them one at a time with {@link generateCountdownTask} instead.
  * @throws ZodError for invalid options; RangeError when the ranges admit no target.
  */
 export function generateCountdownTasks(options: CountdownGeneratorOptions): Task[] {
   const o = CountdownGeneratorOptions.parse(options);
-  return Array.from({ length: o.count }, (_, i) => {
-    const puzzle = generateOne(taskSeed(o.seed, i), o);
-    return {
-      main_query: buildCountdownPrompt(puzzle),
-      init_messages: [],
-      task_id: `${o.name}:gen-${o.seed}:${i}`,
-      env_type: NO_ENV,
-      metadata: { ...puzzle },
-    };
-  });
+  return Array.from({ length: o.count }, (_, i) => countdownTaskAt(o, i));
+}
+
+/**
+ * Task `i` of a generator (the same task {@link generateCountdownTasks} gives at position `i`), in O(1) memory:
+ * what lets a run serve a generated dataset of any `count` without holding it.
+ * @param i 0 ≤ i < count
+ * @throws ZodError for invalid options; RangeError for `i` out of range or ranges that admit no target.
+ */
+export function generateCountdownTask(options: CountdownGeneratorOptions, i: number): Task {
+  const o = CountdownGeneratorOptions.parse(options);
+  if (!Number.isInteger(i) || i < 0 || i >= o.count) throw new RangeError(`task ${i} is outside the generator's ${o.count} tasks`);
+  return countdownTaskAt(o, i);
+}
+
+function countdownTaskAt(o: z.output<typeof CountdownGeneratorOptions>, i: number): Task {
+  const puzzle = generateOne(taskSeed(o.seed, i), o);
+  return {
+    main_query: buildCountdownPrompt(puzzle),
+    init_messages: [],
+    task_id: `${o.name}:gen-${o.seed}:${i}`,
+    env_type: NO_ENV,
+    metadata: { ...puzzle },
+  };
 }

@@ -6,14 +6,32 @@ import { z } from "zod";
 import { AnswerReader } from "../rewards/index.ts";
 import { CountdownGeneratorSettings } from "./countdown-generator.ts";
 import { DatasetKind } from "./field-maps.ts";
+import { parseR2Url } from "./byte-source.ts";
 import { DEFAULT_SPLIT, TaskIdPart } from "./task-id.ts";
+
+const URL_HELP = "url must be an http(s) URL or r2://BUCKET/KEY of a JSONL or Parquet file, e.g. https://example.com/train.jsonl";
+
+/** A dataset location: `http(s)://…` (read with Range requests) or `r2://BUCKET/KEY` (BUCKET: an R2 binding). */
+export const DatasetUrl = z.string({ error: URL_HELP }).refine(
+  (u) => {
+    if (u.startsWith("r2://")) return parseR2Url(u) !== null;
+    try {
+      return /^https?:$/.test(new URL(u).protocol);
+    } catch {
+      return false;
+    }
+  },
+  { error: URL_HELP },
+);
 
 const SOURCES = ["url", "path", "tasks", "generate"] as const;
 
 /**
  * One dataset of a run.
  * - `name`: the id namespace (`gsm8k` → `gsm8k:test:17`); `split` defaults to `train`.
- * - `url`: an http(s) JSONL file (read with `fetch`, works in workerd). `path`: a local JSONL file (Node only).
+ * - `url`: an http(s) URL or `r2://BUCKET/KEY` of a JSONL or Parquet file; the Worker indexes it once and reads
+ *   rows as the run needs them (`tasks/dataset-index.ts`). `format`: `jsonl` | `parquet`, default from the URL
+ *   (`.parquet` → parquet, else jsonl). `path`: a local JSONL file (Node only; the CLI inlines it).
  *   `tasks`: inline rows in the kind's columns. `generate`: the Countdown generator (kind `countdown` only;
  *   ids `<name>:gen-<seed>:<i>`, `split` ignored).
  * - `weight`: the dataset's share when a run mixes several (default 1, relative).
@@ -26,7 +44,8 @@ export const DatasetSpec = z
     name: TaskIdPart,
     kind: DatasetKind,
     split: TaskIdPart.optional(),
-    url: z.url({ protocol: /^https?$/, error: "url must be an http(s) URL of a JSONL file" }).optional(),
+    url: DatasetUrl.optional(),
+    format: z.enum(["jsonl", "parquet"], { error: 'format must be "jsonl" or "parquet"' }).optional(),
     path: z.string().min(1).optional(),
     tasks: z.array(z.record(z.string(), z.unknown())).min(1).optional(),
     generate: CountdownGeneratorSettings.optional(),
@@ -44,7 +63,7 @@ export const DatasetSpec = z
  * The cross-field rules of a dataset entry: exactly one source, and `generate` only with kind `countdown`. Exported
  * so the run request's dataset entry (the reader's fields plus the scheduler's) applies the same rules.
  */
-export function checkDatasetSource(spec: { kind: string } & Partial<Record<(typeof SOURCES)[number], unknown>>, ctx: z.RefinementCtx): void {
+export function checkDatasetSource(spec: { kind: string; format?: unknown } & Partial<Record<(typeof SOURCES)[number], unknown>>, ctx: z.RefinementCtx): void {
   const given = SOURCES.filter((k) => spec[k] !== undefined);
   if (given.length !== 1) {
     ctx.addIssue({
@@ -52,6 +71,9 @@ export function checkDatasetSource(spec: { kind: string } & Partial<Record<(type
       path: given.length ? [given[1]!] : ["url"],
       message: `give exactly one of url, path, tasks, generate (got ${given.length ? given.join(", ") : "none"})`,
     });
+  }
+  if (spec.format !== undefined && spec.url === undefined) {
+    ctx.addIssue({ code: "custom", path: ["format"], message: "format applies to a url dataset; remove it" });
   }
   if (spec.generate !== undefined && spec.kind !== "countdown") {
     ctx.addIssue({ code: "custom", path: ["generate"], message: 'generate needs kind "countdown"' });

@@ -1,5 +1,7 @@
 /** @module tasks — datasets → `Task`s with stable namespaced ids; the Countdown prompt and generator (spec §6.1). */
+export * from "./byte-source.ts";
 export * from "./countdown-generator.ts";
+export * from "./dataset-index.ts";
 export * from "./countdown-prompt.ts";
 export * from "./dataset-spec.ts";
 export * from "./field-maps.ts";

@@ -73,27 +73,16 @@ export function formatLoadReport(report: LoadReport, maxLines = 5): string {
  */
 export function tasksFromRows(rows: readonly JsonlRow[], options: LoadOptions, early: RejectedRow[] = []): LoadResult {
   const { name, kind, split, strict } = parseLoadOptions(options);
-  const map = FIELD_MAPS[kind];
   const tasks: Task[] = [];
   const rejected = [...early];
   const firstLineOf = new Map<string, number>();
   for (const { line, index, value } of rows) {
     try {
-      const ownId = readOwnTaskId(value["task_id"]);
-      const taskId = ownId === undefined ? rowTaskId(name, split, index) : ownTaskId(name, split, ownId);
-      const seenAt = firstLineOf.get(taskId);
-      if (seenAt !== undefined) {
-        throw new RowValueError(`duplicate task_id ${JSON.stringify(ownId)} (first at line ${seenAt})`);
-      }
-      const mapped = map(value);
-      firstLineOf.set(taskId, line);
-      tasks.push({
-        main_query: mapped.mainQuery,
-        init_messages: mapped.initMessages,
-        task_id: taskId,
-        env_type: mapped.envType,
-        metadata: mapped.metadata,
-      });
+      const task = taskFromRow(value, { name, kind, split, index });
+      const seenAt = firstLineOf.get(task.task_id);
+      if (seenAt !== undefined) throw duplicateIdError(task.task_id, seenAt);
+      firstLineOf.set(task.task_id, line);
+      tasks.push(task);
     } catch (err) {
       if (!(err instanceof RowValueError)) throw err;
       rejected.push({ line, reason: err.message });
@@ -103,6 +92,25 @@ export function tasksFromRows(rows: readonly JsonlRow[], options: LoadOptions, e
   const report: LoadReport = { name, split, accepted: tasks.length, rejected };
   if (strict && rejected.length > 0) throw new DatasetLoadError(`rejected rows in ${formatLoadReport(report)}`, report);
   return { tasks, report };
+}
+
+/**
+ * One row as a task: the kind's field map, then the id (`<name>:<split>:id=<own task_id>`, else
+ * `<name>:<split>:<index>`). Duplicate own ids are the caller's to detect ({@link duplicateIdError}).
+ * @param at the dataset's name, kind and split, and the row's 0-based index among the source's non-blank rows
+ * @throws RowValueError with the reason the row is refused
+ */
+export function taskFromRow(value: Record<string, unknown>, at: { name: string; kind: DatasetKind; split: string; index: number }): Task {
+  const ownId = readOwnTaskId(value["task_id"]);
+  const taskId = ownId === undefined ? rowTaskId(at.name, at.split, at.index) : ownTaskId(at.name, at.split, ownId);
+  const mapped = FIELD_MAPS[at.kind](value);
+  return { main_query: mapped.mainQuery, init_messages: mapped.initMessages, task_id: taskId, env_type: mapped.envType, metadata: mapped.metadata };
+}
+
+/** The refusal of a second row with the same own `task_id` (two different tasks must never share a group, BC-30). */
+export function duplicateIdError(taskId: string, firstLine: number): RowValueError {
+  const ownId = taskId.slice(taskId.indexOf(":id=") + 4);
+  return new RowValueError(`duplicate task_id ${JSON.stringify(ownId)} (first at line ${firstLine})`);
 }
 
 /**

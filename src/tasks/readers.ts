@@ -1,9 +1,13 @@
 /**
- * @module tasks/readers — reading a dataset from a URL (`fetch`, works in workerd) or from a {@link DatasetSpec}
- * (url, inline tasks, the Countdown generator; `path` through an injected reader, which `src/node` provides).
+ * @module tasks/readers — reading a whole dataset into memory from a URL (`fetch`) or from a {@link DatasetSpec}
+ * (url, inline tasks, the Countdown generator; `path` through an injected reader, which `src/node` provides): for
+ * small datasets in Node and tests. A run never reads a URL dataset this way: its Durable Object indexes the file
+ * and reads rows one at a time (`tasks/dataset-index.ts`, `edge/datasets.ts`).
  */
 import { z } from "zod";
+import type { Task } from "../protocol/index.ts";
 import { generateCountdownTasks } from "./countdown-generator.ts";
+import { formatOf } from "./dataset-index.ts";
 import { DatasetSpec, type ParsedDatasetSpec } from "./dataset-spec.ts";
 import { DatasetLoadError, parseTasks, tasksFromObjects } from "./load.ts";
 import type { LoadOptions, LoadResult } from "./load.ts";
@@ -62,14 +66,26 @@ export async function loadDataset(spec: DatasetSpec, deps: ReaderDeps = {}, stri
   const s = parsed.data;
   const loaded = await readDataset(s, deps, strict);
   if (s.answerReaders === undefined) return loaded;
-  // the dataset's answer readers travel with each task, where the rollout function reads them
-  const readers = [...s.answerReaders];
-  return { ...loaded, tasks: loaded.tasks.map((t) => ({ ...t, metadata: { ...t.metadata, answer_readers: readers } })) };
+  const readers = s.answerReaders;
+  return { ...loaded, tasks: loaded.tasks.map((t) => withAnswerReaders(t, readers)) };
+}
+
+/**
+ * The task with its dataset's answer readers as `metadata.answer_readers` (where the rollout function reads them);
+ * the task itself when there are none. Used for every source, so a URL row read later gets them too.
+ */
+export function withAnswerReaders(task: Task, readers: readonly string[] | undefined): Task {
+  return readers === undefined ? task : { ...task, metadata: { ...task.metadata, answer_readers: [...readers] } };
 }
 
 async function readDataset(s: ParsedDatasetSpec, deps: ReaderDeps, strict: boolean): Promise<LoadResult> {
   const options: LoadOptions = { name: s.name, kind: s.kind, strict, ...(s.split ? { split: s.split } : {}) };
-  if (s.url !== undefined) return fetchTasks(s.url, options, deps);
+  if (s.url !== undefined) {
+    if (s.url.startsWith("r2://") || (s.format ?? formatOf(s.url)) === "parquet") {
+      throw new DatasetLoadError(`dataset ${s.url} is read by the Worker row by row (R2 or Parquet): give it as a run's dataset url, not to loadDataset`);
+    }
+    return fetchTasks(s.url, options, deps);
+  }
   if (s.tasks !== undefined) return tasksFromObjects(s.tasks, options);
   if (s.generate !== undefined) {
     const tasks = generateCountdownTasks({ ...s.generate, name: s.name });

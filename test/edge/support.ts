@@ -10,6 +10,7 @@ import { normalizeServerUrl, SwarmClient, type SwarmClientOptions } from "../../
 import type { EpisodeMessage } from "../../src/port/index.ts";
 import { RolloutScheduler } from "../../src/edge/rollout-scheduler.ts";
 import type { RunView } from "../../src/edge/run-views.ts";
+import type { SourcePlan } from "../../src/edge/datasets.ts";
 import { parseRunSpec, type EpisodeRow, type RunSpecInput } from "../../src/scheduler/index.ts";
 import { loadDataset, type DatasetSpec } from "../../src/tasks/index.ts";
 import type { Task } from "../../src/protocol/index.ts";
@@ -191,7 +192,8 @@ export class CapturingQueue {
 /** True once a scheduler instance's constructor has opened its storage (a task lookup answers "no task"). */
 async function loaded(s: RolloutScheduler): Promise<boolean> {
   try {
-    s.getTask({ source: "(probe)", taskIndex: 0 });
+    // a loaded instance answers with a promise (rejected: no such task); an unloaded one throws a TypeError
+    void Promise.resolve(s.getTask({ source: "(probe)", taskIndex: 0 })).catch(() => undefined);
     return true;
   } catch (err) {
     return !(err instanceof TypeError);
@@ -233,17 +235,19 @@ export class ControlledRun {
   static async create(specInput: Record<string, unknown>): Promise<ControlledRun> {
     const parsed = parseRunSpec(specInput);
     if (!parsed.success) throw new Error(`bad spec: ${JSON.stringify(parsed.issues)}`);
-    const tasks: Record<string, Task[]> = {};
+    const sources: Record<string, SourcePlan> = {};
     const loadReports: Record<string, { accepted: number; rejected: number; namespace: string }> = {};
+    const runId = `run-ctl-${crypto.randomUUID().slice(0, 8)}`;
+    const run = new ControlledRun(runId);
     for (const d of specInput.datasets as Array<Record<string, unknown>>) {
       const { weight: _w, throttleRatio: _t, ...fields } = d;
       const loaded = await loadDataset(fields as DatasetSpec);
-      tasks[String(d.name)] = loaded.tasks;
+      await run.call((s) => s.stageTasks({ runId, source: String(d.name), start: 0, tasks: loaded.tasks, scope: parsed.data.taskIdScope ?? "run" }));
+      sources[String(d.name)] = { type: "stored", count: loaded.tasks.length };
       loadReports[String(d.name)] = { accepted: loaded.report.accepted, rejected: loaded.report.rejected.length, namespace: String(d.name) };
     }
-    const runId = `run-ctl-${crypto.randomUUID().slice(0, 8)}`;
-    const run = new ControlledRun(runId);
-    await run.call((s) => s.create({ runId, spec: parsed.data, tasks, loadReports }));
+    const created = await run.call((s) => s.create({ runId, spec: parsed.data, sources, loadReports }));
+    if (!created.view) throw new Error(`create refused: ${JSON.stringify(created.issues)}`);
     return run;
   }
 

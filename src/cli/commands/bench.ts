@@ -6,6 +6,7 @@ import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import { parseFlags } from "../args.ts";
 import { formatResults, type BenchResult } from "../../../bench/harness.ts";
+import { datasetBenchmarks } from "../../../bench/datasets.bench.ts";
 import { rewardBenchmarks } from "../../../bench/rewards.bench.ts";
 import { runtimeBenchmarks } from "../../../bench/runtime.bench.ts";
 import { schedulerBenchmarks } from "../../../bench/scheduler.bench.ts";
@@ -15,9 +16,10 @@ const GROUPS: Record<string, () => Promise<BenchResult[]>> = {
   rewards: rewardBenchmarks,
   scheduler: schedulerBenchmarks,
   runtime: runtimeBenchmarks,
+  datasets: datasetBenchmarks,
 };
 
-const usage = `usage: ajet-edge bench [--only rewards|scheduler|runtime] [--out bench/results.json]`;
+const usage = `usage: ajet-edge bench [--only rewards|scheduler|runtime|datasets] [--out bench/results.json]`;
 
 const command: CliCommand = {
   name: "bench",

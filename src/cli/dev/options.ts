@@ -6,7 +6,7 @@
 import { parseFlags } from "../args.ts";
 import { z } from "zod";
 import { AnswerReader } from "../../rewards/index.ts";
-import { DatasetKind } from "../../tasks/index.ts";
+import { DatasetKind, DatasetUrl } from "../../tasks/index.ts";
 import { CliError } from "../command.ts";
 
 /** The command's help text. */
@@ -19,12 +19,14 @@ export const DEV_USAGE = [
   "",
   "options:",
   "  --function NAME        rollout function (default countdown; math-agent when --kind is gsm8k or math)",
-  "  --dataset PATH.jsonl   tasks from a JSONL file, sent inline to the Worker (default: generated Countdown tasks)",
+  "  --dataset PATH|URL     tasks from a JSONL file, sent inline to the Worker (default: generated Countdown tasks);",
+  "                         or a JSONL/Parquet URL (http(s)://… served with Range support, r2://BUCKET/KEY) that the",
+  "                         Worker reads itself, row by row, whatever its size",
   "  --kind KIND            the file's columns: gsm8k | math | countdown | generic (default from --function:",
   "                         math-agent → gsm8k, countdown → countdown, else generic)",
   "  --answer-readers LIST  how math answers are read: boxed,hash,final-answer,final-number (comma-separated;",
   "                         default: the function's, for math-agent boxed + hash (#### N) on GSM8K, else boxed)",
-  "  --limit N              tasks to send from --dataset (default 2 × batch size × steps)",
+  "  --limit N              tasks to send from a --dataset file (default 2 × batch size × steps)",
   "  --steps N              training steps to run (default 3)",
   "  --batch-size N         tasks per training step (default 8)",
   "  --num-repeat N         episodes per task, the GRPO group (default 4)",
@@ -51,6 +53,8 @@ export interface SwarmArg {
 export interface DevOptions {
   function: string;
   datasetPath?: string;
+  /** `--dataset` given as a URL (`http(s)://…`, `r2://BUCKET/KEY`): the Worker reads it, the CLI does not */
+  datasetUrl?: string;
   kind: DatasetKind;
   /** the datasets' answer readers (`answerReaders` of each dataset entry); absent = the function's default */
   answerReaders?: AnswerReader[];
@@ -87,7 +91,7 @@ export const FUNCTION_KIND: Readonly<Record<string, DatasetKind>> = { "math-agen
 
 const Flags = z.object({
   function: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, { error: "--function must be a function name like math-agent" }).optional(),
-  dataset: z.string().min(1, { error: "--dataset needs a path to a JSONL file" }).optional(),
+  dataset: z.string().min(1, { error: "--dataset needs a path to a JSONL file or a dataset URL" }).optional(),
   kind: z.enum(DatasetKind.options, { error: `--kind must be one of ${DatasetKind.options.join(", ")}` }).optional(),
   "answer-readers": z
     .string()
@@ -136,11 +140,17 @@ export function parseDevArgs(argv: string[]): DevOptions | null {
     throw new CliError("--no-start-engine needs --swarm-url: the local emulator's engine is always started");
   }
   if (f.limit !== undefined && !f.dataset) throw new CliError("--limit applies to --dataset; the generated Countdown tasks are sized from the run");
+  const asUrl = f.dataset !== undefined && /^[a-z][a-z0-9+.-]*:\/\//i.test(f.dataset);
+  if (asUrl) {
+    const checked = DatasetUrl.safeParse(f.dataset);
+    if (!checked.success) throw new CliError(`--dataset ${f.dataset}: ${checked.error.issues[0]!.message}`);
+    if (f.limit !== undefined) throw new CliError("--limit applies to a --dataset file; the Worker reads a dataset URL whole (use a smaller file, or --steps)");
+  }
   const fn = f.function ?? (f.kind === "gsm8k" || f.kind === "math" ? "math-agent" : "countdown");
   const kind = f.kind ?? FUNCTION_KIND[fn] ?? "generic";
   return {
     function: fn,
-    ...(f.dataset ? { datasetPath: f.dataset } : {}),
+    ...(f.dataset ? (asUrl ? { datasetUrl: f.dataset } : { datasetPath: f.dataset }) : {}),
     kind,
     ...(f["answer-readers"] ? { answerReaders: f["answer-readers"] } : {}),
     ...(f.limit !== undefined ? { limit: f.limit } : {}),

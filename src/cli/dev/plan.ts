@@ -45,8 +45,9 @@ export interface DevPlan {
   answerKey: AnswerKeyInput[];
   /** episodes one training step needs: batchSize × numRepeat */
   episodesPerStep: number;
-  /** episodes the run's tasks make over all epochs: tasks × epochs × numRepeat (an eval run's whole target) */
-  totalEpisodes: number;
+  /** episodes the run's tasks make over all epochs: tasks × epochs × numRepeat (an eval run's whole target); absent
+   * when a dataset is a URL (only the Worker counts its rows) */
+  totalEpisodes?: number;
   /** training steps to run; null for an eval run */
   steps: number | null;
   timeoutMs: number;
@@ -89,6 +90,22 @@ export function demoDataset(functionName: string, demo: RolloutFunctionDemo): De
 export function splitFromPath(path: string): string {
   const base = path.split(/[\\/]/).pop()!.replace(/\.jsonl$/i, "");
   return TaskIdPart.safeParse(base).success ? base : "train";
+}
+
+/**
+ * A dataset URL (`http(s)://…`, `r2://BUCKET/KEY`) as a run-spec entry the Worker reads itself: nothing is read
+ * here (so `tasks` is empty and the emulator's simulated policy has no answer key for it). The split is the file's
+ * base name (`…/test.jsonl` → `test`) when it is a valid id part.
+ */
+export function urlDataset(o: { url: string; kind: DatasetKind; name?: string; weight?: number }): DevDataset {
+  const name = o.name ?? o.kind;
+  const path = o.url.replace(/[?#].*$/, "");
+  const split = splitFromPath(path.replace(/\.parquet$/i, ""));
+  return {
+    entry: { name, kind: o.kind, split, url: o.url, ...(o.weight !== undefined ? { weight: o.weight } : {}) },
+    tasks: [],
+    label: `${name}:${split}: ${o.url} (read by the Worker row by row)`,
+  };
 }
 
 /** How many refused rows a dataset warning or error shows (line and reason each). */
@@ -191,13 +208,16 @@ export async function buildDevPlan(options: DevOptions, extra: { datasets?: DevD
     throw new Error(`function ${options.function} needs swarms ${swarmNames.join(", ")}; give --swarm NAME=URL for ${missing.join(", ")}`);
   }
   const demo = rolloutFunctions[options.function]?.demo;
-  const useDemo = !options.datasetPath && !extra.datasets && options.kind !== "countdown" && demo !== undefined;
-  if (!options.datasetPath && !extra.datasets && options.kind !== "countdown" && !useDemo) {
+  const given = options.datasetPath ?? options.datasetUrl;
+  const useDemo = !given && !extra.datasets && options.kind !== "countdown" && demo !== undefined;
+  if (!given && !extra.datasets && options.kind !== "countdown" && !useDemo) {
     throw new Error(`function ${options.function} needs ${options.kind} tasks: give --dataset PATH.jsonl (the built-in tasks are generated Countdown puzzles)`);
   }
   const count = options.limit ?? defaultTaskCount(options);
   const datasets = extra.datasets ?? [
-    options.datasetPath
+    options.datasetUrl
+      ? urlDataset({ url: options.datasetUrl, kind: options.kind })
+      : options.datasetPath
       ? await fileDataset({ path: options.datasetPath, kind: options.kind, limit: count, functionName: options.function })
       : useDemo
         ? demoDataset(options.function, demo)
@@ -234,7 +254,8 @@ export async function buildDevPlan(options: DevOptions, extra: { datasets?: DevD
     datasets,
     answerKey: [...answerKeyFor(datasets.flatMap((d) => d.tasks)), ...((useDemo ? demo?.answerKey : undefined) ?? [])] as AnswerKeyInput[],
     episodesPerStep: batchSize * options.numRepeat,
-    totalEpisodes: taskTotal * epochs * options.numRepeat,
+    // a URL dataset's size is known only to the Worker
+    ...(datasets.some((d) => d.entry["url"] !== undefined) ? {} : { totalEpisodes: taskTotal * epochs * options.numRepeat }),
     steps: train ? options.steps : null,
     timeoutMs: options.timeoutSeconds * 1000,
     seed: options.seed,

@@ -162,7 +162,7 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: DevSe
       seenLog.add(key);
       if (l.level === "warn" || l.level === "error") c.printer.line(`  [run ${l.level}] ${l.message} ${JSON.stringify(l.fields)}`);
     }
-    const ctx = { episodesPerStep: plan.episodesPerStep, steps: plan.steps, totalEpisodes: plan.totalEpisodes, elapsedMs: c.io.now() - c.startedAtMs, stopping };
+    const ctx = { episodesPerStep: plan.episodesPerStep, steps: plan.steps, ...(plan.totalEpisodes !== undefined ? { totalEpisodes: plan.totalEpisodes } : {}), elapsedMs: c.io.now() - c.startedAtMs, stopping };
     for (const hint of hints.observe(status, c.io.now())) c.printer.line(`  ${hint}`);
     c.printer.progress(progressOf(status, ctx), c.io.now());
   };

@@ -9,10 +9,12 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { bindSwarms, swarmsOf, type RolloutFunction } from "../../sdk/contract.ts";
-import { windowCapacityIssues, type RunSpec } from "../../scheduler/index.ts";
-import { loadDataset, datasetNamespace, type LoadResult } from "../../tasks/index.ts";
+import type { RunSpec } from "../../scheduler/index.ts";
+import { DEFAULT_SPLIT, datasetNamespace, formatOf, tasksFromObjects, withAnswerReaders, type ParsedDatasetSpec } from "../../tasks/index.ts";
+import { DATASET_LIMIT_VARS, datasetLimits, type DatasetLimits } from "../dataset-limits.ts";
+import type { CreateRunResult, SourcePlan } from "../run-views.ts";
 import type { Task } from "../../protocol/index.ts";
-import { checkUrl, outboundFetch, outboundPolicy, type OutboundPolicy } from "../../runtime/outbound.ts";
+import { checkUrl, outboundPolicy, type OutboundPolicy } from "../../runtime/outbound.ts";
 import type { AppEnv } from "../app.ts";
 import type { Env } from "../env.ts";
 import { ApiError, type Issue } from "../errors.ts";
@@ -62,7 +64,8 @@ function hostIssues(spec: RunRequest, policy: OutboundPolicy): Issue[] {
     if (refused) issues.push({ path: `swarms.${i}.url`, message: refused.message });
   });
   spec.datasets.forEach((d, i) => {
-    const refused = d.url !== undefined ? checkUrl(d.url, policy.allowed) : null;
+    // r2://BUCKET/KEY is read through the Worker's own R2 binding (AJET_DATASET_BUCKETS), not over the network
+    const refused = d.url !== undefined && !d.url.startsWith("r2://") ? checkUrl(d.url, policy.allowed) : null;
     if (refused) issues.push({ path: `datasets.${i}.url`, message: refused.message });
   });
   return issues;
@@ -77,40 +80,107 @@ function generateIssues(spec: RunRequest, limits: ApiLimits): Issue[] {
   );
 }
 
+/** Serialised tasks per `stageTasks` call (an RPC carries at most 32 MiB; a bounded chunk keeps both sides small). */
+const STAGE_CHUNK_BYTES = 1024 * 1024;
+const STAGE_CHUNK_TASKS = 2000;
+
+type LoadReports = Record<string, { accepted: number; rejected: number; namespace: string }>;
+
 /**
- * The most episodes a run can plan (retries not counted): train runs serve at most `maxSteps` windows of
- * `batchSize` groups and at most `epochs` passes over the tasks; eval runs every task `epochs` times; each group
- * is `numRepeat` episodes.
+ * The inline-row limits of a request (rows and bytes over all datasets → 413), each issue naming the limit and the
+ * alternative. Cheap: runs before any row is mapped.
  */
-export function plannedEpisodes(spec: RunSpec, taskCounts: Readonly<Record<string, number>>): number {
-  const tasks = Object.values(taskCounts).reduce((a, b) => a + b, 0);
-  const groups = spec.episodeType === "train" && spec.maxSteps !== null ? Math.min(spec.maxSteps * spec.batchSize, spec.epochs * tasks) : spec.epochs * tasks;
-  return groups * spec.numRepeat;
+function limitIssues(readers: readonly ParsedDatasetSpec[], limits: DatasetLimits): { tooLarge: Issue[]; invalid: Issue[] } {
+  const tooLarge: Issue[] = [];
+  const invalid: Issue[] = [];
+  let rows = 0;
+  let bytes = 0;
+  const encoder = new TextEncoder();
+  for (const [i, r] of readers.entries()) {
+    if (!r?.tasks) continue;
+    rows += r.tasks.length;
+    if (rows > limits.maxInlineRows) {
+      tooLarge.push({
+        path: `datasets.${i}.tasks`,
+        message: `inline tasks: ${rows} rows is over this Worker's limit of ${limits.maxInlineRows} (${DATASET_LIMIT_VARS.maxInlineRows}); use a dataset URL (http(s)://… or r2://BUCKET/KEY), which the Worker reads row by row`,
+      });
+      continue;
+    }
+    for (const row of r.tasks) {
+      bytes += encoder.encode(JSON.stringify(row)).byteLength;
+      if (bytes > limits.maxInlineBytes) break;
+    }
+    if (bytes > limits.maxInlineBytes) {
+      tooLarge.push({
+        path: `datasets.${i}.tasks`,
+        message: `inline tasks: over ${limits.maxInlineBytes} bytes of rows, this Worker's limit (${DATASET_LIMIT_VARS.maxInlineBytes}); use a dataset URL (http(s)://… or r2://BUCKET/KEY), which the Worker reads row by row`,
+      });
+    }
+  }
+  return { tooLarge, invalid };
 }
 
-/** Loads every dataset (URL, inline rows or the generator) with `fetch`. @throws ApiError 400 naming `datasets.N` */
-async function loadDatasets(spec: RunRequest, fetch: typeof globalThis.fetch): Promise<{ tasks: Record<string, Task[]>; reports: Record<string, { accepted: number; rejected: number; namespace: string }> }> {
-  const tasks: Record<string, Task[]> = {};
-  const reports: Record<string, { accepted: number; rejected: number; namespace: string }> = {};
+/**
+ * How the Durable Object reads each dataset. Inline rows are mapped here (their refusals reported by line) and
+ * staged in the object in bounded chunks; a URL becomes a `file` plan the object indexes itself; a generator a
+ * `generate` plan (tasks made when first needed).
+ * @throws ApiError 413 for inline rows over the limits, 400 naming `datasets.N` for anything else
+ */
+async function planDatasets(
+  spec: RunSpec,
+  readers: readonly ParsedDatasetSpec[],
+  limits: DatasetLimits,
+  stage: (source: string, start: number, tasks: Task[]) => Promise<void>,
+): Promise<{ sources: Record<string, SourcePlan>; reports: LoadReports }> {
+  const { tooLarge, invalid } = limitIssues(readers, limits);
+  if (tooLarge.length) throw new ApiError(413, "inline tasks too large", tooLarge);
+  if (invalid.length) throw new ApiError(400, "invalid datasets", invalid);
+  const sources: Record<string, SourcePlan> = {};
+  const reports: LoadReports = {};
   const issues: Issue[] = [];
+  const inline: Array<{ name: string; tasks: Task[] }> = [];
   for (const [i, d] of spec.datasets.entries()) {
-    let loaded: LoadResult;
-    try {
-      loaded = await loadDataset(d, { fetch });
-    } catch (err) {
-      issues.push({ path: `datasets.${i}`, message: err instanceof Error ? err.message : String(err) });
-      continue;
+    const r = readers[i];
+    if (!r) continue;
+    const split = r.split ?? DEFAULT_SPLIT;
+    const withReaders = r.answerReaders ? { answerReaders: [...r.answerReaders] } : {};
+    if (r.url !== undefined) {
+      sources[d.name] = { type: "file", url: r.url, format: r.format ?? formatOf(r.url), options: { name: r.name, kind: r.kind, split }, ...withReaders };
+    } else if (r.generate !== undefined) {
+      sources[d.name] = { type: "generate", settings: { ...r.generate, name: r.name }, ...withReaders };
+      reports[d.name] = { accepted: r.generate.count, rejected: 0, namespace: datasetNamespace(r) };
+    } else if (r.tasks !== undefined) {
+      const loaded = tasksFromObjects(r.tasks, { name: r.name, kind: r.kind, split });
+      if (loaded.tasks.length === 0) {
+        const why = loaded.report.rejected.slice(0, 3).map((x) => `line ${x.line}: ${x.reason}`).join("; ");
+        issues.push({ path: `datasets.${i}`, message: `dataset "${d.name}" has no usable task${why ? ` (${why})` : ""}` });
+        continue;
+      }
+      inline.push({ name: d.name, tasks: loaded.tasks.map((t) => withAnswerReaders(t, r.answerReaders)) });
+      sources[d.name] = { type: "stored", count: loaded.tasks.length };
+      reports[d.name] = { accepted: loaded.report.accepted, rejected: loaded.report.rejected.length, namespace: datasetNamespace(r) };
     }
-    if (loaded.tasks.length === 0) {
-      const why = loaded.report.rejected.slice(0, 3).map((r) => `line ${r.line}: ${r.reason}`).join("; ");
-      issues.push({ path: `datasets.${i}`, message: `dataset "${d.name}" has no usable task${why ? ` (${why})` : ""}` });
-      continue;
-    }
-    tasks[d.name] = loaded.tasks;
-    reports[d.name] = { accepted: loaded.report.accepted, rejected: loaded.report.rejected.length, namespace: datasetNamespace(d) };
   }
   if (issues.length) throw new ApiError(400, "invalid datasets", issues);
-  return { tasks, reports };
+  for (const { name, tasks } of inline) {
+    let start = 0;
+    while (start < tasks.length) {
+      let end = start;
+      let bytes = 0;
+      while (end < tasks.length && end - start < STAGE_CHUNK_TASKS && (end === start || bytes < STAGE_CHUNK_BYTES)) {
+        bytes += JSON.stringify(tasks[end]).length;
+        end += 1;
+      }
+      await stage(name, start, tasks.slice(start, end));
+      start = end;
+    }
+  }
+  return { sources, reports };
+}
+
+/** The spec as stored: the datasets without their inline rows (they are stored one row per task, BC-53). */
+function withoutRows(spec: RunRequest): RunRequest {
+  return { ...spec, datasets: spec.datasets.map(({ tasks: _rows, ...rest }) => rest) };
 }
 
 const RunIdParam = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/);
@@ -156,16 +226,6 @@ export function runsRoutes(functions: Readonly<Record<string, RolloutFunction>>)
       const spec = parsed.data;
       const tooMany = generateIssues(spec, limits);
       if (tooMany.length) throw new ApiError(413, "too many generated tasks", tooMany);
-      const { tasks, reports } = await loadDatasets(spec, outboundFetch((input, init) => fetch(input, init), policy) as typeof fetch);
-      const counts = Object.fromEntries(Object.entries(tasks).map(([name, t]) => [name, t.length]));
-      // a train source with fewer tasks than one window takes from it would stall the run (never one task twice a window)
-      const capacity = windowCapacityIssues(spec, counts);
-      if (capacity.length) throw new ApiError(400, "invalid datasets", capacity);
-      const planned = plannedEpisodes(spec, counts);
-      if (planned > limits.maxEpisodesPerRun) {
-        const message = `the run plans ${planned} episodes, over the maximum of ${limits.maxEpisodesPerRun} per run (AJET_MAX_EPISODES_PER_RUN); set maxSteps, fewer epochs or numRepeat, or split it into several runs`;
-        throw new ApiError(400, "too many episodes", [{ path: "(body)", message }]);
-      }
       let jobYaml: string;
       try {
         jobYaml = runJob(spec).toYaml();
@@ -182,9 +242,19 @@ export function runsRoutes(functions: Readonly<Record<string, RolloutFunction>>)
         throw new ApiError(429, "too many runs in flight", [{ path: "(token)", message }]);
       }
       try {
+        const stub = stubOf(c.env, runId);
+        const { sources, reports } = await planDatasets(spec, spec.datasets, datasetLimits(c.env as unknown as Record<string, unknown>), (source, start, tasks) =>
+          stub.stageTasks({ runId, source, start, tasks, scope: spec.taskIdScope ?? "run" }),
+        );
+        // the object reads URL datasets itself (index pass), then checks every dataset has tasks, the windows fit
+        // and the planned episodes (the RPC typing maps the view's `unknown` log fields to never)
+        const created = (await stub.create({ runId, spec: withoutRows(spec), sources, loadReports: reports, principal, jobYaml, maxEpisodesPerRun: limits.maxEpisodesPerRun })) as unknown as CreateRunResult;
+        if (!created.view) {
+          const episodes = created.issues.some((i) => i.message.includes("AJET_MAX_EPISODES_PER_RUN"));
+          throw new ApiError(400, episodes ? "too many episodes" : "invalid datasets", created.issues);
+        }
         await runIndexStub(c.env).add({ runId, function: spec.function, createdAtMs: now });
-        const view = await stubOf(c.env, runId).create({ runId, spec, tasks, loadReports: reports, principal, jobYaml });
-        return c.json(view, 201);
+        return c.json(created.view, 201);
       } catch (err) {
         await quota.release(runId);
         throw err;

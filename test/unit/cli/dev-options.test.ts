@@ -35,6 +35,9 @@ describe("ajet-edge dev arguments", () => {
     expect(parseDevArgs(["--dataset", "g.jsonl", "--function", "math-agent"])).toMatchObject({ function: "math-agent", kind: "gsm8k" });
     expect(parseDevArgs(["--dataset", "g.jsonl", "--kind", "gsm8k"])).toMatchObject({ function: "math-agent", kind: "gsm8k" });
     expect(parseDevArgs(["--dataset", "c.jsonl"])).toMatchObject({ function: "countdown", kind: "countdown" });
+    // a URL is the Worker's to read: kept apart from a path the CLI reads and inlines
+    expect(parseDevArgs(["--dataset", "r2://DATASETS/gsm8k/train.parquet", "--kind", "gsm8k"])).toMatchObject({ datasetUrl: "r2://DATASETS/gsm8k/train.parquet", kind: "gsm8k" });
+    expect(parseDevArgs(["--dataset", "https://h.example/t.jsonl"])).not.toHaveProperty("datasetPath");
     expect(parseDevArgs(["--dataset", "x.jsonl", "--function", "my-agent"])).toMatchObject({ function: "my-agent", kind: "generic" });
   });
 
@@ -67,6 +70,9 @@ describe("ajet-edge dev arguments", () => {
     [["--swarm-url", "http://a:1", "--swarm", "b=http://b:2"], "give either --swarm-url (one server) or --swarm NAME=URL (several), not both"],
     [["--no-start-engine"], "--no-start-engine needs --swarm-url"],
     [["--limit", "5"], "--limit applies to --dataset"],
+    [["--dataset", "https://h.example/x.jsonl", "--limit", "5"], "--limit applies to a --dataset file; the Worker reads a dataset URL whole"],
+    [["--dataset", "ftp://h.example/x.jsonl"], "--dataset ftp://h.example/x.jsonl: url must be an http(s) URL or r2://BUCKET/KEY"],
+    [["--dataset", "r2://DATASETS/"], "--dataset r2://DATASETS/: url must be an http(s) URL or r2://BUCKET/KEY"],
     [["--function", "Bad_Name"], "--function must be a function name like math-agent"],
     [["--bogus"], "Unknown option '--bogus'"],
     [["--answer-readers", "boxed,guess"], '--answer-readers: unknown reader "guess"; give a comma-separated list of boxed, hash, final-answer, final-number'],

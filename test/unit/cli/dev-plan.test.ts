@@ -175,4 +175,14 @@ describe("dev plan", () => {
     expect(functionSwarms("countdown")).toEqual(["default"]);
     expect(functionSwarms("math-agent")).toEqual(["default"]);
   });
+
+  it("--dataset URL: the run spec names the URL for the Worker to read (no rows inline, no eval total known here)", async () => {
+    const plan = await buildDevPlan(options(["--dataset", "https://h.example/data/test.jsonl?v=2", "--function", "math-agent"]));
+    expect(plan.run.datasets).toEqual([{ name: "gsm8k", kind: "gsm8k", split: "test", url: "https://h.example/data/test.jsonl?v=2" }]);
+    expect(plan.datasets[0]!.tasks).toEqual([]);
+    expect(plan.totalEpisodes).toBeUndefined();
+    expect(parseRunSpec(runSpecFor(plan, [{ name: "default", url: "http://127.0.0.1:1" }])).success).toBe(true);
+    const parquet = await buildDevPlan(options(["--dataset", "r2://DATASETS/cd/train.parquet"]));
+    expect(parquet.run.datasets).toEqual([{ name: "countdown", kind: "countdown", split: "train", url: "r2://DATASETS/cd/train.parquet" }]);
+  });
 });

@@ -1,0 +1,145 @@
+/**
+ * @module tasks/byte-source — random access to a dataset file that is never held whole: an http(s) URL (Range
+ * requests) or an R2 object (`r2://BUCKET/KEY`, ranged `get`). A run reads the file once as a stream to index it,
+ * then reads one row's bytes at a time as its cursor advances. Every read after the first names the version it
+ * indexed (ETag), so a file replaced mid-run is an error, never a different row under the same task id.
+ */
+import { DatasetLoadError } from "./load.ts";
+
+/** Size and version of a dataset file. */
+export interface ByteSourceStat {
+  /** total bytes */
+  size: number;
+  /** the version tag (HTTP ETag / R2 etag), null when the server gives none */
+  etag: string | null;
+}
+
+/** A dataset file read by byte ranges. Every method throws {@link DatasetLoadError} naming `where`. */
+export interface ByteSource {
+  /** the location as the user wrote it (used in messages) */
+  readonly where: string;
+  /** Size and version; checks that ranged reads work (an HTTP server must answer a Range request with 206). */
+  stat(): Promise<ByteSourceStat>;
+  /** The whole file as a stream of bytes (read once, to index it), of version `etag` when given. */
+  stream(etag: string | null): Promise<ReadableStream<Uint8Array>>;
+  /** Bytes `[offset, offset + length)` of version `etag` (null: whatever is there). */
+  read(offset: number, length: number, etag: string | null): Promise<Uint8Array>;
+}
+
+/** The subset of an R2 bucket binding the readers use (`R2Bucket` in workerd, miniflare's locally). */
+export interface R2BucketLike {
+  head(key: string): Promise<{ size: number; etag: string; httpEtag?: string } | null>;
+  get(
+    key: string,
+    options?: { range?: { offset: number; length: number }; onlyIf?: { etagMatches?: string } },
+  ): Promise<{ size: number; etag: string; body?: ReadableStream<Uint8Array>; arrayBuffer?: () => Promise<ArrayBuffer> } | null>;
+}
+
+/** An `r2://BUCKET/KEY` dataset location, split. `bucket` names an R2 binding of the Worker (e.g. `DATASETS`). */
+export interface R2Location {
+  bucket: string;
+  key: string;
+}
+
+/** `r2://BUCKET/KEY` → its parts, or null for any other string (a KEY is required; it may contain `/`). */
+export function parseR2Url(url: string): R2Location | null {
+  const m = /^r2:\/\/([A-Za-z_][A-Za-z0-9_]*)\/(.+)$/.exec(url);
+  return m ? { bucket: m[1]!, key: m[2]! } : null;
+}
+
+/** A weak ETag (`W/"…"`) cannot be used with If-Match (RFC 9110 §13.1.1): reads then go without a version check. */
+function strongEtag(etag: string | null): string | null {
+  return etag && !etag.startsWith("W/") ? etag : null;
+}
+
+/**
+ * An http(s) dataset file. `stat` asks for `bytes=0-0` and requires `206` with a `Content-Range` total: a server
+ * that ignores Range would make every row read download the whole file, so it is refused up front.
+ */
+export function httpByteSource(url: string, deps: { fetch?: typeof fetch; signal?: AbortSignal } = {}): ByteSource {
+  const doFetch = deps.fetch ?? fetch;
+  const get = async (headers: Record<string, string>): Promise<Response> => {
+    try {
+      return await doFetch(url, { headers, signal: deps.signal ?? null });
+    } catch (err) {
+      throw new DatasetLoadError(`cannot fetch dataset ${url}: ${(err as Error).message}`);
+    }
+  };
+  const versioned = (etag: string | null, headers: Record<string, string>) => {
+    const strong = strongEtag(etag);
+    return strong ? { ...headers, "if-match": strong } : headers;
+  };
+  const fail = async (res: Response, what: string): Promise<never> => {
+    await res.body?.cancel();
+    if (res.status === 412) throw new DatasetLoadError(`dataset ${url} changed since the run indexed it (ETag differs); start a new run`);
+    throw new DatasetLoadError(`cannot fetch dataset ${url}: HTTP ${res.status} ${res.statusText} ${what}`.replace(/\s+$/, ""));
+  };
+  return {
+    where: url,
+    async stat() {
+      const res = await get({ range: "bytes=0-0", "accept-encoding": "identity" });
+      if (res.status !== 206) {
+        if (!res.ok) return fail(res, "");
+        await res.body?.cancel();
+        throw new DatasetLoadError(
+          `dataset ${url} is served without Range support (HTTP ${res.status} to a Range request); ` +
+            "serve it from a server that answers Range requests (any static file server, R2, S3), or put it in R2",
+        );
+      }
+      await res.body?.cancel();
+      const total = /\/(\d+)\s*$/.exec(res.headers.get("content-range") ?? "")?.[1];
+      if (total === undefined) throw new DatasetLoadError(`dataset ${url}: the server's Range answer has no total size (Content-Range "bytes 0-0/SIZE")`);
+      return { size: Number(total), etag: res.headers.get("etag") };
+    },
+    async stream(etag) {
+      const res = await get(versioned(etag, { "accept-encoding": "identity" }));
+      if (!res.ok || !res.body) return fail(res, "");
+      return res.body;
+    },
+    async read(offset, length, etag) {
+      if (length === 0) return new Uint8Array(0);
+      const res = await get(versioned(etag, { range: `bytes=${offset}-${offset + length - 1}`, "accept-encoding": "identity" }));
+      if (res.status !== 206) return fail(res, `(asked for bytes ${offset}-${offset + length - 1})`);
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      if (bytes.byteLength !== length) throw new DatasetLoadError(`dataset ${url}: asked for ${length} bytes at ${offset}, got ${bytes.byteLength}`);
+      return bytes;
+    },
+  };
+}
+
+/** An R2 object as a dataset file (`where` is its `r2://BUCKET/KEY` URL). */
+export function r2ByteSource(bucket: R2BucketLike, location: R2Location): ByteSource {
+  const where = `r2://${location.bucket}/${location.key}`;
+  const missing = () => new DatasetLoadError(`dataset ${where} does not exist (no such key in bucket ${location.bucket})`);
+  const changed = () => new DatasetLoadError(`dataset ${where} changed since the run indexed it (etag differs); start a new run`);
+  const call = async <T>(op: () => Promise<T>): Promise<T> => {
+    try {
+      return await op();
+    } catch (err) {
+      throw new DatasetLoadError(`cannot read dataset ${where}: ${(err as Error).message}`);
+    }
+  };
+  return {
+    where,
+    async stat() {
+      const head = await call(() => bucket.head(location.key));
+      if (!head) throw missing();
+      return { size: head.size, etag: head.etag };
+    },
+    async stream(etag) {
+      const obj = await call(() => bucket.get(location.key, etag ? { onlyIf: { etagMatches: etag } } : {}));
+      if (!obj) throw missing();
+      if (!obj.body) throw changed();
+      return obj.body;
+    },
+    async read(offset, length, etag) {
+      if (length === 0) return new Uint8Array(0);
+      const obj = await call(() => bucket.get(location.key, { range: { offset, length }, ...(etag ? { onlyIf: { etagMatches: etag } } : {}) }));
+      if (!obj) throw missing();
+      if (!obj.body || !obj.arrayBuffer) throw changed();
+      const bytes = new Uint8Array(await call(() => obj.arrayBuffer!()));
+      if (bytes.byteLength !== length) throw new DatasetLoadError(`dataset ${where}: asked for ${length} bytes at ${offset}, got ${bytes.byteLength}`);
+      return bytes;
+    },
+  };
+}

@@ -1,0 +1,351 @@
+/**
+ * @module tasks/dataset-index — datasets read lazily, in flat memory: one streaming pass over a JSONL file (or one
+ * row group at a time of a Parquet file) checks every row with the kind's field map and records, per accepted row,
+ * where it is (byte offset and length; for Parquet its row number) in fixed-size chunks the caller stores. A task
+ * is later read alone from its entry. Memory: one line (JSONL) or one row group (Parquet) plus one index chunk.
+ *
+ * Why an index and not a block shuffle: the scheduler's per-epoch order is a seeded permutation over [0, n)
+ * computed one position at a time (`scheduler/epochs.ts`), so it needs only n and random access to row i. The
+ * index gives both: 32 bytes per row (32 MB for 1,000,000 rows) in SQLite, never in memory, and the shuffle stays
+ * exactly the one inline datasets get.
+ */
+import { parquetMetadataAsync, parquetReadObjects, type AsyncBuffer, type FileMetaData } from "hyparquet";
+import type { Task } from "../protocol/index.ts";
+import type { ByteSource } from "./byte-source.ts";
+import type { DatasetKind } from "./field-maps.ts";
+import type { RejectedRow } from "./jsonl.ts";
+import { DatasetLoadError, duplicateIdError, taskFromRow } from "./load.ts";
+import { RowValueError } from "./values.ts";
+
+/** A dataset file's format. */
+export type DatasetFormat = "jsonl" | "parquet";
+
+/** The format of a location: `.parquet` (before any `?query`) is Parquet, anything else JSONL. */
+export function formatOf(location: string): DatasetFormat {
+  return /\.parquet$/i.test(location.replace(/[?#].*$/, "")) ? "parquet" : "jsonl";
+}
+
+/** Entries per index chunk (one stored row): 4096 × 32 bytes = 128 KiB. */
+export const INDEX_CHUNK_ENTRIES = 4096;
+/** Numbers per entry: offset, length, row index (for ids), line (for messages). */
+const FIELDS = 4;
+
+/** Where one accepted row is. */
+export interface IndexEntry {
+  /** JSONL: byte offset of the line; Parquet: the row number */
+  offset: number;
+  /** JSONL: bytes of the line without its line ending; Parquet: 0 */
+  length: number;
+  /** 0-based index among the source's non-blank rows (the `<name>:<split>:<index>` id) */
+  index: number;
+  /** 1-based line (JSONL) or row (Parquet) number, for messages */
+  line: number;
+}
+
+/** What an index pass writes to: fixed-size chunks of entries, and own task ids (to refuse duplicates, BC-30). */
+export interface IndexSink {
+  /** Stores chunk `chunk` (entries `chunk × INDEX_CHUNK_ENTRIES …`), 4 float64 per entry. */
+  putChunk(chunk: number, entries: Float64Array): void;
+  /** Records an own task id seen at `line`; returns the line it was first seen at when it was seen before. */
+  claimId(taskId: string, line: number): number | undefined;
+}
+
+/** The dataset's name, kind and split (what ids and field maps need). */
+export interface RowOptions {
+  name: string;
+  kind: DatasetKind;
+  split: string;
+}
+
+/** Bounds of an index pass. */
+export interface IndexLimits {
+  /** the longest line accepted, bytes (a longer one is rejected without being buffered) */
+  maxRowBytes: number;
+  /** the most accepted rows; more → DatasetLoadError naming `limitName` */
+  maxRows: number;
+  /** the setting that raises `maxRows`, named in the error */
+  limitName: string;
+}
+
+/** What an index pass found. */
+export interface IndexResult {
+  /** accepted rows (= entries written) */
+  count: number;
+  /** refused rows */
+  rejected: number;
+  /** the first refused rows, with line and reason */
+  samples: RejectedRow[];
+}
+
+const SAMPLES = 5;
+
+/** Builds chunks of entries and hands each full one to the sink. */
+class ChunkWriter {
+  #chunk = 0;
+  #buf = new Float64Array(INDEX_CHUNK_ENTRIES * FIELDS);
+  #n = 0;
+  count = 0;
+  rejected = 0;
+  readonly samples: RejectedRow[] = [];
+  constructor(
+    private readonly sink: IndexSink,
+    private readonly limits: IndexLimits,
+  ) {}
+
+  reject(line: number, reason: string): void {
+    this.rejected += 1;
+    if (this.samples.length < SAMPLES) this.samples.push({ line, reason });
+  }
+
+  accept(e: IndexEntry): void {
+    if (this.count >= this.limits.maxRows) {
+      throw new DatasetLoadError(`the dataset has more than ${this.limits.maxRows} usable rows (${this.limits.limitName}); raise ${this.limits.limitName} or use a smaller dataset`);
+    }
+    const o = this.#n * FIELDS;
+    this.#buf[o] = e.offset;
+    this.#buf[o + 1] = e.length;
+    this.#buf[o + 2] = e.index;
+    this.#buf[o + 3] = e.line;
+    this.#n += 1;
+    this.count += 1;
+    if (this.#n === INDEX_CHUNK_ENTRIES) this.flush();
+  }
+
+  flush(): void {
+    if (this.#n === 0) return;
+    this.sink.putChunk(this.#chunk, this.#buf.slice(0, this.#n * FIELDS));
+    this.#chunk += 1;
+    this.#n = 0;
+  }
+
+  result(): IndexResult {
+    this.flush();
+    return { count: this.count, rejected: this.rejected, samples: this.samples };
+  }
+}
+
+/** Entry `i` of a chunk (from {@link IndexSink.putChunk}'s array, or its stored bytes). */
+export function entryAt(chunk: Float64Array, i: number): IndexEntry {
+  const o = i * FIELDS;
+  if (o + FIELDS > chunk.length) throw new RangeError(`index entry ${i} is outside its chunk of ${chunk.length / FIELDS}`);
+  return { offset: chunk[o]!, length: chunk[o + 1]!, index: chunk[o + 2]!, line: chunk[o + 3]! };
+}
+
+/** A stored chunk's bytes as entries (copies, so the bytes may be any view). */
+export function chunkFromBytes(bytes: ArrayBuffer | Uint8Array): Float64Array {
+  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  return new Float64Array(u8.slice().buffer);
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** One accepted or refused JSONL line → task (shared by the index pass and the later read, so both agree). */
+function jsonlTask(bytes: Uint8Array, options: RowOptions, index: number): Task {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new RowValueError("the line is not valid UTF-8");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new RowValueError(`invalid JSON: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new RowValueError(`a row must be a JSON object, got ${value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`}`);
+  }
+  return taskFromRow(value as Record<string, unknown>, { ...options, index });
+}
+
+/** A line of only ASCII space, tab and CR is blank (as `splitJsonlRecords`). */
+function isBlank(bytes: Uint8Array): boolean {
+  for (const b of bytes) if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
+  return true;
+}
+
+function concat(parts: Uint8Array[], total: number): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+/**
+ * Indexes a JSONL stream (same lines, blank lines, BOM and ids as `parseTasks`): every non-blank line is checked
+ * with the kind's field map; accepted ones get an entry. A line over `maxRowBytes` is refused without being held.
+ * @throws DatasetLoadError when the stream fails or more than `maxRows` rows are accepted
+ */
+export async function indexJsonl(stream: ReadableStream<Uint8Array>, options: RowOptions, sink: IndexSink, limits: IndexLimits): Promise<IndexResult> {
+  const w = new ChunkWriter(sink, limits);
+  let parts: Uint8Array[] = [];
+  let held = 0;
+  let overlong = false;
+  let lineStart = 0; // absolute offset of the current line
+  let at = 0; // absolute offset of the current chunk
+  let line = 0;
+  let index = 0;
+  const endLine = (end: number) => {
+    line += 1;
+    let bytes = concat(parts, held);
+    let offset = lineStart;
+    parts = [];
+    held = 0;
+    if (offset === 0 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+      bytes = bytes.subarray(3);
+      offset = 3;
+    }
+    if (bytes.byteLength > 0 && bytes[bytes.byteLength - 1] === 0x0d) bytes = bytes.subarray(0, -1);
+    const wasOverlong = overlong;
+    overlong = false;
+    lineStart = end + 1;
+    if (!wasOverlong && isBlank(bytes)) return;
+    const rowIndex = index++;
+    if (wasOverlong) return w.reject(line, `the line is over ${limits.maxRowBytes} bytes; shorten it or raise AJET_MAX_ROW_BYTES`);
+    try {
+      const task = jsonlTask(bytes, options, rowIndex);
+      if (task.task_id.includes(":id=")) {
+        const first = sink.claimId(task.task_id, line);
+        if (first !== undefined) throw duplicateIdError(task.task_id, first);
+      }
+      w.accept({ offset, length: bytes.byteLength, index: rowIndex, line });
+    } catch (err) {
+      if (!(err instanceof RowValueError)) throw err;
+      w.reject(line, err.message);
+    }
+  };
+  const hold = (piece: Uint8Array) => {
+    if (overlong || piece.byteLength === 0) return;
+    if (held + piece.byteLength > limits.maxRowBytes + 4) {
+      overlong = true; // + 4: room for a BOM and a CR that are not part of the row
+      parts = [];
+      held = 0;
+      return;
+    }
+    parts.push(piece.slice()); // a copy: the chunk it came from can then be freed
+    held += piece.byteLength;
+  };
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        throw new DatasetLoadError(`reading the dataset failed after ${at} bytes: ${(err as Error).message}`);
+      }
+      if (chunk.done) break;
+      const bytes = chunk.value;
+      let from = 0;
+      for (let nl = bytes.indexOf(0x0a, from); nl !== -1; nl = bytes.indexOf(0x0a, from)) {
+        // a line inside this chunk is read in place (no copy); only a line split across chunks is held
+        if (held === 0 && !overlong && nl - from <= limits.maxRowBytes + 4) parts = [bytes.subarray(from, nl)], (held = nl - from);
+        else hold(bytes.subarray(from, nl));
+        endLine(at + nl);
+        from = nl + 1;
+      }
+      hold(bytes.subarray(from));
+      at += bytes.byteLength;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  if (held > 0 || overlong) endLine(at);
+  return w.result();
+}
+
+/**
+ * Reads one indexed JSONL row as its task.
+ * @throws DatasetLoadError when the read fails or the row no longer maps (the file changed without a new ETag)
+ */
+export async function readJsonlTask(source: ByteSource, etag: string | null, entry: IndexEntry, options: RowOptions): Promise<Task> {
+  const bytes = await source.read(entry.offset, entry.length, etag);
+  try {
+    return jsonlTask(bytes, options, entry.index);
+  } catch (err) {
+    if (!(err instanceof RowValueError)) throw err;
+    throw new DatasetLoadError(`dataset ${source.where} line ${entry.line} no longer reads as at the start of the run (${err.message}); was the file replaced?`);
+  }
+}
+
+/** A {@link ByteSource} as hyparquet's AsyncBuffer (every slice one ranged read of the indexed version). */
+export function parquetFile(source: ByteSource, size: number, etag: string | null): AsyncBuffer {
+  return {
+    byteLength: size,
+    async slice(start: number, end?: number): Promise<ArrayBuffer> {
+      const bytes = await source.read(start, (end ?? size) - start, etag);
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    },
+  };
+}
+
+/** hyparquet's errors (bad file, unsupported codec) as a DatasetLoadError naming the file. */
+async function parquetCall<T>(where: string, op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    if (err instanceof DatasetLoadError) throw err;
+    throw new DatasetLoadError(`cannot read Parquet dataset ${where}: ${(err as Error).message}`);
+  }
+}
+
+/** The file's footer (schema, row groups). @throws DatasetLoadError for a file that is not Parquet */
+export function parquetMetadata(where: string, file: AsyncBuffer): Promise<FileMetaData> {
+  return parquetCall(where, () => parquetMetadataAsync(file));
+}
+
+/**
+ * Indexes a Parquet file one row group at a time (memory: one decoded row group): every row is checked with the
+ * kind's field map (BigInt columns become numbers when safe, BC-58); accepted rows get an entry with their row
+ * number. Row numbers are the ids' index (`<name>:<split>:<row>`); messages call them "line" = row + 1.
+ * @throws DatasetLoadError for a file hyparquet cannot read, or more than `maxRows` accepted rows
+ */
+export async function indexParquet(where: string, file: AsyncBuffer, options: RowOptions, sink: IndexSink, limits: IndexLimits): Promise<IndexResult> {
+  const metadata = await parquetMetadata(where, file);
+  const w = new ChunkWriter(sink, limits);
+  let start = 0;
+  for (const group of metadata.row_groups) {
+    const end = start + Number(group.num_rows);
+    if (end > start) {
+      const rows = await parquetCall(where, () => parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end }));
+      rows.forEach((value, i) => {
+        const row = start + i;
+        try {
+          const task = taskFromRow(value, { ...options, index: row });
+          if (task.task_id.includes(":id=")) {
+            const first = sink.claimId(task.task_id, row + 1);
+            if (first !== undefined) throw duplicateIdError(task.task_id, first);
+          }
+          w.accept({ offset: row, length: 0, index: row, line: row + 1 });
+        } catch (err) {
+          if (!(err instanceof RowValueError)) throw err;
+          w.reject(row + 1, err.message);
+        }
+      });
+    }
+    start = end;
+  }
+  return w.result();
+}
+
+/**
+ * Reads one indexed Parquet row as its task (hyparquet reads only the row group holding it, and with an offset
+ * index only the pages that hold it).
+ * @throws DatasetLoadError when the read fails or the row no longer maps
+ */
+export async function readParquetTask(where: string, file: AsyncBuffer, metadata: FileMetaData, entry: IndexEntry, options: RowOptions): Promise<Task> {
+  const rows = await parquetCall(where, () => parquetReadObjects({ file, metadata, rowStart: entry.offset, rowEnd: entry.offset + 1, useOffsetIndex: true }));
+  const row = rows[0];
+  if (!row) throw new DatasetLoadError(`Parquet dataset ${where} has no row ${entry.offset} any more; was the file replaced?`);
+  try {
+    return taskFromRow(row, { ...options, index: entry.index });
+  } catch (err) {
+    if (!(err instanceof RowValueError)) throw err;
+    throw new DatasetLoadError(`Parquet dataset ${where} row ${entry.offset} no longer reads as at the start of the run (${err.message})`);
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The lazy dataset index: one streaming pass over a JSONL file (in chunks that split lines and UTF-8 characters
+ * anywhere) or a Parquet file (row group by row group) accepts and refuses exactly the rows the in-memory loader
+ * does, and reading one task back from its entry gives the loader's task, id included.
+ */
+import { parquetWriteBuffer } from "hyparquet-writer";
+import { describe, expect, it } from "vitest";
+import {
+  chunkFromBytes,
+  DatasetLoadError,
+  entryAt,
+  formatOf,
+  INDEX_CHUNK_ENTRIES,
+  indexJsonl,
+  indexParquet,
+  parquetFile,
+  parquetMetadata,
+  parseTasks,
+  readJsonlTask,
+  readParquetTask,
+  tasksFromObjects,
+  type ByteSource,
+  type IndexSink,
+} from "../../../src/tasks/index.ts";
+
+/** A file in memory as a ByteSource (what an http server with Range support or R2 gives). */
+function memorySource(bytes: Uint8Array): ByteSource {
+  return {
+    where: "mem://test",
+    stat: async () => ({ size: bytes.byteLength, etag: null }),
+    stream: async () => streamOf(bytes, 3),
+    read: async (offset, length) => bytes.slice(offset, offset + length),
+  };
+}
+
+/** The bytes as a stream of `size`-byte chunks (so lines, CRLFs, BOMs and UTF-8 sequences are split). */
+function streamOf(bytes: Uint8Array, size: number): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream({
+    pull(c) {
+      if (at >= bytes.byteLength) return c.close();
+      c.enqueue(bytes.slice(at, at + size));
+      at += size;
+    },
+  });
+}
+
+/** A sink that keeps chunks and ids in maps (the Durable Object keeps them in SQLite). */
+function memorySink(): IndexSink & { chunks: Map<number, Uint8Array>; entries(): ReturnType<typeof entryAt>[] } {
+  const chunks = new Map<number, Uint8Array>();
+  const ids = new Map<string, number>();
+  return {
+    chunks,
+    putChunk: (chunk, entries) => void chunks.set(chunk, new Uint8Array(entries.buffer.slice(0))),
+    claimId: (id, line) => {
+      const first = ids.get(id);
+      if (first === undefined) ids.set(id, line);
+      return first;
+    },
+    entries() {
+      return [...chunks.keys()].sort((a, b) => a - b).flatMap((k) => {
+        const c = chunkFromBytes(chunks.get(k)!);
+        return Array.from({ length: c.length / 4 }, (_, i) => entryAt(c, i));
+      });
+    },
+  };
+}
+
+const LIMITS = { maxRowBytes: 1024, maxRows: 1_000_000, limitName: "AJET_MAX_DATASET_ROWS" };
+const GSM = { name: "gsm8k", kind: "gsm8k" as const, split: "test" };
+
+describe("indexJsonl", () => {
+  const text =
+    "\uFEFF" +
+    [
+      JSON.stringify({ question: "2 + 3 = ?  (ünïcödé, 😀)", answer: "so #### 5" }),
+      "",
+      "   ",
+      JSON.stringify({ question: "no gold", answer: "none" }),
+      "{not json",
+      JSON.stringify({ question: "with an own id", answer: "#### 7", task_id: "a" }),
+      JSON.stringify({ question: "same own id", answer: "#### 8", task_id: "a" }),
+      JSON.stringify({ question: "line sep \u2028 inside", answer: "#### 9" }) + "\r",
+      "[1, 2]",
+      JSON.stringify({ question: "last, no newline", answer: "#### 10" }),
+    ].join("\n");
+  const bytes = new TextEncoder().encode(text);
+
+  it("accepts and refuses the lines parseTasks does, and each entry reads back as parseTasks's task (ids included)", async () => {
+    const sink = memorySink();
+    const found = await indexJsonl(streamOf(bytes, 3), GSM, sink, LIMITS);
+    const expected = parseTasks(text, GSM);
+    expect(found.count).toBe(expected.tasks.length);
+    expect(found.rejected).toBe(expected.report.rejected.length);
+    expect(found.samples.map((r) => r.line)).toEqual(expected.report.rejected.map((r) => r.line));
+    expect(found.samples.find((r) => r.line === 7)?.reason).toContain('duplicate task_id "a" (first at line 6)');
+    const source = memorySource(bytes);
+    const read = await Promise.all(sink.entries().map((e) => readJsonlTask(source, null, e, GSM)));
+    expect(read).toEqual(expected.tasks);
+    expect(read.map((t) => t.task_id)).toEqual(["gsm8k:test:0", "gsm8k:test:id=a", "gsm8k:test:5", "gsm8k:test:7"]);
+  });
+
+  it("refuses a line over maxRowBytes without holding it, and the rows after it keep their ids", async () => {
+    const long = JSON.stringify({ question: "x".repeat(5000), answer: "#### 1" });
+    const t = [JSON.stringify({ question: "a", answer: "#### 1" }), long, JSON.stringify({ question: "b", answer: "#### 2" })].join("\n");
+    const sink = memorySink();
+    const found = await indexJsonl(streamOf(new TextEncoder().encode(t), 100), GSM, sink, LIMITS);
+    expect(found).toMatchObject({ count: 2, rejected: 1 });
+    expect(found.samples[0]).toEqual({ line: 2, reason: "the line is over 1024 bytes; shorten it or raise AJET_MAX_ROW_BYTES" });
+    expect(sink.entries().map((e) => e.index)).toEqual([0, 2]);
+  });
+
+  it("writes entries in chunks of INDEX_CHUNK_ENTRIES and stops with the limit's name past maxRows", async () => {
+    const n = INDEX_CHUNK_ENTRIES + 10;
+    const many = new TextEncoder().encode(Array.from({ length: n }, (_, i) => JSON.stringify({ question: `q${i}`, answer: `#### ${i}` })).join("\n"));
+    const sink = memorySink();
+    expect((await indexJsonl(streamOf(many, 4096), GSM, sink, LIMITS)).count).toBe(n);
+    expect([...sink.chunks.keys()]).toEqual([0, 1]);
+    expect(chunkFromBytes(sink.chunks.get(1)!).length).toBe(10 * 4);
+    const err = await indexJsonl(streamOf(many, 4096), GSM, memorySink(), { ...LIMITS, maxRows: 100 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DatasetLoadError);
+    expect((err as Error).message).toContain("more than 100 usable rows (AJET_MAX_DATASET_ROWS)");
+  });
+});
+
+describe("indexParquet", () => {
+  it("indexes row group by row group and reads single rows back as tasks (INT64 columns as numbers)", async () => {
+    const rows = Array.from({ length: 25 }, (_, i) => ({ question: `q${i}`, answer: i === 3 ? "no gold" : `#### ${i}`, level: BigInt(i) }));
+    const buffer = parquetWriteBuffer({
+      columnData: [
+        { name: "question", data: rows.map((r) => r.question), type: "STRING" },
+        { name: "answer", data: rows.map((r) => r.answer), type: "STRING" },
+        { name: "level", data: rows.map((r) => r.level), type: "INT64" },
+      ],
+      rowGroupSize: 10,
+    });
+    const bytes = new Uint8Array(buffer);
+    const file = parquetFile(memorySource(bytes), bytes.byteLength, null);
+    const expected = tasksFromObjects(rows, GSM);
+    expect(expected.report.rejected.map((r) => r.line)).toEqual([4]);
+    const sink = memorySink();
+    const found = await indexParquet("mem://gsm.parquet", file, GSM, sink, LIMITS);
+    expect(found).toMatchObject({ count: 24, rejected: 1, samples: [{ line: 4 }] });
+    const metadata = await parquetMetadata("mem://gsm.parquet", file);
+    expect(metadata.row_groups.map((g) => Number(g.num_rows))).toEqual([10, 10, 5]);
+    const read = await Promise.all(sink.entries().map((e) => readParquetTask("mem://gsm.parquet", file, metadata, e, GSM)));
+    expect(read).toEqual(expected.tasks);
+    expect(read[20]).toMatchObject({ task_id: "gsm8k:test:21", metadata: { level: 21, gold: "21" } });
+  });
+
+  it("names the file when it is not Parquet", async () => {
+    const bytes = new TextEncoder().encode('{"question": "not parquet"}\n');
+    const err = await indexParquet("mem://x.parquet", parquetFile(memorySource(bytes), bytes.byteLength, null), GSM, memorySink(), LIMITS).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DatasetLoadError);
+    expect((err as Error).message).toMatch(/^cannot read Parquet dataset mem:\/\/x\.parquet: /);
+  });
+});
+
+describe("formatOf", () => {
+  it("reads .parquet (before a query) as Parquet and anything else as JSONL", () => {
+    expect(["https://h/a.parquet", "r2://DATASETS/x/train.PARQUET?v=1", "https://h/a.jsonl", "https://h/a"].map(formatOf)).toEqual(["parquet", "parquet", "jsonl", "jsonl"]);
+  });
+});
