@@ -19,4 +19,10 @@ export interface Env extends AuthEnv, LimitsEnv {
   AJET_SECRETS?: string;
   /** hosts the Worker may connect to for swarms, datasets and judges: comma-separated `host` or `host:port`; unset = none */
   AJET_ALLOWED_HOSTS?: string;
+  /** R2 bucket of episode transcripts (edge/transcripts); without it no transcript is kept */
+  TRANSCRIPTS?: R2Bucket;
+  /** days a transcript is kept (default 14) */
+  TRANSCRIPT_RETENTION_DAYS?: string;
+  /** the largest stored transcript in bytes (default 262144); longer messages are cut with a marker */
+  TRANSCRIPT_MAX_BYTES?: string;
 }

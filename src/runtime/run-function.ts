@@ -10,6 +10,7 @@ import type { HeldClaim } from "./claims.ts";
 import type { FetchLike } from "./limits.ts";
 import { decideOutcome, type OutcomeDecision } from "./outcome.ts";
 import { createRolloutContext } from "./rollout-context.ts";
+import type { TranscriptRecorder } from "./transcript.ts";
 
 /** What running a function needs of its invocation (a part of `EpisodeRunnerDeps`). */
 export interface FunctionRunDeps {
@@ -25,6 +26,8 @@ export interface FunctionRunDeps {
   invocationDeadlineAtMs?: number;
   /** time kept for recording, ending and reporting after the function is stopped (ms); default 20 s */
   reportReserveMs?: number;
+  /** records the function's LLM calls and log lines (the episode's transcript) */
+  recorder?: TranscriptRecorder;
 }
 
 /**
@@ -61,6 +64,7 @@ export async function runFunction(
       secrets: { ...deps.secrets },
       model: msg.model,
       now: deps.now,
+      recorder: deps.recorder,
     },
     claimedAtMs,
   );
