@@ -34,6 +34,16 @@ describe.skipIf(!hasChromium)("e2e: the dashboard in headless Chromium", () => {
     await rig?.session.close();
   });
 
+  it("signs in with the form: the session cookie is HttpOnly (the page's script cannot read it)", async () => {
+    await page.goto(`${rig!.session.worker.url}/`);
+    expect(new URL(page.url()).pathname).toBe("/login");
+    await page.fill("#token", rig!.session.worker.token);
+    await Promise.all([page.waitForURL((u) => u.pathname === "/"), page.click("button[type=submit]")]);
+    expect(await page.evaluate("document.cookie")).toBe("");
+    const cookies = await page.context().cookies();
+    expect(cookies.find((c) => c.name === "ajet_session")).toMatchObject({ httpOnly: true, secure: true, sameSite: "Strict" });
+  });
+
   it("the open run page updates without a reload as steps finish (WebSocket from the run's Durable Object)", async () => {
     const created = await rig!.api.create(rig!.session.spec);
     runId = created.runId;
@@ -57,7 +67,7 @@ describe.skipIf(!hasChromium)("e2e: the dashboard in headless Chromium", () => {
   });
 
   it("lists the run on / (GET /runs), newest first", async () => {
-    const listing = await fetch(`${rig!.session.worker.url}/runs`);
+    const listing = await fetch(`${rig!.session.worker.url}/runs`, { headers: { authorization: `Bearer ${rig!.session.worker.token}` } });
     if (listing.status === 404) {
       console.log("runs list check skipped: this Worker has no GET /runs yet (the RunIndex lands with the engine work)");
       return;
@@ -78,7 +88,7 @@ describe.skipIf(!hasChromium)("e2e: the dashboard in headless Chromium", () => {
       x: window.__dashboard.charts.reward.data[0],
       y: window.__dashboard.charts.reward.data[1],
     })`)) as { dom: Array<{ step: number; mean: number }>; x: number[]; y: number[] };
-    const api = (await (await fetch(`${rig!.session.worker.url}/runs/${runId}`)).json()) as RunView;
+    const api = (await (await fetch(`${rig!.session.worker.url}/runs/${runId}`, { headers: { authorization: `Bearer ${rig!.session.worker.token}` } })).json()) as RunView;
     const means = api.steps.map((s) => s.meanReward);
     expect(means).toHaveLength(3);
     expect(points.x).toEqual([1, 2, 3]);

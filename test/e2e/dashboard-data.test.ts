@@ -12,6 +12,9 @@ describe("e2e: metrics export, transcripts and pages of a finished 3-step run", 
   let rig: E2eRig | undefined;
   let status: RunView;
   let base: string;
+  // every route of the dashboard is behind the API token, like the runs API
+  const fetch = (url: string, init: RequestInit = {}) =>
+    globalThis.fetch(url, { ...init, headers: { authorization: `Bearer ${rig!.session.worker.token}`, ...(init.headers as Record<string, string> | undefined) } });
   beforeAll(async () => {
     rig = await startRig(["--steps", "3"]);
     status = await runToEnd(rig);
@@ -84,5 +87,10 @@ describe("e2e: metrics export, transcripts and pages of a finished 3-step run", 
     expect(await uplot.text()).toContain("uPlot");
     const home = await fetch(`${rig!.session.worker.url}/`, { headers: { accept: "text/html" } });
     expect(await home.text()).toContain('data-page="runs"');
+    // without a token a browser is sent to the sign-in form, an API client gets a 401
+    const anonymous = await globalThis.fetch(base, { headers: { accept: "text/html" }, redirect: "manual" });
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.headers.get("location")).toBe(`/login?next=${encodeURIComponent(`/runs/${status.runId}`)}`);
+    expect((await globalThis.fetch(`${base}/metrics`)).status).toBe(401);
   });
 });

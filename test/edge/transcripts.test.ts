@@ -3,11 +3,47 @@ import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { readTranscript, r2TranscriptSink, transcriptSettings } from "../../src/edge/transcripts.ts";
 import type { EpisodeTranscript } from "../../src/runtime/transcript.ts";
+import { authHeaders } from "./support.ts";
 
 const record = (runId: string, attempt: number, content: string): EpisodeTranscript => ({
   v: 1, runId, episodeKey: "gsm8k/0/3#1", attempt, taskId: "t", functionName: "f", episodeType: "train", query: "q", claimedAtMs: 0,
   finishedAtMs: 1, result: "ended", outcome: { kind: "end", reward: 1 }, reward: 1, outputs: {}, llm: [{ swarm: "default", startedAtMs: 0, endedAtMs: 1, status: 200, messages: [{ role: "user", content }], reply: null }],
   logs: [], error: null, truncated: false,
+});
+
+describe("dashboard sign-in (session cookie)", () => {
+  const form = (token: string) => new URLSearchParams({ token, next: "/runs/run-x" });
+
+  it("a right token becomes an HttpOnly, Secure, SameSite=Strict cookie; a wrong one gets the form back with a 401", async () => {
+    const wrong = await SELF.fetch("http://w/login", { method: "POST", body: form("not-the-token-at-all-123"), redirect: "manual" });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get("set-cookie")).toBeNull();
+    expect(await wrong.text()).toContain("matches neither AJET_API_TOKEN nor AJET_READ_TOKEN");
+    const right = await SELF.fetch("http://w/login", { method: "POST", body: form(env.AJET_READ_TOKEN!), redirect: "manual" });
+    expect(right.status).toBe(303);
+    expect(right.headers.get("location")).toBe("/runs/run-x");
+    const cookie = right.headers.get("set-cookie")!;
+    expect(cookie).toMatch(/^ajet_session=/);
+    expect(cookie).toContain("HttpOnly");
+    expect(cookie).toContain("Secure");
+    expect(cookie).toContain("SameSite=Strict");
+  });
+
+  it("the cookie of the read token may read (a 404 for an unknown run, not a 401) but not stop a run (403)", async () => {
+    const cookie = { cookie: `ajet_session=${encodeURIComponent(env.AJET_READ_TOKEN!)}` };
+    expect((await SELF.fetch("http://w/runs/run-none/metrics", { headers: cookie })).status).toBe(404);
+    expect((await SELF.fetch("http://w/runs/run-none/metrics")).status).toBe(401);
+    expect((await SELF.fetch("http://w/runs/run-none/metrics", { headers: { cookie: "ajet_session=wrong-token-0123456789" } })).status).toBe(401);
+    expect((await SELF.fetch("http://w/runs/run-none/stop", { method: "POST", headers: cookie })).status).toBe(403);
+  });
+
+  it("sends a browser without a session to the sign-in form; the form and the assets need no token", async () => {
+    const page = await SELF.fetch("http://w/runs/run-none", { headers: { accept: "text/html" }, redirect: "manual" });
+    expect(page.status).toBe(303);
+    expect(page.headers.get("location")).toBe("/login?next=%2Fruns%2Frun-none");
+    expect((await SELF.fetch("http://w/login")).status).toBe(200);
+    expect((await SELF.fetch("http://w/assets/uplot.css")).status).toBe(200);
+  });
 });
 
 describe("transcripts in R2", () => {
@@ -24,11 +60,11 @@ describe("transcripts in R2", () => {
     await sink.save(record("run-att", 1, "first"));
     await sink.save(record("run-att", 2, "second"));
     const key = encodeURIComponent("gsm8k/0/3#1");
-    const latest = (await (await SELF.fetch(`http://w/runs/run-att/episodes/${key}`)).json()) as EpisodeTranscript;
+    const latest = (await (await SELF.fetch(`http://w/runs/run-att/episodes/${key}`, { headers: authHeaders() })).json()) as EpisodeTranscript;
     expect(latest.attempt).toBe(2);
-    const first = (await (await SELF.fetch(`http://w/runs/run-att/episodes/${key}?attempt=1`)).json()) as EpisodeTranscript;
+    const first = (await (await SELF.fetch(`http://w/runs/run-att/episodes/${key}?attempt=1`, { headers: authHeaders() })).json()) as EpisodeTranscript;
     expect((first.llm[0]!.messages[0] as { content: string }).content).toBe("first");
-    const bad = await SELF.fetch(`http://w/runs/run-att/episodes/${key}?attempt=zero`);
+    const bad = await SELF.fetch(`http://w/runs/run-att/episodes/${key}?attempt=zero`, { headers: authHeaders() });
     expect(bad.status).toBe(400);
   });
 
@@ -37,7 +73,7 @@ describe("transcripts in R2", () => {
     expect(days).toBe(2);
     const longAgo = Date.now() - 3 * 86_400_000;
     await r2TranscriptSink({ ...env, TRANSCRIPT_RETENTION_DAYS: "2" }, () => longAgo)!.save(record("run-old", 1, "old"));
-    const res = await SELF.fetch(`http://w/runs/run-old/episodes/${encodeURIComponent("gsm8k/0/3#1")}`);
+    const res = await SELF.fetch(`http://w/runs/run-old/episodes/${encodeURIComponent("gsm8k/0/3#1")}`, { headers: authHeaders() });
     expect(res.status).toBe(404);
     const body = (await res.json()) as { error: { message: string; issues: Array<{ message: string }> } };
     expect(body.error.message).toContain("expired");
@@ -45,6 +81,6 @@ describe("transcripts in R2", () => {
     expect(await env.TRANSCRIPTS!.list({ prefix: "transcripts/run-old/" })).toMatchObject({ objects: [] });
     // a fresh one with the same settings is served
     await r2TranscriptSink({ ...env, TRANSCRIPT_RETENTION_DAYS: "2" })!.save(record("run-new", 1, "new"));
-    expect((await SELF.fetch(`http://w/runs/run-new/episodes/${encodeURIComponent("gsm8k/0/3#1")}`)).status).toBe(200);
+    expect((await SELF.fetch(`http://w/runs/run-new/episodes/${encodeURIComponent("gsm8k/0/3#1")}`, { headers: authHeaders() })).status).toBe(200);
   });
 });
