@@ -76,7 +76,8 @@ export function dashboardPublicRoutes() {
 /** The dashboard's pages and data routes (behind the app's auth). */
 export function dashboardRoutes() {
   return new Hono<{ Bindings: Env }>()
-    .get("/", (c) => c.html(runsPage()))
+    // the runs page for a browser; an API client asking for `/` (or `/runs/..`, which URLs normalise to `/`) gets the 404
+    .get("/", (c, next) => (wantsHtml(c) ? c.html(runsPage()) : next()))
     .get("/runs/:id", async (c, next) => {
       if (!wantsHtml(c)) return next();
       const id = c.req.param("id");

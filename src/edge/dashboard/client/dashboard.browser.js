@@ -61,7 +61,8 @@
           el("td", { text: r.function || "–" }), el("td", { text: r.phase || "–" }), el("td", { text: r.engineStatus || "–" }),
           el("td", { text: r.globalStep === null || r.globalStep === undefined ? "–" : String(r.globalStep) }),
           el("td", { text: fmt(r.lastStepMeanReward) }), el("td", { text: started }),
-          el("td", { text: r.wallTimeMs ? dur(r.wallTimeMs) : end && r.createdAtMs ? dur(end - r.createdAtMs) : r.createdAtMs ? dur(Date.now() - r.createdAtMs) : "–" }),
+          // a finished run without an end instant in the listing shows no duration rather than a growing one
+          el("td", { text: r.wallTimeMs ? dur(r.wallTimeMs) : end && r.createdAtMs ? dur(end - r.createdAtMs) : r.createdAtMs && r.phase !== "finished" ? dur(Date.now() - r.createdAtMs) + " so far" : "–" }),
         ]);
       }), "no runs yet: start one with POST /runs (or npm start)", 8);
     }).catch(function (err) {
