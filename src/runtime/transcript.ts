@@ -8,7 +8,11 @@
  */
 import type { EpisodeOutcome } from "../port/index.ts";
 import type { RolloutLogger } from "../sdk/contract.ts";
+import { API_KEY_PREFIX } from "../protocol/index.ts";
 import type { FetchLike } from "./limits.ts";
+
+/** Any per-episode key (`sk-ajet-…`), also ones this recorder was not told about. */
+const EPISODE_KEY = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9+/=_-]*`, "g");
 
 /** One LLM call of one swarm episode. Times are epoch ms. */
 export interface TranscriptLlmCall {
@@ -210,16 +214,15 @@ export class TranscriptRecorder {
     return { debug: line("debug"), info: line("info"), warn: line("warn"), error: line("error") };
   }
 
-  /** The finished record (api keys replaced by `[redacted]`). */
+  /** The finished record (the held api keys replaced by `[redacted]`, any other `sk-ajet-…` by `sk-ajet-<redacted>`). */
   finish(base: Omit<EpisodeTranscript, "v" | "llm" | "logs" | "truncated" | "error" | "finishedAtMs"> & { error?: unknown }): EpisodeTranscript {
     const { error, ...rest } = base;
     const record: EpisodeTranscript = {
       v: 1, ...rest, finishedAtMs: this.now(), llm: this.llm, logs: this.logs, error: describeError(error), truncated: this.#dropped,
     };
-    if (this.#secrets.size === 0) return record;
     let text = JSON.stringify(record);
     for (const s of this.#secrets) text = text.split(s).join("[redacted]");
-    return JSON.parse(text) as EpisodeTranscript;
+    return JSON.parse(text.replace(EPISODE_KEY, `${API_KEY_PREFIX}<redacted>`)) as EpisodeTranscript;
   }
 }
 

@@ -70,3 +70,13 @@ describe("episode transcripts", () => {
     expect(JSON.parse(capTranscript(small))).toEqual({ ...small, truncated: false });
   });
 });
+
+describe("episode transcripts never keep a per-episode key", () => {
+  it("replaces any sk-ajet- key a function logged, even one the recorder was not told about", () => {
+    const rec = new TranscriptRecorder(() => 1);
+    rec.logger({ debug: () => {}, info: () => {}, warn: () => {}, error: () => {} }).info("calling with sk-ajet-abcDEF123", { header: "Bearer sk-ajet-xyz" });
+    const text = JSON.stringify(rec.finish(base));
+    expect(text).not.toMatch(/sk-ajet-(abc|xyz)/);
+    expect(text).toContain("sk-ajet-<redacted>");
+  });
+});
