@@ -12,6 +12,7 @@ import { ApiError } from "./errors.ts";
 import { limitsFrom } from "./limits-config.ts";
 import { jsonLogger } from "./log.ts";
 import { runsRoutes } from "./routes/runs.ts";
+import { dashboardPublicRoutes, dashboardRoutes, isPageRequest } from "./dashboard/routes.ts";
 
 /** What the middleware hands the routes: the caller's grant (access and principal). */
 export interface AppVariables {
@@ -29,9 +30,13 @@ export function createApp(functions: Readonly<Record<string, RolloutFunction>>) 
       const configured = (c.env.AJET_API_TOKEN ?? "") !== "";
       return configured ? c.json({ status: "ok" }) : c.json({ status: "unconfigured" }, 503);
     })
+    // the sign-in form and the bundled scripts and styles hold no run data: no token needed
+    .route("/", dashboardPublicRoutes())
     .use("*", async (c, next) => {
       const decision = await authorize(c.req.raw, c.env);
       if (!decision.ok) {
+        // a browser without a session is sent to the sign-in form (never a token in the URL)
+        if (decision.status === 401 && isPageRequest(c.req.raw)) return c.redirect(`/login?next=${encodeURIComponent(new URL(c.req.url).pathname)}`, 303);
         const res = c.json(new ApiError(decision.status, decision.message, [{ path: decision.header, message: decision.message }]).toJSON(), decision.status);
         if (decision.status === 401) res.headers.set("www-authenticate", 'Bearer realm="ajet-edge"');
         return res;
@@ -49,6 +54,8 @@ export function createApp(functions: Readonly<Record<string, RolloutFunction>>) 
         },
       })(c, next);
     })
+    // the dashboard first: it answers `GET /runs/:id` only for a browser (Accept: text/html) and passes the rest on
+    .route("/", dashboardRoutes())
     .route("/runs", runsRoutes(functions));
   app.notFound((c) => c.json(new ApiError(404, `no route ${c.req.method} ${new URL(c.req.url).pathname}`, []).toJSON(), 404));
   app.onError((err, c) => {

@@ -81,6 +81,29 @@ export function bearerCredential(request: Request): Credential {
   return match ? { token: match[1]!, source: "authorization" } : { token: null, source: "authorization", problem: "malformed" };
 }
 
+/** The dashboard's session cookie: it holds the token a browser signed in with (HttpOnly, Secure, SameSite=Strict). */
+export const SESSION_COOKIE = "ajet_session";
+
+/**
+ * The token of the dashboard's session cookie (set by `POST /login`), or why there is none. The cookie is
+ * SameSite=Strict, so another site's page cannot make a browser send it (no cross-site request forgery).
+ */
+export function cookieCredential(request: Request): Credential {
+  const header = request.headers.get("cookie") ?? "";
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq < 0 || part.slice(0, eq).trim() !== SESSION_COOKIE) continue;
+    let value: string;
+    try {
+      value = decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      return { token: null, source: "cookie", problem: "malformed" };
+    }
+    return value === "" ? { token: null, source: "cookie", problem: "missing" } : { token: value, source: "cookie" };
+  }
+  return { token: null, source: "cookie", problem: "missing" };
+}
+
 /** True for the methods a read-only token may use. */
 export function isReadMethod(method: string): boolean {
   return method === "GET" || method === "HEAD";
@@ -118,7 +141,8 @@ export async function authorizeCredential(credential: Credential, method: string
 }
 
 /**
- * Decides one API request: refuses a credential in the query string (400), then checks the bearer token.
+ * Decides one API request: refuses a credential in the query string (400), then checks the bearer token, or, when
+ * the request has no Authorization header, the dashboard's session cookie ({@link cookieCredential}).
  * @returns {@link Granted} with the caller's access, or {@link Refused} with the status and a message naming the header
  */
 export async function authorize(request: Request, env: AuthEnv): Promise<AuthDecision> {
@@ -128,5 +152,11 @@ export async function authorize(request: Request, env: AuthEnv): Promise<AuthDec
       return { ok: false, status: 400, header: name, message: `a credential in the query string (?${name}=…) is refused: URLs are logged; send \`Authorization: Bearer <token>\` instead` };
     }
   }
-  return authorizeCredential(bearerCredential(request), request.method, env);
+  // the Authorization header wins; a browser without one may carry the dashboard's session cookie
+  const bearer = bearerCredential(request);
+  if (bearer.token === null && bearer.problem === "missing") {
+    const cookie = cookieCredential(request);
+    if (cookie.token !== null || cookie.problem === "malformed") return authorizeCredential(cookie, request.method, env);
+  }
+  return authorizeCredential(bearer, request.method, env);
 }

@@ -8,6 +8,7 @@
 import { SwarmClient } from "../client/index.ts";
 import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../port/index.ts";
 import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
+import type { CurrentBatchRolloutPoolInformation } from "../protocol/index.ts";
 import { serverOfSwarm } from "../sdk/contract.ts";
 import type { RunDatasets } from "./datasets.ts";
 import type { Dispatcher } from "./dispatcher.ts";
@@ -70,6 +71,11 @@ export class CommandRunner {
         this.host.log("error", `command ${c.type} failed`, { error: String(err) });
       }
     }
+  }
+
+  /** The swarm's pool information (the dashboard's in-flight table); 5 s timeout. @throws transport errors */
+  poolInfo(swarm: string): Promise<CurrentBatchRolloutPoolInformation> {
+    return this.#client(swarm).getRolloutStat({ timeoutMs: 5_000 });
   }
 
   async #run(c: SchedulerCommand, inline: boolean): Promise<void> {

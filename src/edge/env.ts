@@ -34,4 +34,10 @@ export interface Env extends AuthEnv, LimitsEnv {
   AJET_MAX_INLINE_BYTES?: string;
   AJET_MAX_DATASET_ROWS?: string;
   AJET_MAX_ROW_BYTES?: string;
+  /** R2 bucket of episode transcripts (edge/transcripts); without it no transcript is kept */
+  TRANSCRIPTS?: R2Bucket;
+  /** days a transcript is kept (default 14) */
+  TRANSCRIPT_RETENTION_DAYS?: string;
+  /** the largest stored transcript in bytes (default 262144); longer messages are cut with a marker */
+  TRANSCRIPT_MAX_BYTES?: string;
 }

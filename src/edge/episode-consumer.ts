@@ -13,6 +13,7 @@ import type { Env } from "./env.ts";
 import { jsonLogger } from "./log.ts";
 import { outboundFetch, outboundPolicy } from "../runtime/outbound.ts";
 import { parseOperatorSecrets } from "./secrets.ts";
+import { r2TranscriptSink } from "./transcripts.ts";
 
 /** Queue consumers may run 15 minutes (Queues limits); episodes are stopped early enough to report. */
 export const CONSUMER_WALL_LIMIT_MS = 15 * 60 * 1000;
@@ -49,6 +50,7 @@ export async function handleEpisodeBatch(
   const secrets = parseSecrets(env.AJET_SECRETS);
   // every swarm, LLM, judge and tool call of the batch: allowed hosts only, operator credentials only to their endpoint
   const outbound = outboundFetch((input, init) => fetch(input, init), outboundPolicy(env.AJET_ALLOWED_HOSTS, secrets));
+  const transcripts = r2TranscriptSink(env);
   await Promise.allSettled(
     batch.messages.map(async (m) => {
       const parsed = EpisodeMessage.safeParse(m.body);
@@ -72,6 +74,7 @@ export async function handleEpisodeBatch(
           log,
           secrets,
           invocationDeadlineAtMs: startedAtMs + CONSUMER_WALL_LIMIT_MS,
+          transcripts,
         });
       } catch (err) {
         log.error("episode crashed before any outcome; retrying the message", { error: String(err) });

@@ -13,11 +13,14 @@ export function redactEpisodeKeys(text: string): string {
   return text.replace(EPISODE_KEY, `${API_KEY_PREFIX}<redacted>`);
 }
 
-/** A JSON-lines console logger; every line carries `tags` (run, episode, …). `debug` is dropped. */
+/**
+ * A JSON-lines console logger; every line carries `tags` (run, episode, …). `debug` goes to console.debug (shown
+ * by `ajet-edge dev --log-level debug`; on Cloudflare, Workers Logs keep it at level debug).
+ */
 export function jsonLogger(tags: Record<string, unknown> = {}): RolloutLogger {
   const line = (level: string, msg: string, fields?: Record<string, unknown>) => redactEpisodeKeys(JSON.stringify({ level, msg, ...tags, ...fields }));
   return {
-    debug: () => {},
+    debug: (m, f) => console.debug(line("debug", m, f)),
     info: (m, f) => console.log(line("info", m, f)),
     warn: (m, f) => console.warn(line("warn", m, f)),
     error: (m, f) => console.error(line("error", m, f)),

@@ -25,6 +25,11 @@ import { mergeSecrets, parseOperatorSecrets } from "./secrets.ts";
 import { runListing, runReport, runView, type CreateRunInput, type CreateRunResult, type RunListing, type RunReport, type RunView } from "./run-views.ts";
 import { ledgerRows, SchedulerStorage, type RunMeta } from "./storage.ts";
 import type { EngineObservation } from "./swarm-server.ts";
+import { attemptRow, type AttemptRow } from "./dashboard/attempts.ts";
+import { LiveFeed } from "./dashboard/live.ts";
+import type { RunMetrics } from "./dashboard/metrics.ts";
+import { RunDashboard } from "./dashboard/run-dashboard.ts";
+import type { DashboardSnapshot } from "./dashboard/snapshot.ts";
 
 /** When the core has nothing scheduled but the run is active, the alarm still fires this often (BC-45). */
 const IDLE_ALARM_MS = 5_000;
@@ -51,6 +56,8 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   /** running episodes' stop watches, released when the run stops (in memory: a reset answers them with an error, and they ask again) */
   readonly #stopWaiters = new Set<() => void>();
   #datasets!: RunDatasets;
+  #dashboard!: RunDashboard;
+  #live!: LiveFeed;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -83,6 +90,14 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
         gatewayHeaders: (swarm) => this.#gatewayHeaders()[swarm] ?? {},
         finished: () => this.#finished(),
       });
+      this.#dashboard = new RunDashboard({
+        storage: this.#storage,
+        state: () => this.#state,
+        meta: () => this.#meta,
+        view: () => this.status(),
+        poolInfo: (swarm) => this.#commands.poolInfo(swarm),
+      });
+      this.#live = new LiveFeed(ctx, async () => JSON.stringify(await this.#dashboard.snapshot()));
       this.#meta = this.#storage.meta();
       this.#state = this.#storage.loadState();
       // a run that finished before its secrets were deleted (a reset in between): delete them now
@@ -267,11 +282,11 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     const row = this.#state.episodes[report.episodeKey];
     const box = this.#storage.outbox(report.episodeKey, report.attempt);
     const ack = await this.#apply({ type: "episodeReported", ...report });
-    if (ack.status === "applied" && report.result === "ended" && row && row.attempt === report.attempt) {
-      // applied + ended: the core found a finite reward by the same rule
-      const reward = reportedReward(row.outcome, report) ?? 0;
+    if (ack.status === "applied" && row && row.attempt === report.attempt) {
       const taskId = box?.taskId ?? this.#storage.taskId(row.source, row.taskIndex);
-      this.#storage.recordEnded(ledgerRows(row, taskId, box?.outputs, reward, Date.now()));
+      // applied + ended: the core found a finite reward by the same rule
+      if (report.result === "ended") this.#storage.recordEnded(ledgerRows(row, taskId, box?.outputs, reportedReward(row.outcome, report) ?? 0, Date.now()));
+      this.#storage.recordAttempt(attemptRow(row, report, taskId, box?.outputs, Date.now()));
     }
     if (ack.status !== "stale") this.#storage.deleteOutbox(report.episodeKey, report.attempt);
     return ack;
@@ -281,6 +296,47 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   endedEpisodes(query: { globalStep?: number; limit?: number; offset?: number } = {}): EndedEpisode[] | null {
     if (!this.#state) return null;
     return this.#storage.endedEpisodes({ globalStep: query.globalStep, limit: Math.min(query.limit ?? 1000, 10_000), offset: query.offset ?? 0 });
+  }
+
+  // ---- dashboard (edge/dashboard) ---------------------------------------------------------------------------------
+
+  /** `GET /runs/:id/metrics`: per step, source and swarm. Null: no run. */
+  metrics(): RunMetrics | null {
+    return this.#dashboard.metrics();
+  }
+
+  /** The metrics export as CSV. Null: no run. */
+  metricsCsv(): string | null {
+    return this.#dashboard.metricsCsv();
+  }
+
+  /** The run page's data (`GET /runs/:id/dashboard`). Null: no run. */
+  dashboard(): Promise<DashboardSnapshot | null> {
+    return this.#dashboard.snapshot();
+  }
+
+  /** Reported attempts of one 0-based step (window), oldest first, at most `limit`. Null: no run. */
+  attempts(query: { windowIndex?: number; limit?: number }): AttemptRow[] | null {
+    if (!this.#state) return null;
+    return this.#storage.attempts({ windowIndex: query.windowIndex, limit: Math.min(query.limit ?? 1000, 10_000) });
+  }
+
+  /** The run page's live feed: a WebSocket upgrade (`GET /runs/:id/live`), hibernatable. */
+  override async fetch(request: Request): Promise<Response> {
+    if (!this.#state) return new Response(JSON.stringify({ error: { message: "no such run", issues: [{ path: "id", message: "no run with this id; create one with POST /runs" }] } }), { status: 404, headers: { "content-type": "application/json" } });
+    return this.#live.accept(request);
+  }
+
+  override async webSocketMessage(ws: WebSocket): Promise<void> {
+    await this.#live.resend(ws);
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, "bye");
+    } catch {
+      // already closed
+    }
   }
 
   /** One task of the run (a consumer asks for a task too large for its queue message). @throws naming the task */
@@ -356,6 +412,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     if (step && step.resolvedAtMs !== null && step.closedAtMs === null && state.run.phase !== "finished") this.#link?.windowComplete(step.windowIndex);
     await this.#arm(later.length > 0);
     await this.#commands.execute(now, inline);
+    this.#live.changed(Date.now());
     return ack;
   }
 

@@ -17,6 +17,7 @@ import type { BatchRow, EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSpec, Ru
 import { stateFromRows } from "../scheduler/index.ts";
 import { redactEpisodeKeys } from "./log.ts";
 import type { LogLine, RunMeta } from "./run-views.ts";
+import type { AttemptRow } from "./dashboard/attempts.ts";
 
 export type { LogLine, RunMeta };
 
@@ -34,6 +35,7 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS dataset_ids (source TEXT NOT NULL, task_id TEXT NOT NULL, line INTEGER NOT NULL, PRIMARY KEY (source, task_id)) WITHOUT ROWID`,
   `CREATE TABLE IF NOT EXISTS outbox (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, task_id TEXT NOT NULL, outputs TEXT NOT NULL, PRIMARY KEY (episode_key, attempt))`,
   `CREATE TABLE IF NOT EXISTS ended_episodes (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, swarm TEXT NOT NULL, episode_uuid TEXT NOT NULL, task_id TEXT NOT NULL, global_step INTEGER, reward REAL NOT NULL, at_ms INTEGER NOT NULL, PRIMARY KEY (episode_key, attempt, swarm))`,
+  `CREATE TABLE IF NOT EXISTS attempts (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, window_index INTEGER, at_ms INTEGER NOT NULL, row TEXT NOT NULL, PRIMARY KEY (episode_key, attempt))`,
   `CREATE TABLE IF NOT EXISTS log (id INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, level TEXT NOT NULL, message TEXT NOT NULL, fields TEXT NOT NULL)`,
 ];
 
@@ -261,6 +263,22 @@ export class SchedulerStorage {
       )
       .toArray()
       .map((r) => ({ episodeKey: r.episode_key, attempt: r.attempt, swarm: r.swarm, episodeUuid: r.episode_uuid, taskId: r.task_id, globalStep: r.global_step, reward: r.reward, atMs: r.at_ms }));
+  }
+
+  /** Records one reported attempt (idempotent by episode key and attempt): the metrics export's rows. */
+  recordAttempt(row: AttemptRow): void {
+    this.sql.exec(`INSERT OR IGNORE INTO attempts (episode_key, attempt, window_index, at_ms, row) VALUES (?, ?, ?, ?, ?)`, row.episodeKey, row.attempt, row.windowIndex, row.atMs, JSON.stringify(row));
+  }
+
+  /** Reported attempts, oldest first; optionally of one 0-based window; `newest` = the last `limit` (newest first). */
+  attempts(query: { windowIndex?: number; limit?: number; newest?: boolean } = {}): AttemptRow[] {
+    const where = query.windowIndex === undefined ? "" : "WHERE window_index = ?";
+    const args: SqlStorageValue[] = query.windowIndex === undefined ? [] : [query.windowIndex];
+    const order = query.newest ? "DESC" : "ASC";
+    return this.sql
+      .exec<{ row: string }>(`SELECT row FROM attempts ${where} ORDER BY at_ms ${order}, episode_key ${order} LIMIT ?`, ...args, query.limit ?? -1)
+      .toArray()
+      .map((r) => JSON.parse(r.row) as AttemptRow);
   }
 
   /** Appends a log line and trims the log to {@link MAX_LOG_LINES}. */

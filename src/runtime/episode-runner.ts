@@ -28,6 +28,7 @@ import type { OutcomeDecision } from "./outcome.ts";
 import { EpisodePort } from "./episode-port.ts";
 import { runFunction } from "./run-function.ts";
 import { sendServerAction } from "./server-action.ts";
+import { TranscriptRecorder, type TranscriptSink } from "./transcript.ts";
 
 /** Everything one episode needs from its invocation. */
 export interface EpisodeRunnerDeps {
@@ -51,6 +52,8 @@ export interface EpisodeRunnerDeps {
   claimBudgetMs?: number;
   /** time kept for recording, ending and reporting after the function is stopped (ms); default 20 s */
   reportReserveMs?: number;
+  /** where each attempt's transcript goes once it is reported (the Worker: R2); none: no transcript is kept */
+  transcripts?: TranscriptSink;
 }
 
 /** How the episode ended, from the invocation's point of view (the queue consumer acks or retries on it). */
@@ -117,12 +120,14 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     if ("done" in go) return go.done;
     // LLM calls and ctx.canContinue() go through the guarded fetch: the 6 connections (BC-48) and the shared budget,
     // never the end/report reserve (BC-49)
+    const recorder = deps.transcripts ? new TranscriptRecorder(deps.now) : undefined;
     // the operator's secrets win over the run's (POST /runs refuses a run that names one; this holds regardless)
-    const decision = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets: { ...go.secrets, ...deps.secrets }, gatewayHeaders: headers }, claimed.held, claimed.atMs);
+    const decision = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets: { ...go.secrets, ...deps.secrets }, gatewayHeaders: headers, recorder }, claimed.held, claimed.atMs);
     if (decision.error) deps.log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
     const committed = await commit(msg, decision, claimed.held, port, deps.log);
-    if (committed) return committed.done;
-    return await closeAndReport(msg, decision, claimed.held, task.task_id, port);
+    const done = committed ? committed.done : await closeAndReport(msg, decision, claimed.held, task.task_id, port);
+    if (recorder && deps.transcripts) await saveTranscript(deps.transcripts, recorder, msg, task, claimed.atMs, decision, done, deps.log);
+    return done;
   } finally {
     reservation?.release();
   }
@@ -232,6 +237,35 @@ async function closeAndReport(msg: EpisodeMessage, decision: OutcomeDecision, he
     return { kind: "unresolved", reason: `episodeReported failed: ${String(err)}` };
   }
   return { kind: "reported", result: sent.result, outcome: decision.outcome };
+}
+
+/** Step 7: the attempt's transcript, after the report (a failing store costs the record, never the reward). */
+async function saveTranscript(
+  sink: TranscriptSink,
+  recorder: TranscriptRecorder,
+  msg: EpisodeMessage,
+  task: Task,
+  claimedAtMs: number,
+  decision: OutcomeDecision,
+  done: EpisodeRunResult,
+  log: RolloutLogger,
+): Promise<void> {
+  const outputs = Object.fromEntries(
+    Object.entries(decision.outputs ?? {}).map(([swarm, o]) => [swarm, { reward: o.reward, metadata: o.metadata, log_metrics: o.log_metrics }]),
+  );
+  const outcome = decision.outcome;
+  const record = recorder.finish({
+    runId: msg.runId, episodeKey: msg.episodeKey, attempt: msg.attempt, taskId: msg.taskId, functionName: msg.functionName,
+    episodeType: msg.episodeType, query: task.main_query ?? null, claimedAtMs,
+    result: done.kind === "reported" ? done.result : null, outcome,
+    reward: outcome.kind === "end" || outcome.kind === "score" ? outcome.reward : null,
+    outputs, error: decision.error,
+  });
+  try {
+    await sink.save(record);
+  } catch (err) {
+    log.warn("episode transcript not stored", { error: String(err) });
+  }
 }
 
 const episodeRef = (msg: EpisodeMessage): EpisodeRef => ({ episodeKey: msg.episodeKey, attempt: msg.attempt });

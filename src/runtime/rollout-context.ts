@@ -9,6 +9,7 @@ import { SWARM_LLM_TIMEOUT_MS } from "../sdk/chat.ts";
 import type { EpisodeEndpoint, RolloutContext, RolloutLogger } from "../sdk/contract.ts";
 import { withChatCompletionGuards } from "../sdk/llm-guards.ts";
 import { untilBodyDone, type FetchLike } from "./limits.ts";
+import type { TranscriptRecorder } from "./transcript.ts";
 
 /** LLM activity of one swarm episode, as the server's idle janitor sees it (spec §5.4). */
 export interface LlmActivity {
@@ -40,6 +41,8 @@ export interface RolloutContextDeps {
   now(): number;
   /** per-call LLM timeout (ms); default 330 s, a little above the proxy's ~300 s give-up (BC-42) */
   llmTimeoutMs?: number;
+  /** records the LLM calls and `ctx.log` lines for the episode's transcript (runtime/transcript) */
+  recorder?: TranscriptRecorder;
 }
 
 /** A context plus the activity the runtime reads after the function returns. */
@@ -89,7 +92,9 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
   for (const [swarm, ep] of Object.entries(deps.episodes)) {
     const act: LlmActivity = { calls: 0, successfulCalls: 0, lastActivityAtMs: claimedAtMs, inFlight: 0 };
     activity[swarm] = act;
-    const fetch = withChatCompletionGuards(followSignal(watchActivity(deps.fetch, act, deps.now), deps.signal));
+    const watched = watchActivity(deps.fetch, act, deps.now);
+    deps.recorder?.redact(ep.apiKey);
+    const fetch = withChatCompletionGuards(followSignal(deps.recorder ? deps.recorder.watchLlm(swarm, watched) : watched, deps.signal));
     openai[swarm] = new OpenAI({
       baseURL: ep.baseUrl,
       apiKey: ep.apiKey,
@@ -109,7 +114,7 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
     signal: deps.signal,
     canContinue: deps.canContinue,
     fetch: followSignal(deps.fetch, deps.signal),
-    log: deps.log,
+    log: deps.recorder ? deps.recorder.logger(deps.log) : deps.log,
     secrets: deps.secrets,
     model: deps.model,
   };

@@ -14,6 +14,7 @@ import type { FetchLike } from "./limits.ts";
 import { decideOutcome, type OutcomeDecision } from "./outcome.ts";
 import { createRolloutContext } from "./rollout-context.ts";
 import { watchRunStop, type StopWatchDeps } from "./stop-watch.ts";
+import type { TranscriptRecorder } from "./transcript.ts";
 
 /** What running a function needs of its invocation (a part of `EpisodeRunnerDeps`). */
 export interface FunctionRunDeps {
@@ -34,6 +35,8 @@ export interface FunctionRunDeps {
   /** the invocation's shared subrequest budget: each stop-watch call is one subrequest */
   budget?: StopWatchDeps["budget"];
   sleep?: SleepFn;
+  /** records the function's LLM calls and log lines (the episode's transcript) */
+  recorder?: TranscriptRecorder;
 }
 
 /**
@@ -88,6 +91,7 @@ export async function runFunction(
       secrets: { ...deps.secrets },
       model: msg.model,
       now: deps.now,
+      recorder: deps.recorder,
     },
     claimedAtMs,
   );

@@ -15,6 +15,13 @@ const routes: Array<[string, string]> = [
   ["POST", "/runs/run-x/stop"],
   ["GET", "/runs/run-x/report"],
   ["GET", "/runs/run-x/episodes"],
+  // the dashboard's pages (asked for without Accept: text/html) and data routes
+  ["GET", "/"],
+  ["GET", "/runs/run-x/metrics"],
+  ["GET", "/runs/run-x/episodes/src%2F0%2F1%230"],
+  ["GET", "/runs/run-x/attempts"],
+  ["GET", "/runs/run-x/dashboard"],
+  ["GET", "/runs/run-x/live"],
   ["GET", "/no-such-route"],
 ];
 

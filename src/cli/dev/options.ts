@@ -38,6 +38,7 @@ export const DEV_USAGE = [
   "  --no-start-engine      the Worker does not sync the job or start an OFFLINE engine (engine.start \"never\"): the run waits for it",
   "  --timeout SECONDS      give up (drain the run, exit 1) after this long (default 300)",
   "  --json                 print the final summary as JSON on stdout (progress goes to stderr)",
+  "  --log-level LEVEL      the Worker's log lines shown, functions' ctx.log included: debug, info, warn (default), error",
   "  -h, --help             show this help",
   "",
   "Ctrl-C stops cleanly: the run drains (nothing left claimed), workerd and the emulator stop; exit code 130.",
@@ -70,6 +71,8 @@ export interface DevOptions {
   startEngine: boolean;
   timeoutSeconds: number;
   json: boolean;
+  /** the Worker's console lines shown (`--log-level`): debug, info (the functions' ctx.log.info), warn, error */
+  logLevel: "debug" | "info" | "warn" | "error";
 }
 
 const count = (flag: string, example: string) =>
@@ -115,6 +118,7 @@ const Flags = z.object({
   timeout: z.coerce.number({ error: "--timeout must be a number of seconds, e.g. 300" })
     .positive({ error: "--timeout must be > 0 seconds, e.g. 300" }).default(300),
   json: z.boolean().default(false),
+  "log-level": z.enum(["debug", "info", "warn", "error"], { error: "--log-level must be debug, info, warn or error, e.g. --log-level info" }).default("warn"),
 });
 
 /**
@@ -128,7 +132,7 @@ export function parseDevArgs(argv: string[]): DevOptions | null {
     steps: { type: "string" }, "batch-size": { type: "string" }, "num-repeat": { type: "string" },
     "max-env-worker": { type: "string" }, seed: { type: "string" }, "episode-type": { type: "string" },
     "swarm-url": { type: "string" }, swarm: { type: "string", multiple: true }, "no-start-engine": { type: "boolean" },
-    timeout: { type: "string" }, json: { type: "boolean" },
+    timeout: { type: "string" }, json: { type: "boolean" }, "log-level": { type: "string" },
   });
   if (!flags) return null;
   const values = flags.values;
@@ -164,5 +168,6 @@ export function parseDevArgs(argv: string[]): DevOptions | null {
     startEngine: !f["no-start-engine"],
     timeoutSeconds: f.timeout,
     json: f.json,
+    logLevel: f["log-level"],
   };
 }

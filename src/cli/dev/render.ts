@@ -3,6 +3,7 @@
  * refreshing line on a TTY, plain lines otherwise), the final per-step summary table, and API issues. No I/O, no
  * clock: the caller passes the elapsed time.
  */
+import type { RunMetrics } from "../../edge/dashboard/metrics.ts";
 import type { RunSummary } from "../../scheduler/index.ts";
 import type { ApiIssue, RunView } from "./runs-api.ts";
 
@@ -145,19 +146,51 @@ function table(rows: string[][], rightAligned: boolean[]): string {
  * row (an eval run: one totals line; a train run without a step: `no training step completed`), then the stop
  * reason, failures by cause and dropped groups.
  */
+/** Per swarm server: its mean reward per 1-based step and over the run (from `GET /runs/:id/metrics`). */
+export type SwarmRewards = Record<string, { steps: Record<number, number | null>; total: number | null }>;
+
+/**
+ * Each swarm's mean reward per step, from the metrics export's per-swarm groups (a one-swarm run has none: its
+ * rewards are the "mean reward" column already). The total is the mean over the steps' episodes, weighted by count.
+ */
+export function swarmRewardsOf(metrics: Pick<RunMetrics, "groups">): SwarmRewards {
+  const out: SwarmRewards = {};
+  for (const g of metrics.groups) {
+    if (g.swarm === "*" || g.source !== "*" || g.step === null) continue;
+    const entry = (out[g.swarm] ??= { steps: {}, total: null });
+    entry.steps[g.step] = g.rewardMean;
+  }
+  for (const [swarm, entry] of Object.entries(out)) {
+    let sum = 0;
+    let n = 0;
+    for (const g of metrics.groups) {
+      if (g.swarm !== swarm || g.source !== "*" || g.step === null || g.rewardMean === null) continue;
+      const k = g.ended + g.scored;
+      sum += g.rewardMean * k;
+      n += k;
+    }
+    entry.total = n > 0 ? sum / n : null;
+  }
+  return out;
+}
+
 export function renderSummary(
   summary: Pick<RunSummary, "steps" | "totals" | "stopReason" | "failuresByCause" | "droppedGroups" | "wallTimeMs" | "episodeType"> & Partial<Pick<RunSummary, "untrainedRewards">>,
-  ctx: { episodesPerStep: number },
+  ctx: { episodesPerStep: number; swarmRewards?: SwarmRewards },
 ): string {
-  const rows = [["step", "global step", "episodes", "mean reward", "wall time"]];
+  // a multi-model run: one mean-reward column per swarm server, after the episode's (the first swarm's) reward
+  const swarms = Object.keys(ctx.swarmRewards ?? {});
+  const perSwarm = swarms.length > 1 ? swarms : [];
+  const rows = [["step", "global step", "episodes", "mean reward", ...perSwarm.map((s) => `reward ${s}`), "wall time"]];
   for (const s of summary.steps) {
-    rows.push([String(s.windowIndex + 1), String(s.globalStep ?? "-"), `${s.episodesEnded}/${ctx.episodesPerStep}`, formatReward(s.meanReward), formatSeconds(s.wallTimeMs)]);
+    const step = s.windowIndex + 1;
+    rows.push([String(step), String(s.globalStep ?? "-"), `${s.episodesEnded}/${ctx.episodesPerStep}`, formatReward(s.meanReward), ...perSwarm.map((w) => formatReward(ctx.swarmRewards![w]!.steps[step] ?? null)), formatSeconds(s.wallTimeMs)]);
   }
-  rows.push(["total", "", String(summary.totals.episodesEnded), formatReward(summary.totals.meanReward), formatSeconds(summary.wallTimeMs)]);
+  rows.push(["total", "", String(summary.totals.episodesEnded), formatReward(summary.totals.meanReward), ...perSwarm.map((w) => formatReward(ctx.swarmRewards![w]!.total)), formatSeconds(summary.wallTimeMs)]);
   const total = summary.episodeType === "train"
     ? "no training step completed"
     : `${summary.totals.episodesEnded} episodes, mean reward ${formatReward(summary.totals.meanReward)}, wall time ${formatSeconds(summary.wallTimeMs)}`;
-  const lines = [summary.steps.length ? table(rows, [true, true, true, true, true]) : total];
+  const lines = [summary.steps.length ? table(rows, rows[0]!.map(() => true)) : total];
   const failures = formatCauses(summary.failuresByCause);
   lines.push(`stop reason: ${summary.stopReason ?? "none"}; failed attempts: ${failures || "none"}; dropped groups: ${summary.droppedGroups.length ? summary.droppedGroups.join(", ") : "none"}`);
   // batch truth, only when something happened: wipes re-run, batches topped up, rewards left untrained

@@ -9,7 +9,7 @@ import { parseRunRequest } from "../../edge/run-request.ts";
 import { type DevOptions } from "./options.ts";
 import { ProgressPrinter, RepeatLimiter, type DevIo, type InterruptSignal } from "./output.ts";
 import { buildDevPlan, runSpecFor, type DevDataset, type DevPlan } from "./plan.ts";
-import { formatReward, formatSeconds, formatWorkerLog, progressOf, renderIssues, renderSummary } from "./render.ts";
+import { formatReward, formatSeconds, formatWorkerLog, progressOf, renderIssues, renderSummary, swarmRewardsOf } from "./render.ts";
 import { runsApi, RunsApiError, waitForRun, type RunReport, type RunsApi, type RunView, type WaitOutcome } from "./runs-api.ts";
 import { DevHints } from "./hints.ts";
 import { startDevSession, type DevSession } from "./session.ts";
@@ -94,7 +94,7 @@ export async function runDev(options: DevOptions, io: DevIo, extras: RunDevExtra
         const line = formatWorkerLog(raw);
         if (line && workerLines.admit(line)) say(`  ${line}`);
       };
-      session = await startDevSession(plan, { onLog, signal: AbortSignal.any([interrupts.first.signal, deadline]) });
+      session = await startDevSession(plan, { onLog, logLevel: options.logLevel, signal: AbortSignal.any([interrupts.first.signal, deadline]) });
     } catch (err) {
       if (interrupts.signal) return fail(interrupts.exitCode, "interrupted while starting; everything started was stopped");
       if (deadline.aborted) return fail(1, `could not start within --timeout ${plan.timeoutMs / 1000} s`);
@@ -112,6 +112,7 @@ export async function runDev(options: DevOptions, io: DevIo, extras: RunDevExtra
       return fail(1, `POST /runs failed: ${(err as Error).message}`);
     }
     say(`run ${created.runId} created (${Math.round((io.now() - startedAtMs) / 100) / 10} s after start); Ctrl-C stops it cleanly`);
+    say(`  dashboard: ${session.worker.url}/runs/${created.runId} (sign in with this session's token ${session.worker.token})`);
     return await follow(api, created.runId, plan, session, { io, printer, interrupts, deadline, startedAtMs, json: options.json, workerLines });
   } finally {
     reportSuppressed(printer, workerLines);
@@ -199,7 +200,9 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: DevSe
   const failure = !interrupted && outcome === "finished" && final ? runFailure(final, plan) : null;
   const exitCode = interrupted ? c.interrupts.exitCode : outcome === "finished" && !failure ? 0 : 1;
   const json = summaryJson({ runId, outcome: interrupted ? "interrupted" : failure ? "failed" : outcome, exitCode, failure, report, last, session, claimedLeft });
-  if (report) c.printer.line(`\nsummary of run ${runId}:\n${renderSummary(report.summary, plan)}`);
+  const metrics = plan.swarmNames.length > 1 ? await api.metrics(runId).catch(() => null) : null;
+  const swarmRewards = metrics ? swarmRewardsOf(metrics) : undefined;
+  if (report) c.printer.line(`\nsummary of run ${runId}:\n${renderSummary(report.summary, { episodesPerStep: plan.episodesPerStep, ...(swarmRewards ? { swarmRewards } : {}) })}`);
   const overall = report?.eval?.overall;
   if (overall) c.printer.line(`eval: ${overall.scoredTasks}/${overall.tasks} tasks scored, pass@${report!.eval!.k} ${formatReward(overall.passAtK)}, pass@1 ${formatReward(overall.passAt1)}`);
   if (claimedLeft) c.printer.line(`warning: ${claimedLeft} episodes are still claimed on the emulator`);

@@ -3,6 +3,7 @@
  * `POST /runs/:id/stop`, `GET /runs/:id/report`, and `waitForRun`, which polls a run until it finishes, times out
  * or is aborted. Responses are checked with zod (the fields the CLI reads); errors carry the API's issues.
  */
+import type { RunMetrics } from "../../edge/dashboard/metrics.ts";
 import { setTimeout as delay } from "node:timers/promises";
 import { z } from "zod";
 import type { EndedEpisode } from "../../port/index.ts";
@@ -67,6 +68,10 @@ const EpisodesShape = z.looseObject({
   episodes: z.array(z.looseObject({ episodeKey: z.string(), attempt: z.number(), swarm: z.string(), episodeUuid: z.string(), taskId: z.string(), globalStep: z.number().nullable(), reward: z.number() })),
 });
 
+const MetricsShape = z.looseObject({
+  groups: z.array(z.looseObject({ step: z.number().nullable(), source: z.string(), swarm: z.string(), rewardMean: z.number().nullable() })),
+});
+
 const ReportShape = z.looseObject({
   summary: z.looseObject({ steps: z.array(StepShape), totals: z.looseObject({ episodesEnded: z.number() }) }),
   eval: z.unknown().nullable(),
@@ -82,6 +87,8 @@ export interface RunsApi {
   report(runId: string): Promise<RunReport>;
   /** `GET /runs/:id/episodes[?step=N]`: the episodes whose reward the server accepted (up to 10,000 per call). */
   endedEpisodes(runId: string, globalStep?: number): Promise<EndedEpisodeView[]>;
+  /** `GET /runs/:id/metrics`: per step, source and swarm server (edge/dashboard/metrics). */
+  metrics(runId: string): Promise<RunMetrics>;
 }
 
 /** Options of {@link runsApi}. */
@@ -132,6 +139,7 @@ export function runsApi(workerUrl: string, fetchFn: typeof fetch = fetch, option
       const query = globalStep === undefined ? "?limit=10000" : `?step=${globalStep}&limit=10000`;
       return (await call<{ episodes: EndedEpisodeView[] }>("GET", `runs/${id(runId)}/episodes${query}`, EpisodesShape)).episodes;
     },
+    metrics: (runId) => call("GET", `runs/${id(runId)}/metrics`, MetricsShape),
   };
 }
 

@@ -11,7 +11,7 @@ import { startEmulator, type RunningEmulator } from "../../emulator/index.ts";
 import { AgentJetJob } from "../../job/index.ts";
 import type { RunRequestInput } from "../../edge/run-request.ts";
 import { runSpecFor, type DevPlan } from "./plan.ts";
-import { DEV_ALLOWED_HOSTS, startLocalWorker, type LocalWorker } from "./worker.ts";
+import { DEV_ALLOWED_HOSTS, startLocalWorker, type LocalWorker, type WorkerLogLevel } from "./worker.ts";
 
 /** One swarm server of the session; `emulator` is set when the session started it. */
 export interface SessionSwarm {
@@ -44,6 +44,8 @@ export interface StartSessionOptions {
   onLog?: (line: string) => void;
   /** aborting stops the start; everything started so far is stopped */
   signal?: AbortSignal;
+  /** the Worker's console lines passed to `onLog` (default warn) */
+  logLevel?: WorkerLogLevel;
 }
 
 /**
@@ -89,7 +91,7 @@ export async function startDevSession(plan: DevPlan, options: StartSessionOption
   };
   // the Worker may connect to loopback (the emulators) and to the servers given on the command line, nothing else
   const allowedHosts = [...DEV_ALLOWED_HOSTS, ...(plan.externalSwarms ?? []).map((s) => new URL(s.url).host)];
-  const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, allowedHosts, ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
+  const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, allowedHosts, logLevel: options.logLevel ?? "warn", ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
   if (worker.status === "rejected" || swarmSide.status === "rejected") {
     if (worker.status === "fulfilled") await worker.value.dispose();
     await closeSwarms();

@@ -15,7 +15,10 @@ import { join } from "node:path";
 /** Messages the host sends to its parent. */
 export type HostMessage = { type: "ready"; url: string; persistDir: string } | { type: "error"; message: string };
 /** Messages the parent sends to the host. */
-export type ParentMessage = { type: "start"; vars: Record<string, string> } | { type: "dispose" };
+export type ParentMessage = { type: "start"; vars: Record<string, string>; logLevel?: WranglerLogLevel } | { type: "dispose" };
+
+/** wrangler's log levels: which of the Worker's console lines reach the host's output (`log` = console.log too). */
+export type WranglerLogLevel = "debug" | "log" | "warn" | "error";
 
 function send(message: HostMessage): void {
   if (process.connected) process.send?.(message);
@@ -40,22 +43,22 @@ async function main(): Promise<void> {
       process.exit(code);
     }
   };
-  let onStart: (vars: Record<string, string>) => void = () => {};
-  const startMessage = new Promise<Record<string, string>>((resolve) => (onStart = resolve));
+  let onStart: (msg: Extract<ParentMessage, { type: "start" }>) => void = () => {};
+  const startMessage = new Promise<Extract<ParentMessage, { type: "start" }>>((resolve) => (onStart = resolve));
   process.on("message", (m: unknown) => {
     const msg = m as ParentMessage | null;
     if (msg?.type === "dispose") void shutdown(0);
-    else if (msg?.type === "start") onStart(msg.vars);
+    else if (msg?.type === "start") onStart(msg);
   });
   process.on("disconnect", () => void shutdown(0));
   try {
-    const vars = await startMessage;
+    const { vars, logLevel = "warn" } = await startMessage;
     const { unstable_startWorker } = await import("wrangler");
     const started = await unstable_startWorker({
       config: configPath,
       // the session's token and allowed hosts win over a developer's .dev.vars
       bindings: Object.fromEntries(Object.entries(vars).map(([k, value]) => [k, { type: "secret_text" as const, value }])),
-      dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: persistDir, logLevel: "warn", watch: false },
+      dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: persistDir, logLevel, watch: false },
     });
     worker = started;
     await started.ready;

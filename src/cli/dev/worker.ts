@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { HostMessage, ParentMessage } from "./worker-host.ts";
+import type { WranglerLogLevel, HostMessage, ParentMessage } from "./worker-host.ts";
 
 /** Environment every wrangler start gets, so users need not set it: no metrics, no Request.cf fetch, no banner. */
 export const WRANGLER_QUIET_ENV: Readonly<Record<string, string>> = {
@@ -37,7 +37,17 @@ export interface LocalWorker {
 }
 
 /** Options of {@link startLocalWorker}. */
+/** The `--log-level` of `ajet-edge dev`: the Worker's (and the functions' `ctx.log`) lines at this level and above. */
+export type WorkerLogLevel = "debug" | "info" | "warn" | "error";
+
+/** wrangler's level for a {@link WorkerLogLevel}: `info` lines are the Worker's console.log, wrangler's `log`. */
+export function wranglerLogLevel(level: WorkerLogLevel): WranglerLogLevel {
+  return level === "info" ? "log" : level;
+}
+
 export interface StartLocalWorkerOptions {
+  /** the Worker's console lines shown (default warn: warnings and errors only) */
+  logLevel?: WorkerLogLevel;
   /** wrangler config; default `<project>/wrangler.toml` */
   configPath?: string;
   /** one line of the host's stdout/stderr (wrangler warnings, the Worker's console.warn/error) */
@@ -116,7 +126,7 @@ export async function startLocalWorker(options: StartLocalWorkerOptions = {}): P
   // the token and vars go over IPC: never in argv (ps shows it) or the environment (inherited by workerd's children)
   const token = newSessionToken();
   const vars: Record<string, string> = { ...options.vars, AJET_API_TOKEN: token, AJET_ALLOWED_HOSTS: (options.allowedHosts ?? DEV_ALLOWED_HOSTS).join(",") };
-  child.send({ type: "start", vars } satisfies ParentMessage);
+  child.send({ type: "start", vars, logLevel: wranglerLogLevel(options.logLevel ?? "warn") } satisfies ParentMessage);
   const killOnExit = () => killGroup(pid, "SIGKILL");
   process.on("exit", killOnExit);
   for (const stream of [child.stdout, child.stderr]) {

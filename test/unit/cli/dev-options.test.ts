@@ -11,7 +11,7 @@ describe("ajet-edge dev arguments", () => {
   it("defaults to the npm start run: Countdown, batch 8 × num_repeat 4, 3 steps, the local emulator", () => {
     expect(parseDevArgs([])).toEqual({
       function: "countdown", kind: "countdown", steps: 3, batchSize: 8, numRepeat: 4, maxEnvWorker: 32, seed: 1,
-      episodeType: "train", swarms: [], startEngine: true, timeoutSeconds: 300, json: false,
+      episodeType: "train", swarms: [], startEngine: true, timeoutSeconds: 300, json: false, logLevel: "warn",
     });
     expect(parseDevArgs(["--help"])).toBeNull();
     expect(parseDevArgs(["-h"])).toBeNull();
@@ -22,12 +22,12 @@ describe("ajet-edge dev arguments", () => {
       parseDevArgs([
         "--dataset", "d.jsonl", "--kind", "math", "--function", "my-fn", "--limit", "16", "--steps", "2",
         "--batch-size", "4", "--num-repeat", "2", "--max-env-worker", "64", "--seed", "9", "--episode-type", "eval",
-        "--swarm-url", "http://gpu-box:10086/", "--no-start-engine", "--timeout", "90", "--json",
+        "--swarm-url", "http://gpu-box:10086/", "--no-start-engine", "--timeout", "90", "--json", "--log-level", "error",
       ]),
     ).toEqual({
       function: "my-fn", datasetPath: "d.jsonl", kind: "math", limit: 16, steps: 2, batchSize: 4, numRepeat: 2,
       maxEnvWorker: 64, seed: 9, episodeType: "eval", swarms: [{ name: "default", url: "http://gpu-box:10086" }],
-      startEngine: false, timeoutSeconds: 90, json: true,
+      startEngine: false, timeoutSeconds: 90, json: true, logLevel: "error",
     });
   });
 

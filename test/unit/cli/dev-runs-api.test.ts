@@ -62,6 +62,7 @@ function scripted(script: (RunView["phase"] | Error)[]): RunsApi & { gets: numbe
     stop: async () => { throw new Error("unused"); },
     report: async () => { throw new Error("unused"); },
     endedEpisodes: async () => { throw new Error("unused"); },
+    metrics: async () => { throw new Error("unused"); },
   };
   return api;
 }

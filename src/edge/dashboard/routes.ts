@@ -1,0 +1,131 @@
+/**
+ * @module edge/dashboard/routes — the dashboard's pages and data routes (issue 12): `GET /` (the runs), `GET
+ * /runs/:id` asked for by a browser (`Accept: text/html`: the run page; any other Accept gets the JSON API),
+ * `GET /login` + `POST /login` (the sign-in form that sets the session cookie), `GET /assets/:file`, and the data
+ * routes `GET /runs/:id/metrics[?format=csv]`, `/dashboard`, `/attempts[?step=N]`, `/episodes/:key[?attempt=N]`
+ * and `/live` (WebSocket). Mounted before the runs API, behind the app's global auth.
+ */
+import { Hono, type Context } from "hono";
+import { setCookie } from "hono/cookie";
+import { z } from "zod";
+import { bodyLimit } from "hono/body-limit";
+import { authorizeCredential, SESSION_COOKIE } from "../auth.ts";
+import type { Env } from "../env.ts";
+import { ApiError } from "../errors.ts";
+import { readTranscript, transcriptSettings } from "../transcripts.ts";
+import { ASSETS } from "./assets.ts";
+import { loginPage, runPage, runsPage } from "./pages.ts";
+
+/** How long a sign-in lasts (seconds). */
+export const SESSION_MAX_AGE_SECONDS = 7 * 86_400;
+
+const RunId = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/);
+
+function checkRunId(runId: string): void {
+  if (!RunId.safeParse(runId).success) throw new ApiError(400, "invalid run id", [{ path: "id", message: "a run id has letters, digits and _ . : - only" }]);
+}
+
+function stubOf(env: Env, runId: string) {
+  checkRunId(runId);
+  return env.SCHEDULER.get(env.SCHEDULER.idFromName(runId));
+}
+
+function notFound(runId: string): never {
+  throw new ApiError(404, `no run ${runId}`, [{ path: "id", message: "no run with this id; create one with POST /runs" }]);
+}
+
+const wantsHtml = (c: Context) => (c.req.header("accept") ?? "").includes("text/html");
+
+function queryOf<T extends z.ZodType>(schema: T, c: Context): z.infer<T> {
+  const q = schema.safeParse(c.req.query());
+  if (!q.success) throw new ApiError(400, "invalid query", q.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })));
+  return q.data;
+}
+
+/** True for a browser asking for a dashboard page (`GET /` or `GET /runs/:id` with `Accept: text/html`). */
+export function isPageRequest(request: Request): boolean {
+  if (request.method !== "GET" || !(request.headers.get("accept") ?? "").includes("text/html")) return false;
+  const path = new URL(request.url).pathname;
+  return path === "/" || /^\/runs\/[A-Za-z0-9_.:-]{1,128}$/.test(path);
+}
+
+/** The routes without run data, reachable without a token: the sign-in form and the bundled assets. */
+export function dashboardPublicRoutes() {
+  return new Hono<{ Bindings: Env }>()
+    .get("/login", (c) => c.html(loginPage(c.req.query("next"))))
+    .post("/login", bodyLimit({ maxSize: 4096, onError: (c) => c.html(loginPage(undefined, "the form is too large"), 413) }), async (c) => {
+      const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+      const token = typeof form["token"] === "string" ? form["token"].trim() : "";
+      const next = typeof form["next"] === "string" && /^\/[A-Za-z0-9_.:/-]*$/.test(form["next"]) ? form["next"] : "/";
+      // only a token the API would accept for reading becomes a session
+      const decision = token === "" ? null : await authorizeCredential({ token, source: "token" }, "GET", c.env);
+      if (!decision?.ok) {
+        const why = decision === null ? "paste AJET_READ_TOKEN (or AJET_API_TOKEN) into the form" : decision.status === 503 ? decision.message : "that token matches neither AJET_API_TOKEN nor AJET_READ_TOKEN";
+        return c.html(loginPage(next, why), decision?.status === 503 ? 503 : 401);
+      }
+      setCookie(c, SESSION_COOKIE, token, { httpOnly: true, secure: true, sameSite: "Strict", path: "/", maxAge: SESSION_MAX_AGE_SECONDS });
+      return c.redirect(next, 303);
+    })
+    .get("/assets/:file", (c) => {
+      const asset = ASSETS[c.req.param("file")];
+      if (!asset) throw new ApiError(404, `no asset ${c.req.param("file")}`, [{ path: "file", message: `known: ${Object.keys(ASSETS).join(", ")}` }]);
+      return c.body(asset.body, 200, { "content-type": asset.contentType, "cache-control": "public, max-age=300" });
+    });
+}
+
+/** The dashboard's pages and data routes (behind the app's auth). */
+export function dashboardRoutes() {
+  return new Hono<{ Bindings: Env }>()
+    // the runs page for a browser; an API client asking for `/` (or `/runs/..`, which URLs normalise to `/`) gets the 404
+    .get("/", (c, next) => (wantsHtml(c) ? c.html(runsPage()) : next()))
+    .get("/runs/:id", async (c, next) => {
+      if (!wantsHtml(c)) return next();
+      const id = c.req.param("id");
+      if (!RunId.safeParse(id).success) return next();
+      return c.html(runPage(id));
+    })
+    .get("/runs/:id/metrics", async (c) => {
+      const id = c.req.param("id");
+      const { format } = queryOf(z.object({ format: z.enum(["json", "csv"]).optional() }), c);
+      const csv = format === "csv" || (format === undefined && (c.req.header("accept") ?? "").includes("text/csv"));
+      const stub = stubOf(c.env, id);
+      if (csv) {
+        const text = await stub.metricsCsv();
+        if (text === null) notFound(id);
+        return c.body(text, 200, { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="${id}-metrics.csv"` });
+      }
+      const metrics = await stub.metrics();
+      return metrics === null ? notFound(id) : c.json(metrics);
+    })
+    .get("/runs/:id/dashboard", async (c) => {
+      const id = c.req.param("id");
+      const snap = await stubOf(c.env, id).dashboard();
+      return snap === null ? notFound(id) : c.json(snap);
+    })
+    .get("/runs/:id/attempts", async (c) => {
+      const id = c.req.param("id");
+      const q = queryOf(z.object({ step: z.coerce.number().int().min(1).optional(), limit: z.coerce.number().int().min(1).max(10_000).default(1000) }), c);
+      const rows = await stubOf(c.env, id).attempts({ windowIndex: q.step === undefined ? undefined : q.step - 1, limit: q.limit });
+      return rows === null ? notFound(id) : c.json({ attempts: rows });
+    })
+    .get("/runs/:id/episodes/:key", async (c) => {
+      const id = c.req.param("id");
+      const key = c.req.param("key");
+      const q = queryOf(z.object({ attempt: z.coerce.number().int().min(1).optional() }), c);
+      checkRunId(id);
+      if (key.length === 0 || key.length > 512) throw new ApiError(400, "invalid episode key", [{ path: "key", message: "an episode key looks like source/epoch/taskIndex#repeat, URL-encoded" }]);
+      const found = await readTranscript(c.env, id, key, q.attempt);
+      if ("text" in found) return c.body(found.text, 200, { "content-type": "application/json; charset=utf-8" });
+      if (found.kind === "disabled") throw new ApiError(404, "transcripts are off", [{ path: "TRANSCRIPTS", message: "the Worker has no TRANSCRIPTS R2 binding; add [[r2_buckets]] binding = \"TRANSCRIPTS\" to wrangler.toml" }]);
+      if (found.kind === "expired") {
+        const days = transcriptSettings(c.env).retentionMs / 86_400_000;
+        throw new ApiError(404, `transcript of ${key} expired`, [{ path: "key", message: `transcripts are kept ${days} days (TRANSCRIPT_RETENTION_DAYS); this one expired at ${new Date(found.expiredAtMs).toISOString()}` }]);
+      }
+      throw new ApiError(404, `no transcript of episode ${key}${q.attempt ? ` attempt ${q.attempt}` : ""} in run ${id}`, [{ path: "key", message: "episodes get a transcript once their attempt is reported; list them with GET /runs/:id/attempts" }]);
+    })
+    .get("/runs/:id/live", async (c) => {
+      const id = c.req.param("id");
+      if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ApiError(400, "expected a WebSocket upgrade", [{ path: "upgrade", message: "connect with a WebSocket client (the run page does)" }]);
+      return stubOf(c.env, id).fetch(c.req.raw);
+    });
+}

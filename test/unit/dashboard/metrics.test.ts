@@ -1,0 +1,39 @@
+/** The metrics export's aggregation (edge/dashboard/metrics): per step, source and swarm; CSV. */
+import { describe, expect, it } from "vitest";
+import type { AttemptRow } from "../../../src/edge/dashboard/attempts.ts";
+import { metricsCsv, runMetrics } from "../../../src/edge/dashboard/metrics.ts";
+
+const row = (over: Partial<AttemptRow>): AttemptRow => ({
+  episodeKey: "a/0/0#0", attempt: 1, taskId: "t", source: "a", repeat: 0, windowIndex: 0, globalStep: 1, kind: "ended", reward: 1,
+  swarmRewards: { student: 1, teacher: 0.5 }, logMetrics: {}, cause: null, durationMs: 1000, atMs: 0, ...over,
+});
+
+describe("metrics export", () => {
+  const rows = [
+    row({ reward: 1, swarmRewards: { student: 1, teacher: 0.5 }, logMetrics: { student: { turns: 2, lens: [10, 20] } } }),
+    row({ source: "b", reward: 0, swarmRewards: { student: 0, teacher: 1 }, logMetrics: { student: { turns: 4 } }, durationMs: 3000 }),
+    row({ kind: "failed", reward: null, swarmRewards: {}, cause: "function_error", durationMs: 500 }),
+    row({ windowIndex: 1, globalStep: 2, reward: 0.5, swarmRewards: { student: 0.5, teacher: 0.5 } }),
+  ];
+  const m = runMetrics("run-1", rows, ["a", "b"], ["student", "teacher"], 1);
+
+  it("aggregates each step overall, per source and per swarm: mean, spread, success rate, counts, durations, failures", () => {
+    expect(m.groups.map((g) => [g.step, g.source, g.swarm])).toEqual([
+      [1, "*", "*"], [1, "a", "*"], [1, "b", "*"], [1, "*", "student"], [1, "*", "teacher"],
+      [2, "*", "*"], [2, "a", "*"], [2, "b", "*"], [2, "*", "student"], [2, "*", "teacher"],
+    ]);
+    const all = m.groups[0]!;
+    expect(all).toMatchObject({ attempts: 3, ended: 2, failed: 1, rewardMean: 0.5, rewardStd: 0.5, rewardMin: 0, rewardMax: 1, successRate: 0.5, durationMaxMs: 3000, failuresByCause: { function_error: 1 } });
+    expect(all.durationMeanMs).toBeCloseTo(1500, 10);
+    expect(m.groups[4]).toMatchObject({ swarm: "teacher", rewardMean: 0.75 });
+    expect(m.groups[2]).toMatchObject({ source: "b", attempts: 1, rewardMean: 0 });
+    expect(all.logMetrics).toEqual({ turns: { mean: 3, count: 2 }, lens: { mean: 15, count: 2 } });
+  });
+
+  it("writes one CSV row per group with a log_metric column per key", () => {
+    const lines = metricsCsv(m).trim().split("\r\n");
+    expect(lines[0]).toBe("step,global_step,source,swarm,attempts,ended,scored,failed,reward_mean,reward_std,reward_min,reward_max,success_rate,duration_mean_ms,duration_max_ms,failures_by_cause,log_metric:lens,log_metric:turns");
+    expect(lines[1]).toBe("1,1,*,*,3,2,0,1,0.5,0.5,0,1,0.5,1500,3000,function_error=1,15,3");
+    expect(lines).toHaveLength(11);
+  });
+});

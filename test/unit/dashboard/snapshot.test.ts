@@ -1,0 +1,28 @@
+/** The run page's data (edge/dashboard/snapshot): one reward line per source and per swarm, failures per step. */
+import { describe, expect, it } from "vitest";
+import { runMetrics } from "../../../src/edge/dashboard/metrics.ts";
+import { dashboardSnapshot } from "../../../src/edge/dashboard/snapshot.ts";
+import type { AttemptRow } from "../../../src/edge/dashboard/attempts.ts";
+import type { RunView } from "../../../src/edge/run-views.ts";
+
+const row = (over: Partial<AttemptRow>): AttemptRow => ({
+  episodeKey: "a/0/0#0", attempt: 1, taskId: "t", source: "a", repeat: 0, windowIndex: 0, globalStep: 1, kind: "ended", reward: 1,
+  swarmRewards: { student: 1, teacher: 0 }, logMetrics: {}, cause: null, durationMs: 10, atMs: 0, ...over,
+});
+
+describe("run page snapshot", () => {
+  it("draws the API's step means as the main line, and one line per source and per swarm server", () => {
+    const rows = [row({}), row({ source: "b", reward: 0, swarmRewards: { student: 0, teacher: 1 } }), row({ kind: "failed", reward: null, swarmRewards: {}, cause: "no_llm_call" })];
+    const metrics = runMetrics("r", rows, ["a", "b"], ["student", "teacher"], 1);
+    const view = {
+      steps: [{ windowIndex: 0, meanReward: 0.5 }], datasets: { a: {}, b: {} }, swarms: [{ name: "student" }, { name: "teacher" }],
+      totals: { episodesEnded: 2 }, createdAtMs: 0,
+    } as unknown as RunView;
+    const snap = dashboardSnapshot({ view, metrics, inFlight: [], recent: rows, evalReport: null, startedAtMs: 0, finishedAtMs: 60_000, nowMs: 90_000 });
+    expect(snap.rewards.map((r) => [r.label, r.mean])).toEqual([["all", [0.5]], ["source a", [1]], ["source b", [0]], ["swarm student", [0.5]], ["swarm teacher", [0.5]]]);
+    expect(snap.rewards[0]!.std).toEqual([0.5]);
+    expect(snap.failures).toEqual({ steps: [1], byCause: { no_llm_call: [1] } });
+    expect(snap.successRate.rate).toEqual([0.5]);
+    expect(snap.episodesPerMinute).toBe(2);
+  });
+});
