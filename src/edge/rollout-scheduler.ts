@@ -12,13 +12,23 @@ import { resolveGatewayHeaders, type Task } from "../protocol/index.ts";
 import { outboundFetch, outboundPolicy } from "../runtime/outbound.ts";
 import { decide, initialState, nextWakeAtMs, reportedReward, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
 import { CommandRunner } from "./command-runner.ts";
-import { QueueDispatcher } from "./dispatcher.ts";
+import { createDispatcher, type Dispatcher } from "./dispatcher.ts";
 import { runScopedTaskId } from "../tasks/index.ts";
 import type { Env } from "./env.ts";
 import { jsonLogger } from "./log.ts";
 import { mergeSecrets, parseOperatorSecrets } from "./secrets.ts";
 import { runReport, runView, type CreateRunInput, type RunReport, type RunView } from "./run-views.ts";
 import { ledgerRows, SchedulerStorage, type RunMeta } from "./storage.ts";
+
+/**
+ * The deployment's dispatcher (queue in production; direct — the loopback `ctx.exports`, local workerd — in
+ * `ajet-edge dev`), made on first dispatch, so a bad `AJET_DISPATCH` / `EPISODE_QUEUES` fails that dispatch with its
+ * message instead of the object.
+ */
+function lazyDispatcher(env: Env, exports: unknown): Dispatcher {
+  let made: Dispatcher | null = null;
+  return { name: "deployment", dispatch: (messages) => (made ??= createDispatcher(env, exports)).dispatch(messages) };
+}
 
 /** When the core has nothing scheduled but the run is active, the alarm still fires this often (BC-45). */
 const IDLE_ALARM_MS = 5_000;
@@ -42,7 +52,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       this.#storage = new SchedulerStorage(ctx.storage.sql);
       this.#commands = new CommandRunner({
         storage: this.#storage,
-        dispatcher: new QueueDispatcher(env.EPISODES),
+        dispatcher: lazyDispatcher(env, (ctx as DurableObjectState & { exports?: unknown }).exports),
         meta: () => this.#require().meta,
         state: () => this.#require().state,
         feed: (event, inline) => this.#apply(event, inline),
