@@ -45,6 +45,8 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   #state: SchedulerState | null = null;
   #meta: RunMeta | null = null;
   #commands!: CommandRunner;
+  /** the alarm time last set by `#arm` (null: unknown, e.g. after a reset or once the alarm fired) */
+  #armedAtMs: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -205,6 +207,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
 
   /** One tick: leases, back-offs, polls (BC-45: catches everything and always re-arms). */
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    this.#armedAtMs = null; // the alarm that fired is spent
     try {
       if (this.#state) {
         await this.#drainPendingCommands();
@@ -212,7 +215,8 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       }
     } catch (err) {
       this.#log("error", "tick failed; retrying", { error: String(err), retryCount: info?.retryCount ?? 0 });
-      await this.ctx.storage.setAlarm(Date.now() + FAILED_TICK_ALARM_MS);
+      this.#armedAtMs = Date.now() + FAILED_TICK_ALARM_MS;
+      await this.ctx.storage.setAlarm(this.#armedAtMs);
     }
   }
 
@@ -233,6 +237,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   async #apply(event: SchedulerEvent, inline = false): Promise<EventAck> {
     const { state: current } = this.#require();
     const { state, commands, changes, ack } = decide(current, event, Date.now());
+
     const now = inline ? commands : commands.filter((c) => !SWARM_COMMANDS.has(c.type));
     const later = inline ? [] : commands.filter((c) => SWARM_COMMANDS.has(c.type));
     // all rows of one decision or none: a failed write must not leave half a decision for the next reload (BC-51)
@@ -254,14 +259,27 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     }
   }
 
+  /**
+   * Sets the alarm to the core's next wake-up. A burst of episode RPCs mostly leaves the wake-up where it is: the
+   * same alarm time is not written again (each write is a storage operation every RPC's answer would wait for).
+   */
   async #arm(now = false): Promise<void> {
     const state = this.#state;
     if (!state) return;
     const wake = now ? Date.now() : nextWakeAtMs(state);
     const finished = state.run.phase === "finished";
-    if (wake !== null) await this.ctx.storage.setAlarm(Math.max(wake, Date.now()));
-    else if (finished) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(Date.now() + IDLE_ALARM_MS);
+    if (wake !== null) {
+      const at = Math.max(wake, Date.now());
+      if (at === this.#armedAtMs) return;
+      this.#armedAtMs = at;
+      await this.ctx.storage.setAlarm(at);
+    } else if (finished) {
+      this.#armedAtMs = null;
+      await this.ctx.storage.deleteAlarm();
+    } else {
+      this.#armedAtMs = Date.now() + IDLE_ALARM_MS;
+      await this.ctx.storage.setAlarm(this.#armedAtMs);
+    }
   }
 
   /** A line of the run log (SQLite, shown by `GET /runs/:id`); warnings and errors go to the console too. */
