@@ -12,6 +12,7 @@ import { resolveGatewayHeaders, type Task } from "../protocol/index.ts";
 import { outboundFetch, outboundPolicy } from "../runtime/outbound.ts";
 import { decide, initialState, nextWakeAtMs, reportedReward, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
 import { CommandRunner } from "./command-runner.ts";
+import { ApplyStats } from "./apply-stats.ts";
 import { createDispatcher, type Dispatcher } from "./dispatcher.ts";
 import { runScopedTaskId } from "../tasks/index.ts";
 import type { Env } from "./env.ts";
@@ -47,6 +48,8 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   #commands!: CommandRunner;
   /** the alarm time last set by `#arm` (null: unknown, e.g. after a reset or once the alarm fired) */
   #armedAtMs: number | null = null;
+  /** decide + persist time per event (in memory), shown as `scheduler` in the status view */
+  readonly #applyStats = new ApplyStats();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -102,7 +105,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   /** The run's status view, or null when no run was created in this object (the API answers 404). */
   status(): RunView | null {
     if (!this.#state || !this.#meta) return null;
-    return runView(this.#state, this.#meta, this.#storage.logTail(20));
+    return { ...runView(this.#state, this.#meta, this.#storage.logTail(20)), scheduler: this.#applyStats.view() };
   }
 
   /** Drains the run: no new dispatch; in-flight episodes finish or are aborted; nothing is left claimed. Null: no run. */
@@ -236,6 +239,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
    */
   async #apply(event: SchedulerEvent, inline = false): Promise<EventAck> {
     const { state: current } = this.#require();
+    const startedMs = performance.now();
     const { state, commands, changes, ack } = decide(current, event, Date.now());
 
     const now = inline ? commands : commands.filter((c) => !SWARM_COMMANDS.has(c.type));
@@ -245,6 +249,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       this.#storage.persist(changes);
       this.#storage.queueCommands(later);
     });
+    this.#applyStats.record(performance.now() - startedMs, Date.now());
     this.#state = state;
     await this.#arm(later.length > 0);
     await this.#commands.execute(now, inline);

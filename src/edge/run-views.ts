@@ -3,6 +3,7 @@
  * (`POST /runs`, `GET /runs/:id`, `POST /runs/:id/stop`) and the report (`GET /runs/:id/report`). The CLI reads the
  * same types (src/cli/dev/runs-api.ts).
  */
+import type { ApplyStatsView } from "./apply-stats.ts";
 import type { Task } from "../protocol/index.ts";
 import { evalReport, runStatus, runSummary, type EvalReport, type RunSpec, type RunSummary, type SchedulerState } from "../scheduler/index.ts";
 
@@ -44,6 +45,8 @@ export type RunView = ReturnType<typeof runStatus> & {
   swarms: { name: string; url: string }[];
   datasets: RunMeta["loadReports"];
   log: LogLine[];
+  /** the object's own cost: decide + persist time per event and events per second (edge/apply-stats.ts) */
+  scheduler?: ApplyStatsView;
 };
 
 /** `GET /runs/:id/report`: the run summary and, for eval runs, the eval report with each task's `taskId`. */
