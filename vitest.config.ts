@@ -22,8 +22,10 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
+            // the edge tests drive the queue path; miniflare's broker runs one batch per queue at a time, so the
+            // tests take batches of 8 (wrangler.toml's production batch of 1 would run their episodes one by one)
             miniflare: {
-              queueConsumers: { "ajet-episodes": { maxBatchTimeout: 0.05 } },
+              queueConsumers: { "ajet-episodes": { maxBatchTimeout: 0.05, maxBatchSize: 8 } },
               // the API's tokens (tests send them through test/edge/support.ts) and the emulators' loopback host
               bindings: { AJET_API_TOKEN: "edge-test-api-token-0123456789", AJET_READ_TOKEN: "edge-test-read-token-0123456789", AJET_ALLOWED_HOSTS: "127.0.0.1", AJET_MAX_RUNS_IN_FLIGHT: "1000" },
             },

@@ -44,6 +44,62 @@ export interface TransportConfig {
 /** The parsed response type of an endpoint. */
 export type EndpointResponse<N extends EndpointName> = z.output<(typeof endpoints)[N]["response"]>;
 
+/**
+ * Endpoints whose request may be sent twice with the same effect as once (reads, and a config sync of the same
+ * YAML): after a connection reset they are retried once on a fresh connection whatever the reset's timing.
+ * Everything else — `/claim_episode` (a second claim holds a second episode), `/end_episode` (a second reward),
+ * `/abort_episode`, the engine controls — is retried only when the request provably never left (below).
+ */
+export const RESET_SAFE_ENDPOINTS: ReadonlySet<EndpointName> = new Set<EndpointName>([
+  "health",
+  "getEngineStatus",
+  "getServerExperimentDir",
+  "getRolloutStat",
+  "getEpisodeBuffer",
+  "canContinueEpisode",
+  "syncTrainConfig",
+]);
+
+/** Error codes of a connection that was never made: the request did not leave, so any endpoint may be resent. */
+const NEVER_CONNECTED = new Set(["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+/** Error codes of a connection reset or closed under a request that had (at least partly) been written. */
+const RESET = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
+
+/** The `code`s along an error's `cause` chain (undici: `TypeError: fetch failed` → `SocketError` / system error). */
+function errorCodes(err: unknown): string[] {
+  const codes: string[] = [];
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string") codes.push(code);
+  }
+  return codes;
+}
+
+/**
+ * How a failed fetch failed, for the one retry on a fresh connection:
+ *  - `notSent`: no connection was made (refused, DNS, connect timeout). undici also re-dispatches by itself the
+ *    requests it had queued but not yet written on a socket that closed, so a request that errors with a socket
+ *    error WAS being written; only a connect error proves it never left.
+ *  - `reset`: the connection was reset or closed under the request (undici `SocketError` "other side closed",
+ *    `ECONNRESET`; workerd "Network connection lost") — e.g. uvicorn closing a keep-alive connection after a 500.
+ *    The server may or may not have read it.
+ *  - `other`: anything else (not retried here).
+ */
+export function classifyFetchFailure(err: unknown): "notSent" | "reset" | "other" {
+  const codes = errorCodes(err);
+  if (codes.some((c) => NEVER_CONNECTED.has(c))) return "notSent";
+  if (codes.some((c) => RESET.has(c))) return "reset";
+  const text = err instanceof Error ? `${err.message} ${String((err as { cause?: unknown }).cause ?? "")}` : String(err);
+  if (/network connection lost|connection reset|other side closed|socket hang up/i.test(text)) return "reset";
+  return "other";
+}
+
+/** True when a fetch of `endpoint` that failed with `err` may be sent once more (see {@link classifyFetchFailure}). */
+export function mayResend(endpoint: EndpointName, err: unknown): boolean {
+  const kind = classifyFetchFailure(err);
+  return kind === "notSent" || (kind === "reset" && RESET_SAFE_ENDPOINTS.has(endpoint));
+}
+
 /** Cancels an unread body so its connection slot is freed (BC-48). Never throws. */
 function discardBody(res: Response): void {
   if (res.body && !res.bodyUsed) res.body.cancel().catch(() => undefined);
@@ -118,17 +174,24 @@ export async function callEndpoint<N extends EndpointName>(
   try {
     const headers: Record<string, string> = { accept: "application/json", ...cfg.headers };
     if (payload !== undefined) headers["content-type"] = "application/json";
-    const pending = Promise.resolve().then(() =>
-      cfg.fetch(routeUrl(cfg.serverUrl, ep.path), { method: ep.method, headers, body: payload, signal: controller.signal }),
-    );
-    let res: Response;
-    try {
-      // Race, so a fetch that ignores its signal still times out; a response that arrives later is discarded.
-      res = await Promise.race([pending, stopped]);
-    } catch (err) {
-      pending.then(discardBody, () => undefined);
-      if (controller.signal.aborted) throw stopError();
-      throw new SwarmConnectionError(name, `${route} failed: ${err instanceof Error ? err.message : String(err)}`, err);
+    const send = () =>
+      Promise.resolve().then(() =>
+        cfg.fetch(routeUrl(cfg.serverUrl, ep.path), { method: ep.method, headers, body: payload, signal: controller.signal }),
+      );
+    let res: Response | undefined;
+    // One resend on a fresh connection (the failed one is gone from the pool) when it cannot do harm: the server
+    // closes a keep-alive connection after a 500 and resets the next request on it (uvicorn).
+    for (let tries = 0; !res; tries++) {
+      const pending = send();
+      try {
+        // Race, so a fetch that ignores its signal still times out; a response that arrives later is discarded.
+        res = await Promise.race([pending, stopped]);
+      } catch (err) {
+        pending.then(discardBody, () => undefined);
+        if (controller.signal.aborted) throw stopError();
+        if (tries === 0 && mayResend(name, err)) continue;
+        throw new SwarmConnectionError(name, `${route} failed: ${err instanceof Error ? err.message : String(err)}`, err);
+      }
     }
     let text: string;
     try {

@@ -19,6 +19,16 @@ export interface Env extends AuthEnv, LimitsEnv {
   RUN_INDEX: DurableObjectNamespace<RunIndex>;
   /** the per-episode queue (producer side; the same Worker consumes it) */
   EPISODES: Queue<EpisodeMessage>;
+  /**
+   * comma-separated names of the queue producer bindings episodes are spread over (default `EPISODES`); each
+   * queue needs its own `[[queues.consumers]]` entry. One queue runs at most 250 consumer invocations at once.
+   */
+  EPISODE_QUEUES?: string;
+  /**
+   * how the scheduler hands episodes to invocations: `queue` (default; production) or `direct` (local workerd
+   * only: one `EpisodeRunner` invocation per episode; `ajet-edge dev` sets it). See edge/dispatcher.ts.
+   */
+  AJET_DISPATCH?: string;
   /** subrequests one invocation may make (BC-49): 50 on Free, 1000+ on Paid; default 1000 */
   SUBREQUEST_LIMIT?: string;
   /** run secrets that apply to every run (JSON object of strings), e.g. set with `wrangler secret put AJET_SECRETS`; a run cannot shadow them */

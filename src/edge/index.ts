@@ -1,6 +1,6 @@
 /**
- * @module edge — the ajet-edge Worker: the HTTP API, the per-episode queue consumer and the RolloutScheduler
- * Durable Object (wrangler.toml binds them).
+ * @module edge — the ajet-edge Worker: the HTTP API, the per-episode queue consumer, the RolloutScheduler
+ * Durable Object (wrangler.toml binds them) and the `EpisodeRunner` entrypoint of the local `direct` dispatch.
  */
 import { rolloutFunctions } from "../../functions/index.ts";
 import { createApp } from "./app.ts";
@@ -11,6 +11,7 @@ export { RolloutScheduler } from "./rollout-scheduler.ts";
 export { RunQuota } from "./run-quota.ts";
 export { RunIndex } from "./run-index.ts";
 export { SwarmServer } from "./swarm-server.ts";
+export { EpisodeRunner } from "./episode-runner-entrypoint.ts";
 export type { Env } from "./env.ts";
 
 const app = createApp(rolloutFunctions);

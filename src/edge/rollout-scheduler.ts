@@ -11,12 +11,13 @@ import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck,
 import { resolveGatewayHeaders, type Task } from "../protocol/index.ts";
 import { outboundFetch, outboundPolicy } from "../runtime/outbound.ts";
 import { currentStep, decide, initialState, nextWakeAtMs, reportedReward, windowCapacityIssues, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
+import { ApplyStats } from "./apply-stats.ts";
+import { createDispatcher, type Dispatcher } from "./dispatcher.ts";
 import { runScopedTaskId } from "../tasks/index.ts";
 import { CommandRunner } from "./command-runner.ts";
 import { datasetLimits } from "./dataset-limits.ts";
 import { RunDatasets } from "./datasets.ts";
 import { plannedEpisodes } from "./run-request.ts";
-import { QueueDispatcher } from "./dispatcher.ts";
 import { EngineLink } from "./engine-link.ts";
 import type { Env } from "./env.ts";
 import { jsonLogger } from "./log.ts";
@@ -30,6 +31,16 @@ import { LiveFeed } from "./dashboard/live.ts";
 import type { RunMetrics } from "./dashboard/metrics.ts";
 import { RunDashboard } from "./dashboard/run-dashboard.ts";
 import type { DashboardSnapshot } from "./dashboard/snapshot.ts";
+
+/**
+ * The deployment's dispatcher (queue in production; direct — the loopback `ctx.exports`, local workerd — in
+ * `ajet-edge dev`), made on first dispatch, so a bad `AJET_DISPATCH` / `EPISODE_QUEUES` fails that dispatch with its
+ * message instead of the object.
+ */
+function lazyDispatcher(env: Env, exports: unknown): Dispatcher {
+  let made: Dispatcher | null = null;
+  return { name: "deployment", dispatch: (messages) => (made ??= createDispatcher(env, exports)).dispatch(messages) };
+}
 
 /** When the core has nothing scheduled but the run is active, the alarm still fires this often (BC-45). */
 const IDLE_ALARM_MS = 5_000;
@@ -58,6 +69,10 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   #datasets!: RunDatasets;
   #dashboard!: RunDashboard;
   #live!: LiveFeed;
+  /** the alarm time last set by `#arm` (null: unknown, e.g. after a reset or once the alarm fired) */
+  #armedAtMs: number | null = null;
+  /** decide + persist time per event (in memory), shown as `scheduler` in the status view */
+  readonly #applyStats = new ApplyStats();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -74,7 +89,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       this.#commands = new CommandRunner({
         storage: this.#storage,
         datasets: this.#datasets,
-        dispatcher: new QueueDispatcher(env.EPISODES),
+        dispatcher: lazyDispatcher(env, (ctx as DurableObjectState & { exports?: unknown }).exports),
         meta: () => this.#require().meta,
         state: () => this.#require().state,
         feed: (event, inline) => this.#apply(event, inline),
@@ -164,7 +179,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   /** The run's status view, or null when no run was created in this object (the API answers 404). */
   status(): RunView | null {
     if (!this.#state || !this.#meta) return null;
-    return runView(this.#state, this.#meta, this.#storage.logTail(20), { notes: this.#link?.notes() ?? {}, failure: this.#failure(), nowMs: Date.now() });
+    return { ...runView(this.#state, this.#meta, this.#storage.logTail(20), { notes: this.#link?.notes() ?? {}, failure: this.#failure(), nowMs: Date.now() }), scheduler: this.#applyStats.view() };
   }
 
   /** The run's row of `GET /runs`, or null when this object holds no run. */
@@ -348,6 +363,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
 
   /** One tick: leases, back-offs, polls (BC-45: catches everything and always re-arms). */
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    this.#armedAtMs = null; // the alarm that fired is spent
     try {
       if (this.#state) {
         await this.#drainPendingCommands();
@@ -355,7 +371,8 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       }
     } catch (err) {
       this.#log("error", "tick failed; retrying", { error: String(err), retryCount: info?.retryCount ?? 0 });
-      await this.ctx.storage.setAlarm(Date.now() + FAILED_TICK_ALARM_MS);
+      this.#armedAtMs = Date.now() + FAILED_TICK_ALARM_MS;
+      await this.ctx.storage.setAlarm(this.#armedAtMs);
     }
   }
 
@@ -397,7 +414,9 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
    */
   async #apply(event: SchedulerEvent, inline = false): Promise<EventAck> {
     const { state: current } = this.#require();
+    const startedMs = performance.now();
     const { state, commands, changes, ack } = decide(current, event, Date.now());
+
     const now = inline ? commands : commands.filter((c) => !SWARM_COMMANDS.has(c.type));
     const later = inline ? [] : commands.filter((c) => SWARM_COMMANDS.has(c.type));
     // all rows of one decision or none: a failed write must not leave half a decision for the next reload (BC-51)
@@ -405,6 +424,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       this.#storage.persist(changes);
       this.#storage.queueCommands(later);
     });
+    this.#applyStats.record(performance.now() - startedMs, Date.now());
     this.#state = state;
     if (this.#isStopping()) for (const release of this.#stopWaiters) release();
     // a complete window: the engine's edge is due, so its watcher polls quickly for a while
@@ -424,14 +444,27 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     }
   }
 
+  /**
+   * Sets the alarm to the core's next wake-up. A burst of episode RPCs mostly leaves the wake-up where it is: the
+   * same alarm time is not written again (each write is a storage operation every RPC's answer would wait for).
+   */
   async #arm(now = false): Promise<void> {
     const state = this.#state;
     if (!state) return;
     const wake = now ? Date.now() : nextWakeAtMs(state);
     const finished = state.run.phase === "finished";
-    if (wake !== null) await this.ctx.storage.setAlarm(Math.max(wake, Date.now()));
-    else if (finished) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(Date.now() + IDLE_ALARM_MS);
+    if (wake !== null) {
+      const at = Math.max(wake, Date.now());
+      if (at === this.#armedAtMs) return;
+      this.#armedAtMs = at;
+      await this.ctx.storage.setAlarm(at);
+    } else if (finished) {
+      this.#armedAtMs = null;
+      await this.ctx.storage.deleteAlarm();
+    } else {
+      this.#armedAtMs = Date.now() + IDLE_ALARM_MS;
+      await this.ctx.storage.setAlarm(this.#armedAtMs);
+    }
   }
 
   /** A line of the run log (SQLite, shown by `GET /runs/:id`); warnings and errors go to the console too. */

@@ -4,6 +4,8 @@
  * same types (src/cli/dev/runs-api.ts).
  */
 import type { CountdownGeneratorSettings, DatasetFormat, RowOptions } from "../tasks/index.ts";
+import type { ApplyStatsView } from "./apply-stats.ts";
+import type { Task } from "../protocol/index.ts";
 import { evalReport, runStatus, runSummary, type EvalReport, type RunSpec, type RunSummary, type SchedulerState } from "../scheduler/index.ts";
 import type { EngineNote } from "./engine-note.ts";
 import { waitingFor } from "./waiting-for.ts";
@@ -77,6 +79,8 @@ export type RunView = ReturnType<typeof runStatus> & {
   /** per swarm, what its server's object last said about the engine */
   engineNotes: Record<string, EngineNote>;
   log: LogLine[];
+  /** the object's own cost: decide + persist time per event and events per second (edge/apply-stats.ts) */
+  scheduler?: ApplyStatsView;
 };
 
 /** One row of `GET /runs`: the run's identity and its live headline fields. */

@@ -13,7 +13,7 @@ import { EngineSim, type EngineSimView } from "./engine/engine-sim.ts";
 import type { EmulatorHooks } from "./hooks.ts";
 import { createApp } from "./http/app.ts";
 import type { RequestLogEntry } from "./http/deps.ts";
-import { resolveEmulatorConfig, type EmulatorProfile, type EmulatorTimings, type PolicyOptions, type ResolvedEmulatorConfig, type UpstreamOptions } from "./options.ts";
+import { resolveEmulatorConfig, type EmulatorProfile, type EmulatorTimings, type PolicyOptions, type ResolvedEmulatorConfig, type ServerManners, type UpstreamOptions } from "./options.ts";
 import { AnswerKeyStore, type AnswerKeyInput } from "./policy/answer-key.ts";
 import { SimulatedPolicy, type PolicyView } from "./policy/policy.ts";
 import { deriveRng } from "./rng.ts";
@@ -39,6 +39,8 @@ export interface EmulatorOptions {
   answerKey?: readonly AnswerKeyInput[];
   /** Simulated policy knobs. */
   policy?: Partial<PolicyOptions>;
+  /** Server behaviours besides timings (default all on, as upstream): reset after a 500, repeated status posts. */
+  manners?: Partial<ServerManners>;
   /** Forward chat calls to a real OpenAI-compatible server instead of the simulated policy. */
   upstream?: UpstreamOptions;
   /** `openai_base_url` the engine registers. Default `http://127.0.0.1:10086/v1`; `startEmulator` sets the real port. */
@@ -121,7 +123,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   let publicBaseUrl = config.publicBaseUrl;
   const state = new ServerState(clock, { deliverResult: async () => {}, resetEpisode: async () => {} });
   const engine = config.simulateEngine
-    ? new EngineSim(state, clock, config.timings, deriveRng(config.seed, "episode-ids"), () => publicBaseUrl)
+    ? new EngineSim(state, clock, config.timings, deriveRng(config.seed, "episode-ids"), () => publicBaseUrl, config.manners.repeatStatusPosts)
     : null;
   if (engine) state.engineLink = engine;
   const serverIds = deriveRng(config.seed, "server-ids");

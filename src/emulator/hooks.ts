@@ -42,6 +42,8 @@ export interface EmulatorHooks {
   chatCompletion?: (call: ChatCallInfo) => FaultAction | undefined | void;
   /** Replaces the simulated generation latency, milliseconds. */
   llmLatencyMs?: number | ((call: ChatCallInfo) => number);
+  /** Observer (no fault): a `/claim_episode` handed out an episode, at `atMs` on the emulator's clock. */
+  onClaimed?: (claim: { episodeUuid: string; clientUuid: string; atMs: number }) => void;
 }
 
 function faultResponse(action: FaultAction): Response {

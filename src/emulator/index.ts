@@ -3,11 +3,13 @@ export { createEmulator, type AnswerKeyApi, type Emulator, type EmulatorEngineVi
 export { startEmulator, type RunningEmulator, type StartEmulatorOptions } from "./node-server.ts";
 export { createManualClock, createSystemClock, type Clock, type ManualClock, type TimerHandle } from "./clock.ts";
 export {
+  DEFAULT_MANNERS,
   DEFAULT_POLICY,
   EmulatorProfile,
   EmulatorTimings,
   PROFILES,
   PolicyOptions,
+  ServerManners,
   UpstreamOptions,
   type ResolvedEmulatorConfig,
 } from "./options.ts";

@@ -2,7 +2,7 @@
  * @module emulator/node-server — `startEmulator`: the emulator on a real socket (@hono/node-server), 127.0.0.1
  * by default, port 0 for a random free port.
  */
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { serve } from "@hono/node-server";
 import { createEmulator, type Emulator, type EmulatorOptions } from "./emulator.ts";
 
@@ -31,8 +31,9 @@ export interface RunningEmulator {
 export async function startEmulator(options: StartEmulatorOptions = {}): Promise<RunningEmulator> {
   const { port = 10086, host = "127.0.0.1", ...emulatorOptions } = options;
   const emulator = createEmulator(emulatorOptions);
+  const fetch = emulator.config.manners.resetAfter500 ? resetAfter500(emulator.app.fetch) : emulator.app.fetch;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: emulator.app.fetch, port, hostname: host }, () => resolve(s));
+    const s = serve({ fetch, port, hostname: host }, () => resolve(s));
     s.once("error", reject);
   });
   const address = server.address() as AddressInfo;
@@ -50,5 +51,27 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
         server.close((err) => (err ? reject(err) : resolve()));
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       }),
+  };
+}
+
+/** What @hono/node-server passes as the second argument of `fetch`: the Node request and response. */
+type NodeBindings = { incoming?: { socket?: Socket } } | undefined;
+
+/**
+ * uvicorn's manner (`manners.resetAfter500`): once a connection has answered a 500 it is done; the next request
+ * that arrives on it is reset (TCP RST, no answer), so a client that reuses the connection sees a connection
+ * reset and must retry on a fresh one.
+ */
+function resetAfter500(fetch: (req: Request, env?: unknown) => Response | Promise<Response>) {
+  const spent = new WeakSet<Socket>();
+  return async (req: Request, env?: unknown): Promise<Response> => {
+    const socket = (env as NodeBindings)?.incoming?.socket;
+    if (socket && spent.has(socket)) {
+      socket.resetAndDestroy();
+      return new Response(null, { status: 500 }); // never written: the socket is gone
+    }
+    const res = await fetch(req, env);
+    if (res.status === 500 && socket) spent.add(socket);
+    return res;
   };
 }

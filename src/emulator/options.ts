@@ -28,6 +28,9 @@ export type LatencySpec = z.infer<typeof LatencySpecSchema>;
 export const EmulatorTimings = z.object({
   startEngineMs: ms("how long /start_engine holds its answer while BOOTING (real server: Ray start, 1.5–3 s)"),
   bootMs: ms("from the /start_engine answer to ENGINE.ROLLING (model load)"),
+  registrationDelayMs: ms(
+    "from each edge to ROLLING to the engine registering its episodes (upstream ~1 s; claims answer 'No available episodes' until then)",
+  ),
   tickMs: ms("trainer tick: batch-closed and drain checks (upstream CHECK_STATUS_INTERVAL 4 s)"),
   weightSyncMs: ms("duration of ENGINE.WEIGHT_SYNCING (the policy update)"),
   stopEngineMs: ms("how long /stop_engine takes to kill a running engine"),
@@ -46,8 +49,9 @@ export type EmulatorProfile = z.infer<typeof EmulatorProfile>;
 const common = { activeClientTimeoutMs: 600_000, verboseLogTtlMs: 30_000 };
 
 /**
- * The three profiles. `real`: boot 2 s + 60 s, tick 4 s, weight sync 60 s, janitor 10 s, LLM ~1.5 s lognormal.
- * `dev`: boot 0.3 s + 1.5 s, tick 0.5 s, weight sync 1 s (ROLLING_POST + WEIGHT_SYNCING ≈ 1–1.5 s, shorter than
+ * The three profiles. `real`: boot 2 s + 60 s, registration 1 s after each ROLLING edge, tick 4 s, weight sync 60 s, janitor 10 s, LLM ~1.5 s lognormal.
+ * `dev`: boot 1 s + 1.5 s (the /start_engine answer is held ≥ 1 s as on the real server: a client that caches the
+ * status for 0.5 s must not read a faster answer as OFFLINE), registration 0.1 s after each ROLLING edge, tick 0.5 s, weight sync 1 s (ROLLING_POST + WEIGHT_SYNCING ≈ 1–1.5 s, shorter than
  * the Python client's 5 s status poll but still observable by a 1 s poller), janitor 1 s, LLM ~60 ms.
  * `fast`: tens of milliseconds everywhere, LLM instant — for tests.
  */
@@ -55,6 +59,7 @@ export const PROFILES: Record<EmulatorProfile, EmulatorTimings> = {
   real: {
     startEngineMs: 2_000,
     bootMs: 60_000,
+    registrationDelayMs: 1_000,
     tickMs: 4_000,
     weightSyncMs: 60_000,
     stopEngineMs: 3_000,
@@ -64,8 +69,9 @@ export const PROFILES: Record<EmulatorProfile, EmulatorTimings> = {
     ...common,
   },
   dev: {
-    startEngineMs: 300,
+    startEngineMs: 1_000,
     bootMs: 1_500,
+    registrationDelayMs: 100,
     tickMs: 500,
     weightSyncMs: 1_000,
     stopEngineMs: 100,
@@ -77,6 +83,7 @@ export const PROFILES: Record<EmulatorProfile, EmulatorTimings> = {
   fast: {
     startEngineMs: 10,
     bootMs: 20,
+    registrationDelayMs: 0,
     tickMs: 10,
     weightSyncMs: 20,
     stopEngineMs: 0,
@@ -86,6 +93,23 @@ export const PROFILES: Record<EmulatorProfile, EmulatorTimings> = {
     ...common,
   },
 };
+
+/**
+ * How the emulated server behaves besides its timings, as the upstream server does (each can be switched off to
+ * test a client without it).
+ */
+export const ServerManners = z.object({
+  resetAfter500: z.boolean().describe(
+    "uvicorn closes a keep-alive connection after a 500: the next request on that connection is reset (TCP RST) unanswered; only on a real socket (startEmulator)",
+  ),
+  repeatStatusPosts: z.boolean().describe(
+    "the trainer posts ROLLING_POST twice (stop callback, then its next tick) and WEIGHT_SYNCING twice (without, then with global_step)",
+  ),
+});
+export type ServerManners = z.infer<typeof ServerManners>;
+
+/** Default manners: both on, as on the upstream server. */
+export const DEFAULT_MANNERS: ServerManners = { resetAfter500: true, repeatStatusPosts: true };
 
 /** Knobs of the simulated policy (a simulator, not a model; see policy/policy.ts). */
 export const PolicyOptions = z.object({
@@ -122,6 +146,7 @@ export const EmulatorConfigSchema = z.object({
   seed: z.number().int().default(0),
   simulateEngine: z.boolean().default(true),
   policy: PolicyOptions.partial().default({}),
+  manners: ServerManners.partial().default({}),
   upstream: UpstreamOptions.optional(),
   publicBaseUrl: z.string().default("http://127.0.0.1:10086/v1").describe("openai_base_url the engine registers"),
   workDir: z.string().optional().describe("base of server_experiment_dir and temp_ajet_code_path; default cwd"),
@@ -138,6 +163,7 @@ export interface ResolvedEmulatorConfig {
   seed: number;
   simulateEngine: boolean;
   policy: PolicyOptions;
+  manners: ServerManners;
   upstream: z.output<typeof UpstreamOptions> | undefined;
   publicBaseUrl: string;
   workDir: string;
@@ -162,6 +188,7 @@ export function resolveEmulatorConfig(input: unknown): ResolvedEmulatorConfig {
     seed: o.seed,
     simulateEngine: o.simulateEngine,
     policy: { ...DEFAULT_POLICY, ...o.policy },
+    manners: { ...DEFAULT_MANNERS, ...o.manners },
     upstream: o.upstream,
     publicBaseUrl: o.publicBaseUrl,
     workDir: o.workDir ?? process.cwd(),

@@ -1,9 +1,10 @@
 /**
  * @module runtime/claims — claiming one logical episode on every swarm it needs, all or nothing, before a
- * deadline (BC-33), with short jittered back-off on "No available episodes" and no waiting on other engine
+ * deadline (BC-33), polling every ~100 ms for the first 2 s (the engine registers its episodes about 1 s after the
+ * ROLLING edge the scheduler dispatches on), then a jittered exponential back-off on "No available episodes"; no waiting on other engine
  * states: the scheduler gates on the engine status and re-dispatches on the edge back to ROLLING (BC-25).
  */
-import type { SwarmThrottlePolicy } from "../protocol/index.ts";
+import { ENGINE, type SwarmThrottlePolicy } from "../protocol/index.ts";
 import { isRetryableError, type ClaimedEpisode, type SleepFn, type SwarmClient } from "../client/index.ts";
 import { abortAll, type ClaimFailureCause, type ClaimHandle } from "../port/index.ts";
 
@@ -20,6 +21,12 @@ export const IN_INVOCATION_CLAIM_BACKOFF = { firstMs: 500, maxMs: 4_000 } as con
 export interface HeldClaim extends ClaimHandle {
   client: SwarmClient;
   episode: ClaimedEpisode;
+  /**
+   * the swarm's `global_step` read alongside the successful claim (both requests in flight together) when that
+   * read said ROLLING — the step the claim belongs to; undefined when it said anything else or failed (read it
+   * after the claim then)
+   */
+  globalStep?: number | null;
 }
 
 /** A swarm to claim on, and the client that claims there and later ends or aborts the claim. */
@@ -47,7 +54,15 @@ export interface ClaimAllOptions {
   sleep: SleepFn;
   random(): number;
   signal?: AbortSignal;
-  /** first back-off after "No available episodes" (ms, default {@link IN_INVOCATION_CLAIM_BACKOFF}); doubles up to `maxBackoffMs`; ±50 % jitter */
+  /**
+   * pause between claims during the first `fastWindowMs` of claiming (ms, default 100; ±50 % jitter): episodes are
+   * dispatched on the edge to ROLLING, and the engine registers its episodes about 1 s after that edge, so the first
+   * claims are expected to find nothing and the one after the registration should follow it closely
+   */
+  fastPollMs?: number;
+  /** how long claiming polls at `fastPollMs` before backing off (ms, default 2000) */
+  fastWindowMs?: number;
+  /** back-off after the fast window (ms, default {@link IN_INVOCATION_CLAIM_BACKOFF}); doubles up to `maxBackoffMs`; ±50 % jitter */
   backoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -68,7 +83,7 @@ export async function claimAll(
       const timedOut = got.failure.kind === "noEpisodes" || got.failure.kind === "other";
       return held.length > 0 && timedOut ? { failure: { ...got.failure, kind: "deadline" } } : got;
     }
-    held.push({ swarm: name, client, episodeUuid: got.episode.episodeUuid, episode: got.episode });
+    held.push({ swarm: name, client, episodeUuid: got.episode.episodeUuid, episode: got.episode, ...(got.globalStep !== undefined ? { globalStep: got.globalStep } : {}) });
   }
   return { held };
 }
@@ -77,12 +92,22 @@ async function claimOne(
   swarm: string,
   client: SwarmClient,
   o: ClaimAllOptions,
-): Promise<{ episode: ClaimedEpisode } | { failure: ClaimFailure }> {
+): Promise<{ episode: ClaimedEpisode; globalStep?: number | null } | { failure: ClaimFailure }> {
   let delayMs = o.backoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.firstMs;
   const maxDelayMs = o.maxBackoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.maxMs;
+  const fastUntilMs = o.now() + (o.fastWindowMs ?? 2_000);
+  const fastPollMs = o.fastPollMs ?? 100;
   let lastDetail = "";
   let lastKind: ClaimFailureCause = "other";
   while (true) {
+    // The status is read together with the claim, so a claimed episode's step is known without one more round
+    // trip before the function starts. Claims only succeed in ROLLING, and a status read in flight at the same
+    // moment that says ROLLING names the claim's step (a different step would need a whole weight sync and a
+    // re-registration between two concurrent requests); any other answer is not used.
+    const status = client.getEngineStatus({ ...(o.signal ? { signal: o.signal } : {}) }).then(
+      (snap) => (snap.status === ENGINE.ROLLING ? snap.globalStep : undefined),
+      () => undefined,
+    );
     try {
       const r = await client.claimEpisode({
         episodeType: o.episodeType,
@@ -90,7 +115,7 @@ async function claimOne(
         throttlePolicy: o.throttlePolicy,
         signal: o.signal,
       });
-      if (r.kind === "claimed") return { episode: r };
+      if (r.kind === "claimed") return { episode: r, globalStep: await status };
       if (r.kind === "notReady") return { failure: { kind: r.reason, swarm, engineStatus: r.status, detail: r.failCause } };
       if (r.kind === "rejected") return { failure: { kind: "other", swarm, detail: r.failCause } };
       lastDetail = r.failCause;
@@ -103,9 +128,10 @@ async function claimOne(
       lastDetail = err instanceof Error ? err.message : String(err);
       lastKind = "other";
     }
-    const wait = Math.min(delayMs, maxDelayMs) * (0.5 + o.random());
+    const fast = o.now() < fastUntilMs;
+    const wait = (fast ? fastPollMs : Math.min(delayMs, maxDelayMs)) * (0.5 + o.random());
     if (o.now() + wait > o.deadlineAtMs) return { failure: { kind: lastKind, swarm, detail: lastDetail } };
     await o.sleep(wait, o.signal);
-    delayMs *= 2;
+    if (!fast) delayMs *= 2;
   }
 }

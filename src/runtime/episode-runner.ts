@@ -181,7 +181,7 @@ async function claim(
     return { done: { kind: "claimFailed", cause: kind } };
   }
   const atMs = deps.now();
-  const claims = await Promise.all(claimed.held.map(async (h) => ({ swarm: h.swarm, episodeUuid: h.episodeUuid, globalStep: await globalStepOf(h.client) })));
+  const claims = await Promise.all(claimed.held.map(async (h) => ({ swarm: h.swarm, episodeUuid: h.episodeUuid, globalStep: h.globalStep !== undefined ? h.globalStep : await globalStepOf(h.client) })));
   return { held: claimed.held, claims, atMs };
 }
 

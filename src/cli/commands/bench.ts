@@ -1,6 +1,9 @@
 /**
  * @module cli/commands/bench — `ajet-edge bench` (`npm run bench`): runs the benchmarks in `bench/`, prints a
  * table and writes `bench/results.json` (or `--out FILE`). Speed and memory targets live here, never in tests.
+ * Besides the timing groups, two system benchmarks run on the real stack (emulator + the Worker in local workerd):
+ * `swarm-cycle` (issue 11's timing shape at LLM 200 ms and 1000 ms, ~3 min) and `load` (2,000 episodes in flight,
+ * ~1–2 min). `--skip swarm-cycle,load` leaves them out; `--only` picks groups of either kind.
  */
 import { writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -10,6 +13,8 @@ import { datasetBenchmarks } from "../../../bench/datasets.bench.ts";
 import { rewardBenchmarks } from "../../../bench/rewards.bench.ts";
 import { runtimeBenchmarks } from "../../../bench/runtime.bench.ts";
 import { schedulerBenchmarks } from "../../../bench/scheduler.bench.ts";
+import { formatLoad, LOAD_TARGETS, measureLoad } from "../../../bench/load.bench.ts";
+import { formatSwarmCycle, issueShape, measureSwarmCycle, metSwarmCycleTargets } from "../../../bench/swarm-cycle.bench.ts";
 import { CliError, type CliCommand } from "../command.ts";
 
 const GROUPS: Record<string, () => Promise<BenchResult[]>> = {
@@ -19,31 +24,64 @@ const GROUPS: Record<string, () => Promise<BenchResult[]>> = {
   datasets: datasetBenchmarks,
 };
 
-const usage = `usage: ajet-edge bench [--only rewards|scheduler|runtime|datasets] [--out bench/results.json]`;
+/** A system benchmark: its printed lines, its JSON for results.json, and whether it met its targets. */
+interface SystemBench {
+  lines: string[];
+  json: unknown;
+  met: boolean;
+}
+
+const SYSTEM: Record<string, () => Promise<SystemBench>> = {
+  "swarm-cycle": async () => {
+    const runs = [];
+    for (const llmMs of [200, 1_000]) runs.push(await measureSwarmCycle(issueShape(llmMs)));
+    return { lines: runs.flatMap(formatSwarmCycle), json: runs, met: runs.every(metSwarmCycleTargets) };
+  },
+  load: async () => {
+    const r = await measureLoad(2_000);
+    return { lines: formatLoad(r), json: r, met: r.statusP95Ms < LOAD_TARGETS.statusP95Ms && r.workerdRssMiB < LOAD_TARGETS.memoryMiB };
+  },
+};
+
+const usage = `usage: ajet-edge bench [--only rewards|scheduler|runtime|datasets|swarm-cycle|load] [--skip swarm-cycle,load] [--out bench/results.json]`;
 
 const command: CliCommand = {
   name: "bench",
   async run(argv) {
-    const flags = parseFlags(argv, { only: { type: "string" }, out: { type: "string", default: "bench/results.json" } });
+    const flags = parseFlags(argv, { only: { type: "string" }, skip: { type: "string" }, out: { type: "string", default: "bench/results.json" } });
     if (!flags) {
       console.log(usage);
       return 0;
     }
     const only = flags.values["only"] as string | undefined;
     const out = flags.values["out"] as string;
-    const names = only ? only.split(",") : Object.keys(GROUPS);
-    const unknown = names.filter((n) => !GROUPS[n]);
-    if (unknown.length) throw new CliError(`unknown benchmark group ${unknown.join(", ")}; known: ${Object.keys(GROUPS).join(", ")}`);
+    const skip = new Set(((flags.values["skip"] as string | undefined) ?? "").split(",").filter(Boolean));
+    const known = [...Object.keys(GROUPS), ...Object.keys(SYSTEM)];
+    const names = (only ? only.split(",") : known).filter((n) => !skip.has(n));
+    const unknown = [...names, ...skip].filter((n) => !known.includes(n));
+    if (unknown.length) throw new CliError(`unknown benchmark group ${unknown.join(", ")}; known: ${known.join(", ")}`);
     const results: BenchResult[] = [];
-    for (const n of names) results.push(...(await GROUPS[n]!()));
+    for (const n of names.filter((x) => GROUPS[x])) results.push(...(await GROUPS[n]!()));
     const rssMiB = process.memoryUsage().rss / 2 ** 20;
-    console.log(formatResults(results));
-    for (const r of results.filter((x) => x.note)) console.log(`  ${r.name}: ${r.note}`);
+    if (results.length) {
+      console.log(formatResults(results));
+      for (const r of results.filter((x) => x.note)) console.log(`  ${r.name}: ${r.note}`);
+    }
+    const system: Record<string, unknown> = {};
+    let systemMet = true;
+    for (const n of names.filter((x) => SYSTEM[x])) {
+      console.log(`${n} (emulator + the Worker in local workerd) …`);
+      // a system benchmark that cannot finish is reported as missed with its reason; the others still run
+      const b = await SYSTEM[n]!().catch((err: unknown): SystemBench => ({ lines: [`${n}: did not finish (MISSED): ${err instanceof Error ? err.message : String(err)}`], json: { error: String(err) }, met: false }));
+      for (const line of b.lines) console.log(line);
+      system[n] = b.json;
+      systemMet &&= b.met;
+    }
     console.log(`peak-ish RSS of the bench process: ${rssMiB.toFixed(0)} MiB`);
-    const report = { at: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? "", rssMiB: Math.round(rssMiB), results };
+    const report = { at: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? "", loadAverage: os.loadavg(), rssMiB: Math.round(rssMiB), results, ...system };
     await writeFile(out, JSON.stringify(report, null, 2) + "\n");
     console.log(`written to ${out}`);
-    return results.some((r) => r.metTarget === false) ? 1 : 0;
+    return results.some((r) => r.metTarget === false) || !systemMet ? 1 : 0;
   },
 };
 export default command;

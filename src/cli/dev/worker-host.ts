@@ -6,11 +6,12 @@
  * token and allowed hosts, never in argv or the environment); child → parent `{type:"ready", url, persistDir}` or
  * `{type:"error", message}`; parent → child `{type:"dispose"}`. The host also disposes when the IPC channel closes (the CLI died), so no
  * workerd outlives its CLI. The persist directory is a fresh temp dir, deleted at dispose. The parent sets the
- * wrangler environment (`WRANGLER_QUIET_ENV` in worker.ts).
+ * wrangler environment (`WRANGLER_QUIET_ENV` in worker.ts) and `AJET_EDGE_DISPATCH` (the Worker's `AJET_DISPATCH`).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DISPATCH_ENV } from "./worker.ts";
 
 /** Messages the host sends to its parent. */
 export type HostMessage = { type: "ready"; url: string; persistDir: string } | { type: "error"; message: string };
@@ -56,8 +57,12 @@ async function main(): Promise<void> {
     const { unstable_startWorker } = await import("wrangler");
     const started = await unstable_startWorker({
       config: configPath,
-      // the session's token and allowed hosts win over a developer's .dev.vars
-      bindings: Object.fromEntries(Object.entries(vars).map(([k, value]) => [k, { type: "secret_text" as const, value }])),
+      // the session's token and allowed hosts win over a developer's .dev.vars; local workerd: one invocation per
+      // episode (edge/dispatcher.ts) unless the parent asks for the queue
+      bindings: {
+        ...Object.fromEntries(Object.entries(vars).map(([k, value]) => [k, { type: "secret_text" as const, value }])),
+        AJET_DISPATCH: { type: "plain_text" as const, value: process.env[DISPATCH_ENV] === "queue" ? "queue" : "direct" },
+      },
       dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: persistDir, logLevel, watch: false },
     });
     worker = started;

@@ -12,6 +12,9 @@ import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { WranglerLogLevel, HostMessage, ParentMessage } from "./worker-host.ts";
 
+/** Environment variable the host reads into the Worker's `AJET_DISPATCH` (`direct` or `queue`). */
+export const DISPATCH_ENV = "AJET_EDGE_DISPATCH";
+
 /** Environment every wrangler start gets, so users need not set it: no metrics, no Request.cf fetch, no banner. */
 export const WRANGLER_QUIET_ENV: Readonly<Record<string, string>> = {
   WRANGLER_SEND_METRICS: "false",
@@ -65,6 +68,11 @@ export interface StartLocalWorkerOptions {
   allowedHosts?: readonly string[];
   /** more Worker vars (strings), e.g. limits; the token and the allowed hosts are set by this function */
   vars?: Readonly<Record<string, string>>;
+  /**
+   * how the scheduler hands out episodes (the Worker's `AJET_DISPATCH`): `direct` (default here: one invocation
+   * per episode, every episode in flight at once) or `queue` (miniflare's local queue: one batch at a time)
+   */
+  dispatch?: "direct" | "queue";
 }
 
 /** What a dev Worker may connect to by default: loopback, where `ajet-edge dev` starts its emulators. */
@@ -119,7 +127,7 @@ export async function startLocalWorker(options: StartLocalWorkerOptions = {}): P
     cwd: PROJECT_ROOT,
     detached: true,
     stdio: ["ignore", "pipe", "pipe", "ipc"],
-    env: { ...process.env, ...WRANGLER_QUIET_ENV, WRANGLER_LOG: process.env["WRANGLER_LOG"] ?? "warn" },
+    env: { ...process.env, ...WRANGLER_QUIET_ENV, WRANGLER_LOG: process.env["WRANGLER_LOG"] ?? "warn", [DISPATCH_ENV]: options.dispatch ?? "direct" },
   });
   const pid = child.pid;
   if (pid === undefined) throw new LocalWorkerError("could not spawn the Worker host process");

@@ -4,10 +4,13 @@
  * state exactly as the real engine talks to the server: status updates, episode registration, withdrawal via
  * `is_episode_claimed`, pool pushes, and acks on the result channel.
  *
- * Timing (all from `EmulatorTimings`): ROLLING `bootMs` after launch with `global_step` 1; a worker checks the
+ * Timing (all from `EmulatorTimings`): ROLLING `bootMs` after launch with `global_step` 1, its episodes registered
+ * `registrationDelayMs` after each edge to ROLLING (upstream ~1 s); a worker checks the
  * stop condition after each result (upstream stop callback) → ROLLING_POST; the trainer tick (`tickMs`) also
  * checks it (agree modes) and, once every claimed episode is resolved, posts WEIGHT_SYNCING (records wiped);
- * `weightSyncMs` later ROLLING with `global_step + 1`, or OFFLINE with `global_step` 0 after the last step.
+ * `weightSyncMs` later ROLLING with `global_step + 1`, or OFFLINE with `global_step` 0 after the last step. With
+ * `repeatStatusPosts` (default) ROLLING_POST is posted twice (the stop callback, then the trainer's next tick) and
+ * WEIGHT_SYNCING twice (without, then with `global_step`), as the upstream trainer does.
  */
 import { ENGINE, defaultEpisodeKey, serverEpisodeCapacity, type ActiveSwarmClient, type WorkflowOutput } from "../../protocol/index.ts";
 import type { Clock, TimerHandle } from "../clock.ts";
@@ -38,6 +41,10 @@ export class EngineSim implements EngineLink, EngineSimView {
   private config: TrainConfig | null = null;
   private running = false;
   private draining = false;
+  /** false from each ROLLING edge until `registrationDelayMs` later: no episode is registered before */
+  private registering = false;
+  /** the trainer's second ROLLING_POST of this step is still to come (`repeatStatusPosts`) */
+  private rollingPostRepeatDue = false;
   private step = 0;
   private ticks = 0;
   private readonly slots = new Set<string>();
@@ -51,6 +58,7 @@ export class EngineSim implements EngineLink, EngineSimView {
     private readonly timings: EmulatorTimings,
     private readonly ids: Rng,
     private readonly publicBaseUrl: () => string,
+    private readonly repeatStatusPosts = true,
   ) {}
 
   get isRunning(): boolean {
@@ -81,6 +89,8 @@ export class EngineSim implements EngineLink, EngineSimView {
     this.timers = [];
     this.running = false;
     this.draining = false;
+    this.registering = false;
+    this.rollingPostRepeatDue = false;
     this.slots.clear();
     this.batch.clear();
   }
@@ -95,7 +105,7 @@ export class EngineSim implements EngineLink, EngineSimView {
     this.push();
     if (this.draining || this.state.engineStatus !== ENGINE.ROLLING) return;
     if (this.batch.isClosed(this.config, this.activeClientsSeen)) this.softStop();
-    else this.registerOne();
+    else if (this.registering) this.registerOne();
   }
 
   /** Result channel: RUNNER.SPECIAL.RESET_CONTEXT_TRACKER. The worker keeps waiting on the same uuid. */
@@ -119,7 +129,14 @@ export class EngineSim implements EngineLink, EngineSimView {
     this.draining = false;
     this.batch.clear();
     this.push();
-    while (this.slots.size < this.capacity) this.registerOne();
+    // upstream: the worker threads register their episodes about 1 s after the edge (claims see an empty queue)
+    const fill = () => {
+      this.registering = true;
+      while (this.slots.size < this.capacity) this.registerOne();
+    };
+    this.registering = false;
+    if (this.timings.registrationDelayMs > 0) this.after(this.timings.registrationDelayMs, () => this.state.engineStatus === ENGINE.ROLLING && !this.draining && fill());
+    else fill();
     this.scheduleTick();
   }
 
@@ -149,11 +166,16 @@ export class EngineSim implements EngineLink, EngineSimView {
     if (!config) return;
     this.ticks++;
     if (this.ticks % PUSH_EVERY_N_TICKS === 0) this.push();
+    if (this.draining && this.rollingPostRepeatDue && this.state.engineStatus === ENGINE.ROLLING_POST) {
+      // the trainer's own ROLLING_POST, after the workers' stop callback posted the first
+      this.rollingPostRepeatDue = false;
+      this.state.updateEngineStatus({ engine_status: ENGINE.ROLLING_POST, engine_status_detail: null, global_step: null });
+    }
     const status = this.state.engineStatus;
     if (!this.draining && status === ENGINE.ROLLING) {
       for (const uuid of this.slots) if (!this.state.records.has(uuid)) this.slots.delete(uuid);
       if (this.batch.isClosed(config, this.activeClientsSeen)) this.softStop();
-      else while (this.slots.size < this.capacity) this.registerOne();
+      else if (this.registering) while (this.slots.size < this.capacity) this.registerOne();
     }
     if (this.draining) {
       this.withdrawUnclaimed();
@@ -165,6 +187,7 @@ export class EngineSim implements EngineLink, EngineSimView {
   /** `stop_all_threads_soft`: no new episodes; unclaimed ones are withdrawn; status ROLLING_POST. */
   private softStop(): void {
     this.draining = true;
+    this.rollingPostRepeatDue = this.repeatStatusPosts;
     this.state.updateEngineStatus({ engine_status: ENGINE.ROLLING_POST, engine_status_detail: null, global_step: null });
     this.withdrawUnclaimed();
   }
@@ -180,7 +203,8 @@ export class EngineSim implements EngineLink, EngineSimView {
   private hardStop(): void {
     const config = this.config as TrainConfig;
     const samples = this.batch.episodes().length;
-    this.state.updateEngineStatus({ engine_status: ENGINE.WEIGHT_SYNCING, engine_status_detail: null, global_step: null });
+    this.rollingPostRepeatDue = false;
+    if (this.repeatStatusPosts) this.state.updateEngineStatus({ engine_status: ENGINE.WEIGHT_SYNCING, engine_status_detail: null, global_step: null });
     this.state.updateEngineStatus({ engine_status: ENGINE.WEIGHT_SYNCING, engine_status_detail: null, global_step: this.step });
     pushVerboseLog(this.state, "update_policy", `[sim] update_policy step=${this.step} samples=${samples}`, this.timings.verboseLogTtlMs);
     this.batch.clear();

@@ -36,7 +36,11 @@ export function registerEpisodeRoutes(app: Hono, table: RouteTable, deps: AppDep
 
   route(app, table, "POST", "/claim_episode", (req) =>
     withBody(req, ClaimEpisodeRequest, (body) =>
-      applyFault(hooks.claimEpisode?.(body), clock, async () => outcomeResponse(claimEpisode(state, body))),
+      applyFault(hooks.claimEpisode?.(body), clock, async () => {
+        const outcome = claimEpisode(state, body);
+        if (outcome.ok && outcome.body.success) hooks.onClaimed?.({ episodeUuid: outcome.body.episode_uuid, clientUuid: body.client_uuid, atMs: clock.nowMs() });
+        return outcomeResponse(outcome);
+      }),
     ),
   );
   route(app, table, "POST", "/end_episode", (req) =>

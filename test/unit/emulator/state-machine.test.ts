@@ -47,9 +47,11 @@ describe("state machine", () => {
       "ENGINE.BOOTING@null",
       "ENGINE.ROLLING@1",
       "ENGINE.ROLLING_POST@1",
+      "ENGINE.ROLLING_POST@1", // the trainer's own post at its next tick (upstream posts it twice)
       "ENGINE.WEIGHT_SYNCING@1",
       "ENGINE.WEIGHT_SYNCING@1",
       "ENGINE.ROLLING@2",
+      "ENGINE.ROLLING_POST@2",
       "ENGINE.ROLLING_POST@2",
       "ENGINE.WEIGHT_SYNCING@2",
       "ENGINE.WEIGHT_SYNCING@2",

@@ -73,7 +73,7 @@ describe("claim: the engine is not ROLLING", () => {
 });
 
 describe("claim: No available episodes", () => {
-  it("retries with jittered, doubling back-off on the injected clock until the deadline, then claimFailed noEpisodes", async () => {
+  it("polls every ~100 ms (jittered) for the first 2 s, then backs off doubling from 500 ms, until the deadline, then claimFailed noEpisodes", async () => {
     const { emu } = await rollingEmulator({ batchSize: 1, numRepeat: 1, maxEnvWorker: 1 });
     const net = new SwarmNet().add(SWARM_A, "default", emu);
     // another client holds the only episode
@@ -97,12 +97,22 @@ describe("claim: No available episodes", () => {
     expect(port.calls[0]?.report).toMatchObject({ kind: "noEpisodes", swarm: "default" });
     const sleeps = deps.time.sleeps;
     expect(sleeps.length).toBeGreaterThan(2);
-    // each wait is the doubling base (500 ms, capped at 4 s) times a jitter factor in [0.5, 1.5] from `random`
+    // each wait is a base times a jitter factor in [0.5, 1.5] from `random`: 100 ms while under 2 s of claiming
+    // (the engine registers ~1 s after the ROLLING edge), then 500 ms doubling, capped at 4 s
+    let elapsed = 0;
+    let slow = 0;
+    const bases: number[] = [];
     sleeps.forEach((ms, i) => {
-      const base = Math.min(500 * 2 ** i, 4_000);
-      expect(ms).toBeCloseTo(base * (0.5 + randoms[i]!), 6);
+      const base = elapsed < 2_000 ? 100 : Math.min(500 * 2 ** slow++, 4_000);
+      bases.push(base);
+      expect(ms).toBeCloseTo(base * (0.5 + randoms[i % randoms.length]!), 6);
+      elapsed += ms;
     });
-    expect(new Set(sleeps.map((ms, i) => ms / Math.min(500 * 2 ** i, 4_000))).size).toBeGreaterThan(1); // jittered
+    expect(bases.filter((b) => b === 100).length).toBeGreaterThan(10);
+    const slowBases = bases.filter((b) => b !== 100);
+    expect(slowBases.length).toBeGreaterThanOrEqual(2);
+    expect(slowBases).toEqual([500, 1_000, 2_000, 4_000, 4_000, 4_000].slice(0, slowBases.length));
+    expect(new Set(sleeps.map((ms, i) => ms / bases[i]!)).size).toBeGreaterThan(1); // jittered
     // one claim per wait plus the first; no claim started after the deadline
     expect(net.to("/claim_episode").filter((q) => q.body.client_uuid === msg.clientUuid)).toHaveLength(sleeps.length + 1);
     expect(deps.now()).toBeLessThanOrEqual(startMs + 10_000);

@@ -1,0 +1,118 @@
+/**
+ * @module bench/load.bench — 2,000 episodes in flight from one scheduler (issue 11 item 5): the emulator in its
+ * `fast` profile (episodes registered at once) with capacity 2,000 (batch 500 × num_repeat 4, max_env_worker 2,000),
+ * every LLM call held `holdMs` so all of them overlap, the Worker in local workerd (direct dispatch: one invocation
+ * per episode), one training step of `countdown`. Measured: the most episodes claimed at once (emulator's view), the
+ * Durable Object's decide + persist time per event and events per second (its `scheduler` status block), `GET
+ * /runs/:id` latency sampled every 250 ms while the episodes run, and the workerd process's RSS (an upper bound of
+ * the object's memory: every invocation lives in that process too).
+ */
+import { execFileSync } from "node:child_process";
+import { performance } from "node:perf_hooks";
+import { setTimeout as delay } from "node:timers/promises";
+import { parseDevArgs } from "../src/cli/dev/options.ts";
+import { buildDevPlan } from "../src/cli/dev/plan.ts";
+import { runsApi } from "../src/cli/dev/runs-api.ts";
+import { startDevSession } from "../src/cli/dev/session.ts";
+import { startEmulator } from "../src/emulator/index.ts";
+
+/** What the load run found. Durations are milliseconds. */
+export interface LoadResult {
+  episodes: number;
+  maxClaimedAtOnce: number;
+  statusP50Ms: number;
+  statusP95Ms: number;
+  statusSamples: number;
+  decideAndPersistMs: { p50: number; p99: number; max: number; mean: number } | null;
+  schedulerEvents: number;
+  eventsPerSecond: number;
+  workerdRssMiB: number;
+  wallS: number;
+}
+
+/** Targets (issue 11): `GET /runs/:id` p95 < 50 ms, memory < 128 MB. */
+export const LOAD_TARGETS = { statusP95Ms: 50, memoryMiB: 128 };
+
+function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : Number.NaN;
+}
+
+/** RSS of the largest `workerd` process in a process group, MiB (0 when none is found). */
+function workerdRssMiB(pgid: number): number {
+  const rows = execFileSync("ps", ["-eo", "pgid=,rss=,comm="], { encoding: "utf8" }).split("\n").map((l) => l.trim().split(/\s+/));
+  const kib = rows.filter(([g, , c]) => Number(g) === pgid && c === "workerd").map(([, rss]) => Number(rss));
+  return Math.max(0, ...kib) / 1024;
+}
+
+/**
+ * Runs the load measurement.
+ * @param inFlight episodes in flight (a multiple of 4: batch = inFlight / 4, num_repeat 4)
+ * @param holdMs how long each LLM call is held, so every episode is in flight together
+ * @throws when the run does not finish in time
+ */
+export async function measureLoad(inFlight = 2_000, holdMs = 8_000, log: (line: string) => void = () => {}): Promise<LoadResult> {
+  const batch = inFlight / 4;
+  const emulator = await startEmulator({ port: 0, profile: "fast", seed: 3, timings: { llmLatency: { kind: "fixed", ms: holdMs } } });
+  const emu = emulator.emulator;
+  let maxClaimed = 0;
+  let claimed = 0;
+  emu.hooks.onClaimed = () => {
+    claimed++;
+    maxClaimed = Math.max(maxClaimed, [...emu.engine.records.values()].filter((r) => r.episode_status === "claimed").length);
+  };
+  const started = Date.now();
+  const options = parseDevArgs(["--swarm-url", emulator.url, "--function", "countdown", "--batch-size", String(batch), "--num-repeat", "4", "--max-env-worker", String(inFlight), "--steps", "1"])!;
+  const plan = await buildDevPlan(options);
+  const session = await startDevSession(plan, { onLog: (l) => log(`  worker: ${l}`) });
+  const statusMs: number[] = [];
+  let rss = 0;
+  type SchedulerBlock = { events: number; eventsPerSecond: number; decideAndPersistMs: LoadResult["decideAndPersistMs"] };
+  let scheduler = null as SchedulerBlock | null;
+  try {
+    const api = runsApi(session.worker.url);
+    const created = await api.create(session.spec);
+    const deadline = Date.now() + holdMs * 4 + 120_000;
+    for (;;) {
+      const t0 = performance.now();
+      const res = await fetch(`${session.worker.url}/runs/${created.runId}`);
+      const view = (await res.json()) as { phase?: string; scheduler?: SchedulerBlock };
+      const ms = performance.now() - t0;
+      if (claimed > 0) statusMs.push(ms); // while episodes are in flight (and until the run ends)
+      if (process.env["AJET_BENCH_TRACE"]) log(`  status ${ms.toFixed(0)} ms, claimed ${claimed}`);
+      rss = Math.max(rss, workerdRssMiB(session.worker.hostPid));
+      if (view.scheduler) scheduler = view.scheduler;
+      if (view.phase === "finished") break;
+      if (Date.now() > deadline) throw new Error(`load run did not finish within ${(deadline - started) / 1000} s`);
+      await delay(250);
+    }
+  } finally {
+    await session.close();
+    await emulator.close();
+  }
+  const episodes = [...emu.stepLog].reduce((n, s) => n + s.episodes.length, 0);
+  return {
+    episodes,
+    maxClaimedAtOnce: maxClaimed,
+    statusP50Ms: quantile(statusMs, 0.5),
+    statusP95Ms: quantile(statusMs, 0.95),
+    statusSamples: statusMs.length,
+    decideAndPersistMs: scheduler?.decideAndPersistMs ?? null,
+    schedulerEvents: scheduler?.events ?? 0,
+    eventsPerSecond: scheduler?.eventsPerSecond ?? 0,
+    workerdRssMiB: rss,
+    wallS: (Date.now() - started) / 1000,
+  };
+}
+
+/** Printable lines with the targets. */
+export function formatLoad(r: LoadResult): string[] {
+  const ok = (met: boolean) => (met ? "ok" : "MISSED");
+  const d = r.decideAndPersistMs;
+  return [
+    `load: ${r.maxClaimedAtOnce} episodes claimed at once (${r.episodes} ended), ${r.wallS.toFixed(0)} s wall`,
+    `  GET /runs/:id p50 ${r.statusP50Ms.toFixed(1)} ms, p95 ${r.statusP95Ms.toFixed(1)} ms over ${r.statusSamples} polls (target < ${LOAD_TARGETS.statusP95Ms} ms: ${ok(r.statusP95Ms < LOAD_TARGETS.statusP95Ms)})`,
+    `  DO decide + persist per event (last 4096 events, 1 ms timer resolution in workerd): p50 ${d?.p50.toFixed(1)} ms, p99 ${d?.p99.toFixed(1)} ms, max ${d?.max.toFixed(1)} ms, mean ${d?.mean.toFixed(3)} ms; ${r.schedulerEvents} events, ${r.eventsPerSecond.toFixed(0)} events/s`,
+    `  workerd RSS peak ${r.workerdRssMiB.toFixed(0)} MiB (the DO and all ${r.maxClaimedAtOnce} invocations in one process; target for the DO < ${LOAD_TARGETS.memoryMiB} MB: ${ok(r.workerdRssMiB < LOAD_TARGETS.memoryMiB)} as an upper bound)`,
+  ];
+}
