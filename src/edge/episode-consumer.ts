@@ -10,6 +10,8 @@ import { runEpisode, type EpisodeRunResult } from "../runtime/episode-runner.ts"
 import { ConnectionLimiter, SubrequestBudget } from "../runtime/limits.ts";
 import { EpisodeMessage, type SchedulerPort } from "../port/index.ts";
 import type { Env } from "./env.ts";
+// the global fetch fenced by episode key: a function's own client (fromAgentRun) goes through its episode's guards
+import { keyFence } from "./fence.ts";
 import { jsonLogger } from "./log.ts";
 
 /** Queue consumers may run 15 minutes (Queues limits); episodes are stopped early enough to report. */
@@ -65,7 +67,8 @@ export async function handleEpisodeBatch(
         result = await runEpisode(msg, {
           port: schedulerPort(env, msg.runId),
           functions,
-          fetch: (input, init) => fetch(input, init),
+          fetch: keyFence.original,
+          keyFence,
           limiter,
           budget,
           now: () => Date.now(),

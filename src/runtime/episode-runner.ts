@@ -12,6 +12,8 @@ import { abortAll, AbortCause, EpisodeAbortError, type ClaimAck, type EpisodeMes
 import { claimAll, type HeldClaim } from "./claims.ts";
 import { guardFetch, type BudgetReservation, type ConnectionLimiter, type FetchLike, type SubrequestBudget } from "./limits.ts";
 import { decideOutcome, type OutcomeDecision } from "./outcome.ts";
+import { createEpisodeStop, StopCause, type EpisodeStop } from "./episode-stop.ts";
+import { EPISODE_OVER, type KeyFence } from "./key-fence.ts";
 import { createRolloutContext } from "./rollout-context.ts";
 import { sendServerAction } from "./server-action.ts";
 
@@ -39,6 +41,13 @@ export interface EpisodeRunnerDeps {
   claimBudgetMs?: number;
   /** time kept for recording, ending and reporting after the function is stopped (ms); default 20 s */
   reportReserveMs?: number;
+  /**
+   * the global-fetch fence (the queue consumer installs one): requests a function sends with the global fetch and
+   * an episode key go through that episode's guards, and are refused once it stopped (fromAgentRun, BC-23)
+   */
+  keyFence?: KeyFence;
+  /** the episode's stop, when the caller fires it too (e.g. the run was stopped); default a fresh one */
+  stop?: EpisodeStop;
 }
 
 /** How the episode ended, from the invocation's point of view (the queue consumer acks or retries on it). */
@@ -218,28 +227,52 @@ async function runFunction(
 ): Promise<OutcomeDecision> {
   const lifetimeEndsAtMs = claimedAtMs + LIFETIME_FACTOR * msg.discardEpisodeTimeoutSeconds * 1000;
   const stopAtMs = Math.min(lifetimeEndsAtMs, (deps.invocationDeadlineAtMs ?? Infinity) - (deps.reportReserveMs ?? 20_000));
-  const controller = new AbortController();
-  // the stop reason is the outcome's cause: past the local lifetime (BC-24) or out of invocation time
-  const stopReason = stopAtMs >= lifetimeEndsAtMs
-    ? new EpisodeAbortError(AbortCause.lifetimeExceeded, `episode past ${LIFETIME_FACTOR} × discard timeout (BC-24)`)
-    : new EpisodeAbortError(AbortCause.timeLimit, "episode stopped to leave time to report before the invocation's wall limit");
-  const timer = setTimeout(() => controller.abort(stopReason), Math.max(0, stopAtMs - deps.now()));
-  const stopped = new Promise<never>((_, reject) => controller.signal.addEventListener("abort", () => reject(stopReason), { once: true }));
+  // the stop reason is the outcome's cause: past the local lifetime (BC-24), out of invocation time, or idle (BC-23)
+  const hardStop = stopAtMs >= lifetimeEndsAtMs
+    ? { cause: StopCause.lifetime, message: `episode past ${LIFETIME_FACTOR} × discard timeout (BC-24)` }
+    : { cause: StopCause.timeLimit, message: "episode stopped to leave time to report before the invocation's wall limit" };
+  const stop = deps.stop ?? createEpisodeStop();
+  const stopped = new Promise<never>((_, reject) => {
+    const fire = () => reject(stop.signal.reason);
+    if (stop.signal.aborted) fire();
+    else stop.signal.addEventListener("abort", fire, { once: true });
+  });
+  stopped.catch(() => undefined);
   const primary = held[0]!;
-  const { ctx, activity } = createRolloutContext(
+  // the watchdog: one timer at the earliest local deadline, re-armed whenever LLM activity changes
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let built: ReturnType<typeof createRolloutContext> | undefined;
+  const arm = () => {
+    if (!built || stop.signal.aborted) return;
+    if (timer !== null) clearTimeout(timer);
+    const at = built.localDeadlineAtMs();
+    if (!Number.isFinite(at)) return; // a call is in flight on every swarm: activity, re-armed when it ends
+    const why = built.deadlineStop();
+    timer = setTimeout(() => stop.stop(why.cause, why.message), Math.max(0, at - deps.now()));
+  };
+  built = createRolloutContext(
     {
       fetch: deps.fetch,
       episodes: Object.fromEntries(held.map((h) => [h.swarm, { swarm: h.swarm, episodeUuid: h.episodeUuid, baseUrl: h.episode.baseUrl, apiKey: h.episode.apiKey }])),
       episodeType: msg.episodeType,
-      signal: controller.signal,
+      stop,
+      discardEpisodeTimeoutSeconds: msg.discardEpisodeTimeoutSeconds,
+      hardStopAtMs: stopAtMs,
+      hardStop,
       canContinue: () => primary.client.canContinueEpisode(primary.episodeUuid).catch(() => false),
       log: deps.log,
       secrets: { ...deps.secrets },
       model: msg.model,
       now: deps.now,
+      sleep: deps.sleep,
+      random: deps.random,
+      onActivity: () => arm(),
+      ...(deps.keyFence ? { keyFence: deps.keyFence } : {}),
     },
     claimedAtMs,
   );
+  const { ctx, activity } = built;
+  arm();
   let result: unknown;
   let error: unknown;
   let threw = false;
@@ -250,9 +283,12 @@ async function runFunction(
     result = await Promise.race([running, stopped]);
   } catch (err) {
     threw = true;
-    error = controller.signal.aborted ? new EpisodeAbortError(stopReason.reason, stopReason.message, { cause: err }) : err;
+    const reason = stop.reason;
+    error = reason ? new EpisodeAbortError(reason.reason, reason.message, { cause: err }) : err;
   } finally {
-    clearTimeout(timer);
+    if (timer !== null) clearTimeout(timer);
+    built.close(); // no request with these keys leaves the runtime any more (BC-23)
+    if (!stop.signal.aborted) stop.stop(EPISODE_OVER, "the episode is over");
   }
   const nowMs = deps.now();
   return decideOutcome({

@@ -4,7 +4,8 @@
  *
  * | what happened | outcome | server action |
  * |---|---|---|
- * | threw `EpisodeAbortError(reason)` (also inside the SDK's `cause`) | abort `reason` | abort |
+ * | threw anything, idle longer than the discard timeout on some swarm | abort `expired` (BC-23) | none |
+ * | threw `EpisodeAbortError(reason)` (also inside the SDK's `cause`; `idle_deadline` is the runtime's watchdog) | abort `reason` | abort |
  * | threw a `SubrequestBudgetExceededError` | abort `subrequest_budget` (BC-49) | abort |
  * | threw anything else | abort `function_error` | abort |
  * | the result is not one finite reward per swarm | abort `invalid_reward` (BC-22) | abort |
@@ -72,9 +73,19 @@ export function outputsPerSwarm(result: unknown, swarms: readonly string[]): Rec
   return out;
 }
 
+function idleExpiredOnSome(input: OutcomeInput): boolean {
+  return input.swarms.some((s) => {
+    const act = input.activity[s];
+    return act !== undefined && isIdleExpired(act, input.discardEpisodeTimeoutSeconds, input.nowMs);
+  });
+}
+
 /** Decides the outcome of one episode; see the module table. */
 export function decideOutcome(input: OutcomeInput): OutcomeDecision {
   if (input.threw) {
+    // past the server's idle deadline an abort could revert another client's claim of the same episode (spec
+    // §3.10: abort does not check ownership): send nothing, the janitor reverts it (BC-23)
+    if (idleExpiredOnSome(input)) return abort("expired", input.error, "none");
     const reason = findEpisodeAbortError(input.error)?.reason;
     if (reason) return abort(reason, input.error);
     if (findCause(input.error, SubrequestBudgetExceededError)) return abort(AbortCause.subrequestBudget, input.error);

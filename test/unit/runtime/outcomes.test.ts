@@ -114,9 +114,12 @@ describe("outcome rules", () => {
     let advance = (_ms: number) => undefined as void;
     const r = await run(
       fn(async (ctx) => {
+        // busy all along (a call every 50 s, within the 60 s idle budget), only too old: 10 × 50 s > 8 × 60 s
+        for (let i = 0; i < 10; i++) {
+          await askOnce(ctx);
+          advance(50_000);
+        }
         await askOnce(ctx);
-        advance(8 * 60_000 + 1);
-        await askOnce(ctx); // still active: not idle, only too old
         return { reward: 1 };
       }),
       (deps) => (advance = deps.time.advance),
