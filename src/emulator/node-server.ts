@@ -5,6 +5,7 @@
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { createEmulator, type Emulator, type EmulatorOptions } from "./emulator.ts";
+import { DROP_HEADER } from "./hooks.ts";
 
 /** Options of {@link startEmulator}: the emulator's options plus where to listen. */
 export interface StartEmulatorOptions extends EmulatorOptions {
@@ -32,7 +33,13 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
   const { port = 10086, host = "127.0.0.1", ...emulatorOptions } = options;
   const emulator = createEmulator(emulatorOptions);
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: emulator.app.fetch, port, hostname: host }, () => resolve(s));
+    // a fault that drops the connection (hooks.ts DROP_HEADER): the socket is destroyed instead of answered
+    const fetch = async (req: Request, env: { incoming: { socket: { destroy(): void } } }) => {
+      const res = await emulator.app.fetch(req, env);
+      if (res.headers.has(DROP_HEADER)) env.incoming.socket.destroy();
+      return res;
+    };
+    const s = serve({ fetch, port, hostname: host }, () => resolve(s));
     s.once("error", reject);
   });
   const address = server.address() as AddressInfo;

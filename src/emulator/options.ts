@@ -8,6 +8,7 @@
  * closed and drained; WEIGHT_SYNCING lasts `weightSyncMs`; the janitor runs every `janitorIntervalMs` (10 s).
  */
 import { z } from "zod";
+import { FaultSpec } from "./faults.ts";
 
 const ms = (what: string) => z.number().min(0).describe(`${what}, milliseconds`);
 
@@ -125,6 +126,7 @@ export const EmulatorConfigSchema = z.object({
   upstream: UpstreamOptions.optional(),
   publicBaseUrl: z.string().default("http://127.0.0.1:10086/v1").describe("openai_base_url the engine registers"),
   workDir: z.string().optional().describe("base of server_experiment_dir and temp_ajet_code_path; default cwd"),
+  faults: z.array(FaultSpec).default([]).describe("faults injected by kind (faults.ts); `--fault KIND[:RATE[:MAX]]`"),
 });
 
 /** Resolved configuration: the profile's timings with overrides applied. */
@@ -137,6 +139,7 @@ export interface ResolvedEmulatorConfig {
   upstream: z.output<typeof UpstreamOptions> | undefined;
   publicBaseUrl: string;
   workDir: string;
+  faults: z.output<typeof FaultSpec>[];
 }
 
 /**
@@ -159,5 +162,6 @@ export function resolveEmulatorConfig(input: unknown): ResolvedEmulatorConfig {
     upstream: o.upstream,
     publicBaseUrl: o.publicBaseUrl,
     workDir: o.workDir ?? process.cwd(),
+    faults: o.faults,
   };
 }
