@@ -7,7 +7,7 @@
  * least once.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, OutcomeReport, ResultReport, SchedulerPort } from "../port/index.ts";
+import { AbortCause, type ClaimAck, type ClaimFailureReport, type ClaimReport, type EndedEpisode, type EventAck, type OutcomeReport, type ResultReport, type SchedulerPort } from "../port/index.ts";
 import type { Task } from "../protocol/index.ts";
 import { decide, initialState, nextWakeAtMs, reportedReward, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
 import { CommandRunner } from "./command-runner.ts";
@@ -17,7 +17,7 @@ import { jsonLogger } from "./log.ts";
 import { runReport, runView, type CreateRunInput, type RunReport, type RunView } from "./run-views.ts";
 import { ledgerRows, SchedulerStorage, type RunMeta } from "./storage.ts";
 
-/** When the core has nothing scheduled but the run is active, the alarm still fires this often (BC-45). */
+/** An active run's alarm fires at least this often (BC-45), even when the core has nothing scheduled sooner. */
 const IDLE_ALARM_MS = 5_000;
 /** The episode port's answer for a run this object does not hold: the consumer gives its claim back and acks. */
 const NO_RUN: EventAck = { status: "unknown", reason: "no such run (deleted, or never created here)" };
@@ -25,6 +25,8 @@ const NO_RUN: EventAck = { status: "unknown", reason: "no such run (deleted, or 
 const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox"]);
 /** Alarm back-off after a failing tick (the handler itself never throws). */
 const FAILED_TICK_ALARM_MS = 2_000;
+/** How often an active run looks for its claims that nobody holds (edge/claim-sweep). */
+const CLAIM_SWEEP_INTERVAL_MS = 5_000;
 
 /** The Durable Object of one run. RPC methods: control (`create`, `status`, `stop`, `report`) and the episode port. */
 export class RolloutScheduler extends DurableObject<Env> implements SchedulerPort {
@@ -32,6 +34,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   #state: SchedulerState | null = null;
   #meta: RunMeta | null = null;
   #commands!: CommandRunner;
+  #claimSweptAtMs = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -125,6 +128,13 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     const row = this.#state.episodes[report.episodeKey];
     const box = this.#storage.outbox(report.episodeKey, report.attempt);
     const ack = await this.#apply({ type: "episodeReported", ...report });
+    if (report.cause === AbortCause.abortUnconfirmed && row && row.attempt === report.attempt && row.claims.length) {
+      // the consumer's abort failed after its retries: the claims may still be held (an engine slot, the weight
+      // sync); the alarm sends the abort again at once, and the claim sweep catches whatever is left
+      this.#log("warn", "an episode's abort was not confirmed by the server; the run sends it again", { episodeKey: report.episodeKey, claims: row.claims.map((c) => c.episodeUuid).join(",") });
+      this.#storage.queueCommands([{ type: "abortEpisodes", episodes: [{ episodeKey: row.episodeKey, attempt: row.attempt, claims: row.claims, reason: AbortCause.abortUnconfirmed }] }]);
+      await this.#arm(true);
+    }
     if (ack.status === "applied" && report.result === "ended" && row && row.attempt === report.attempt) {
       // applied + ended: the core found a finite reward by the same rule
       const reward = reportedReward(row.outcome, report) ?? 0;
@@ -153,6 +163,10 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       if (this.#state) {
         await this.#drainPendingCommands();
         await this.#apply({ type: "tick" }, true);
+        if (this.#state.run.phase !== "finished" && Date.now() - this.#claimSweptAtMs >= CLAIM_SWEEP_INTERVAL_MS) {
+          this.#claimSweptAtMs = Date.now();
+          await this.#commands.sweepClaims();
+        }
       }
     } catch (err) {
       this.#log("error", "tick failed; retrying", { error: String(err), retryCount: info?.retryCount ?? 0 });
@@ -203,9 +217,10 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     if (!state) return;
     const wake = now ? Date.now() : nextWakeAtMs(state);
     const finished = state.run.phase === "finished";
-    if (wake !== null) await this.ctx.storage.setAlarm(Math.max(wake, Date.now()));
-    else if (finished) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(Date.now() + IDLE_ALARM_MS);
+    // an active run wakes at least every IDLE_ALARM_MS: the claim sweep runs on the alarm
+    if (finished && wake === null) await this.ctx.storage.deleteAlarm();
+    else if (finished) await this.ctx.storage.setAlarm(Math.max(wake!, Date.now()));
+    else await this.ctx.storage.setAlarm(Math.max(Math.min(wake ?? Infinity, Date.now() + IDLE_ALARM_MS), Date.now()));
   }
 
   /** A line of the run log (SQLite, shown by `GET /runs/:id`); warnings and errors go to the console too. */

@@ -149,7 +149,11 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     const held = claimed.held;
     const claimedAtMs = deps.now();
     const claims = await Promise.all(held.map(async (h) => ({ swarm: h.swarm, episodeUuid: h.episodeUuid, globalStep: await globalStepOf(h.client) })));
-    const abortHeld = () => abortAll(held);
+    const abortHeld = async () => {
+      const unconfirmed = await abortAll(held, deps.sleep);
+      if (unconfirmed.length) log.warn("abort not confirmed by the server after retries; the scheduler releases the claim", { swarms: unconfirmed.map((c) => c.swarm) });
+      return unconfirmed;
+    };
 
     // 2. report the claim; anything but "applied" means another delivery owns this attempt or it is closed
     let ack: ClaimAck;
@@ -195,7 +199,8 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     }
 
     // 5. exactly one of end or abort per claim (BC-34), then report
-    const sent = await sendServerAction(decision, held, task.task_id);
+    const sent = await sendServerAction(decision, held, task.task_id, deps.sleep);
+    if (sent.kind === "sent" && sent.cause === AbortCause.abortUnconfirmed) log.warn("abort not confirmed by the server after retries; the scheduler releases the claim", { outcome: outcomeCause(decision.outcome) });
     if (sent.kind === "unresolved") return sent;
     try {
       await rpcTwice(() => deps.port.episodeReported({ episodeKey: msg.episodeKey, attempt: msg.attempt, result: sent.result, cause: sent.cause }));
