@@ -51,6 +51,31 @@ export interface OutcomeInput {
   nowMs: number;
 }
 
+/** Longest error detail recorded with an abort outcome (characters). */
+export const FAILURE_DETAIL_MAX_CHARS = 600;
+
+/**
+ * An error as one short line for the run's status: `Name: message @ file:line` for its first few stack frames
+ * outside node_modules and the runtime's own internals (where the function's bug is).
+ */
+export function failureDetail(err: unknown): string {
+  if (!(err instanceof Error)) return String(err).slice(0, FAILURE_DETAIL_MAX_CHARS);
+  const frames = (err.stack ?? "")
+    .split("\n")
+    .slice(1)
+    .map((l) => l.trim())
+    .filter((l) => /:\d+:\d+\)?$/.test(l) && !/node_modules|node:internal|\/src\/runtime\//.test(l))
+    .slice(0, 3)
+    .map((l) => l.replace(/^at\s+/, "").replace(/\(?(?:file:\/\/)?[^()\s]*?([^/()\s]+\/[^/()\s]+:\d+:\d+)\)?$/, "$1"));
+  const head = `${err.name}: ${err.message}`;
+  return (frames.length ? `${head} @ ${frames.join(" < ")}` : head).slice(0, FAILURE_DETAIL_MAX_CHARS);
+}
+
+/** Adds the error's detail to an abort outcome (the scheduler stops the run on the same detail repeated). */
+function withDetail(decision: OutcomeDecision, err: unknown): OutcomeDecision {
+  return decision.outcome.kind === "abort" ? { ...decision, outcome: { ...decision.outcome, detail: failureDetail(err) } } : decision;
+}
+
 function abort(cause: string, error?: unknown, action: ServerAction = "abort"): OutcomeDecision {
   return { outcome: { kind: "abort", cause }, action, error };
 }
@@ -89,7 +114,7 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
     const reason = findEpisodeAbortError(input.error)?.reason;
     if (reason) return abort(reason, input.error);
     if (findCause(input.error, SubrequestBudgetExceededError)) return abort(AbortCause.subrequestBudget, input.error);
-    return abort(AbortCause.functionError, input.error);
+    return withDetail(abort(AbortCause.functionError, input.error), input.error);
   }
   let outputs: Record<string, ValidWorkflowOutput>;
   try {

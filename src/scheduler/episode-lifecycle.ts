@@ -8,6 +8,7 @@ import { AbortCause, NON_RETRYABLE_CAUSES, type DispatchRef, type EpisodeOutcome
 import type { ClaimFailed, EpisodeClaimed, EpisodeOutcomeRecorded, EpisodeReported } from "./events.ts";
 import { claimBackoffMs } from "./dispatch.ts";
 import { observeEngine } from "./engine-gate.ts";
+import { noteFailedAttempt } from "./failure-streak.ts";
 import { dropGroup, recordEnded, resolveGroupIfDone } from "./task-groups.ts";
 import { isTerminal, type EpisodeRow, type SchedulerState } from "./state.ts";
 
@@ -168,6 +169,7 @@ export function endEpisode(d: Draft, row: EpisodeRow, reward: number): void {
 export function failAttempt(d: Draft, row: EpisodeRow, cause: string): EventAck {
   d.run.totals.attemptsFailed++;
   d.count(d.run.failuresByCause, cause);
+  noteFailedAttempt(d.run, cause, row.outcome?.kind === "abort" ? row.outcome.detail : undefined, d.nowMs);
   const closed = { deadlineAtMs: null, lastCause: cause, resolveRequestedAtMs: null };
   if (d.run.phase === "draining") {
     d.patchEpisode(row.episodeKey, { ...closed, status: "aborted" });

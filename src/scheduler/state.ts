@@ -3,6 +3,7 @@
  * window (step) and one per finished eval task. Persisting is "upsert the changed rows" (BC-53); loading is
  * {@link stateFromRows}. All instants are epoch milliseconds passed in by the caller.
  */
+import type { FailureStreak, FirstFailure } from "./failure-streak.ts";
 import type { EpisodeClaim, EpisodeOutcome } from "../port/index.ts";
 import type { RunSpec } from "./run-spec.ts";
 import { schedulerConfig, type SchedulerConfig } from "./config.ts";
@@ -13,7 +14,7 @@ import { seedRng } from "./rng.ts";
 /** created → running → (draining | finishing) → finished. */
 export type RunPhase = "created" | "running" | "draining" | "finishing" | "finished";
 /** Why a run stopped: a source used up its epochs, `maxSteps` windows were trained, or `POST /runs/:id/stop`. */
-export type StopReason = "epochsDone" | "maxSteps" | "stopRequested";
+export type StopReason = "epochsDone" | "maxSteps" | "stopRequested" | "functionError";
 
 /**
  * Episode states (design note, "Episode states"). `claimed` and `running` are one state here: the consumer claims
@@ -169,6 +170,10 @@ export interface RunRow {
   failuresByCause: Record<string, number>;
   /** claim failures by kind (noEpisodes, syncing, postRolling, notReady, deadline, other, dispatch, undelivered); they sum to `totals.claimFailures` */
   claimFailuresByKind: Record<string, number>;
+  /** the first failed attempt whose outcome carried an error detail (scheduler/failure-streak); absent in older rows */
+  firstFailure?: FirstFailure | null;
+  /** identical function errors in a row (scheduler/failure-streak); absent in older rows */
+  failureStreak?: FailureStreak | null;
 }
 
 /** The whole state. Records are keyed by `episodeKey`, `String(windowIndex)` and `groupKey`. Treat as immutable. */
@@ -209,6 +214,8 @@ export function initialState(spec: RunSpec, taskCounts: Readonly<Record<string, 
     },
     failuresByCause: {},
     claimFailuresByKind: {},
+    firstFailure: null,
+    failureStreak: null,
   };
   return { run, episodes: {}, steps: {}, evalTasks: {} };
 }

@@ -2,6 +2,7 @@
  * @module scheduler/summary — the run's final summary (also available mid-run): per step (batch window) the episodes
  * ended, mean reward and wall time, plus totals, failures by cause and dropped groups. Pure function of the state.
  */
+import type { FirstFailure } from "./failure-streak.ts";
 import type { RunPhase, RunTotals, SchedulerState, StepRow, StopReason } from "./state.ts";
 import type { EpisodeType } from "../protocol/index.ts";
 
@@ -44,6 +45,8 @@ export interface RunSummary {
   claimFailuresByKind: Record<string, number>;
   /** every dropped group key (BC-32), in window order */
   droppedGroups: string[];
+  /** the first failed attempt with an error detail (name, message, file:line), or null */
+  firstFailure: FirstFailure | null;
 }
 
 const mean = (sum: number, n: number): number | null => (n > 0 ? sum / n : null);
@@ -86,5 +89,6 @@ export function runSummary(state: SchedulerState): RunSummary {
     failuresByCause: { ...run.failuresByCause },
     claimFailuresByKind: { ...run.claimFailuresByKind },
     droppedGroups: [...steps.flatMap((s) => s.droppedGroupKeys), ...evalDropped],
+    firstFailure: run.firstFailure ?? null,
   };
 }

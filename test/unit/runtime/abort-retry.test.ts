@@ -35,7 +35,7 @@ describe("abort retries", () => {
     const r = await run(1);
     expect(r.net.to("/abort_episode", r.uuid).map((q) => q.status)).toEqual([500, 200]);
     expect(r.emu.engine.records.get(r.uuid)?.episode_status).toBe("registered");
-    expect(r.result).toEqual({ kind: "reported", result: "aborted", outcome: { kind: "abort", cause: "function_error" } });
+    expect(r.result).toMatchObject({ kind: "reported", result: "aborted", outcome: { kind: "abort", cause: "function_error" } });
     expect(r.port.calls.at(-1)?.report).toMatchObject({ result: "aborted", cause: "function_error" });
   });
 
