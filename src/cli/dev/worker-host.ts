@@ -4,7 +4,8 @@
  * terminal Ctrl-C reaches only the CLI: workerd keeps running while the CLI drains the run, then the CLI asks
  * for `dispose`. IPC protocol: child → parent `{type:"ready", url, persistDir}` or `{type:"error", message}`;
  * parent → child `{type:"dispose"}`. The host also disposes when the IPC channel closes (the CLI died), so no
- * workerd outlives its CLI. The persist directory is a fresh temp dir, deleted at dispose. The parent sets the
+ * workerd outlives its CLI. The persist directory is a fresh temp dir, deleted at dispose — or the one given as the
+ * second argument (a Worker restarted on the same persisted state), kept. The parent sets the
  * wrangler environment (`WRANGLER_QUIET_ENV` in worker.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -24,7 +25,9 @@ async function main(): Promise<void> {
     console.error("worker-host: run by `ajet-edge dev` only (needs the wrangler.toml path and an IPC channel)");
     process.exit(2);
   }
-  const persistDir = mkdtempSync(join(tmpdir(), "ajet-edge-dev-"));
+  // a given persist dir (argv[3]: a Worker restarted on the same state) is kept at dispose; a fresh one is deleted
+  const givenDir = process.argv[3];
+  const persistDir = givenDir ?? mkdtempSync(join(tmpdir(), "ajet-edge-dev-"));
   let worker: { dispose(): Promise<void> } | null = null;
   let closing = false;
   const shutdown = async (code: number) => {
@@ -33,7 +36,7 @@ async function main(): Promise<void> {
     try {
       await worker?.dispose();
     } finally {
-      rmSync(persistDir, { recursive: true, force: true });
+      if (!givenDir) rmSync(persistDir, { recursive: true, force: true });
       process.exit(code);
     }
   };
