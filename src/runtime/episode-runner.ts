@@ -8,9 +8,10 @@ import { SwarmClient, type SleepFn } from "../client/index.ts";
 import type { RolloutFunction, RolloutLogger } from "../sdk/contract.ts";
 import { bindSwarms, swarmsOf } from "../sdk/contract.ts";
 import { EPISODE_LIFETIME_FACTOR, endpoints, type Task } from "../protocol/index.ts";
-import { abortAll, AbortCause, EpisodeAbortError, type ClaimAck, type EpisodeMessage, type EpisodeOutcome, type EpisodeReportResult, type EventAck, type SchedulerPort } from "../port/index.ts";
+import { abortAll, AbortCause, EpisodeAbortError, type ClaimAck, type EpisodeMessage, type EpisodeOutcome, type EpisodeReportResult, type EventAck, type SchedulerPort, type SentAction } from "../port/index.ts";
 import { claimAll, type HeldClaim } from "./claims.ts";
 import { guardFetch, type BudgetReservation, type ConnectionLimiter, type FetchLike, type SubrequestBudget } from "./limits.ts";
+import { endsConfirmedByPool } from "./end-reconcile.ts";
 import { decideOutcome, type OutcomeDecision } from "./outcome.ts";
 import { createEpisodeStop, StopCause, type EpisodeStop } from "./episode-stop.ts";
 import { EPISODE_OVER, type KeyFence } from "./key-fence.ts";
@@ -199,9 +200,14 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     }
 
     // 5. exactly one of end or abort per claim (BC-34), then report
-    const sent = await sendServerAction(decision, held, task.task_id, deps.sleep);
-    if (sent.kind === "sent" && sent.cause === AbortCause.abortUnconfirmed) log.warn("abort not confirmed by the server after retries; the scheduler releases the claim", { outcome: outcomeCause(decision.outcome) });
+    let sent: SentAction = await sendServerAction(decision, held, task.task_id, deps.sleep);
+    // an end whose outcome is unknown: the server's completed tasks may say it was delivered, at once (BC-26)
+    if (sent.kind === "unresolved" && decision.action === "end" && (await endsConfirmedByPool(held, task.task_id))) {
+      log.info("end_episode outcome unknown, but the server lists the episode as completed: reported ended", { reason: sent.reason });
+      sent = { kind: "sent", result: "ended" };
+    }
     if (sent.kind === "unresolved") return sent;
+    if (sent.kind === "sent" && sent.cause === AbortCause.abortUnconfirmed) log.warn("abort not confirmed by the server after retries; the scheduler releases the claim", { outcome: outcomeCause(decision.outcome) });
     try {
       await rpcTwice(() => deps.port.episodeReported({ episodeKey: msg.episodeKey, attempt: msg.attempt, result: sent.result, cause: sent.cause }));
     } catch (err) {

@@ -236,6 +236,7 @@ export class ChaosStack {
     writeFileSync(answerKeyFile, plan.answerKey.map((r) => JSON.stringify(r)).join("\n") + "\n");
     let emulator = await spawnEmulator({ faults: s.faults ?? [], journalFile, answerKeyFile, seed: plan.seed });
     const runIds: string[] = [];
+    let restarts = 0;
     let view: RunView | null = null;
     let api: RunsApi | null = null;
     try {
@@ -253,7 +254,8 @@ export class ChaosStack {
         plan,
         spec,
         respawnEmulator: async () => {
-          emulator = await spawnEmulator({ port: emulator.port, faults: s.faults ?? [], journalFile, answerKeyFile, seed: plan.seed });
+          // a new seed: a real server makes uuid4 ids, a restart never hands out the old ones again
+          emulator = await spawnEmulator({ port: emulator.port, faults: s.faults ?? [], journalFile, answerKeyFile, seed: plan.seed + 1000 + ++restarts });
           ctx.emulator = emulator;
           return emulator;
         },
