@@ -1,13 +1,15 @@
 /**
  * @module functions/math-agent — the GSM8K math agent (issue 4 §2, the seed's Demo 1): a system prompt asking
  * for `\boxed{}`, a `calculator` tool over the safe arithmetic parser, up to `maxTurns` LLM calls, and a reward
- * from the FINAL assistant message only (BC-04) compared exactly with the gold (BC-01 … BC-16).
+ * from the FINAL assistant message only (BC-04) compared exactly with the gold (BC-01 … BC-16). The answer readers
+ * fit the task: a GSM8K task accepts `#### N` as well as a box (BC-10), other tasks the box only; a run chooses
+ * others with its dataset's `answerReaders` (carried on each task as `metadata.answer_readers`).
  */
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { type ChatIo, completeChat, initialMessages, seedClient } from "../src/sdk/chat.ts";
 import { defineRolloutFunction, EpisodeAbortError, type RolloutOutput } from "../src/sdk/contract.ts";
 import { CALCULATOR_TOOL, calculator, parseToolCalls, runToolCalls } from "../src/sdk/tools.ts";
-import { type MathFallback, messageText, parseGsm8kGold, scoreMathAnswer } from "../src/rewards/index.ts";
+import { AnswerReader, messageText, parseGsm8kGold, scoreMathAnswer } from "../src/rewards/index.ts";
 import type { Task } from "../src/protocol/index.ts";
 
 /** The system prompt sent first on every request (BC-44). Its `\boxed{}` never scores: only the reply does. */
@@ -24,8 +26,39 @@ export interface MathAgentOptions {
   systemPrompt?: string;
   /** offer the `calculator` tool; default true */
   calculator?: boolean;
-  /** opt-in answer fallbacks when the final message has no box (see `scoreMathAnswer`); default none */
-  fallbacks?: readonly MathFallback[];
+  /**
+   * the answer readers when the task does not name its own (`metadata.answer_readers`); default
+   * {@link defaultAnswerReaders} of the task
+   */
+  readers?: readonly AnswerReader[];
+}
+
+/** The readers a GSM8K task gets by default: the box the prompt asks for, and GSM8K's own `#### N`. */
+export const GSM8K_ANSWER_READERS: readonly AnswerReader[] = ["boxed", "hash"];
+
+/**
+ * The default readers for a task: {@link GSM8K_ANSWER_READERS} for a GSM8K task (its `metadata.answer` is a
+ * rationale ending in `#### N`, as the gsm8k dataset kind loads it), else the box only.
+ */
+export function defaultAnswerReaders(task: Task): readonly AnswerReader[] {
+  const { answer } = task.metadata;
+  return typeof answer === "string" && parseGsm8kGold(answer) !== null ? GSM8K_ANSWER_READERS : ["boxed"];
+}
+
+/**
+ * The readers this episode uses: the run's choice carried on the task (`metadata.answer_readers`), else
+ * `options.readers`, else {@link defaultAnswerReaders}.
+ * @throws EpisodeAbortError `invalid_task` when `metadata.answer_readers` is not a non-empty list of known readers
+ */
+export function answerReadersFor(task: Task, options: MathAgentOptions = {}): readonly AnswerReader[] {
+  const chosen = task.metadata.answer_readers;
+  if (chosen === undefined) return options.readers ?? defaultAnswerReaders(task);
+  const parsed = AnswerReader.array().min(1).safeParse(chosen);
+  if (parsed.success) return parsed.data;
+  throw new EpisodeAbortError(
+    "invalid_task",
+    `task ${JSON.stringify(task.task_id)} has metadata.answer_readers ${JSON.stringify(chosen)}: give a non-empty list of ${AnswerReader.options.join(", ")}`,
+  );
 }
 
 /**
@@ -48,12 +81,13 @@ export function mathGold(task: Task): string {
  * Runs the agent loop and scores it.
  * @param io `ctx` (or any `{ llm, model, signal }`)
  * @returns `{ reward, is_success, metadata: { extracted, normalized, reason, source, gold, turns, tool_calls,
- *   tool_errors, finish_reason, stopped }, log_metrics: { turns, tool_calls } }`; `stopped` is `answer`,
+ *   tool_errors, finish_reason, stopped, answer_readers }, log_metrics: { turns, tool_calls } }`; `stopped` is `answer`,
  *   `length` (scored normally, BC-43) or `max_turns`
  * @throws EpisodeAbortError for a task without gold/query, `finish_reason: "abort"` and endpoint faults (BC-38/40/43)
  */
 export async function runMathAgent(task: Task, io: ChatIo, options: MathAgentOptions = {}): Promise<RolloutOutput> {
   const gold = mathGold(task);
+  const readers = answerReadersFor(task, options);
   const maxTurns = Math.max(1, Math.floor(options.maxTurns ?? 4));
   const useCalculator = options.calculator ?? true;
   const messages: ChatCompletionMessageParam[] = initialMessages(task, options.systemPrompt ?? MATH_SYSTEM_PROMPT);
@@ -82,7 +116,7 @@ export async function runMathAgent(task: Task, io: ChatIo, options: MathAgentOpt
     toolErrors += results.filter((r) => r.content.startsWith("Error:")).length;
     messages.push(...results);
   }
-  const score = scoreMathAnswer(finalText, gold, { fallbacks: options.fallbacks ?? [] });
+  const score = scoreMathAnswer(finalText, gold, { readers });
   return {
     reward: score.reward,
     is_success: score.isSuccess,
@@ -97,6 +131,7 @@ export async function runMathAgent(task: Task, io: ChatIo, options: MathAgentOpt
       tool_errors: toolErrors,
       finish_reason: finishReason,
       stopped,
+      answer_readers: [...readers],
     },
     log_metrics: { turns, tool_calls: toolCalls },
   };
@@ -112,6 +147,6 @@ export async function runAgentAndComputeReward(task: Task, baseUrl: string, apiK
 
 export default defineRolloutFunction({
   name: "math-agent",
-  description: "GSM8K math agent with a calculator tool; reward 1.0 when the last \\boxed{} equals the gold",
+  description: "GSM8K math agent with a calculator tool; reward 1.0 when the final answer (a \\boxed{}, or #### N on GSM8K tasks) equals the gold",
   run: (task, ctx) => runMathAgent(task, ctx),
 });

@@ -9,7 +9,7 @@ import {
   ENGINE,
   endpoints,
   type EngineStatus,
-  type EpisodeStatus,
+  type ServerEpisodeRecord,
 } from "../protocol/index.ts";
 import { beginEpisodeLoop } from "./begin-episode.ts";
 import { classifyEndEpisodeError } from "./end-outcome.ts";
@@ -295,11 +295,11 @@ export class SwarmClient {
   async endEpisode(task: TaskRef, episodeUuid: string, workflowOutput: WorkflowOutputInput, options: EndEpisodeOptions = {}): Promise<EndEpisodeResult> {
     if (!episodeUuid) throw new SwarmInputError("episodeUuid", "is empty; pass the uuid returned by claimEpisode/beginEpisode");
     const taskId = typeof task === "string" ? task : task?.task_id;
-    if (!taskId) throw new SwarmInputError("task.task_id", "is empty; give every task a stable, namespaced id when it is loaded (BC-30)");
+    if (!taskId) throw new SwarmInputError("task.task_id", "is empty; give every task a stable, namespaced id when it is loaded (e.g. gsm8k:train:0)");
     const output = assertValidWorkflowOutput(workflowOutput);
     const overdueMs = this.#expiry.takeOverdueMs(episodeUuid, this.#clock.now());
     if (overdueMs !== null) {
-      this.#logger.warn(`Episode ${episodeUuid} has expired (${overdueMs} ms ago). Aborting instead of ending (BC-24).`);
+      this.#logger.warn(`Episode ${episodeUuid} has expired (${overdueMs} ms ago). Aborting instead of ending: it outlived its local lifetime (a multiple of discard_episode_timeout), so the server may have reverted it.`);
       await this.abortEpisode(episodeUuid, { signal: options.signal });
       return { kind: "abortedLocally", reason: "localExpiry", overdueMs };
     }
@@ -360,7 +360,7 @@ export class SwarmClient {
   }
 
   /** `POST /get_episode_buffer` (spec §3.12): every active record, API keys included (debug). @throws transport errors */
-  async getEpisodeBuffer(options?: SwarmRequestOptions): Promise<EpisodeStatus[]> {
+  async getEpisodeBuffer(options?: SwarmRequestOptions): Promise<ServerEpisodeRecord[]> {
     return (await this.#call("getEpisodeBuffer", {}, options)).buffer;
   }
 

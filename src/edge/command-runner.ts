@@ -6,7 +6,7 @@
  */
 import { isCannotConnect, SwarmClient } from "../client/index.ts";
 import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../port/index.ts";
-import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
+import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type PoolSeen, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
 import { serverOfSwarm } from "../sdk/contract.ts";
 import { orphanClaims } from "./claim-sweep.ts";
 import type { Dispatcher } from "./dispatcher.ts";
@@ -66,7 +66,7 @@ export class CommandRunner {
       case "log":
         return this.host.log(c.level, c.message, c.fields);
       case "pollEngineStatus":
-        await Promise.all(c.swarms.map((swarm) => this.#poll(swarm, inline)));
+        await Promise.all(c.swarms.map((swarm) => this.#poll(swarm, inline, c.withPool?.includes(swarm) ?? false)));
         return;
       case "dispatchEpisodes":
         return this.#dispatch(c.episodes, inline);
@@ -115,10 +115,27 @@ export class CommandRunner {
     );
   }
 
-  async #poll(swarm: string, inline: boolean): Promise<void> {
+  async #poll(swarm: string, inline: boolean, withPool: boolean): Promise<void> {
     const snap = await this.#client(swarm).getEngineStatusOrCannotConnect();
     if (isCannotConnect(snap)) this.#warnUnreachable(swarm, snap.error.message);
-    await this.host.feed({ type: "engineStatusSeen", swarm, engineStatus: snap.status, globalStep: snap.globalStep }, inline);
+    // batch truth: the pool information read right after the status (a failed read just leaves it out)
+    const pool = withPool && !isCannotConnect(snap) ? await this.#pool(swarm) : undefined;
+    await this.host.feed({ type: "engineStatusSeen", swarm, engineStatus: snap.status, globalStep: snap.globalStep, ...(pool ? { pool } : {}) }, inline);
+  }
+
+  /** What the core reads of a swarm's pool information (`PoolSeen`), or undefined when it cannot be read. */
+  async #pool(swarm: string): Promise<PoolSeen | undefined> {
+    try {
+      const info = await this.#client(swarm).getRolloutStat();
+      return {
+        globalStep: info.global_step,
+        completedTasks: info.completed_tasks,
+        completedTaskTarget: info.completed_task_target,
+        episodeUuids: Object.values(info.completed_tasks_details).flat(),
+      };
+    } catch {
+      return undefined; // the next poll reads it again; status edges alone still close and wipe batches
+    }
   }
 
   async #dispatch(episodes: readonly EpisodeDispatch[], inline: boolean): Promise<void> {

@@ -12,6 +12,7 @@ import type { Task } from "../protocol/index.ts";
 import { decide, initialState, nextWakeAtMs, reportedReward, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
 import { CommandRunner } from "./command-runner.ts";
 import { QueueDispatcher } from "./dispatcher.ts";
+import { runScopedTaskId } from "../tasks/index.ts";
 import type { Env } from "./env.ts";
 import { jsonLogger } from "./log.ts";
 import { runReport, runView, type CreateRunInput, type RunReport, type RunView } from "./run-views.ts";
@@ -63,12 +64,17 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       return this.status()!;
     }
     const counts = Object.fromEntries(Object.entries(input.tasks).map(([name, tasks]) => [name, tasks.length]));
+    // run-scoped task ids by default: the server groups by task id across every client (BC-30: never empty)
+    const scope = input.spec.taskIdScope ?? "run";
+    const tasks = Object.fromEntries(
+      Object.entries(input.tasks).map(([name, list]) => [name, list.map((t) => ({ ...t, task_id: runScopedTaskId(t.task_id, input.runId, scope) }))]),
+    );
     const state = initialState(input.spec, counts);
     const meta: RunMeta = { runId: input.runId, clientUuid: crypto.randomUUID(), spec: input.spec, createdAtMs: Date.now(), loadReports: input.loadReports };
     this.ctx.storage.transactionSync(() => {
-      for (const [name, tasks] of Object.entries(input.tasks)) this.#storage.putTasks(name, tasks);
+      for (const [name, list] of Object.entries(tasks)) this.#storage.putTasks(name, list);
       this.#storage.setMeta(meta);
-      this.#storage.persist({ run: state.run, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [] });
+      this.#storage.persist({ run: state.run, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [], batches: [] });
     });
     this.#meta = meta;
     this.#state = state;

@@ -5,7 +5,24 @@
  */
 import type { Task } from "../protocol/index.ts";
 import { evalReport, runStatus, runSummary, type EvalReport, type RunSpec, type RunSummary, type SchedulerState } from "../scheduler/index.ts";
-import type { LogLine, RunMeta } from "./storage.ts";
+
+/** What the run was created with: the validated spec, the run's client uuid and ids (stored once). */
+export interface RunMeta {
+  runId: string;
+  clientUuid: string;
+  spec: RunSpec;
+  createdAtMs: number;
+  /** dataset name → accepted / rejected rows at load time */
+  loadReports: Record<string, { accepted: number; rejected: number; namespace: string }>;
+}
+
+/** A stored log line. */
+export interface LogLine {
+  atMs: number;
+  level: string;
+  message: string;
+  fields: Record<string, unknown>;
+}
 
 /** What the DO's `create` needs: a validated spec and every dataset's tasks, in order. */
 export interface CreateRunInput {

@@ -6,8 +6,11 @@
 import type { Task, ValidWorkflowOutput } from "../protocol/index.ts";
 import type { EndedEpisode } from "../port/index.ts";
 import { deserializeTask, serializeTask } from "../tasks/index.ts";
-import type { EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSpec, RunSummary, SchedulerCommand, SchedulerState, StepRow } from "../scheduler/index.ts";
+import type { BatchRow, EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSpec, RunSummary, SchedulerCommand, SchedulerState, StepRow } from "../scheduler/index.ts";
 import { stateFromRows } from "../scheduler/index.ts";
+import type { LogLine, RunMeta } from "./run-views.ts";
+
+export type { LogLine, RunMeta };
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
@@ -16,6 +19,7 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS episodes (episode_key TEXT PRIMARY KEY, row TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS steps (window_index INTEGER PRIMARY KEY, row TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS eval_tasks (group_key TEXT PRIMARY KEY, row TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS batches (batch_key TEXT PRIMARY KEY, row TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS tasks (source TEXT NOT NULL, task_index INTEGER NOT NULL, task_id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (source, task_index))`,
   `CREATE TABLE IF NOT EXISTS outbox (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, task_id TEXT NOT NULL, outputs TEXT NOT NULL, PRIMARY KEY (episode_key, attempt))`,
   `CREATE TABLE IF NOT EXISTS ended_episodes (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, swarm TEXT NOT NULL, episode_uuid TEXT NOT NULL, task_id TEXT NOT NULL, global_step INTEGER, reward REAL NOT NULL, at_ms INTEGER NOT NULL, PRIMARY KEY (episode_key, attempt, swarm))`,
@@ -24,24 +28,6 @@ const SCHEMA = [
 
 /** Log lines kept per run (older ones are deleted). */
 export const MAX_LOG_LINES = 500;
-
-/** What the run was created with: the validated spec, the run's client uuid and ids (stored once). */
-export interface RunMeta {
-  runId: string;
-  clientUuid: string;
-  spec: RunSpec;
-  createdAtMs: number;
-  /** dataset name → accepted / rejected rows at load time */
-  loadReports: Record<string, { accepted: number; rejected: number; namespace: string }>;
-}
-
-/** A stored log line. */
-export interface LogLine {
-  atMs: number;
-  level: string;
-  message: string;
-  fields: Record<string, unknown>;
-}
 
 /**
  * The ledger rows of one ended episode: one per claimed swarm, each with the reward sent to that swarm (its
@@ -97,6 +83,7 @@ export class SchedulerStorage {
       episodes: rows<EpisodeRow>("episodes"),
       steps: rows<StepRow>("steps"),
       evalTasks: rows<EvalTaskRow>("eval_tasks"),
+      batches: rows<BatchRow>("batches"),
     });
   }
 
@@ -107,6 +94,7 @@ export class SchedulerStorage {
     for (const key of changes.deletedEpisodeKeys) this.sql.exec(`DELETE FROM episodes WHERE episode_key = ?`, key);
     for (const s of changes.steps) this.sql.exec(`INSERT OR REPLACE INTO steps (window_index, row) VALUES (?, ?)`, s.windowIndex, JSON.stringify(s));
     for (const t of changes.evalTasks) this.sql.exec(`INSERT OR REPLACE INTO eval_tasks (group_key, row) VALUES (?, ?)`, t.groupKey, JSON.stringify(t));
+    for (const b of changes.batches ?? []) this.sql.exec(`INSERT OR REPLACE INTO batches (batch_key, row) VALUES (?, ?)`, b.batchKey, JSON.stringify(b));
   }
 
   /** Queues commands for the next alarm (written in the same transaction as the decision that emitted them). */

@@ -6,7 +6,7 @@
 import type { ClaimEpisodeRequest, EndEpisodeRequest } from "../protocol/index.ts";
 import type { Clock } from "./clock.ts";
 import { httpException, internalServerError, jsonResponse } from "./http/fastapi.ts";
-import type { ChatMessage } from "./policy/messages.ts";
+import type { ChatMessage } from "./policy/chat-shapes.ts";
 
 /** What a hook asks for. With nothing set, the request is handled normally. */
 export interface FaultAction {

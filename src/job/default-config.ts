@@ -12,7 +12,7 @@
  * The trailing `hydra` / `defaults` sections let a real AgentJet engine layer `verl_default` → `ajet_default` →
  * this file (spec §10.1); our emulator ignores them. Keys are snake_case: they are the engine's names.
  */
-export const DEFAULT_SWARM_YAML = `# ajet-edge default swarm configuration (spec §10.2, §10.4).
+export const DEFAULT_SWARM_YAML = `# ajet-edge default swarm configuration: the AgentJetJob defaults the server reads.
 # Options of AgentJetJob overwrite single keys below; every other key is kept as written.
 ajet:
   project_name: ajet_default_project

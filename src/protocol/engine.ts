@@ -35,7 +35,7 @@ export function isRollingState(status: string): boolean {
  * (older servers sent `ENGINE.OFF`), `global_step` may be null (before the first report) and the detail is sticky.
  */
 export const EngineStatusResponse = z.looseObject({
-  engine_status: z.string().default("unknown").describe("one of ENGINE.* (spec §2.1)"),
+  engine_status: z.string().default("unknown").describe("one of the ENGINE.* status strings, e.g. ENGINE.ROLLING"),
   engine_status_detail: z.string().nullable().default(null),
   global_step: z.number().int().nullable().default(null).describe("training step counter; null until first report"),
 });
@@ -43,7 +43,7 @@ export type EngineStatusResponse = z.infer<typeof EngineStatusResponse>;
 
 /** `POST /sync_train_config` body (spec §2.2). */
 export const SyncTrainConfigRequest = z.object({
-  yaml_as_string: z.string().describe("the whole AgentJetJob YAML (spec §10.5)"),
+  yaml_as_string: z.string().describe("the whole AgentJetJob YAML"),
 });
 export type SyncTrainConfigRequest = z.infer<typeof SyncTrainConfigRequest>;
 
@@ -98,9 +98,16 @@ export function serverEpisodeCapacity(c: { batchSize: number; maxEnvWorker: numb
 
 /**
  * The reference client's maximum episode lifetime, in discard timeouts (spec §5.5, BC-24): past
- * `8 × discard_episode_timeout` after the claim it aborts instead of ending. (Its docs say 2×; the code uses 8.)
+ * `8 × discard_episode_timeout` after the claim it aborts instead of ending. (Its docs say 2×; the code uses 8.) The one name of this factor: the
+ * runtime stops a function at it, the scheduler's run lease outlasts it, and the client's local expiry defaults to it.
  */
 export const EPISODE_LIFETIME_FACTOR = 8;
+
+/**
+ * How long a queue consumer keeps trying to claim before it reports a claim failure, in ms (the runtime's default
+ * claim budget; it is also capped by the dispatch lease and half the discard timeout).
+ */
+export const CONSUMER_CLAIM_BUDGET_MS = 20_000;
 
 /**
  * The swarm default YAML's batch shape (spec §10.2, `ajet_swarm_default.yaml`): `ajet.data.train_batch_size`,

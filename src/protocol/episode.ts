@@ -56,8 +56,11 @@ export type CanContinueEpisodeRequest = z.infer<typeof CanContinueEpisodeRequest
 export const CanContinueEpisodeResponse = z.looseObject({ can_continue: z.boolean().default(false) });
 export type CanContinueEpisodeResponse = z.infer<typeof CanContinueEpisodeResponse>;
 
-/** Server record of one episode (spec §2.9), as returned by `/get_episode_buffer`. */
-export const EpisodeStatus = z.looseObject({
+/**
+ * Server record of one episode (spec §2.9; the server's pydantic `EpisodeStatus`), as returned by
+ * `/get_episode_buffer`. Not the scheduler's `EpisodeStatus` (the state of one logical episode of a run).
+ */
+export const ServerEpisodeRecord = z.looseObject({
   episode_uuid: z.string(),
   episode_status: z.string().default("").describe('"registered" | "claimed"'),
   episode_type: z.string().default("train"),
@@ -71,10 +74,10 @@ export const EpisodeStatus = z.looseObject({
   debug_log: z.array(z.string()).default([]),
   optional_task_id: z.string().default(""),
 });
-export type EpisodeStatus = z.infer<typeof EpisodeStatus>;
+export type ServerEpisodeRecord = z.infer<typeof ServerEpisodeRecord>;
 
 /** `POST /get_episode_buffer` response (spec §3.12): every active (registered or claimed) record. */
-export const EpisodeBufferResponse = z.looseObject({ buffer: z.array(EpisodeStatus).default([]) });
+export const EpisodeBufferResponse = z.looseObject({ buffer: z.array(ServerEpisodeRecord).default([]) });
 export type EpisodeBufferResponse = z.infer<typeof EpisodeBufferResponse>;
 
 /** `POST /register_episode` body (engine → server, spec §2.11, §3.16). */

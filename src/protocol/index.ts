@@ -3,7 +3,7 @@ export * from "./api-key.ts";
 export * from "./endpoints.ts";
 export * from "./engine.ts";
 export * from "./episode.ts";
-export * from "./messages.ts";
+export * from "./server-texts.ts";
 export * from "./pool.ts";
 export * from "./task.ts";
 export * from "./throttle.ts";

@@ -2,6 +2,7 @@
  * @module protocol/task — `Task` (client-side only) and `WorkflowOutput` (sent inside EndEpisodeRequest), spec §6.
  */
 import { z } from "zod";
+import { describeValue } from "../util/describe-value.ts";
 
 /**
  * A task (spec §6.1). Only `task_id` crosses the wire. Ours are namespaced and stable (`gsm8k:test:17`, BC-30).
@@ -37,10 +38,22 @@ export type WorkflowOutput = z.infer<typeof WorkflowOutput>;
  * after `/end_episode` already answered success — spec §11.12).
  */
 export const ValidWorkflowOutput = WorkflowOutput.extend({
-  reward: z.number({ error: "reward must be a number" }).refine(Number.isFinite, {
-    message: "reward must be one finite number (not NaN or Infinity); abort the episode instead (BC-22)",
-  }),
+  reward: z
+    .number({ error: (issue) => invalidRewardMessage(issue.input) })
+    .refine(Number.isFinite, { error: (issue) => invalidRewardMessage(issue.input) }),
 });
+
+/**
+ * The one line a user reads for a reward the engine cannot train on: the value received and the fix, e.g.
+ * `reward must be a finite number, got NaN: …`.
+ */
+function invalidRewardMessage(received: unknown): string {
+  const got =
+    received === undefined ? "no reward field"
+    : typeof received === "string" ? `the string ${describeValue(received)}`
+    : describeValue(received);
+  return `reward must be a finite number, got ${got}: return one number (e.g. 0 for a wrong answer), or throw when the episode cannot be scored`;
+}
 export type ValidWorkflowOutput = z.infer<typeof ValidWorkflowOutput>;
 
 /** Thrown when an output fails {@link ValidWorkflowOutput}; `reason` is `invalid_reward` for BC-22 logging. */
@@ -58,7 +71,7 @@ export class InvalidWorkflowOutputError extends Error {
 /**
  * Validates an output before it is sent with `/end_episode`.
  * @returns the parsed output (defaults filled in).
- * @throws InvalidWorkflowOutputError naming the field, e.g. `workflow_output.reward: reward must be one finite number`.
+ * @throws InvalidWorkflowOutputError naming the field, e.g. `workflow_output.reward: reward must be a finite number, got NaN: …`.
  */
 export function assertValidWorkflowOutput(output: unknown): ValidWorkflowOutput {
   // JSON cannot carry NaN/Infinity; check the raw value first so the message says what really happened.

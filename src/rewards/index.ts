@@ -3,6 +3,7 @@ export * from "./arithmetic.ts";
 export * from "./boxed.ts";
 export * from "./countdown.ts";
 export * from "./final-message.ts";
+export * from "./final-number.ts";
 export * from "./gsm8k.ts";
 export * from "./math.ts";
 export * from "./normalize.ts";

@@ -59,7 +59,7 @@ export function checkIdleBudget(
   return (
     `discardEpisodeTimeoutSeconds ${discardEpisodeTimeoutSeconds} is below the judge's idle budget ${needed} s ` +
     `(${input.judgeCalls ?? 1} × ${input.maxJudgeLatencyMs} ms worst-case judge latency + ${JANITOR_SCAN_INTERVAL_SECONDS} s ` +
-    `janitor scan + ${input.marginSeconds ?? DEFAULT_IDLE_MARGIN_SECONDS} s margin, BC-23): raise the timeout, or lower ` +
+    `janitor scan + ${input.marginSeconds ?? DEFAULT_IDLE_MARGIN_SECONDS} s margin): raise the timeout, or lower ` +
     "the judge's timeoutMs or maxAttempts"
   );
 }

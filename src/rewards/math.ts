@@ -1,18 +1,29 @@
 /**
  * @module rewards/math — scores a math answer: extract from the final assistant message (last balanced box by
- * default; opt-in `####` and "Final Answer:" fallbacks), normalise, compare exactly with the gold. Pure, linear
- * time, bounded windows (BC-01 … BC-16). Returns a structured result, never throws on model output.
+ * default; opt-in `####`, "Final Answer:" and final-number readers), normalise, compare exactly with the gold. Pure,
+ * linear time, bounded windows (BC-01 … BC-16). Returns a structured result, never throws on model output.
  */
+import { z } from "zod";
 import { DEFAULT_MAX_BOX_CONTENT_CHARS, findLastBox } from "./boxed.ts";
+import { extractFinalNumber } from "./final-number.ts";
 import { HASH_MARKER, extractHashAnswer } from "./gsm8k.ts";
 import { normalizeAnswer, trimChars } from "./normalize.ts";
 import { formatRational, parseNumericAnswer, rationalEquals } from "./rational.ts";
 
-/** Opt-in extraction used only when the final message has no box marker at all (BC-07, BC-14). */
-export type MathFallback = "hash" | "final-answer";
+/**
+ * Opt-in extraction used only when the final message has no box marker at all (BC-07, BC-14): `hash` reads the
+ * `#### N` line (GSM8K's own format), `final-answer` the line after "Final Answer", `final-number` a prose answer's
+ * one stated number ("The answer is 18."; see `final-number.ts`). `hash` and `final-answer` are markers, and the
+ * later one wins; `final-number` is read only when neither marker is present.
+ */
+export type MathFallback = "hash" | "final-answer" | "final-number";
 
 /** Where the scored answer came from. */
 export type AnswerSource = "boxed" | MathFallback;
+
+/** The answer readers a run can choose: the box and every fallback. */
+export const AnswerReader = z.enum(["boxed", "hash", "final-answer", "final-number"]);
+export type AnswerReader = z.infer<typeof AnswerReader>;
 
 /**
  * Why the reward is what it is:
@@ -27,6 +38,11 @@ export type MathScoreReason = "correct" | "wrong" | "no_answer" | "unparseable" 
 export interface MathScoreOptions {
   /** fallbacks tried (the later marker wins) when there is no box marker; default `[]` = box only (BC-14) */
   fallbacks?: readonly MathFallback[];
+  /**
+   * the readers to use, box included: `["boxed", "hash"]` = box, else `#### N`. When given it replaces
+   * `fallbacks`; without `"boxed"` a box is not read at all.
+   */
+  readers?: readonly AnswerReader[];
   /** longest final message scored at all, in characters; default 1,000,000. Longer → `too_long` */
   maxInputChars?: number;
   /** longest answer read after the marker, in characters; default 1000. Longer → `too_long` */
@@ -73,18 +89,20 @@ function extractFinalAnswerLine(text: string, maxChars: number): { at: number; t
 }
 
 /**
- * Finds the answer in the final message: the last box (BC-01, BC-03), else the enabled fallbacks.
+ * Finds the answer in the final message: the last box (BC-01, BC-03, unless `readers` leaves it out), else the
+ * enabled fallbacks.
  * @returns the raw answer text and its source, `none`, or `too_long`.
  */
 export function extractMathAnswer(finalMessage: string, options: MathScoreOptions = {}): MathExtraction {
   const maxAnswerChars = options.maxAnswerChars ?? DEFAULT_MAX_BOX_CONTENT_CHARS;
   if (finalMessage.length > (options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS)) return { kind: "too_long" };
-  const box = findLastBox(finalMessage, maxAnswerChars);
+  const useBox = options.readers ? options.readers.includes("boxed") : true;
+  const box = useBox ? findLastBox(finalMessage, maxAnswerChars) : null;
   if (box) {
     if (box.kind === "box") return { kind: "answer", text: box.content, source: "boxed" };
     return { kind: box.kind === "too_long" ? "too_long" : "none" };
   }
-  const fallbacks = options.fallbacks ?? [];
+  const fallbacks: readonly string[] = options.readers ?? options.fallbacks ?? [];
   let best: { at: number; text: string; source: MathFallback } | null = null;
   if (fallbacks.includes("hash")) {
     const text = extractHashAnswer(finalMessage, maxAnswerChars + 1);
@@ -93,6 +111,10 @@ export function extractMathAnswer(finalMessage: string, options: MathScoreOption
   if (fallbacks.includes("final-answer")) {
     const line = extractFinalAnswerLine(finalMessage, maxAnswerChars);
     if (line && (best === null || line.at > best.at)) best = { ...line, source: "final-answer" };
+  }
+  if (!best && fallbacks.includes("final-number")) {
+    const text = extractFinalNumber(finalMessage);
+    if (text !== null) best = { at: 0, text, source: "final-number" };
   }
   if (!best) return { kind: "none" };
   if (best.text.length > maxAnswerChars) return { kind: "too_long" };
@@ -121,7 +143,7 @@ export function compareMathAnswers(answer: string, gold: string): "correct" | "w
 export function scoreMathAnswer(finalMessage: string, gold: string, options: MathScoreOptions = {}): MathScore {
   const goldNormalized = normalizeAnswer(gold);
   if (goldNormalized === "") {
-    throw new RangeError(`gold answer ${JSON.stringify(gold)} is empty after normalisation; fix the task (BC-10)`);
+    throw new RangeError(`gold answer ${JSON.stringify(gold)} is empty after normalisation; give the task a non-empty metadata.gold (for GSM8K, the number after ####)`);
   }
   const found = extractMathAnswer(finalMessage, options);
   if (found.kind !== "answer") {

@@ -28,7 +28,7 @@ function isLetter(c: string | undefined): boolean {
 
 /**
  * Removes wrapper commands and their braces in one pass, keeping the content; also drops spacing commands and
- * turns `\dfrac`/`\tfrac` into `\frac`. Braces stay balanced because each `}` pops the group its `{` opened.
+ * turns `\dfrac`/`\tfrac`/`\cfrac` into `\frac`. Braces stay balanced because each `}` pops the group its `{` opened.
  */
 export function unwrapLatex(text: string): string {
   const out: string[] = [];
@@ -51,7 +51,7 @@ export function unwrapLatex(text: string): string {
         i += dropped.length;
         continue;
       }
-      if (text.startsWith("\\dfrac", i) || text.startsWith("\\tfrac", i)) {
+      if (text.startsWith("\\dfrac", i) || text.startsWith("\\tfrac", i) || text.startsWith("\\cfrac", i)) {
         out.push("\\frac");
         i += 6;
         continue;
@@ -71,13 +71,82 @@ export function unwrapLatex(text: string): string {
   return out.join("");
 }
 
+/** Commands whose arguments may be written without braces, with their number of arguments (longest name first). */
+const BRACE_LESS_COMMANDS: readonly (readonly [string, number])[] = [
+  ["\\dfrac", 2], ["\\tfrac", 2], ["\\cfrac", 2], ["\\frac", 2], ["\\sqrt", 1],
+];
+
+/**
+ * One TeX argument at `at` (spaces before it skipped, as TeX does): a braced group (its content braced in turn), a
+ * control sequence (`\pi`), or a single character. `null` at the end of the text, at a `}`, or for an unclosed
+ * group, so the caller leaves the rest as written.
+ */
+function readArgument(text: string, at: number): { braced: string; end: number } | null {
+  let j = at;
+  while (text[j] === " ") j++;
+  const c = text[j];
+  if (c === undefined || c === "}") return null;
+  if (c === "{") {
+    let depth = 0;
+    for (let k = j; k < text.length; k++) {
+      if (text[k] === "{") depth++;
+      else if (text[k] === "}" && --depth === 0) return { braced: `{${braceArguments(text.slice(j + 1, k))}}`, end: k + 1 };
+    }
+    return null;
+  }
+  if (c === "\\") {
+    let k = j + 1;
+    while (isLetter(text[k])) k++;
+    if (k === j + 1) k++; // a control symbol such as `\,`
+    return { braced: `{${text.slice(j, k)}}`, end: k };
+  }
+  return { braced: `{${c}}`, end: j + 1 };
+}
+
+/**
+ * Gives brace-less TeX arguments their braces, so `\frac12`, `\frac 1 2`, `\dfrac12`, `\tfrac1{2}` read as
+ * `\frac{1}{2}` (and `\dfrac`/`\tfrac` stay as written, for {@link unwrapLatex}), and `\sqrt2` as `\sqrt{2}`; TeX
+ * takes one token per argument, so `\frac123` is `\frac{1}{2}3`. `\sqrt[3]{8}` is left as written. Text that is
+ * already braced comes out unchanged; an unclosed group stays as written.
+ */
+export function braceArguments(text: string): string {
+  if (!text.includes("\\")) return text;
+  const out: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const command = text[i] === "\\"
+      ? BRACE_LESS_COMMANDS.find(([name]) => text.startsWith(name, i) && !isLetter(text[i + name.length]))
+      : undefined;
+    if (!command || (command[1] === 1 && text.slice(i + command[0].length).trimStart().startsWith("["))) {
+      out.push(text[i]!);
+      i++;
+      continue;
+    }
+    out.push(command[0]);
+    i += command[0].length;
+    for (let n = 0; n < command[1]; n++) {
+      const arg = readArgument(text, i);
+      if (!arg) break;
+      out.push(arg.braced);
+      i = arg.end;
+    }
+  }
+  return out.join("");
+}
+
 /** Unicode minus signs and dashes used as minus (U+2212, U+FE63, U+FF0D) → `-`; odd spaces → ` ` (BC-08). */
 function unifyCharacters(text: string): string {
   return text.replace(/[\u2212\uFE63\uFF0D]/g, "-").replace(/[\u00A0\u2009\u202F\u2007]/g, " ");
 }
 
-/** Words that join numbers rather than name a unit: `10 and 20` must not become `10`. */
-const NOT_UNITS = new Set(["and", "or", "to", "plus", "minus", "times", "over", "divided", "by", "of", "x"]);
+/**
+ * Words that relate a number to another value rather than name a unit: `10 and 20` must not become `10`, and the
+ * final-number reader never takes `18 or 19` or `18 more than Bob` as 18.
+ */
+export const RELATION_WORDS: ReadonlySet<string> = new Set([
+  "and", "or", "to", "plus", "minus", "times", "over", "divided", "multiplied", "by", "of", "x", "per", "more", "less",
+  "than", "out", "but", "not", "from", "if", "instead", "except", "fewer", "greater", "smaller", "larger",
+]);
 
 /** Trailing `%`, `\%`, `percent`, degree signs, then unit words after a number; never rescales (BC-13). */
 function stripUnits(text: string): string {
@@ -87,7 +156,7 @@ function stripUnits(text: string): string {
   const unit = /^([+-]?[\d.,]+)\s+((?:[A-Za-z]+\.?)(?:\s+[A-Za-z]+\.?){0,2})$/.exec(s);
   if (!unit) return s;
   const words = unit[2]!.toLowerCase().split(/\s+/);
-  return words.some((w) => NOT_UNITS.has(w.replace(/\.$/, ""))) ? s : unit[1]!;
+  return words.some((w) => RELATION_WORDS.has(w.replace(/\.$/, ""))) ? s : unit[1]!;
 }
 
 /** Collapses whitespace: a single space is kept only between two word characters (`x y`), else removed. */
@@ -100,7 +169,8 @@ function squeezeSpaces(text: string): string {
 }
 
 /**
- * Canonical form of an answer for comparison. Steps, in order: Unicode minus/space; LaTeX wrappers (`\text`,
+ * Canonical form of an answer for comparison. Steps, in order: Unicode minus/space; brace-less arguments braced
+ * (`\frac12` → `\frac{1}{2}`); LaTeX wrappers (`\text`,
  * `\textbf`, `\mathrm` …) and delimiters; `{,}` → `,`; `\$` and `$` removed; markdown `*`/`_` around the answer
  * removed; trailing `.`/`;`; trailing percent, degree and unit words (no rescaling); a leading `x =`; one pair of
  * outer braces; whitespace; a single choice letter `(b)`/`B)`/`b` → `B`.
@@ -108,7 +178,7 @@ function squeezeSpaces(text: string): string {
  * @returns the canonical string; `""` means "no answer" (an empty box is not the number 0, BC-05)
  */
 export function normalizeAnswer(raw: string): string {
-  let s = unwrapLatex(unifyCharacters(raw));
+  let s = unwrapLatex(braceArguments(unifyCharacters(raw)));
   s = s.replace(/\{,\}/g, ",").replace(/\\\$/g, "").replace(/\$/g, "");
   s = trimChars(s.trim(), "*_").trim();
   s = trimChars(s, ".;", "end").trim();

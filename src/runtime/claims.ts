@@ -7,6 +7,15 @@ import type { SwarmThrottlePolicy } from "../protocol/index.ts";
 import { isRetryableError, type ClaimedEpisode, type SleepFn, type SwarmClient } from "../client/index.ts";
 import { abortAll, type ClaimFailureCause, type ClaimHandle } from "../port/index.ts";
 
+/**
+ * The in-invocation claim back-off after "No available episodes": first wait and cap (ms, ±50 % jitter), doubling
+ * until the claim deadline. One of the two claim back-offs that run: this one spans seconds inside one invocation;
+ * the scheduler's (`tuning.claimRetry*Ms`, scheduler/dispatch `claimBackoffMs`) spaces re-dispatches after a
+ * reported claim failure. The client's `SwarmBackoff` is the Python client's policy for `beginEpisode`, which the
+ * product does not use (it is there for parity and its tests).
+ */
+export const IN_INVOCATION_CLAIM_BACKOFF = { firstMs: 500, maxMs: 4_000 } as const;
+
 /** A claim held on one swarm: the handle to end or abort it with, and the claimed episode (endpoint and key). */
 export interface HeldClaim extends ClaimHandle {
   client: SwarmClient;
@@ -38,7 +47,7 @@ export interface ClaimAllOptions {
   sleep: SleepFn;
   random(): number;
   signal?: AbortSignal;
-  /** first back-off after "No available episodes" (ms); doubles up to `maxBackoffMs`; ±50 % jitter */
+  /** first back-off after "No available episodes" (ms, default {@link IN_INVOCATION_CLAIM_BACKOFF}); doubles up to `maxBackoffMs`; ±50 % jitter */
   backoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -69,8 +78,8 @@ async function claimOne(
   client: SwarmClient,
   o: ClaimAllOptions,
 ): Promise<{ episode: ClaimedEpisode } | { failure: ClaimFailure }> {
-  let delayMs = o.backoffMs ?? 500;
-  const maxDelayMs = o.maxBackoffMs ?? 4_000;
+  let delayMs = o.backoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.firstMs;
+  const maxDelayMs = o.maxBackoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.maxMs;
   let lastDetail = "";
   let lastKind: ClaimFailureCause = "other";
   while (true) {

@@ -17,7 +17,7 @@ export class SubrequestBudgetExceededError extends Error {
     readonly limit: number,
     readonly purpose: string,
   ) {
-    super(`subrequest budget exhausted: ${used}/${limit} used, no room for '${purpose}' (BC-49)`);
+    super(`subrequest budget exhausted: ${used}/${limit} used, no room for '${purpose}'; raise the SUBREQUEST_LIMIT var to your plan's limit (Paid allows 1,000 or more) or lower the queue's max_batch_size`);
     this.name = "SubrequestBudgetExceededError";
   }
 }

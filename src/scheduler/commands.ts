@@ -4,7 +4,7 @@
  */
 import type { EpisodeType, SwarmThrottlePolicy } from "../protocol/index.ts";
 import type { DispatchRef, EventAck, EpisodeRef } from "../port/index.ts";
-import type { EpisodeRow, EvalTaskRow, RunRow, SchedulerState, StepRow } from "./state.ts";
+import type { BatchRow, EpisodeRow, EvalTaskRow, RunRow, SchedulerState, StepRow } from "./state.ts";
 import type { RunSummary } from "./summary.ts";
 
 /** The throttle policy without `current_task_id` (wire field names, spec §2.3); the DO adds the resolved task id. */
@@ -57,10 +57,15 @@ export interface EpisodeResolve extends EpisodeRef {
   reward: number;
 }
 
-/** Poll `GET /get_engine_status` of these swarms and feed back one `engineStatusSeen` each. */
+/**
+ * Poll `GET /get_engine_status` of these swarms and feed back one `engineStatusSeen` each. For the swarms in
+ * `withPool` also read `GET /get_current_batch_rollout_pool_information` and add it to the event as `pool`.
+ */
 export interface PollEngineStatus {
   type: "pollEngineStatus";
   swarms: string[];
+  /** swarms whose pool information the core wants with the status (train runs: the first swarm); absent = none */
+  withPool?: string[];
 }
 /** Send these messages to the queue (slots are already reserved, BC-47); on failure send `dispatchFailed`. */
 export interface DispatchEpisodes {
@@ -100,6 +105,8 @@ export interface RowChanges {
   deletedEpisodeKeys: string[];
   steps: StepRow[];
   evalTasks: EvalTaskRow[];
+  /** server batch rows to upsert (keyed by `batchKey`; never deleted) */
+  batches: BatchRow[];
 }
 
 /** The result of one `decide`. */

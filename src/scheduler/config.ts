@@ -50,6 +50,11 @@ export interface SchedulerConfig {
   successThreshold: number;
   /** seeds the shuffles and the RNG */
   seed: number;
+  /**
+   * train: top up a server batch that holds this run's rewards but would not close (true, the default), or finish
+   * and report the untrained rewards (false). Absent in a config stored before it existed: true.
+   */
+  topUpLastBatch?: boolean;
   timing: SchedulerTiming;
 }
 
@@ -93,6 +98,7 @@ export function schedulerConfig(spec: RunSpec, taskCounts: Readonly<Record<strin
     discardEpisodeTimeoutSeconds: spec.discardEpisodeTimeoutSeconds,
     successThreshold: spec.successThreshold,
     seed: spec.seed,
+    topUpLastBatch: spec.topUpLastBatch,
     timing: spec.tuning,
   };
 }

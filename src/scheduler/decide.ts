@@ -8,11 +8,12 @@ import type { Decision } from "./commands.ts";
 import { Draft } from "./draft.ts";
 import type { EventAck } from "../port/index.ts";
 import type { DispatchFailed, EngineStatusSeen, SchedulerEvent } from "./events.ts";
-import { hasMovedPast, isGateOpen, isOffline, observeEngine } from "./engine-gate.ts";
+import { isGateOpen, observeEngine } from "./engine-gate.ts";
+import { currentOpenBatch, groupsNeeded, observeBatches, openBatches, rewardsInOpenBatches } from "./batches.ts";
 import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecorded, onReported, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
-import { openEvalGroups, openWindow, resolveGroupIfDone } from "./task-groups.ts";
+import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone, topUpBatch } from "./task-groups.ts";
 import { currentStep, isInFlight, type SchedulerState, type StopReason } from "./state.ts";
 import { DETERMINISTIC_FAILURE_ATTEMPTS, isDeterministicFailure } from "./failure-streak.ts";
 import { runSummary } from "./summary.ts";
@@ -92,11 +93,8 @@ function onEngineStatus(d: Draft, e: EngineStatusSeen): EventAck {
   const { view: next, enteredRolling } = observeEngine(view, e.engineStatus, e.globalStep, d.nowMs);
   d.run.engines[i] = next;
   if (enteredRolling) releaseBackoffs(d, true); // BC-25: resume on the edge, not after a fixed sleep
-  const step = i === 0 ? currentStep(d) : undefined;
-  const mark = step && { globalStep: step.globalStep, rollingEdges: step.openedAtRollingEdges, restarts: step.openedAtRestarts };
-  if (step && mark && step.closedAtMs === null && hasMovedPast(next, mark)) {
-    d.patchStep(step.windowIndex, { closedAtMs: d.nowMs });
-  }
+  // batch truth: the first swarm's status, step and pool information close or wipe the batches holding our rewards
+  if (i === 0 && d.run.config.episodeType === "train") observeBatches(d, next, e.pool, BATCH_EFFECTS);
   return APPLIED;
 }
 
@@ -139,7 +137,7 @@ function beginDrain(d: Draft, stopReason: StopReason): EventAck {
 function pump(d: Draft): void {
   expireLeases(d);
   releaseBackoffs(d);
-  if (d.run.phase === "running" && isGateOpen(d.run.engines)) {
+  if ((d.run.phase === "running" || d.run.phase === "finishing") && isGateOpen(d.run.engines)) {
     openWork(d);
     dispatchReady(d);
   }
@@ -147,43 +145,71 @@ function pump(d: Draft): void {
   schedulePoll(d);
 }
 
-/** Train: the next window once the last is resolved AND the engine moved past its step. Eval: groups to fill free slots. */
+/** Train: no new window (maxSteps windows opened, or a source used up its epochs). */
+function windowsDone(d: Draft): boolean {
+  const { run } = d;
+  return run.dataExhausted || (run.config.maxSteps !== null && run.windowsOpened >= run.config.maxSteps);
+}
+
+/**
+ * Eval: groups to fill free slots. Train, once the current window is resolved: while a server batch holding this
+ * run's rewards is collecting and lacks complete tasks, top it up (`topUpLastBatch`, the default) so it closes and
+ * the next window starts with the next batch; without top-up, the next window fills it (its boundaries shift). When
+ * no open batch holds our rewards (all trained), the next window opens.
+ */
 function openWork(d: Draft): void {
   const { run } = d;
-  if (run.dataExhausted) return;
   if (run.config.episodeType === "eval") {
+    if (run.dataExhausted) return;
     // count every queued row (back-offs too), so claim failures never make the eval run open groups without bound
     const queued = d.rows().filter((r) => r.status === "queued").length;
     const missing = freeSlots(d) - queued;
     if (missing > 0) openEvalGroups(d, Math.ceil(missing / run.config.numRepeat));
     return;
   }
-  if (run.config.maxSteps !== null && run.windowsOpened >= run.config.maxSteps) return;
   const current = currentStep(d);
-  if (current && (current.resolvedAtMs === null || current.closedAtMs === null)) return;
+  if (current && current.resolvedAtMs === null) return;
+  if (d.rows().length > 0) return; // re-runs or top-ups still queued or in flight
+  if (openBatches(d).length > 0) {
+    const batch = currentOpenBatch(d);
+    if (!batch) return; // draining or training: wait for the engine to close it
+    const need = groupsNeeded(d, batch);
+    if (need <= 0) return; // complete: the engine closes it on its own
+    if (run.config.topUpLastBatch ?? true) topUpBatch(d, batch, need);
+    else if (!windowsDone(d)) openWindow(d);
+    return;
+  }
+  if (run.phase !== "running" || windowsDone(d)) return;
   openWindow(d);
 }
 
 function advancePhase(d: Draft): void {
   const { run } = d;
   const live = d.rows();
-  const last = currentStep(d);
   if (run.phase === "draining") {
     if (!live.some((r) => isInFlight(r.status))) finish(d);
-  } else if (run.phase === "finishing") {
-    const first = run.engines[0];
-    if (!last || last.closedAtMs !== null || (first && isOffline(first))) finish(d);
-  } else if (run.phase === "running" && live.length === 0) {
-    const stepsDone = run.config.maxSteps !== null && run.windowsOpened >= run.config.maxSteps;
-    if (!run.dataExhausted && !stepsDone) return;
-    run.stopReason = stepsDone ? "maxSteps" : "epochsDone";
-    // A full last window is done when the engine has trained it; a partial one can never close the server's batch.
-    if (run.config.episodeType === "train" && last && !last.partial && last.closedAtMs === null) {
-      run.phase = "finishing";
-      d.log("info", "last window resolved; waiting for the engine to move past its step", { windowIndex: last.windowIndex, globalStep: last.globalStep });
-    } else {
+    return;
+  }
+  if (live.length > 0 || (run.phase !== "running" && run.phase !== "finishing")) return;
+  if (run.config.episodeType === "eval") {
+    if (run.dataExhausted) {
+      run.stopReason ??= "epochsDone";
       finish(d);
     }
+    return;
+  }
+  if (!windowsDone(d)) return;
+  run.stopReason = run.config.maxSteps !== null && run.windowsOpened >= run.config.maxSteps ? "maxSteps" : "epochsDone";
+  const held = rewardsInOpenBatches(d);
+  // every accepted reward must be trained before the run says it is done; without top-up, say how many are not
+  if (held === 0 || !(run.config.topUpLastBatch ?? true)) {
+    finish(d);
+  } else if (run.phase === "running") {
+    run.phase = "finishing";
+    const last = currentStep(d);
+    d.log("info", "last window resolved; waiting for the server to train the batches that hold its rewards", {
+      windowIndex: last?.windowIndex ?? null, rewardsUntrained: held, batches: openBatches(d).map((b) => b.batchKey).join(","),
+    });
   }
 }
 
@@ -191,14 +217,21 @@ function finish(d: Draft): void {
   d.run.phase = "finished";
   d.run.finishedAtMs = d.nowMs;
   d.run.nextPollAtMs = null;
-  d.log("info", "run finished", { stopReason: d.run.stopReason, episodesEnded: d.run.totals.episodesEnded });
+  d.run.untrainedRewards = d.run.config.episodeType === "train" ? rewardsInOpenBatches(d) : 0;
+  const level = d.run.untrainedRewards > 0 ? "warn" : "info";
+  d.log(level, d.run.untrainedRewards > 0 ? "run finished with rewards the server has not trained" : "run finished", {
+    stopReason: d.run.stopReason, episodesEnded: d.run.totals.episodesEnded, untrainedRewards: d.run.untrainedRewards,
+  });
   d.finishRun(runSummary(d.snapshot()));
 }
 
 function schedulePoll(d: Draft): void {
   const { run } = d;
   if (run.phase === "finished" || run.nextPollAtMs === null || run.nextPollAtMs > d.nowMs) return;
-  d.pollEngines([...run.config.swarms]);
+  const first = run.config.swarms[0];
+  // the pool information only matters while a batch holds rewards of this run (confirmations, other clients, top-up)
+  if (run.config.episodeType === "train" && first !== undefined && openBatches(d).length > 0) d.pollEngines([...run.config.swarms], [first]);
+  else d.pollEngines([...run.config.swarms]);
   const { timing } = run.config;
   run.nextPollAtMs = d.nowMs + (isGateOpen(run.engines) ? timing.statusPollRollingMs : timing.statusPollWaitingMs);
 }

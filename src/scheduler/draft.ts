@@ -4,7 +4,7 @@
  */
 import type { Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, LogMessage, SchedulerCommand } from "./commands.ts";
 import type { EventAck } from "../port/index.ts";
-import type { EpisodeRow, EvalTaskRow, RunRow, SchedulerState, StepRow } from "./state.ts";
+import type { BatchRow, EpisodeRow, EvalTaskRow, RunRow, SchedulerState, StepRow } from "./state.ts";
 import type { RunSummary } from "./summary.ts";
 
 /** A mutable view of the state during one `decide`; the input state is never mutated. */
@@ -15,15 +15,16 @@ export class Draft {
     episodes: Record<string, EpisodeRow> | null;
     steps: Record<string, StepRow> | null;
     evalTasks: Record<string, EvalTaskRow> | null;
-  } = { episodes: null, steps: null, evalTasks: null };
+    batches: Record<string, BatchRow> | null;
+  } = { episodes: null, steps: null, evalTasks: null, batches: null };
   /** `Object.values(episodes)`, kept until the next episode write (the pump reads the live rows several times) */
   private liveRows: readonly EpisodeRow[] | null = null;
-  private readonly touched = { episodes: new Set<string>(), deleted: new Set<string>(), steps: new Set<string>(), evalTasks: new Set<string>() };
+  private readonly touched = { episodes: new Set<string>(), deleted: new Set<string>(), steps: new Set<string>(), evalTasks: new Set<string>(), batches: new Set<string>() };
   private readonly logs: LogMessage[] = [];
   private readonly aborts: EpisodeAbort[] = [];
   private readonly resolves: EpisodeResolve[] = [];
   private readonly dispatches: EpisodeDispatch[] = [];
-  private poll: string[] | null = null;
+  private poll: { swarms: string[]; withPool: string[] } | null = null;
   private summary: RunSummary | null = null;
 
   constructor(
@@ -47,6 +48,18 @@ export class Draft {
   /** The finished eval task rows by group key (read-only). */
   get evalTasks(): Readonly<Record<string, EvalTaskRow>> {
     return this.own.evalTasks ?? this.base.evalTasks;
+  }
+
+  /** The server batch rows by batch key (read-only). */
+  get batches(): Readonly<Record<string, BatchRow>> {
+    return this.own.batches ?? this.base.batches ?? {};
+  }
+
+  /** Inserts or replaces a batch row (the caller passes a fresh object) and marks it changed. */
+  putBatch(row: BatchRow): BatchRow {
+    (this.own.batches ??= { ...(this.base.batches ?? {}) })[row.batchKey] = row;
+    this.touched.batches.add(row.batchKey);
+    return row;
   }
 
   /** The live episode rows as they stand now: a snapshot, safe to iterate while writing. */
@@ -121,8 +134,8 @@ export class Draft {
   dispatch(item: EpisodeDispatch): void {
     this.dispatches.push(item);
   }
-  pollEngines(swarms: string[]): void {
-    this.poll = swarms;
+  pollEngines(swarms: string[], withPool: string[] = []): void {
+    this.poll = { swarms, withPool };
   }
   finishRun(summary: RunSummary): void {
     this.summary = summary;
@@ -130,7 +143,7 @@ export class Draft {
 
   /** The state as it stands now (for status/summary computed mid-decision). */
   snapshot(): SchedulerState {
-    return { run: this.run, episodes: this.episodes, steps: this.steps, evalTasks: this.evalTasks };
+    return { run: this.run, episodes: this.episodes, steps: this.steps, evalTasks: this.evalTasks, batches: this.batches };
   }
 
   /** Freezes the result: state, commands in execution order, changed rows, ack. */
@@ -139,12 +152,16 @@ export class Draft {
     if (this.aborts.length) commands.push({ type: "abortEpisodes", episodes: this.aborts });
     if (this.resolves.length) commands.push({ type: "resolveOutbox", episodes: this.resolves });
     if (this.dispatches.length) commands.push({ type: "dispatchEpisodes", episodes: this.dispatches });
-    if (this.poll) commands.push({ type: "pollEngineStatus", swarms: this.poll });
+    if (this.poll) {
+      commands.push(this.poll.withPool.length > 0
+        ? { type: "pollEngineStatus", swarms: this.poll.swarms, withPool: this.poll.withPool }
+        : { type: "pollEngineStatus", swarms: this.poll.swarms });
+    }
     if (this.summary) commands.push({ type: "finishRun", summary: this.summary });
     const runChanged = !sameData(this.run, this.base.run);
     const pick = <T>(record: Readonly<Record<string, T>>, keys: Set<string>) => [...keys].map((k) => record[k]).filter((r): r is T => r !== undefined);
     return {
-      state: runChanged || this.touched.episodes.size || this.touched.deleted.size || this.touched.steps.size || this.touched.evalTasks.size
+      state: runChanged || this.touched.episodes.size || this.touched.deleted.size || this.touched.steps.size || this.touched.evalTasks.size || this.touched.batches.size
         ? this.snapshot()
         : this.base,
       commands,
@@ -154,6 +171,7 @@ export class Draft {
         deletedEpisodeKeys: [...this.touched.deleted],
         steps: pick(this.steps, this.touched.steps),
         evalTasks: pick(this.evalTasks, this.touched.evalTasks),
+        batches: pick(this.batches, this.touched.batches),
       },
       ack,
     };

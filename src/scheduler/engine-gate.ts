@@ -16,8 +16,13 @@ export interface EngineView {
   seenAtMs: number | null;
   /** how many times the status entered `ENGINE.ROLLING` from another status (the edges, counted from 0) */
   rollingEdges: number;
-  /** how many times the status entered OFFLINE or BOOTING from another seen status (engine stops and restarts) */
+  /**
+   * how many times the engine stopped or restarted: the status entered OFFLINE or BOOTING from another seen status,
+   * or the step went backwards without them (also the run's engine epoch: scheduler/batches)
+   */
   restarts: number;
+  /** the last non-null `global_step` seen (a failed poll reports none), to notice a step going backwards */
+  lastGlobalStep?: number | null;
 }
 
 /** A window's position on the engine's timeline: the global step, ROLLING edges and restarts when it opened. */
@@ -46,12 +51,18 @@ export function observeEngine(
   nowMs: number,
 ): { view: EngineView; enteredRolling: boolean } {
   const enteredRolling = engineStatus === ENGINE.ROLLING && view.engineStatus !== ENGINE.ROLLING;
-  const restarted = DOWN.has(engineStatus) && !DOWN.has(view.engineStatus) && view.seenAtMs !== null;
+  // a restart: OFFLINE or BOOTING entered from another seen status, or the step seen going backwards without them
+  // (the engine stopped and came back between two polls, spec §4.3: every episode record was wiped)
+  const lastStep = view.globalStep ?? view.lastGlobalStep ?? null;
+  const stepWentBack = globalStep != null && lastStep !== null && globalStep < lastStep && !DOWN.has(engineStatus) && !DOWN.has(view.engineStatus);
+  const restarted = view.seenAtMs !== null && ((DOWN.has(engineStatus) && !DOWN.has(view.engineStatus)) || stepWentBack);
+  const nextStep = globalStep === undefined ? view.globalStep : globalStep;
   return {
     view: {
       swarm: view.swarm,
       engineStatus,
-      globalStep: globalStep === undefined ? view.globalStep : globalStep,
+      globalStep: nextStep,
+      lastGlobalStep: nextStep ?? lastStep,
       seenAtMs: nowMs,
       rollingEdges: view.rollingEdges + (enteredRolling ? 1 : 0),
       restarts: view.restarts + (restarted ? 1 : 0),

@@ -9,7 +9,8 @@ import type { ClaimFailed, EpisodeClaimed, EpisodeOutcomeRecorded, EpisodeReport
 import { claimBackoffMs } from "./dispatch.ts";
 import { observeEngine } from "./engine-gate.ts";
 import { noteFailedAttempt } from "./failure-streak.ts";
-import { dropGroup, recordEnded, resolveGroupIfDone } from "./task-groups.ts";
+import { dropGroup, recordEnded, rerunWipedRepeat, resolveGroupIfDone } from "./task-groups.ts";
+import { currentEngineEpoch, landEpisode } from "./batches.ts";
 import { isTerminal, type EpisodeRow, type SchedulerState } from "./state.ts";
 
 const APPLIED: EventAck = { status: "applied" };
@@ -60,6 +61,7 @@ export function onEpisodeClaimed(d: Draft, e: EpisodeClaimed): EventAck {
     status: "running",
     claims: e.claims.map((c) => ({ swarm: c.swarm, episodeUuid: c.episodeUuid, globalStep: c.globalStep })),
     globalStep: e.claims[0]?.globalStep ?? null,
+    engineEpoch: currentEngineEpoch(d),
     claimFailures: 0,
     deadlineAtMs: d.nowMs + d.run.config.timing.runLeaseSeconds * 1000,
   });
@@ -155,6 +157,11 @@ export function onReported(d: Draft, e: EpisodeReported): EventAck {
 
 /** Marks a row ended with its reward and resolves the group if it was the last open repeat. */
 export function endEpisode(d: Draft, row: EpisodeRow, reward: number): void {
+  // batch truth: a train reward lands in its claim's server batch; one already wiped means the repeat runs again
+  if (d.run.config.episodeType === "train" && row.windowIndex !== null && landEpisode(d, row, reward) === "wiped") {
+    rerunWipedRepeat(d, row, reward);
+    return;
+  }
   const ended = d.patchEpisode(row.episodeKey, { status: "ended", reward, deadlineAtMs: null, resolveRequestedAtMs: null });
   recordEnded(d, ended, reward);
   resolveGroupIfDone(d, row.groupKey);
@@ -188,7 +195,7 @@ export function failAttempt(d: Draft, row: EpisodeRow, cause: string): EventAck 
     d.patchEpisode(row.episodeKey, { ...closed, status: "aborted" });
   } else if (row.groupDropped) {
     d.patchEpisode(row.episodeKey, { ...closed, status: "dropped" });
-  } else if (row.attempt >= attemptLimit(d, row) || NON_RETRYABLE_CAUSES.has(cause)) {
+  } else if (row.attempt - (row.wipes ?? 0) >= attemptLimit(d, row) || NON_RETRYABLE_CAUSES.has(cause)) {
     dropGroup(d, d.patchEpisode(row.episodeKey, { ...closed, status: "failed" }));
   } else {
     d.patchEpisode(row.episodeKey, {

@@ -10,12 +10,30 @@ export interface RunStarted {
   type: "runStarted";
 }
 
+/**
+ * What the pool information (`GET /get_current_batch_rollout_pool_information`, spec §3.13, §7.4) says of the batch
+ * the engine is collecting. Never authoritative across phases (spec §11.20): the core reads it only for the batch
+ * the status names.
+ */
+export interface PoolSeen {
+  /** the pool's `global_step` (the server's live value) */
+  globalStep: number | null;
+  /** `completed_tasks`: task ids with ≥ num_repeat episodes in the batch */
+  completedTasks: number;
+  /** `completed_task_target` (= batch size; 0 when the engine has not pushed) */
+  completedTaskTarget: number;
+  /** every episode uuid of `completed_tasks_details` (all tasks of the batch, complete or not) */
+  episodeUuids: string[];
+}
+
 /** The DO polled `GET /get_engine_status` of one swarm (spec §3.6). Use `ENGINE.CANNOT_CONNECT` when the poll failed. */
 export interface EngineStatusSeen {
   type: "engineStatusSeen";
   swarm: string;
   engineStatus: string;
   globalStep: number | null;
+  /** the pool information read right after the status (optional: when asked with `withPool`, and it answered) */
+  pool?: PoolSeen;
 }
 
 /** `sendBatch` threw: these dispatched episodes never reached the queue; they are queued again (not an attempt). */

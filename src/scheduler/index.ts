@@ -24,8 +24,8 @@
  * async alarm() { try { this.apply({ type: "tick" }); } finally { re-arm with nextWakeAtMs or a back-off (BC-45) } }
  * ```
  */
-export { RunSpec, DatasetRef, SwarmServerSpec, parseRunSpec } from "./run-spec.ts";
-export type { RunSpecInput, RunSpecIssue } from "./run-spec.ts";
+export { RunSpec, DatasetRef, SwarmServerSpec, parseRunSpec, parseWith, runSpecSchema } from "./run-spec.ts";
+export type { DatasetEntrySchema, RunSpecInput, RunSpecIssue } from "./run-spec.ts";
 export { RunTuning, resolveTuning, type SchedulerTiming } from "./tuning.ts";
 export { schedulerConfig, type SchedulerConfig, type SourceConfig } from "./config.ts";
 export * from "./state.ts";
@@ -37,10 +37,11 @@ export type * from "./commands.ts";
 export { decide, nextWakeAtMs } from "./decide.ts";
 export { isDispatchCurrent, reportedReward } from "./episode-lifecycle.ts";
 export { reclaimedBy } from "./leases.ts";
-export { runStatus, type RunStatus, type SourceProgress } from "./status.ts";
+export { runStatus, type RunStatus, type SourceProgress, type BatchTruth } from "./status.ts";
 export { runSummary, type RunSummary, type StepSummary } from "./summary.ts";
 export { evalReport, unbiasedPassAtK, type EvalReport, type EvalTaskReport, type EvalAggregate } from "./eval-report.ts";
 export { permuteIndex, permutationKey, takeTask, isExhausted, type SourceCursor } from "./epochs.ts";
 export { allocateSlots, throttleCap, sourceCapIssues, type Allocation } from "./mixing.ts";
 export { maxWindowGroups, windowCapacityIssues, WindowCapacityError, type CapacityRun, type CapacitySource } from "./window-capacity.ts";
 export { isGateOpen, type EngineView } from "./engine-gate.ts";
+export { batchKeyOf, stepOfBatchKey } from "./batches.ts";

@@ -97,17 +97,17 @@ export function expireLeases(d: Draft): void {
       }
     } else if (row.status === "running") {
       d.run.totals.reconciles++;
-      d.log("warn", "claimed episode went quiet past its lease; aborting it once and re-queuing (BC-51)", fields);
+      d.log("warn", "claimed episode went quiet past its lease; aborting it once and re-queuing", fields);
       abortOnServer(d, row, LEASE_EXPIRED);
       failAttempt(d, row, LEASE_EXPIRED);
     } else if (row.status === "reporting" && row.outcome?.kind === "end") {
       d.run.totals.reconciles++;
-      d.log("warn", "recorded end was not reported within its lease; resolving from the outbox (BC-26, BC-51)", fields);
+      d.log("warn", "recorded end was not reported within its lease; resolving from the outbox", fields);
       d.resolve({ episodeKey: row.episodeKey, attempt: row.attempt, claims: row.claims.map((c) => ({ swarm: c.swarm, episodeUuid: c.episodeUuid })), reward: row.outcome.reward });
       d.patchEpisode(row.episodeKey, { resolveRequestedAtMs: d.nowMs, deadlineAtMs: d.nowMs + timing.reportLeaseSeconds * 1000 });
     } else if (row.status === "reporting") {
       d.run.totals.reconciles++;
-      d.log("warn", "recorded outcome was not reported within its lease; aborting it once (BC-51)", fields);
+      d.log("warn", "recorded outcome was not reported within its lease; aborting it once", fields);
       const cause = row.outcome?.kind === "abort" ? row.outcome.cause : LEASE_EXPIRED;
       if (!LEFT_TO_THE_SERVER.has(cause)) abortOnServer(d, row, cause);
       if (row.outcome?.kind === "score") endEpisode(d, row, row.outcome.reward);

@@ -98,7 +98,7 @@ export function sourceCapIssues(batchSize: number, runThrottleRatio: number, sou
       path: ["throttleRatio"],
       message:
         `throttleRatio ${runThrottleRatio} caps this run at ${throttleCap(batchSize, runThrottleRatio)} unique tasks per batch, ` +
-        `below batchSize ${batchSize}, so its windows could never fill the batch (BC-31); use a ratio ≥ 1 (default 1.5)`,
+        `below batchSize ${batchSize}, so its windows could never fill the batch; use a ratio ≥ 1 (default 1.5)`,
     });
   }
   const totalWeight = sources.reduce((sum, s) => sum + s.weight, 0);
@@ -110,7 +110,7 @@ export function sourceCapIssues(batchSize: number, runThrottleRatio: number, sou
         path: ["datasets"],
         message:
           `the per-source caps ceil(batchSize × throttleRatio) sum to ${capSum}, below batchSize ${batchSize}: the batch ` +
-          `can never fill (BC-31); raise the datasets' throttleRatio values so they sum to at least 1, or remove them`,
+          `can never fill; raise the datasets' throttleRatio values so they sum to at least 1, or remove them`,
       });
     }
   }
@@ -123,7 +123,7 @@ export function sourceCapIssues(batchSize: number, runThrottleRatio: number, sou
         path: ["datasets", i, "throttleRatio"],
         message:
           `dataset "${s.name}" has weight share ${share.toFixed(2)} tasks per window but throttleRatio ${s.throttleRatio} ` +
-          `caps it at ${cap} (BC-31); raise its throttleRatio to at least ${(share / batchSize).toFixed(3)} or lower its weight`,
+          `caps it at ${cap}; raise its throttleRatio to at least ${(share / batchSize).toFixed(3)} or lower its weight`,
       });
     }
   });

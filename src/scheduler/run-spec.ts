@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS, SWARM_BATCH_DEFAULTS, serverEpisodeCapacity } from "../protocol/index.ts";
 import { sourceCapIssues } from "./mixing.ts";
-import { CONSUMER_LIFETIME_FACTOR, RunTuning, resolveTuning } from "./tuning.ts";
+import { leaseIssues, RunTuning, resolveTuning } from "./tuning.ts";
 
 /** Names of swarms and datasets end up inside episode keys: letters, digits and `_ . : -`, no `/` or `#`. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
@@ -29,11 +29,12 @@ export const SwarmServerSpec = z.strictObject({
 export type SwarmServerSpec = z.infer<typeof SwarmServerSpec>;
 
 /**
- * One task source of the run. Only `name`, `weight` and the optional `throttleRatio` matter to the scheduler; the
- * source fields (file, URL, split, field map …) are kept for the dataset readers in `src/tasks` (passthrough).
+ * One task source of the run as the scheduler reads it: `name`, `weight` and the optional `throttleRatio`; other
+ * fields pass through. The `POST /runs` request extends it with the dataset reader's fields (edge/run-request), so
+ * a run's dataset entry is one schema.
  */
 export const DatasetRef = z.looseObject({
-  name: nameField("dataset name").describe("unique within the run; namespaces task ids (BC-30)"),
+  name: nameField("dataset name").describe("unique within the run; namespaces task ids (gsm8k:train:0)"),
   weight: z
     .number({ error: "weight must be a number" })
     .positive({ error: "weight must be > 0: it is this source's share of every batch window; e.g. 1" })
@@ -45,14 +46,20 @@ export const DatasetRef = z.looseObject({
     .gt(0, { error: "throttleRatio must be > 0 (a fraction of batchSize), e.g. 0.5" })
     .max(2, { error: "throttleRatio must be ≤ 2 (the server's allowed range), e.g. 0.5" })
     .optional()
-    .describe("optional cap: at most ceil(batchSize × throttleRatio) tasks of this source per window (BC-31)"),
+    .describe("optional cap: at most ceil(batchSize × throttleRatio) tasks of this source per window"),
 });
 export type DatasetRef = z.infer<typeof DatasetRef>;
+
+const datasetsField = <D extends DatasetEntrySchema>(entry: D) =>
+  z.array(entry).min(1, { error: 'datasets needs at least one source, e.g. [{"name": "gsm8k", "weight": 1, …}]' });
+
+/** A schema for one dataset entry: the scheduler's {@link DatasetRef}, or one that extends it. */
+export type DatasetEntrySchema = z.ZodType<z.output<typeof DatasetRef>, z.input<typeof DatasetRef>>;
 
 const RunSpecObject = z.strictObject({
   swarms: z.array(SwarmServerSpec).min(1, { error: 'swarms needs at least one server, e.g. [{"url": "http://127.0.0.1:10086"}]' }),
   job: z.record(z.string(), z.unknown()).default({}).describe("AgentJetJob options (pass-through, validated by src/job)"),
-  datasets: z.array(DatasetRef).min(1, { error: 'datasets needs at least one source, e.g. [{"name": "gsm8k", "weight": 1, …}]' }),
+  datasets: datasetsField(DatasetRef),
   function: nameField("function").describe("rollout function name (kebab-case file name in functions/)"),
   epochs: wholeNumber("epochs", 1, "1").default(1).describe("passes over each source (default 1)"),
   numRepeat: wholeNumber("numRepeat", 1, "4").optional().describe("episodes per task (GRPO group); default job.numRepeat or 4"),
@@ -63,16 +70,16 @@ const RunSpecObject = z.strictObject({
     .number({ error: "discardEpisodeTimeoutSeconds must be a number" })
     .positive({ error: "discardEpisodeTimeoutSeconds must be > 0 seconds, e.g. 240" })
     .default(DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS)
-    .describe("seconds an episode may stay idle (no LLM call) before the server reverts it (spec §5.4)"),
+    .describe("seconds an episode may stay idle (no LLM call) before the server reverts it"),
   episodeType: z.enum(["train", "eval"], { error: 'episodeType must be "train" or "eval"' }).default("train"),
   maxSteps: wholeNumber("maxSteps", 1, "100").optional().describe("training windows to serve at most (train only)"),
-  maxAttempts: wholeNumber("maxAttempts", 1, "3").default(3).describe("tries per repeat before its task group is dropped (BC-32)"),
+  maxAttempts: wholeNumber("maxAttempts", 1, "3").default(3).describe("tries per repeat before its task group is dropped and replaced"),
   throttleRatio: z
     .number({ error: "throttleRatio must be a number" })
     .gt(0, { error: "throttleRatio must be > 0, e.g. 1.5" })
     .max(2, { error: "throttleRatio must be ≤ 2 (the server's allowed range), e.g. 1.5" })
     .default(1.5)
-    .describe("the claims' SwarmThrottlePolicy.ratio (spec §7.1); default 1.5"),
+    .describe("the claims' SwarmThrottlePolicy.ratio: at most ceil(batchSize × ratio) unique tasks per batch; default 1.5"),
   successThreshold: z
     .number({ error: "successThreshold must be a number" })
     .refine(Number.isFinite, { error: "successThreshold must be finite, e.g. 1" })
@@ -85,6 +92,18 @@ const RunSpecObject = z.strictObject({
     .max(2 ** 32 - 1, { error: "seed must be < 2^32, e.g. 42" })
     .default(0)
     .describe("seeds the per-epoch shuffles and the retry jitter"),
+  taskIdScope: z
+    .enum(["run", "dataset"], { error: 'taskIdScope must be "run" (default: this run\'s groups are its own) or "dataset" (runs on one dataset share task groups)' })
+    .default("run")
+    .describe(
+      'task ids sent to the server: "run" (default) appends the run\'s short tag (gsm8k:train:17@a35a9d90), so two runs on one dataset never merge their repeats into one group; "dataset" sends the dataset\'s ids, so several runs feed one group per task',
+    ),
+  topUpLastBatch: z
+    .boolean({ error: "topUpLastBatch must be true or false" })
+    .default(true)
+    .describe(
+      "train: when the run's last episodes sit in a server batch that has not closed, open further task groups until it closes (default true); false: finish and report how many rewards remain untrained",
+    ),
   secrets: z.record(z.string(), z.string({ error: "secrets values must be strings" })).default({}).describe("never logged"),
   tuning: RunTuning.prefault({}).describe("timing knobs; the defaults suit the real server"),
 });
@@ -96,20 +115,16 @@ function jobValue(job: Record<string, unknown>, key: string): unknown {
   return job[key];
 }
 
-/**
- * The run spec (camelCase, ours). Parse with `RunSpec.safeParse(body)`; issues carry the field path and a message
- * that says the fix. The output resolves every default: `batchSize`, `numRepeat`, `maxEnvWorker` (from the top level,
- * else from `job`, else 32 / 4 / 128), `maxParallel` (default `min(batchSize, ceil(maxEnvWorker / numRepeat)) ×
- * numRepeat`, the server's episode cap, spec §5.2), `maxSteps` (null = unbounded) and `tuning` (leases from
- * `discardEpisodeTimeoutSeconds`). `secrets` are carried for the consumer only; the scheduler state never holds them.
- */
-export const RunSpec = RunSpecObject.superRefine((spec, ctx) => {
+type RunSpecFields = z.output<typeof RunSpecObject>;
+
+/** The cross-field checks of a run spec (job agreement, BC-31 per-source caps, leases). */
+function checkRunSpec(spec: RunSpecFields, ctx: z.RefinementCtx): void {
   const add = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message, input: spec });
   const duplicated = (names: string[]) => names.find((n, i) => names.indexOf(n) !== i);
   const swarmDup = duplicated(spec.swarms.map((s) => s.name));
   if (swarmDup) add(["swarms"], `swarm name "${swarmDup}" is used twice; give every swarm server its own name`);
   const dataDup = duplicated(spec.datasets.map((d) => d.name));
-  if (dataDup) add(["datasets"], `dataset name "${dataDup}" is used twice; names namespace task ids and must be unique (BC-30)`);
+  if (dataDup) add(["datasets"], `dataset name "${dataDup}" is used twice; names namespace task ids and must be unique; rename one`);
   for (const key of ["batchSize", "numRepeat", "maxEnvWorker"] as const) {
     const fromJob = jobValue(spec.job, key);
     if (fromJob === undefined) continue;
@@ -134,16 +149,24 @@ export const RunSpec = RunSpecObject.superRefine((spec, ctx) => {
   if (spec.episodeType === "train") {
     for (const issue of sourceCapIssues(batchSize, spec.throttleRatio, spec.datasets)) add(issue.path, issue.message);
   }
-  const runLease = spec.tuning.runLeaseSeconds;
-  const lifetimeSeconds = CONSUMER_LIFETIME_FACTOR * spec.discardEpisodeTimeoutSeconds;
-  if (runLease !== undefined && runLease <= lifetimeSeconds) {
-    add(
-      ["tuning", "runLeaseSeconds"],
-      `tuning.runLeaseSeconds ${runLease} must exceed ${CONSUMER_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds = ${lifetimeSeconds} ` +
-        `(the consumer's own lifetime cap, BC-24), or live episodes would be reconciled; omit it for the default`,
-    );
+  // every lease relation exactly-once depends on, on the resolved values (defaults included)
+  for (const issue of leaseIssues(resolveTuning(spec.tuning, spec.discardEpisodeTimeoutSeconds), spec.discardEpisodeTimeoutSeconds)) {
+    add(issue.path, issue.message);
   }
-}).transform((spec) => {
+}
+
+/** The fields a resolved run spec fills in (see {@link RunSpec}). */
+type ResolvedFields = "batchSize" | "numRepeat" | "maxEnvWorker" | "maxParallel" | "maxSteps" | "tuning";
+
+/** Resolves every default (see {@link RunSpec}); keeps the dataset entries' own type. */
+function resolveRunSpec<S extends RunSpecFields>(spec: S): Omit<S, ResolvedFields> & {
+  batchSize: number;
+  numRepeat: number;
+  maxEnvWorker: number;
+  maxParallel: number;
+  maxSteps: number | null;
+  tuning: ReturnType<typeof resolveTuning>;
+} {
   const batchSize = spec.batchSize ?? numberOr(jobValue(spec.job, "batchSize"), SWARM_BATCH_DEFAULTS.batchSize);
   const numRepeat = spec.numRepeat ?? numberOr(jobValue(spec.job, "numRepeat"), SWARM_BATCH_DEFAULTS.numRepeat);
   const maxEnvWorker = spec.maxEnvWorker ?? numberOr(jobValue(spec.job, "maxEnvWorker"), SWARM_BATCH_DEFAULTS.maxEnvWorker);
@@ -156,7 +179,25 @@ export const RunSpec = RunSpecObject.superRefine((spec, ctx) => {
     maxSteps: spec.maxSteps ?? null,
     tuning: resolveTuning(spec.tuning, spec.discardEpisodeTimeoutSeconds),
   };
-});
+}
+
+/**
+ * The run spec schema over a dataset entry schema: the core's own {@link RunSpec} uses {@link DatasetRef}; the
+ * Worker's `POST /runs` request (edge/run-request) uses the dataset reader's entry extended with the scheduler's
+ * fields, so the request is one schema.
+ */
+export function runSpecSchema<D extends DatasetEntrySchema>(entry: D) {
+  return RunSpecObject.extend({ datasets: datasetsField(entry) }).superRefine(checkRunSpec).transform(resolveRunSpec);
+}
+
+/**
+ * The run spec (camelCase, ours). Parse with `RunSpec.safeParse(body)`; issues carry the field path and a message
+ * that says the fix. The output resolves every default: `batchSize`, `numRepeat`, `maxEnvWorker` (from the top level,
+ * else from `job`, else 32 / 4 / 128), `maxParallel` (default `min(batchSize, ceil(maxEnvWorker / numRepeat)) ×
+ * numRepeat`, the server's episode cap, spec §5.2), `maxSteps` (null = unbounded) and `tuning` (leases from
+ * `discardEpisodeTimeoutSeconds`). `secrets` are carried for the consumer only; the scheduler state never holds them.
+ */
+export const RunSpec = runSpecSchema(DatasetRef);
 /** The validated run spec with every default resolved (see {@link RunSpec}). */
 export type RunSpec = z.output<typeof RunSpec>;
 /** What a client may send to `POST /runs`. */
@@ -177,7 +218,15 @@ export interface RunSpecIssue {
  * @returns `{ success: true, data }` or `{ success: false, issues }` with one `{ path, message }` per problem
  */
 export function parseRunSpec(input: unknown): { success: true; data: RunSpec } | { success: false; issues: RunSpecIssue[] } {
-  const parsed = RunSpec.safeParse(input);
+  return parseWith(RunSpec, input);
+}
+
+/**
+ * Validates a body with a run spec schema built by {@link runSpecSchema} (issues explained as {@link parseRunSpec}'s).
+ * @returns `{ success: true, data }` or `{ success: false, issues }`
+ */
+export function parseWith<T>(schema: z.ZodType<T>, input: unknown): { success: true; data: T } | { success: false; issues: RunSpecIssue[] } {
+  const parsed = schema.safeParse(input);
   if (parsed.success) return { success: true, data: parsed.data };
   return { success: false, issues: parsed.error.issues.flatMap((i) => explainIssue(i, input)) };
 }

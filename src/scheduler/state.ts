@@ -49,6 +49,8 @@ export interface EpisodeRow {
   seq: number;
   /** 1-based try number; events carry it and are applied at most once per (episodeKey, attempt) */
   attempt: number;
+  /** attempts that ran again because a wipe took their accepted end (not failures: they do not count to maxAttempts) */
+  wipes?: number;
   /** how many queue messages were sent for this episode (all attempts); the latest message carries this number */
   dispatchId: number;
   status: EpisodeStatus;
@@ -64,6 +66,11 @@ export interface EpisodeRow {
   claims: EpisodeClaim[];
   /** the first swarm's `global_step` at claim time (attributes the episode to a step) */
   globalStep: number | null;
+  /**
+   * the first swarm's engine epoch (its restart count, see `EngineView.restarts`) when the claim was reported: with
+   * `globalStep` it names the server batch an accepted end lands in (scheduler/batches). Null before the claim.
+   */
+  engineEpoch?: number | null;
   outcome: EpisodeOutcome | null;
   /** the delivered (train) or scored (eval) reward of an ended episode */
   reward: number | null;
@@ -105,6 +112,17 @@ export interface StepRow {
   rewardSum: number;
   /** ended episodes whose claim-time step differed from the window's step */
   episodesOffStep: number;
+  /**
+   * server batch key (`"{engineEpoch}:{globalStep}"`, scheduler/batches) → this window's accepted episodes that landed
+   * in it (wiped ones removed): the real global steps of the window's rewards
+   */
+  landed?: Record<string, number>;
+  /** groups added to fill a server batch that held this window's episodes but would not close (top-up) */
+  topUpGroups?: number;
+  /** groups opened again in this window because a server batch holding their episodes was wiped before training */
+  rerunGroups?: number;
+  /** accepted episodes of this window whose server batch was wiped before training (re-run) */
+  episodesWiped?: number;
   openedAtMs: number;
   firstDispatchAtMs: number | null;
   /** when every group of the window was resolved */
@@ -136,6 +154,12 @@ export interface RunTotals {
   claimFailures: number;
   dispatches: number;
   reconciles: number;
+  /** accepted episodes whose server batch was wiped before training (engine stop, restart or crash) */
+  episodesWiped?: number;
+  /** task groups opened again because a wipe took their episodes */
+  groupsRerun?: number;
+  /** task groups opened to fill a server batch that would not close otherwise */
+  groupsToppedUp?: number;
 }
 
 /** The one small run row. */
@@ -174,14 +198,24 @@ export interface RunRow {
   firstFailure?: FirstFailure | null;
   /** identical function errors in a row (scheduler/failure-streak); absent in older rows */
   failureStreak?: FailureStreak | null;
+  /**
+   * accepted rewards left in server batches that never trained when the run finished (a stop, or `topUpLastBatch`
+   * false): 0 means every accepted reward was trained. Null until the run finished.
+   */
+  untrainedRewards?: number | null;
 }
 
-/** The whole state. Records are keyed by `episodeKey`, `String(windowIndex)` and `groupKey`. Treat as immutable. */
+/**
+ * The whole state. Records are keyed by `episodeKey`, `String(windowIndex)`, `groupKey` and `batchKey`. Treat as
+ * immutable.
+ */
 export interface SchedulerState {
   run: RunRow;
   episodes: Readonly<Record<string, EpisodeRow>>;
   steps: Readonly<Record<string, StepRow>>;
   evalTasks: Readonly<Record<string, EvalTaskRow>>;
+  /** the server batches that hold (or held) this run's accepted train episodes (scheduler/batches) */
+  batches: Readonly<Record<string, BatchRow>>;
 }
 
 /**
@@ -210,14 +244,14 @@ export function initialState(spec: RunSpec, taskCounts: Readonly<Record<string, 
     finishedAtMs: null,
     totals: {
       episodesEnded: 0, rewardSum: 0, groupsOpened: 0, groupsCompleted: 0, groupsDropped: 0, groupsAbandoned: 0,
-      attemptsFailed: 0, claimFailures: 0, dispatches: 0, reconciles: 0,
+      attemptsFailed: 0, claimFailures: 0, dispatches: 0, reconciles: 0, episodesWiped: 0, groupsRerun: 0, groupsToppedUp: 0,
     },
     failuresByCause: {},
     claimFailuresByKind: {},
     firstFailure: null,
     failureStreak: null,
   };
-  return { run, episodes: {}, steps: {}, evalTasks: {} };
+  return { run, episodes: {}, steps: {}, evalTasks: {}, batches: {} };
 }
 
 /** Rebuilds the state from stored rows (the DO's load step). */
@@ -226,12 +260,15 @@ export function stateFromRows(rows: {
   episodes: readonly EpisodeRow[];
   steps: readonly StepRow[];
   evalTasks: readonly EvalTaskRow[];
+  /** absent for state stored before batches were tracked */
+  batches?: readonly BatchRow[];
 }): SchedulerState {
   return {
     run: rows.run,
     episodes: Object.fromEntries(rows.episodes.map((r) => [r.episodeKey, r])),
     steps: Object.fromEntries(rows.steps.map((r) => [String(r.windowIndex), r])),
     evalTasks: Object.fromEntries(rows.evalTasks.map((r) => [r.groupKey, r])),
+    batches: Object.fromEntries((rows.batches ?? []).map((r) => [r.batchKey, r])),
   };
 }
 
@@ -241,9 +278,62 @@ export function currentStep(state: Pick<SchedulerState, "run" | "steps">): StepR
   return windowsOpened > 0 ? state.steps[String(windowsOpened - 1)] : undefined;
 }
 
-/** `"{source}/{epoch}/{taskIndex}"`. */
-export function groupKeyOf(source: string, epoch: number, taskIndex: number): string {
-  return `${source}/${epoch}/${taskIndex}`;
+/**
+ * `"{source}/{epoch}/{taskIndex}"`, and `"…~{rerun}"` for a group opened again after a wipe took its episodes (a
+ * fresh key, so no event of the first run's attempts can ever apply to the re-run).
+ */
+export function groupKeyOf(source: string, epoch: number, taskIndex: number, rerun = 0): string {
+  return rerun > 0 ? `${source}/${epoch}/${taskIndex}~${rerun}` : `${source}/${epoch}/${taskIndex}`;
+}
+
+/** What a server batch holds of this run: one accepted train episode (kept until the batch closes or is wiped). */
+export interface LandedEpisode {
+  episodeKey: string;
+  groupKey: string;
+  source: string;
+  taskIndex: number;
+  epoch: number;
+  windowIndex: number;
+  /** re-run generation of its group (0 = first run) */
+  rerun: number;
+  reward: number;
+  /** seen in the server's pool information (`completed_tasks_details`) for this batch */
+  confirmed: boolean;
+}
+
+/** open: collecting (not yet trained); closed: trained (the engine moved past it); wiped: gone before training. */
+export type BatchState = "open" | "closed" | "wiped";
+
+/**
+ * One server batch (one training step of one engine epoch) as this run knows it: which of its accepted episodes
+ * landed there, what the pool information says of it, and whether the server trained or wiped it.
+ */
+export interface BatchRow {
+  /** `"{engineEpoch}:{globalStep}"` (`"{engineEpoch}:?"` when the step is unknown) */
+  batchKey: string;
+  /** the first swarm's restart count: a restart wipes every batch (spec §4.3), so a step number names one batch only within an epoch */
+  engineEpoch: number;
+  globalStep: number | null;
+  /** the first swarm's ROLLING edges when the batch was first seen (closes a batch whose step is unknown) */
+  openedAtRollingEdges: number;
+  state: BatchState;
+  /** server episode uuid → what landed; emptied once the batch closed or was wiped (the counts stay) */
+  episodes: Record<string, LandedEpisode>;
+  /** accepted episodes that landed here, over its life (wiped ones included) */
+  episodesLanded: number;
+  rewardSum: number;
+  /** the pool information named other clients' episodes in this batch (exact per-batch mixing cannot hold) */
+  foreignEpisodes: number;
+  /** the pool's `completed_tasks` / `completed_task_target` for this batch, when seen */
+  poolCompletedTasks: number | null;
+  poolTaskTarget: number | null;
+  /** complete tasks of other clients in the batch when the pool was read (its complete tasks less ours it listed) */
+  poolForeignTasks?: number;
+  /** the last engine status seen while this batch was the engine's (ROLLING, ROLLING_POST or WEIGHT_SYNCING) */
+  lastStatus: string;
+  firstLandedAtMs: number;
+  closedAtMs: number | null;
+  wipedAtMs: number | null;
 }
 
 /** `"{groupKey}#{repeat}"`: the design note's `{taskId}#{repeat}` with the core's task reference in place of task_id. */

@@ -55,7 +55,56 @@ export interface RunStatus {
   /** the first failed attempt with an error detail (name, message, file:line), or null */
   firstFailure: RunSummary["firstFailure"];
   sources: SourceProgress[];
+  /** batch truth (train): what the server did with this run's accepted rewards (scheduler/batches) */
+  batches: BatchTruth;
   nextWakeAtMs: number | null;
+}
+
+/** What the server did with a train run's accepted rewards, from status edges, steps and pool information. */
+export interface BatchTruth {
+  /** batches still collecting that hold our rewards: key, global step, our episodes, complete tasks the pool counts */
+  open: { batchKey: string; globalStep: number | null; episodes: number; poolCompletedTasks: number | null; poolTaskTarget: number | null; otherClientsEpisodes: number }[];
+  /** batches the server trained / wiped that held our rewards */
+  trained: number;
+  wiped: number;
+  /** accepted rewards in trained batches, in open batches (untrained so far), and lost to wipes (re-run) */
+  episodesTrained: number;
+  episodesUntrained: number;
+  episodesWiped: number;
+  groupsRerun: number;
+  groupsToppedUp: number;
+  /**
+   * false when the server's batches did not hold exactly this run's windows: other clients' episodes shared a batch,
+   * or a window's rewards landed in more than one batch (a forced weight sync, a restart); `note` says which
+   */
+  exactMix: boolean;
+  note: string | null;
+}
+
+/** The batch truth view of a state. */
+function batchTruth(state: SchedulerState): BatchTruth {
+  const all = Object.values(state.batches ?? {});
+  const shared = all.filter((b) => b.foreignEpisodes > 0);
+  const split = Object.values(state.steps).filter((s) => Object.values(s.landed ?? {}).filter((n) => n > 0).length > 1);
+  const notes: string[] = [];
+  if (shared.length > 0) notes.push(`other clients' episodes shared ${shared.length} server batch${shared.length === 1 ? "" : "es"} with this run: the per-batch source mix is not exact`);
+  if (split.length > 0) notes.push(`${split.length} window${split.length === 1 ? "'s" : "s'"} rewards landed in more than one server batch (a weight sync forced by another client, a restart or a wipe)`);
+  const open = all.filter((b) => b.state === "open");
+  return {
+    open: open.map((b) => ({
+      batchKey: b.batchKey, globalStep: b.globalStep, episodes: Object.keys(b.episodes).length, poolCompletedTasks: b.poolCompletedTasks,
+      poolTaskTarget: b.poolTaskTarget, otherClientsEpisodes: b.foreignEpisodes,
+    })),
+    trained: all.filter((b) => b.state === "closed").length,
+    wiped: all.filter((b) => b.state === "wiped").length,
+    episodesTrained: all.filter((b) => b.state === "closed").reduce((n, b) => n + b.episodesLanded, 0),
+    episodesUntrained: open.reduce((n, b) => n + Object.keys(b.episodes).length, 0),
+    episodesWiped: state.run.totals.episodesWiped ?? 0,
+    groupsRerun: state.run.totals.groupsRerun ?? 0,
+    groupsToppedUp: state.run.totals.groupsToppedUp ?? 0,
+    exactMix: notes.length === 0,
+    note: notes.length > 0 ? notes.join("; ") : null,
+  };
 }
 
 /** The status view of a run (pure; safe to call on every request). */
@@ -101,6 +150,7 @@ export function runStatus(state: SchedulerState): RunStatus {
         tasksServed: Math.min(tasksTotal, cursor.epoch * s.taskCount + cursor.position) - deferred, tasksTotal,
       };
     }),
+    batches: batchTruth(state),
     nextWakeAtMs: nextWakeAtMs(state),
   };
 }

@@ -5,12 +5,20 @@
 import type { FirstFailure } from "./failure-streak.ts";
 import type { RunPhase, RunTotals, SchedulerState, StepRow, StopReason } from "./state.ts";
 import type { EpisodeType } from "../protocol/index.ts";
+import { stepOfBatchKey } from "./batches.ts";
 
 /** One training step (one batch window) in the summary. */
 export interface StepSummary {
   windowIndex: number;
-  /** the engine's `global_step` when the window opened (null if the engine had not reported one) */
+  /**
+   * the real global step of the window's rewards: the server batch most of its accepted episodes landed in
+   * (scheduler/batches); the engine's step when the window opened if none landed (null if unknown)
+   */
   globalStep: number | null;
+  /** every global step the window's accepted episodes landed in, ascending (more than one: the window was split) */
+  globalSteps: number[];
+  /** the engine's `global_step` when the window opened */
+  openedAtGlobalStep: number | null;
   episodesEnded: number;
   /** mean delivered reward, null when no episode ended */
   meanReward: number | null;
@@ -26,6 +34,12 @@ export interface StepSummary {
   sourceGroups: Record<string, number>;
   partial: boolean;
   episodesOffStep: number;
+  /** groups added to close a server batch that held this window's rewards (top-up) */
+  topUpGroups: number;
+  /** groups opened again in this window after a wipe took their episodes */
+  rerunGroups: number;
+  /** accepted episodes of this window lost to a wipe (and re-run) */
+  episodesWiped: number;
 }
 
 /** The summary of a run (the `finishRun` payload). */
@@ -39,7 +53,7 @@ export interface RunSummary {
   wallTimeMs: number | null;
   steps: StepSummary[];
   /** the run counters (see RunTotals) with the window count and the mean reward in place of the reward sum */
-  totals: Omit<RunTotals, "rewardSum"> & { windows: number; meanReward: number | null };
+  totals: Omit<Required<RunTotals>, "rewardSum"> & { windows: number; meanReward: number | null };
   /** failed attempts by cause */
   failuresByCause: Record<string, number>;
   claimFailuresByKind: Record<string, number>;
@@ -47,15 +61,30 @@ export interface RunSummary {
   droppedGroups: string[];
   /** the first failed attempt with an error detail (name, message, file:line), or null */
   firstFailure: FirstFailure | null;
+  /**
+   * accepted rewards in server batches that were not trained (null while the run is active and for eval runs: 0).
+   * A run that stopped, or finished with `topUpLastBatch` false, says here how many rewards remain untrained.
+   */
+  untrainedRewards: number | null;
+  /**
+   * `trained`: every accepted reward is in a batch the server trained; `untrained`: `untrainedRewards` are not;
+   * `active`: the run has not finished.
+   */
+  verdict: "trained" | "untrained" | "active";
 }
 
 const mean = (sum: number, n: number): number | null => (n > 0 ? sum / n : null);
 
 /** One step row as a summary line. */
 function stepSummary(step: StepRow): StepSummary {
+  const landed = Object.entries(step.landed ?? {}).filter(([, n]) => n > 0);
+  const steps = [...new Set(landed.map(([key]) => stepOfBatchKey(key)).filter((x): x is number => x !== null))].sort((a, b) => a - b);
+  const most = landed.reduce<[string, number] | null>((best, e) => (best === null || e[1] > best[1] ? e : best), null);
   return {
     windowIndex: step.windowIndex,
-    globalStep: step.globalStep,
+    globalStep: most ? stepOfBatchKey(most[0]) : step.globalStep,
+    globalSteps: steps,
+    openedAtGlobalStep: step.globalStep,
     episodesEnded: step.episodesEnded,
     meanReward: mean(step.rewardSum, step.episodesEnded),
     wallTimeMs: step.firstDispatchAtMs !== null && step.closedAtMs !== null ? step.closedAtMs - step.firstDispatchAtMs : null,
@@ -68,6 +97,9 @@ function stepSummary(step: StepRow): StepSummary {
     sourceGroups: { ...step.sourceGroups },
     partial: step.partial,
     episodesOffStep: step.episodesOffStep,
+    topUpGroups: step.topUpGroups ?? 0,
+    rerunGroups: step.rerunGroups ?? 0,
+    episodesWiped: step.episodesWiped ?? 0,
   };
 }
 
@@ -76,7 +108,8 @@ export function runSummary(state: SchedulerState): RunSummary {
   const { run } = state;
   const steps = Object.values(state.steps).sort((a, b) => a.windowIndex - b.windowIndex).map(stepSummary);
   const evalDropped = Object.values(state.evalTasks).filter((t) => t.resolution === "dropped").map((t) => t.groupKey);
-  const { rewardSum, ...counters } = run.totals;
+  const { rewardSum, ...stored } = run.totals;
+  const counters = { episodesWiped: 0, groupsRerun: 0, groupsToppedUp: 0, ...stored };
   return {
     episodeType: run.config.episodeType,
     phase: run.phase,
@@ -90,5 +123,7 @@ export function runSummary(state: SchedulerState): RunSummary {
     claimFailuresByKind: { ...run.claimFailuresByKind },
     droppedGroups: [...steps.flatMap((s) => s.droppedGroupKeys), ...evalDropped],
     firstFailure: run.firstFailure ?? null,
+    untrainedRewards: run.phase === "finished" ? (run.untrainedRewards ?? 0) : null,
+    verdict: run.phase !== "finished" ? "active" : (run.untrainedRewards ?? 0) > 0 ? "untrained" : "trained",
   };
 }

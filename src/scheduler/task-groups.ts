@@ -9,12 +9,13 @@ import type { TakenTask } from "./epochs.ts";
 import { stepMarkOf } from "./engine-gate.ts";
 import type { Draft } from "./draft.ts";
 import { deferredCount, isSourceDone, takeDistinct, takeNext, taskIndicesOf, windowTaskSets } from "./window-tasks.ts";
-import { episodeKeyOf, groupKeyOf, isTerminal, type EpisodeRow, type GroupResolution } from "./state.ts";
+import { episodeKeyOf, groupKeyOf, isTerminal, type BatchRow, type EpisodeRow, type GroupResolution, type LandedEpisode } from "./state.ts";
+import { baseGroupKey, batchTaskIndices, openBatches, type BatchEffects } from "./batches.ts";
 
 /** Creates the `numRepeat` queued rows of one group (same task, same window); returns its group key. */
-function openGroup(d: Draft, sourceIndex: number, task: TakenTask, windowIndex: number | null): string {
+function openGroup(d: Draft, sourceIndex: number, task: TakenTask, windowIndex: number | null, rerun = 0): string {
   const source = d.run.config.sources[sourceIndex]?.name ?? "";
-  const groupKey = groupKeyOf(source, task.epoch, task.taskIndex);
+  const groupKey = groupKeyOf(source, task.epoch, task.taskIndex, rerun);
   for (let repeat = 0; repeat < d.run.config.numRepeat; repeat++) {
     d.putEpisode({
       episodeKey: episodeKeyOf(groupKey, repeat), groupKey, source, taskIndex: task.taskIndex, epoch: task.epoch, repeat,
@@ -133,7 +134,7 @@ export function dropGroup(d: Draft, failed: EpisodeRow): void {
   for (const row of groupRows(d, failed.groupKey)) {
     d.patchEpisode(row.episodeKey, row.status === "queued" ? { status: "dropped", groupDropped: true, notBeforeMs: null } : { groupDropped: true });
   }
-  d.log("warn", "task group dropped after maxAttempts (BC-32)", {
+  d.log("warn", "task group dropped after maxAttempts tries of one repeat", {
     groupKey: failed.groupKey, episodeKey: failed.episodeKey, attempts: failed.attempt, cause: failed.lastCause,
   });
   const step = failed.windowIndex === null ? undefined : d.steps[String(failed.windowIndex)];
@@ -151,7 +152,7 @@ export function dropGroup(d: Draft, failed: EpisodeRow): void {
     d.patchStep(step.windowIndex, {
       groupsOpened: step.groupsOpened + 1, replacementGroups: step.replacementGroups + 1, taskIndices: taskIndicesOf(d.run, inWindow),
     });
-    d.log("info", "replacement group opened in the same window (BC-32)", { groupKey, windowIndex: step.windowIndex });
+    d.log("info", "replacement group opened in the same window", { groupKey, windowIndex: step.windowIndex });
     return;
   }
   d.patchStep(step.windowIndex, { partial: true });
@@ -205,6 +206,7 @@ export function resolveGroupIfDone(d: Draft, groupKey: string): void {
       if (resolution === "dropped") next.droppedGroupKeys = [...step.droppedGroupKeys, groupKey];
       if (next.groupsCompleted + next.groupsDropped + next.groupsAbandoned >= next.groupsOpened) next.resolvedAtMs = d.nowMs;
       d.putStep(next);
+      refreshWindowClosure(d, next.windowIndex);
     }
   } else if (first) {
     d.putEvalTask({
@@ -213,4 +215,153 @@ export function resolveGroupIfDone(d: Draft, groupKey: string): void {
     });
   }
   for (const row of rows) d.deleteEpisode(row.episodeKey);
+}
+
+/**
+ * Marks a resolved window closed (`closedAtMs`) once no open server batch holds any of its accepted episodes: every
+ * reward it delivered was trained (or wiped and re-run elsewhere). A window that delivered nothing closes at once.
+ */
+export function refreshWindowClosure(d: Draft, windowIndex: number): void {
+  const step = d.steps[String(windowIndex)];
+  if (!step || step.resolvedAtMs === null || step.closedAtMs !== null) return;
+  const held = openBatches(d).some((b) => Object.values(b.episodes).some((e) => e.windowIndex === windowIndex));
+  if (!held) d.patchStep(windowIndex, { closedAtMs: d.nowMs });
+}
+
+/** Takes a delivered episode back out of its window's and the run's counts (its server batch was wiped). */
+function unrecordWiped(d: Draft, e: Pick<LandedEpisode, "windowIndex" | "reward">, batchKey: string | null): void {
+  d.run.totals.episodesEnded--;
+  d.run.totals.rewardSum -= e.reward;
+  d.run.totals.episodesWiped = (d.run.totals.episodesWiped ?? 0) + 1;
+  const step = d.steps[String(e.windowIndex)];
+  if (!step) return;
+  const landed = { ...(step.landed ?? {}) };
+  if (batchKey !== null && landed[batchKey] !== undefined) {
+    landed[batchKey]--;
+    if (landed[batchKey] <= 0) delete landed[batchKey];
+  }
+  d.patchStep(step.windowIndex, {
+    episodesEnded: step.episodesEnded - 1, rewardSum: step.rewardSum - e.reward, episodesWiped: (step.episodesWiped ?? 0) + 1, landed,
+  });
+}
+
+/** A live repeat whose accepted end was wiped runs again: a new attempt, same task id, same window (not a failure). */
+function requeueRepeat(d: Draft, row: EpisodeRow): void {
+  if (d.run.phase === "draining") {
+    d.patchEpisode(row.episodeKey, { status: "aborted", reward: null, deadlineAtMs: null, lastCause: "wiped" });
+    return;
+  }
+  d.patchEpisode(row.episodeKey, {
+    status: "queued", attempt: row.attempt + 1, wipes: (row.wipes ?? 0) + 1, claims: [], globalStep: null, engineEpoch: null, outcome: null, reward: null,
+    claimFailures: 0, notBeforeMs: null, deadlineAtMs: null, dispatchedAtMs: null, resolveRequestedAtMs: null, lastCause: "wiped",
+  });
+}
+
+/**
+ * An `ended` report whose batch the core already knows was wiped (the server accepted it just before the wipe): the
+ * repeat runs again instead of counting. Called by `endEpisode` before it marks the row ended.
+ */
+export function rerunWipedRepeat(d: Draft, row: EpisodeRow, reward: number): void {
+  d.run.totals.episodesEnded++;
+  d.run.totals.rewardSum += reward;
+  const step = row.windowIndex === null ? undefined : d.steps[String(row.windowIndex)];
+  if (step) d.patchStep(step.windowIndex, { episodesEnded: step.episodesEnded + 1, rewardSum: step.rewardSum + reward });
+  unrecordWiped(d, { windowIndex: row.windowIndex ?? 0, reward }, null);
+  requeueRepeat(d, row);
+  resolveGroupIfDone(d, row.groupKey);
+}
+
+/**
+ * Runs again the groups whose accepted episodes a wiped batch held (batch truth): a live group gets those repeats
+ * queued again (new attempts); a resolved group is opened again, whole, under a fresh key (`…~N`) in the window the
+ * run is filling now. Dropped groups are not re-run (a replacement already took their place). While the run drains
+ * nothing is re-run: the wiped rewards are reported.
+ */
+function rerunWiped(d: Draft, batch: BatchRow, landed: LandedEpisode[]): void {
+  for (const e of landed) unrecordWiped(d, e, batch.batchKey);
+  if (d.run.phase === "draining" || d.run.phase === "finished") return;
+  const byGroup = new Map<string, LandedEpisode[]>();
+  for (const e of landed) byGroup.set(e.groupKey, [...(byGroup.get(e.groupKey) ?? []), e]);
+  for (const [groupKey, episodes] of byGroup) {
+    const live = groupRows(d, groupKey);
+    if (live.length > 0) {
+      if (live.some((r) => r.groupDropped)) continue;
+      for (const e of episodes) {
+        const row = d.episodes[e.episodeKey];
+        if (row && row.status === "ended") requeueRepeat(d, row);
+      }
+      continue;
+    }
+    const first = episodes[0]!;
+    const origin = d.steps[String(first.windowIndex)];
+    if (origin?.droppedGroupKeys.includes(groupKey)) continue;
+    const target = d.run.windowsOpened > 0 ? d.steps[String(d.run.windowsOpened - 1)] : undefined;
+    const sourceIndex = d.run.config.sources.findIndex((s) => s.name === first.source);
+    if (!target || sourceIndex < 0) continue;
+    let rerun = first.rerun + 1;
+    while (groupRows(d, groupKeyOf(first.source, first.epoch, first.taskIndex, rerun)).length > 0) rerun++;
+    const key = openGroup(d, sourceIndex, { taskIndex: first.taskIndex, epoch: first.epoch }, target.windowIndex, rerun);
+    const step = d.steps[String(target.windowIndex)]!;
+    d.patchStep(target.windowIndex, {
+      groupsOpened: step.groupsOpened + 1, rerunGroups: (step.rerunGroups ?? 0) + 1, resolvedAtMs: null, closedAtMs: null,
+    });
+    d.run.totals.groupsRerun = (d.run.totals.groupsRerun ?? 0) + 1;
+    d.log("info", "group opened again: a wipe took its episodes", { groupKey: key, of: baseGroupKey(groupKey), windowIndex: target.windowIndex });
+  }
+  if (d.run.phase === "finishing") d.run.phase = "running";
+}
+
+/** What scheduler/batches calls back into task groups. */
+export const BATCH_EFFECTS: BatchEffects = {
+  rerun: rerunWiped,
+  windowsTouched: (d, windows) => {
+    for (const w of windows) refreshWindowClosure(d, w);
+  },
+};
+
+/**
+ * Tops up the batch the engine is collecting (it holds this run's episodes but lacks `count` complete tasks and the
+ * run has nothing else in flight): `count` more groups in the current window, mixed by weight, each a task with no
+ * episode in that batch (another group of a task id already there would only merge into it, spec §6.3). With the
+ * data used up, tasks come from a further pass over the source: the rewards already delivered must be trained.
+ * @returns the number of groups opened (fewer when no source has a task the batch lacks)
+ */
+export function topUpBatch(d: Draft, batch: BatchRow, count: number): number {
+  const step = d.run.windowsOpened > 0 ? d.steps[String(d.run.windowsOpened - 1)] : undefined;
+  if (!step || count <= 0) return 0;
+  const { config } = d.run;
+  const allocation = allocateSlots(d.run.credits, config.sources.map((s) => s.weight), count);
+  d.run.credits = allocation.credits;
+  const inBatch = windowTaskSets(d.run, batchTaskIndices(batch));
+  const inWindow = windowTaskSets(d.run, step.taskIndices);
+  const unlimited = Number.MAX_SAFE_INTEGER;
+  let opened = 0;
+  for (const pick of allocation.picks) {
+    const order = config.sources.map((_, k) => (pick + k) % config.sources.length);
+    // a task in neither the batch nor the window (the window's rule), else one the batch lacks; past the epochs if need be
+    const take = (i: number): TakenTask | null => {
+      const both = new Set([...(inBatch[i] ?? []), ...(inWindow[i] ?? [])]);
+      return takeDistinct(d.run, i, both) ?? takeDistinct(d.run, i, both, unlimited) ?? takeDistinct(d.run, i, inBatch[i] ?? new Set(), unlimited);
+    };
+    for (const i of order) {
+      const taken = take(i);
+      if (!taken) continue;
+      inBatch[i]?.add(taken.taskIndex);
+      inWindow[i]?.add(taken.taskIndex);
+      openGroup(d, i, taken, step.windowIndex);
+      opened++;
+      break;
+    }
+  }
+  if (opened === 0) return 0;
+  const now = d.steps[String(step.windowIndex)]!;
+  d.patchStep(step.windowIndex, {
+    groupsOpened: now.groupsOpened + opened, topUpGroups: (now.topUpGroups ?? 0) + opened, resolvedAtMs: null, closedAtMs: null,
+    taskIndices: taskIndicesOf(d.run, inWindow),
+  });
+  d.run.totals.groupsToppedUp = (d.run.totals.groupsToppedUp ?? 0) + opened;
+  d.log("info", "server batch topped up: it holds this run's episodes but lacks complete tasks to close", {
+    batch: batch.batchKey, globalStep: batch.globalStep, groups: opened, windowIndex: step.windowIndex,
+  });
+  return opened;
 }

@@ -31,10 +31,11 @@ function deferredOf(run: RunRow, i: number): TakenTask[] {
  * @param run the draft run row
  * @param i the source index (into `run.config.sources`)
  * @param inWindow the task indices of source `i` already opened in this window (dropped groups included)
+ * @param epochs passes the walk may serve (default the run's `epochs`; a top-up may go past them)
  * @returns the task to open, or null when the source has none that is not already in the window (the walk is done,
  * or the window already holds every task of the source)
  */
-export function takeDistinct(run: RunRow, i: number, inWindow: ReadonlySet<number>): TakenTask | null {
+export function takeDistinct(run: RunRow, i: number, inWindow: ReadonlySet<number>, epochs = run.config.epochs): TakenTask | null {
   const source = run.config.sources[i];
   if (!source || inWindow.size >= source.taskCount) return null;
   const deferred = deferredOf(run, i);
@@ -42,7 +43,7 @@ export function takeDistinct(run: RunRow, i: number, inWindow: ReadonlySet<numbe
   if (waiting >= 0) return deferred.splice(waiting, 1)[0] ?? null;
   // ends within two passes: a pass holds every index once, and one index is free (inWindow.size < taskCount)
   for (;;) {
-    const task = takeNext(run, i);
+    const task = takeNext(run, i, epochs);
     if (!task || !inWindow.has(task.taskIndex)) return task;
     deferred.push(task);
   }
@@ -52,11 +53,11 @@ export function takeDistinct(run: RunRow, i: number, inWindow: ReadonlySet<numbe
  * Takes the next task of source `i`'s seeded walk (no distinct rule, no deferred list: eval groups), advancing its
  * cursor in `run` (a draft). @returns null once the source has served all its epochs
  */
-export function takeNext(run: RunRow, i: number): TakenTask | null {
+export function takeNext(run: RunRow, i: number, epochs = run.config.epochs): TakenTask | null {
   const source = run.config.sources[i];
   const cursor = run.cursors[i];
   if (!source || !cursor) return null;
-  const taken = takeTask(cursor, source.taskCount, run.config.epochs, run.config.seed, source.name);
+  const taken = takeTask(cursor, source.taskCount, epochs, run.config.seed, source.name);
   if (!taken) return null;
   run.cursors[i] = taken.cursor;
   return taken.task;

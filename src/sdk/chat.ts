@@ -69,7 +69,7 @@ export async function completeChat(
   }
   const finishReason = String(choice.finish_reason ?? "stop");
   if (finishReason === "abort") {
-    throw new EpisodeAbortError(GuardReason.llmAborted, 'the LLM answered with finish_reason "abort" (BC-43)');
+    throw new EpisodeAbortError(GuardReason.llmAborted, 'the LLM answered with finish_reason "abort" (the server interrupted the generation, e.g. a weight sync)');
   }
   return { message: choice.message, finishReason };
 }

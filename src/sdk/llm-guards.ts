@@ -59,7 +59,7 @@ export function assertChatCompletionShape(body: unknown): asserts body is { choi
     throw new EpisodeAbortError(
       GuardReason.authError,
       `the swarm endpoint refused the episode key: ${brief(body.detail ?? body.status_code)} (HTTP 200 without ` +
-        "choices; check the sk-ajet- key is sent verbatim, BC-38)",
+        "choices; send the sk-ajet- key exactly as the claim returned it)",
     );
   }
   if (isObject(body) && "error" in body) {
@@ -74,7 +74,7 @@ export function assertChatCompletionShape(body: unknown): asserts body is { choi
  */
 export function assertChatCompletionChunk(chunk: unknown): void {
   if (isObject(chunk) && chunk.error != null) {
-    throw new EpisodeAbortError(GuardReason.infraError, `in-band stream error: ${brief(chunk.error)} (BC-40)`);
+    throw new EpisodeAbortError(GuardReason.infraError, `the LLM stream carried an error after HTTP 200: ${brief(chunk.error)}`);
   }
   if (isObject(chunk) && Array.isArray(chunk.choices)) assertNotAborted(chunk.choices);
 }
@@ -102,7 +102,7 @@ function guardEventStream(body: ReadableStream<Uint8Array>): ReadableStream<Uint
       flush() {
         checkLine((pending + decoder.decode()).trim());
         if (!sawDone) {
-          throw new EpisodeAbortError(GuardReason.infraError, "the LLM stream ended without [DONE] (spec §9.5)");
+          throw new EpisodeAbortError(GuardReason.infraError, "the LLM stream ended without its final [DONE] line (the server's upstream call failed)");
         }
       },
     }),

@@ -61,7 +61,11 @@ const gsm8k: FieldMap = (row) => {
     throw new RowValueError(`gsm8k rows need a string \`answer\` (got ${describeValue(answer)})`);
   }
   const gold = parseGsm8kGold(answer);
-  if (gold === null) throw new RowValueError("no gold answer: `answer` has no `#### <answer>` line (BC-10)");
+  if (gold === null) {
+    throw new RowValueError(
+      `no gold answer: \`answer\` has no \`#### <answer>\` line (got ${describeValue(answer)}): a GSM8K answer ends with a line like \`#### 18\``,
+    );
+  }
   return task(question, { ...rest(row, "question"), answer, gold });
 };
 
@@ -86,7 +90,7 @@ const math: FieldMap = (row) => {
   else if (typeof answer === "number" && Number.isFinite(answer)) gold = String(answer);
   else if (typeof row["solution"] === "string") gold = lastBoxedContent(row["solution"]);
   if (gold === null) {
-    throw new RowValueError("no gold answer: no `answer` and no complete `\\boxed{…}` in `solution` (BC-54)");
+    throw new RowValueError("no gold answer: the row has no `answer` and its `solution` has no complete `\\boxed{…}`: add an `answer` field, or end the solution with a box");
   }
   return task(problem, { ...rest(row, "problem"), gold });
 };
@@ -139,3 +143,37 @@ const generic: FieldMap = (row) => {
 
 /** The field map of each dataset kind. */
 export const FIELD_MAPS: Readonly<Record<DatasetKind, FieldMap>> = { gsm8k, math, countdown, generic };
+
+/** What the rows of each kind look like, for messages: `GSM8K (question/answer)`. */
+export const DATASET_KIND_LABEL: Readonly<Record<DatasetKind, string>> = {
+  gsm8k: "GSM8K (question/answer)",
+  math: "MATH (problem/solution)",
+  countdown: "Countdown (target/nums)",
+  generic: "generic tasks (main_query/init_messages)",
+};
+
+/**
+ * The dataset kind whose field map accepts the most of the first `sample` rows, or `null` when none accepts any —
+ * for a hint when a file was read with the wrong kind. Uses the field maps themselves, so the guess never
+ * disagrees with what loading with that kind would do. Ties go to the earlier kind of {@link DatasetKind}.
+ */
+export function guessDatasetKind(rows: readonly unknown[], sample = 20): DatasetKind | null {
+  const objects = rows
+    .filter((r): r is Record<string, unknown> => r !== null && typeof r === "object" && !Array.isArray(r))
+    .slice(0, sample);
+  let best: DatasetKind | null = null;
+  let bestCount = 0;
+  for (const kind of DatasetKind.options) {
+    let count = 0;
+    for (const row of objects) {
+      try {
+        FIELD_MAPS[kind](row);
+        count++;
+      } catch {
+        // refused by this kind
+      }
+    }
+    if (count > bestCount) [best, bestCount] = [kind, count];
+  }
+  return best;
+}

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { generateCountdownTasks } from "./countdown-generator.ts";
-import { DatasetSpec } from "./dataset-spec.ts";
+import { DatasetSpec, type ParsedDatasetSpec } from "./dataset-spec.ts";
 import { DatasetLoadError, parseTasks, tasksFromObjects } from "./load.ts";
 import type { LoadOptions, LoadResult } from "./load.ts";
 
@@ -50,7 +50,7 @@ export async function fetchTasks(url: string, options: LoadOptions, deps: Reader
 }
 
 /**
- * Loads the tasks of one dataset spec.
+ * Loads the tasks of one dataset spec. With `answerReaders`, every task carries them as `metadata.answer_readers`.
  * @throws DatasetLoadError for an invalid spec (naming the field), a failed read, a `path` without
  *   `deps.readText` (use `loadDatasetFromNode` in `src/node/dataset-file.ts`), or rejected rows in strict mode.
  */
@@ -60,6 +60,14 @@ export async function loadDataset(spec: DatasetSpec, deps: ReaderDeps = {}, stri
     throw new DatasetLoadError(`invalid dataset spec: ${z.prettifyError(parsed.error)}`);
   }
   const s = parsed.data;
+  const loaded = await readDataset(s, deps, strict);
+  if (s.answerReaders === undefined) return loaded;
+  // the dataset's answer readers travel with each task, where the rollout function reads them
+  const readers = [...s.answerReaders];
+  return { ...loaded, tasks: loaded.tasks.map((t) => ({ ...t, metadata: { ...t.metadata, answer_readers: readers } })) };
+}
+
+async function readDataset(s: ParsedDatasetSpec, deps: ReaderDeps, strict: boolean): Promise<LoadResult> {
   const options: LoadOptions = { name: s.name, kind: s.kind, strict, ...(s.split ? { split: s.split } : {}) };
   if (s.url !== undefined) return fetchTasks(s.url, options, deps);
   if (s.tasks !== undefined) return tasksFromObjects(s.tasks, options);

@@ -8,6 +8,10 @@
  * - `<name>:<split>:id=<task_id>`: a row with its own non-empty `task_id` (string or integer); the `id=` marker
  *   keeps it apart from index ids (`task_id: "17"` → `gsm8k:test:id=17`, never `gsm8k:test:17`).
  * - `<name>:gen-<seed>:<i>`: the Countdown generator's tasks, e.g. `countdown:gen-7:0`.
+ *
+ * A run sends them run-scoped by default (`<id>@<runTag>`, e.g. `gsm8k:test:17@a35a9d90`, see {@link runScopedTaskId}):
+ * the server groups episodes by task id across ALL clients (spec §6.3), so two runs on one dataset would otherwise
+ * merge their repeats into one group of 2 × numRepeat and close batches early.
  */
 import { z } from "zod";
 import { RowValueError, toSafeInteger } from "./values.ts";
@@ -45,4 +49,27 @@ export function readOwnTaskId(value: unknown): string | undefined {
   }
   if (typeof value === "number" || typeof value === "bigint") return String(toSafeInteger(value, "task_id"));
   throw new RowValueError(`\`task_id\` must be a string or an integer (got ${typeof value})`);
+}
+
+/**
+ * A short, stable tag of a run id for task ids: the run id's trailing 8 hex digits (`run-20261129111832-a35a9d90`
+ * → `a35a9d90`), else an FNV-1a hash of the whole id as 8 hex digits. Never empty.
+ */
+export function runTag(runId: string): string {
+  const tail = /([0-9a-f]{8})$/i.exec(runId)?.[1];
+  if (tail) return tail.toLowerCase();
+  let h = 0x811c9dc5;
+  for (let i = 0; i < runId.length; i++) h = Math.imul(h ^ runId.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, "0");
+}
+
+/**
+ * The task id a run sends to the server: `<taskId>@<runTag(runId)>` (scope `run`, the default: runs never share a
+ * task group), or the dataset's id unchanged (scope `dataset`: every run on the dataset feeds one group per task).
+ * Stable for the run (every repeat, attempt, re-run and restart) and non-empty (BC-30).
+ * @throws RangeError when `taskId` is empty (a loader bug: ids are derived before any claim)
+ */
+export function runScopedTaskId(taskId: string, runId: string, scope: "run" | "dataset"): string {
+  if (!taskId) throw new RangeError("a task id must be non-empty (BC-30)");
+  return scope === "dataset" ? taskId : `${taskId}@${runTag(runId)}`;
 }

@@ -3,6 +3,10 @@
  * BC-58) becomes Number only when it is a safe integer; anything that cannot round-trip through JSON is refused.
  */
 
+import { describeValue } from "../util/describe-value.ts";
+
+export { describeValue };
+
 /** A row value that cannot be used; the loader turns it into a rejected row with this message. */
 export class RowValueError extends Error {
   constructor(message: string) {
@@ -62,11 +66,3 @@ export function toJsonSafe(value: unknown, path: string): unknown {
   throw new RowValueError(`${path} is ${describeValue(value)}, which JSON cannot carry`);
 }
 
-/** A short description of a value for messages: its JSON when small, else its type. */
-export function describeValue(value: unknown): string {
-  if (typeof value === "bigint") return `${value}n`;
-  if (value === undefined) return "undefined";
-  if (typeof value === "function" || typeof value === "symbol") return `a ${typeof value}`;
-  const json = JSON.stringify(value);
-  return json.length <= 60 ? json : `${Array.isArray(value) ? "an array" : `a ${typeof value}`} (${json.length} chars)`;
-}

@@ -183,7 +183,7 @@ export interface ScenarioContext {
   api: RunsApi;
   runId: string;
   plan: DevPlan;
-  spec: RunSpecInput;
+  spec: Parameters<RunsApi["create"]>[0];
   /** replaces the emulator process (after a kill): same port and journal */
   respawnEmulator(): Promise<EmulatorProcess>;
   /** replaces the Worker (after a kill): same persisted state; the API moves to the new URL */
@@ -243,7 +243,7 @@ export class ChaosStack {
       await bootEngine(emulator.url, plan.job);
       let worker = await this.worker();
       api = runsApi(worker.url);
-      const spec = { ...runSpecFor(plan, [{ name: plan.swarmNames[0] ?? "default", url: emulator.url }]), ...(s.spec ?? {}), ...(s.function ? { function: s.function } : {}) } as RunSpecInput;
+      const spec = { ...runSpecFor(plan, [{ name: plan.swarmNames[0] ?? "default", url: emulator.url }]), ...(s.spec ?? {}), ...(s.function ? { function: s.function } : {}) } as Parameters<RunsApi["create"]>[0];
       for (let i = 0; i <= (s.alsoRuns ?? 0); i++) runIds.push((await api.create(spec)).runId);
       const runId = runIds[0]!;
       const ctx: ScenarioContext = {

@@ -38,7 +38,9 @@ describeShared("e2e: GSM8K through emulator, local workerd, DO, queue and math-a
       expect(step.episodesEnded).toBe(kept.length);
       expect(step.meanReward).toBeCloseTo(server.meanReward!, 12);
       expect(server.completedTaskIds).toHaveLength(4);
-      for (const id of server.completedTaskIds) expect(firstTaskIds.has(id)).toBe(true);
+      // run-scoped on the wire: the dataset's id, then the run's short tag
+      for (const id of server.completedTaskIds) expect({ id, ok: firstTaskIds.has(id.replace(/@[0-9a-f]{8}$/, "")) }).toEqual({ id, ok: true });
+      for (const id of server.completedTaskIds) expect(id.endsWith(`@${status.runId.slice(-8)}`)).toBe(true);
       for (const e of kept) {
         expect(accepted.has(e.episodeUuid)).toBe(false);
         accepted.add(e.episodeUuid);

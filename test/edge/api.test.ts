@@ -34,6 +34,7 @@ describe("POST /runs with a bad body", () => {
     ["a batch size of 1.5", (s) => ({ ...s, batchSize: 1.5 }), "batchSize"],
     ["an unknown top-level field", (s) => ({ ...s, bachSize: 2 }), "bachSize"],
     ["a dataset file path (CLI only)", (s) => ({ ...s, datasets: [{ name: "cd", kind: "countdown", path: "/tmp/x.jsonl" }] }), "datasets.0.path"],
+    ["an unknown answer reader", (s) => ({ ...s, datasets: [{ ...(s.datasets as object[])[0], answerReaders: ["boxed", "guess"] }] }), "datasets.0.answerReaders.1"],
     ["a dataset with two sources", (s) => ({ ...s, datasets: [{ name: "cd", kind: "countdown", tasks: [{ target: 1, nums: [1] }], url: "http://127.0.0.1:9/x.jsonl" }] }), "datasets.0.tasks"],
   ];
   for (const [what, mutate, path] of bad) {

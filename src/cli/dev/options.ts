@@ -5,6 +5,7 @@
  */
 import { parseFlags } from "../args.ts";
 import { z } from "zod";
+import { AnswerReader } from "../../rewards/index.ts";
 import { DatasetKind } from "../../tasks/index.ts";
 import { CliError } from "../command.ts";
 
@@ -21,6 +22,8 @@ export const DEV_USAGE = [
   "  --dataset PATH.jsonl   tasks from a JSONL file, sent inline to the Worker (default: generated Countdown tasks)",
   "  --kind KIND            the file's columns: gsm8k | math | countdown | generic (default from --function:",
   "                         math-agent → gsm8k, countdown → countdown, else generic)",
+  "  --answer-readers LIST  how math answers are read: boxed,hash,final-answer,final-number (comma-separated;",
+  "                         default: the function's, for math-agent boxed + hash (#### N) on GSM8K, else boxed)",
   "  --limit N              tasks to send from --dataset (default 2 × batch size × steps)",
   "  --steps N              training steps to run (default 3)",
   "  --batch-size N         tasks per training step (default 8)",
@@ -49,6 +52,8 @@ export interface DevOptions {
   function: string;
   datasetPath?: string;
   kind: DatasetKind;
+  /** the datasets' answer readers (`answerReaders` of each dataset entry); absent = the function's default */
+  answerReaders?: AnswerReader[];
   limit?: number;
   steps: number;
   batchSize: number;
@@ -77,12 +82,21 @@ const SwarmPair = z
   .transform((s) => ({ name: s.slice(0, s.indexOf("=")), url: s.slice(s.indexOf("=") + 1) }))
   .pipe(z.object({ name: z.string(), url: httpUrl("--swarm URL") }));
 
-const FUNCTION_KIND: Readonly<Record<string, DatasetKind>> = { "math-agent": "gsm8k", countdown: "countdown" };
+/** The dataset kind a shipped function reads when `--kind` is not given. */
+export const FUNCTION_KIND: Readonly<Record<string, DatasetKind>> = { "math-agent": "gsm8k", countdown: "countdown" };
 
 const Flags = z.object({
   function: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, { error: "--function must be a function name like math-agent" }).optional(),
   dataset: z.string().min(1, { error: "--dataset needs a path to a JSONL file" }).optional(),
   kind: z.enum(DatasetKind.options, { error: `--kind must be one of ${DatasetKind.options.join(", ")}` }).optional(),
+  "answer-readers": z
+    .string()
+    .transform((s) => s.split(",").map((r) => r.trim()).filter((r) => r !== ""))
+    .pipe(z.array(z.enum(AnswerReader.options, {
+      error: (issue) => `--answer-readers: unknown reader ${JSON.stringify(issue.input)}; give a comma-separated list of ${AnswerReader.options.join(", ")}`,
+    }))
+      .min(1, { error: "--answer-readers needs at least one reader, e.g. boxed,hash" }))
+    .optional(),
   limit: count("limit", "16").optional(),
   steps: count("steps", "3").default(3),
   "batch-size": count("batch-size", "8").default(8),
@@ -106,7 +120,7 @@ const Flags = z.object({
  */
 export function parseDevArgs(argv: string[]): DevOptions | null {
   const flags = parseFlags(argv, {
-    function: { type: "string" }, dataset: { type: "string" }, kind: { type: "string" }, limit: { type: "string" },
+    function: { type: "string" }, dataset: { type: "string" }, kind: { type: "string" }, "answer-readers": { type: "string" }, limit: { type: "string" },
     steps: { type: "string" }, "batch-size": { type: "string" }, "num-repeat": { type: "string" },
     "max-env-worker": { type: "string" }, seed: { type: "string" }, "episode-type": { type: "string" },
     "swarm-url": { type: "string" }, swarm: { type: "string", multiple: true }, "no-start-engine": { type: "boolean" },
@@ -128,6 +142,7 @@ export function parseDevArgs(argv: string[]): DevOptions | null {
     function: fn,
     ...(f.dataset ? { datasetPath: f.dataset } : {}),
     kind,
+    ...(f["answer-readers"] ? { answerReaders: f["answer-readers"] } : {}),
     ...(f.limit !== undefined ? { limit: f.limit } : {}),
     steps: f.steps,
     batchSize: f["batch-size"],

@@ -9,17 +9,18 @@ import { swarmsOf, type RolloutFunctionDemo } from "../../sdk/contract.ts";
 import type { AnswerKeyInput, PolicyOptions } from "../../emulator/index.ts";
 import { readUtf8File } from "../../node/dataset-file.ts";
 import type { Task } from "../../protocol/index.ts";
-import type { RunSpecInput } from "../../scheduler/index.ts";
+import type { RunRequestInput } from "../../edge/run-request.ts";
+import { serverEpisodeCapacity, SWARM_BATCH_DEFAULTS } from "../../protocol/index.ts";
 import {
-  DatasetLoadError, formatLoadReport, formatRejectedRows, generateCountdownTasks, parseJsonlRows, tasksFromObjects, tasksFromRows,
-  TaskIdPart, type DatasetKind,
+  DATASET_KIND_LABEL, DatasetLoadError, formatLoadReport, formatRejectedRows, generateCountdownTasks, guessDatasetKind, parseJsonlRows,
+  tasksFromObjects, tasksFromRows, TaskIdPart, type DatasetKind, type LoadReport,
 } from "../../tasks/index.ts";
-import type { DevOptions, SwarmArg } from "./options.ts";
+import { FUNCTION_KIND, type DevOptions, type SwarmArg } from "./options.ts";
 
 /** One dataset of a dev run: its run-spec entry, its tasks as the Worker will load them, and a label to print. */
 export interface DevDataset {
   /** a `datasets[]` entry of the run spec (`name`, `kind`, `generate` | `tasks`, `weight`) */
-  entry: Record<string, unknown> & { name: string; weight?: number };
+  entry: RunRequestInput["datasets"][number];
   tasks: Task[];
   /** e.g. `countdown: 48 generated tasks (seed 1)` */
   label: string;
@@ -38,7 +39,7 @@ export interface DevPlan {
   startEngine: boolean;
   job: { batchSize: number; numRepeat: number; maxEnvWorker: number };
   /** the `POST /runs` body without `swarms` */
-  run: Omit<RunSpecInput, "swarms">;
+  run: Omit<RunRequestInput, "swarms">;
   datasets: DevDataset[];
   /** rows for the emulator's simulated policy (Countdown puzzles, or question → gold) */
   answerKey: AnswerKeyInput[];
@@ -52,6 +53,8 @@ export interface DevPlan {
   seed: number;
   /** simulated-policy knobs for the emulator (default: the emulator's) */
   policy?: Partial<PolicyOptions>;
+  /** lines printed before the run about sizes that will run but are probably not what was meant */
+  warnings: string[];
 }
 
 /** The default number of tasks to load: twice what the run consumes (room for replacement groups, BC-32). */
@@ -91,22 +94,53 @@ export function splitFromPath(path: string): string {
 /** How many refused rows a dataset warning or error shows (line and reason each). */
 export const REFUSED_ROWS_SHOWN = 3;
 
+/** The shipped function that reads each kind of row (generic rows go to the user's own function). */
+const FUNCTION_FOR_KIND: Readonly<Partial<Record<DatasetKind, string>>> = { gsm8k: "math-agent", math: "math-agent", countdown: "countdown" };
+
+/**
+ * The flags that make `ajet-edge dev` read rows of kind `guess` with function `fn`: a shipped function that reads
+ * another kind is swapped for the one that reads these rows (its default kind is then right); any other function
+ * keeps its name and gets `--kind`.
+ */
+export function flagsForKind(guess: DatasetKind, fn: string): string {
+  const other = FUNCTION_FOR_KIND[guess];
+  if (FUNCTION_KIND[fn] !== undefined && other !== undefined && other !== fn) {
+    return FUNCTION_KIND[other] === guess ? `--function ${other}` : `--function ${other} --kind ${guess}`;
+  }
+  return `--kind ${guess}`;
+}
+
+/**
+ * Why a file gave no usable task, with the fix: empty; or read as the wrong kind (the rows look like another
+ * kind: name it and the flags); else the totals and the first refused lines, with the columns this kind needs.
+ */
+function noUsableTaskMessage(o: { path: string; kind: DatasetKind; functionName?: string }, rows: readonly { value: unknown }[], report: LoadReport): string {
+  if (report.accepted === 0 && report.rejected.length === 0) {
+    return `cannot use dataset ${o.path}: the file is empty; give a JSONL file with one task per line (--kind ${o.kind} reads ${DATASET_KIND_LABEL[o.kind]} rows)`;
+  }
+  const head = `no usable ${o.kind} task in ${o.path}: ${formatLoadReport(report, REFUSED_ROWS_SHOWN)}`;
+  const guess = guessDatasetKind(rows.map((r) => r.value));
+  if (guess !== null && guess !== o.kind) {
+    return `${head}; these rows look like ${DATASET_KIND_LABEL[guess]}: add ${flagsForKind(guess, o.functionName ?? "")}`;
+  }
+  return `${head}; --kind ${o.kind} reads ${DATASET_KIND_LABEL[o.kind]} rows: fix the rows, or give the --kind of the file's columns`;
+}
+
 /**
  * The first `limit` usable rows of a JSONL file, as inline `tasks` of a run-spec entry named after the kind. Every
  * row is checked (so the counts are the file's); refused rows are skipped, and the first few are named in the
- * dataset's `warning` (line and reason), so the Worker loads exactly the tasks shown here.
- * @throws DatasetLoadError naming the path when it cannot be read, is not UTF-8, or has no usable row (with the
- *   file's accepted / rejected totals and the first refused lines)
+ * dataset's `warning` (line and reason), so the Worker loads exactly the tasks shown here. `functionName` (the run's
+ * function) lets the error for rows of another kind name the flags that read them.
+ * @throws DatasetLoadError naming the path when it cannot be read, is not UTF-8, is empty, or has no usable row
+ *   (with the file's accepted / rejected totals, the first refused lines, and the kind the rows look like)
  */
-export async function fileDataset(o: { path: string; kind: DatasetKind; limit: number; name?: string; weight?: number }): Promise<DevDataset> {
+export async function fileDataset(o: { path: string; kind: DatasetKind; limit: number; name?: string; weight?: number; functionName?: string }): Promise<DevDataset> {
   const name = o.name ?? o.kind;
   const split = splitFromPath(o.path);
   const load = { name, kind: o.kind, split };
   const { rows, rejected } = parseJsonlRows(await readUtf8File(o.path));
   const all = tasksFromRows(rows, load, rejected).report;
-  if (all.accepted === 0) {
-    throw new DatasetLoadError(`no usable ${o.kind} task in ${o.path}: ${formatLoadReport(all, REFUSED_ROWS_SHOWN)}; check --kind`);
-  }
+  if (all.accepted === 0) throw new DatasetLoadError(noUsableTaskMessage(o, rows, all));
   const refusedLines = new Set(all.rejected.map((r) => r.line));
   const picked = rows.filter((r) => !refusedLines.has(r.line)).slice(0, o.limit).map((r) => r.value);
   const loaded = tasksFromObjects(picked, load);
@@ -164,11 +198,12 @@ export async function buildDevPlan(options: DevOptions, extra: { datasets?: DevD
   const count = options.limit ?? defaultTaskCount(options);
   const datasets = extra.datasets ?? [
     options.datasetPath
-      ? await fileDataset({ path: options.datasetPath, kind: options.kind, limit: count })
+      ? await fileDataset({ path: options.datasetPath, kind: options.kind, limit: count, functionName: options.function })
       : useDemo
         ? demoDataset(options.function, demo)
         : generatedCountdownDataset({ count, seed: options.seed }),
   ];
+  if (options.answerReaders) for (const d of datasets) d.entry.answerReaders = [...options.answerReaders];
   // A small demo set: a batch window needs distinct tasks (the server groups by task id), so the batch is at most
   // the demo's size, and the set is served over several epochs so every step has tasks.
   const taskTotal = datasets.reduce((n, d) => n + d.tasks.length, 0);
@@ -204,10 +239,47 @@ export async function buildDevPlan(options: DevOptions, extra: { datasets?: DevD
     timeoutMs: options.timeoutSeconds * 1000,
     seed: options.seed,
     ...(extra.policy ? { policy: extra.policy } : {}),
+    warnings: sizeWarnings({ ...job, episodeType: options.episodeType }),
   };
 }
 
+/** How far beyond a swarm server's default worker pool (`max_env_worker` 128) a run's sizes may go unremarked. */
+export const FAR_BEYOND_FACTOR = 8;
+
+/**
+ * Warnings for sizes that run but are probably a mistake: a training group of one (GRPO learns from the spread of
+ * rewards within a group, so one episode per task gives no advantage signal); a group larger than a swarm server's
+ * default cap of episodes at once (128); a job whose engine would run far more episode workers at once than that
+ * cap (`FAR_BEYOND_FACTOR` × 128).
+ * @returns lines starting with `warning:`, empty when nothing stands out
+ */
+export function sizeWarnings(o: { batchSize: number; numRepeat: number; maxEnvWorker: number; episodeType: "train" | "eval" }): string[] {
+  const warnings: string[] = [];
+  if (o.numRepeat === 1 && o.episodeType === "train") {
+    warnings.push(
+      "warning: --num-repeat 1: a group of one episode has no advantage signal in GRPO (each reward is compared with " +
+        "its group's mean), so training learns nothing from it; use 2 or more (default 4)",
+    );
+  }
+  const workers = serverEpisodeCapacity(o);
+  const usual = SWARM_BATCH_DEFAULTS.maxEnvWorker;
+  if (o.numRepeat > usual) {
+    warnings.push(
+      `warning: --num-repeat ${o.numRepeat}: one group of ${o.numRepeat} episodes is more than a swarm server's default ` +
+        `cap of ${usual} episodes at once (max_env_worker), and the engine runs a whole group together; GRPO groups ` +
+        "are usually 4–16: lower --num-repeat",
+    );
+  } else if (workers > FAR_BEYOND_FACTOR * usual) {
+    warnings.push(
+      `warning: batch size ${o.batchSize} × num-repeat ${o.numRepeat} asks the engine for ${workers} episode workers at ` +
+        `once, far beyond a swarm server's default cap of ${usual} (max_env_worker); GRPO groups are usually 4–16: ` +
+        "lower --num-repeat or --batch-size, or set --max-env-worker",
+    );
+  }
+  return warnings;
+}
+
 /** The `POST /runs` body: the plan's run with the running swarm servers. */
-export function runSpecFor(plan: DevPlan, swarms: readonly SwarmArg[]): RunSpecInput {
+export function runSpecFor(plan: DevPlan, swarms: readonly SwarmArg[]): RunRequestInput {
   return { swarms: swarms.map((s) => ({ name: s.name, url: s.url })), ...plan.run };
 }

@@ -145,7 +145,10 @@ function table(rows: string[][], rightAligned: boolean[]): string {
  * row (an eval run: one totals line; a train run without a step: `no training step completed`), then the stop
  * reason, failures by cause and dropped groups.
  */
-export function renderSummary(summary: Pick<RunSummary, "steps" | "totals" | "stopReason" | "failuresByCause" | "droppedGroups" | "wallTimeMs" | "episodeType">, ctx: { episodesPerStep: number }): string {
+export function renderSummary(
+  summary: Pick<RunSummary, "steps" | "totals" | "stopReason" | "failuresByCause" | "droppedGroups" | "wallTimeMs" | "episodeType"> & Partial<Pick<RunSummary, "untrainedRewards">>,
+  ctx: { episodesPerStep: number },
+): string {
   const rows = [["step", "global step", "episodes", "mean reward", "wall time"]];
   for (const s of summary.steps) {
     rows.push([String(s.windowIndex + 1), String(s.globalStep ?? "-"), `${s.episodesEnded}/${ctx.episodesPerStep}`, formatReward(s.meanReward), formatSeconds(s.wallTimeMs)]);
@@ -157,6 +160,12 @@ export function renderSummary(summary: Pick<RunSummary, "steps" | "totals" | "st
   const lines = [summary.steps.length ? table(rows, [true, true, true, true, true]) : total];
   const failures = formatCauses(summary.failuresByCause);
   lines.push(`stop reason: ${summary.stopReason ?? "none"}; failed attempts: ${failures || "none"}; dropped groups: ${summary.droppedGroups.length ? summary.droppedGroups.join(", ") : "none"}`);
+  // batch truth, only when something happened: wipes re-run, batches topped up, rewards left untrained
+  const { episodesWiped = 0, groupsRerun = 0, groupsToppedUp = 0 } = summary.totals as Partial<RunSummary["totals"]>;
+  const untrained = summary.untrainedRewards ?? 0;
+  if (episodesWiped || groupsToppedUp || untrained) {
+    lines.push(`server batches: ${episodesWiped} rewards wiped before training (${groupsRerun} groups re-run); ${groupsToppedUp} top-up groups; untrained rewards: ${untrained}`);
+  }
   return lines.join("\n");
 }
 

@@ -5,7 +5,7 @@
  * is left claimed. Exit codes: 0 finished as asked, 1 failed (including a finished run that ended no episode or
  * stopped short of its steps, see `verdict.ts`) / timed out, 2 bad input, 130 Ctrl-C, 143 SIGTERM.
  */
-import { parseRunSpec } from "../../scheduler/index.ts";
+import { parseRunRequest } from "../../edge/run-request.ts";
 import { type DevOptions } from "./options.ts";
 import { ProgressPrinter, RepeatLimiter, type DevIo, type InterruptSignal } from "./output.ts";
 import { buildDevPlan, runSpecFor, type DevDataset, type DevPlan } from "./plan.ts";
@@ -75,7 +75,7 @@ export async function runDev(options: DevOptions, io: DevIo, extras: RunDevExtra
   } catch (err) {
     return fail(2, (err as Error).message); // a DatasetLoadError or an unknown function: both name the fix
   }
-  const local = parseRunSpec(runSpecFor(plan, plan.swarmNames.map((name) => ({ name, url: "http://127.0.0.1:10086" }))));
+  const local = parseRunRequest(runSpecFor(plan, plan.swarmNames.map((name) => ({ name, url: "http://127.0.0.1:10086" }))));
   if (!local.success) return fail(2, `the run spec is invalid:\n${renderIssues(local.issues)}`);
 
   const interrupts = new Interrupts();
@@ -86,6 +86,7 @@ export async function runDev(options: DevOptions, io: DevIo, extras: RunDevExtra
   try {
     say(`ajet-edge dev: function ${plan.functionName}; ${plan.datasets.map((d) => d.label).join("; ")}`);
     for (const d of plan.datasets) if (d.warning) say(`  ${d.warning}`);
+    for (const w of plan.warnings) say(`  ${w}`);
     say(`  batch ${plan.job.batchSize} tasks x num_repeat ${plan.job.numRepeat} = ${plan.episodesPerStep} episodes per step; ${stepsText(plan.steps)}`);
     say(startingLine(plan));
     try {

@@ -5,8 +5,12 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { z } from "zod";
-import type { EvalReport, RunSpecInput, RunStatus, RunSummary } from "../../scheduler/index.ts";
 import type { EndedEpisode } from "../../port/index.ts";
+import type { RunRequestInput } from "../../edge/run-request.ts";
+import type { LogLine, RunReport, RunView } from "../../edge/run-views.ts";
+
+// the API's own response types (the Worker builds them in edge/run-views): one declaration for both sides
+export type { RunReport, RunView };
 
 /** One problem the API reported: the dotted field path and a message that says the fix. */
 export interface ApiIssue {
@@ -15,21 +19,7 @@ export interface ApiIssue {
 }
 
 /** A log line of the run (the DO keeps the newest ones). */
-export interface RunLogLine {
-  atMs: number;
-  level: string;
-  message: string;
-  fields: Record<string, unknown>;
-}
-
-/** `GET /runs/:id`: the scheduler's status view plus the run's identity and recent log lines. */
-export type RunView = RunStatus & { runId: string; createdAtMs: number; function: string; log: RunLogLine[] };
-
-/** `GET /runs/:id/report`. */
-export interface RunReport {
-  summary: RunSummary;
-  eval: EvalReport | null;
-}
+export type RunLogLine = LogLine;
 
 /** `GET /runs/:id/episodes`: one server episode whose reward the server accepted (the audit ledger). */
 export type EndedEpisodeView = EndedEpisode;
@@ -85,7 +75,7 @@ const ReportShape = z.looseObject({
 /** The runs API of one Worker. Every method throws {@link RunsApiError} on an error status or a malformed body. */
 export interface RunsApi {
   /** `POST /runs` → the created run's view (201). A 400 carries the spec's issues. */
-  create(spec: RunSpecInput): Promise<RunView>;
+  create(spec: RunRequestInput): Promise<RunView>;
   get(runId: string): Promise<RunView>;
   /** `POST /runs/:id/stop`: drain (no new dispatch; in-flight episodes finish or are aborted). */
   stop(runId: string): Promise<RunView>;

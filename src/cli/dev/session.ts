@@ -7,7 +7,7 @@
 import { isCannotConnect, SwarmClient, type SwarmLogger } from "../../client/index.ts";
 import { startEmulator, type RunningEmulator } from "../../emulator/index.ts";
 import { AgentJetJob } from "../../job/index.ts";
-import type { RunSpecInput } from "../../scheduler/index.ts";
+import type { RunRequestInput } from "../../edge/run-request.ts";
 import { runSpecFor, type DevPlan } from "./plan.ts";
 import { startLocalWorker, type LocalWorker } from "./worker.ts";
 
@@ -23,7 +23,7 @@ export interface DevSession {
   worker: LocalWorker;
   swarms: SessionSwarm[];
   /** the `POST /runs` body for this session's servers */
-  spec: RunSpecInput;
+  spec: RunRequestInput;
   /** Disposes the Worker (workerd), then closes the emulators. Idempotent; never throws. */
   close(): Promise<void>;
 }

@@ -12,6 +12,8 @@ export type VerdictInput = Pick<RunSummary, "episodeType" | "stopReason" | "step
   totals: Pick<RunSummary["totals"], "episodesEnded" | "attemptsFailed">;
   /** the first failure with its error detail (absent from older servers' views) */
   firstFailure?: RunSummary["firstFailure"];
+  /** accepted rewards left in server batches that never trained (absent in a status view: unknown) */
+  untrainedRewards?: number | null;
 };
 
 /** What to check for the most frequent failure cause. */
@@ -50,6 +52,10 @@ export function runFailure(run: VerdictInput, plan: { steps: number | null; epis
   if (empty) {
     const causes = formatCauses(run.failuresByCause);
     return `step ${empty.windowIndex + 1} ended no episode (of ${plan.episodesPerStep})${causes ? `; failed attempts: ${causes}` : ""}; ${advice(run.failuresByCause)}`;
+  }
+  const untrained = run.untrainedRewards ?? 0;
+  if (untrained > 0) {
+    return `${untrained} accepted reward${untrained === 1 ? "" : "s"} sit in a server batch that was never trained (the run stopped, or topUpLastBatch was false); the batch closes only with more task groups`;
   }
   if (run.stopReason === "maxSteps") return null;
   const asked = plan.steps ?? run.steps.length;

@@ -34,10 +34,10 @@ function demoTaskLines(): string {
 export function functionSource({ name }: TemplateNames): string {
   return `/**
  * @module functions/${name} — scaffolded by \`ajet-edge new ${name}\`: one LLM call with an explicit system prompt
- * (BC-44), then the last \`\\boxed{}\` of the reply compared exactly with the task's gold answer by
+ * (without one the swarm server injects its own), then the last \`\\boxed{}\` of the reply compared exactly with the task's gold answer by
  * \`scoreMathAnswer\` (src/rewards): reward 1.0 when equal, else 0.0. \`DEMO_TASKS\` are what
  * \`npm start -- --function ${name}\` runs on when no \`--dataset\` is given. Make it yours: change the prompt, add
- * turns or tools, swap the reward (keep it one finite number, BC-22), replace the demo tasks. Guide:
+ * turns or tools, swap the reward (keep it one finite number: NaN, null or a list aborts the episode), replace the demo tasks. Guide:
  * docs/writing-functions.md.
  */
 import { completeChat, initialMessages } from "../src/sdk/chat.ts";
@@ -45,7 +45,7 @@ import { defineRolloutFunction, EpisodeAbortError } from "../src/sdk/contract.ts
 import type { Task } from "../src/protocol/index.ts";
 import { messageText, parseGsm8kGold, scoreMathAnswer } from "../src/rewards/index.ts";
 
-/** The system prompt sent first on every request (BC-44: without one the server injects its own). */
+/** The system prompt sent first on every request (without one the server injects its own). */
 export const SYSTEM_PROMPT =
   "You are a careful problem solver. Think step by step, then give the final answer within \\\\boxed{}.";
 
@@ -90,7 +90,7 @@ export default defineRolloutFunction({
 `;
 }
 
-/** `test/unit/functions/NAME.test.ts`: a correct reply → 1.0, a wrong one → 0.0, BC-44, bad task, registry, demo. */
+/** `test/unit/functions/NAME.test.ts`: a correct reply → 1.0, a wrong one → 0.0, system message first, bad task, registry, demo. */
 export function testSource({ name, identifier }: TemplateNames): string {
   return `/** @module test/unit/functions/${name} — the scaffolded ${name} function through createTestContext. */
 import { describe, expect, it } from "vitest";
@@ -103,7 +103,7 @@ import { tasksFromObjects } from "../../../src/tasks/index.ts";
 const task = Task.parse({ task_id: "demo:train:0", main_query: "What is 6 times 7?", metadata: { gold: "42" } });
 
 describe("${name}", () => {
-  it("scores a correct boxed answer 1.0 and sends a system message first (BC-44)", async () => {
+  it("scores a correct boxed answer 1.0 and sends a system message first", async () => {
     const { ctx, requests } = createTestContext({ reply: () => "6 times 7 is 42, so the answer is \\\\boxed{42}." });
     expect(await ${identifier}.run(task, ctx)).toMatchObject({ reward: 1, is_success: true, metadata: { reason: "correct" } });
     expect(requests).toHaveLength(1);

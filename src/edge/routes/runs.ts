@@ -7,14 +7,12 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { bindSwarms, swarmsOf, type RolloutFunction } from "../../sdk/contract.ts";
-import { parseRunSpec, windowCapacityIssues, type RunSpec } from "../../scheduler/index.ts";
-import { DatasetSpec, loadDataset, datasetNamespace, type LoadResult, type ParsedDatasetSpec } from "../../tasks/index.ts";
+import { windowCapacityIssues, type RunSpec } from "../../scheduler/index.ts";
+import { loadDataset, datasetNamespace, type LoadResult } from "../../tasks/index.ts";
 import type { Task } from "../../protocol/index.ts";
 import type { Env } from "../env.ts";
 import { ApiError, type Issue } from "../errors.ts";
-
-/** Dataset fields the scheduler owns; the rest is the reader's `DatasetSpec`. */
-const SCHEDULER_DATASET_KEYS = ["weight", "throttleRatio"];
+import { parseRunRequest, type RunRequest } from "../run-request.ts";
 
 function checkFunction(spec: RunSpec, functions: Readonly<Record<string, RolloutFunction>>): Issue[] {
   const fn = functions[spec.function];
@@ -23,35 +21,15 @@ function checkFunction(spec: RunSpec, functions: Readonly<Record<string, Rollout
   return missing.length ? [{ path: "swarms", message: `function "${fn.name}" needs swarms named ${swarmsOf(fn).join(", ")}; missing ${missing.join(", ")}` }] : [];
 }
 
-/** The reader's part of each dataset entry (the scheduler's fields removed), or an issue naming what is wrong. */
-function readerSpecs(raw: unknown): { specs: (ParsedDatasetSpec | null)[]; issues: Issue[] } {
-  const issues: Issue[] = [];
-  if (!Array.isArray(raw)) return { specs: [], issues };
-  const specs = raw.map((entry, i) => {
-    const fields = Object.fromEntries(Object.entries((entry ?? {}) as Record<string, unknown>).filter(([k]) => !SCHEDULER_DATASET_KEYS.includes(k)));
-    if ("path" in fields) {
-      issues.push({ path: `datasets.${i}.path`, message: "a file path only works from the CLI (it inlines the file); give a url or inline tasks to the Worker" });
-      return null;
-    }
-    const parsed = DatasetSpec.safeParse(fields);
-    if (parsed.success) return parsed.data;
-    for (const is of parsed.error.issues) issues.push({ path: `datasets.${i}.${is.path.join(".")}`.replace(/\.$/, ""), message: is.message });
-    return null;
-  });
-  return { specs, issues };
-}
-
 /** Loads every dataset (URL, inline rows or the generator). @throws ApiError 400 naming `datasets.N` */
-async function loadDatasets(spec: RunSpec, readers: readonly (ParsedDatasetSpec | null)[]): Promise<{ tasks: Record<string, Task[]>; reports: Record<string, { accepted: number; rejected: number; namespace: string }> }> {
+async function loadDatasets(spec: RunRequest): Promise<{ tasks: Record<string, Task[]>; reports: Record<string, { accepted: number; rejected: number; namespace: string }> }> {
   const tasks: Record<string, Task[]> = {};
   const reports: Record<string, { accepted: number; rejected: number; namespace: string }> = {};
   const issues: Issue[] = [];
   for (const [i, d] of spec.datasets.entries()) {
-    const reader = readers[i];
-    if (!reader) continue;
     let loaded: LoadResult;
     try {
-      loaded = await loadDataset(reader);
+      loaded = await loadDataset(d);
     } catch (err) {
       issues.push({ path: `datasets.${i}`, message: err instanceof Error ? err.message : String(err) });
       continue;
@@ -62,7 +40,7 @@ async function loadDatasets(spec: RunSpec, readers: readonly (ParsedDatasetSpec 
       continue;
     }
     tasks[d.name] = loaded.tasks;
-    reports[d.name] = { accepted: loaded.report.accepted, rejected: loaded.report.rejected.length, namespace: datasetNamespace(reader) };
+    reports[d.name] = { accepted: loaded.report.accepted, rejected: loaded.report.rejected.length, namespace: datasetNamespace(d) };
   }
   if (issues.length) throw new ApiError(400, "invalid datasets", issues);
   return { tasks, reports };
@@ -89,15 +67,12 @@ export function runsRoutes(functions: Readonly<Record<string, RolloutFunction>>)
       const body: unknown = await c.req.json().catch(() => {
         throw new ApiError(400, "the body must be JSON", [{ path: "(body)", message: "send a JSON run spec with content-type application/json" }]);
       });
-      // every problem at once: the spec's own fields, each dataset's reader fields, and the function
-      const parsed = parseRunSpec(body);
-      const readers = readerSpecs((body as { datasets?: unknown } | null)?.datasets);
-      const issues = [...(parsed.success ? checkFunction(parsed.data, functions) : parsed.issues), ...readers.issues];
-      const known = new Set<string>();
-      const unique = issues.filter((i) => !known.has(i.path + i.message) && known.add(i.path + i.message));
-      if (!parsed.success || unique.length) throw new ApiError(400, "invalid run spec", unique);
+      // every problem at once (the spec's fields and each dataset's), then the function
+      const parsed = parseRunRequest(body);
+      const issues = parsed.success ? checkFunction(parsed.data, functions) : parsed.issues;
+      if (!parsed.success || issues.length) throw new ApiError(400, "invalid run spec", issues);
       const spec = parsed.data;
-      const { tasks, reports } = await loadDatasets(spec, readers.specs);
+      const { tasks, reports } = await loadDatasets(spec);
       // a train source with fewer tasks than one window takes from it would stall the run (never one task twice a window)
       const capacity = windowCapacityIssues(spec, Object.fromEntries(Object.entries(tasks).map(([name, t]) => [name, t.length])));
       if (capacity.length) throw new ApiError(400, "invalid datasets", capacity);

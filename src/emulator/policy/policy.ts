@@ -10,7 +10,7 @@
 import type { LatencySpec, PolicyOptions } from "../options.ts";
 import { deriveRng, hashString, sampleLatencyMs } from "../rng.ts";
 import type { AnswerKeyEntry, AnswerKeyStore } from "./answer-key.ts";
-import { messageText, type ChatMessage, type ToolCall } from "./messages.ts";
+import { messageText, type ChatMessage, type ToolCall } from "./chat-shapes.ts";
 import { composeReply, recogniseTask, taskExpression, type AnswerOutcome, type RecognisedTask } from "./replies.ts";
 import { buildToolCall, functionTools, pickTool } from "./tools.ts";
 

@@ -7,7 +7,7 @@ import { COUNTDOWN_ANSWER_TAG, inAnswerTag } from "../../rewards/index.ts";
 import type { Rng } from "../rng.ts";
 import { goldAnswer, type AnswerFormat, type AnswerKeyEntry, type AnswerKeyStore } from "./answer-key.ts";
 import { evaluateEquation, wrongEquation } from "./countdown.ts";
-import { taskTexts, type ChatMessage } from "./messages.ts";
+import { taskTexts, type ChatMessage } from "./chat-shapes.ts";
 
 /** The task the policy recognised in a prompt. */
 export type RecognisedTask =

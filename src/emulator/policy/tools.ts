@@ -5,7 +5,7 @@
  */
 import { pyJsonDumps } from "../python/json-dumps.ts";
 import type { Rng } from "../rng.ts";
-import type { ToolCall, ToolSpec } from "./messages.ts";
+import type { ToolCall, ToolSpec } from "./chat-shapes.ts";
 
 const EXPRESSION_NAME = /^(expression|expr|equation|formula|calculation|math)$/i;
 

@@ -9,7 +9,7 @@ import { ServerText, isRollingState } from "../../protocol/index.ts";
 import type { Clock } from "../clock.ts";
 import { applyFault, type ChatCallInfo, type EmulatorHooks } from "../hooks.ts";
 import { httpException, internalServerError, jsonResponse } from "../http/fastapi.ts";
-import { chatUsage, type ChatMessage } from "../policy/messages.ts";
+import { chatUsage, type ChatMessage } from "../policy/chat-shapes.ts";
 import type { SimulatedPolicy } from "../policy/policy.ts";
 import { pyJsonLoads } from "../python/json-parse.ts";
 import type { Rng } from "../rng.ts";

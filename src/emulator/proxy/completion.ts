@@ -4,7 +4,7 @@
  * "stop"`, spec §9.4) and the synthesised 3-chunk SSE stream with `data: [DONE]` (spec §9.5, transcript
  * "stream HTTP 200").
  */
-import type { ChatUsage, ToolCall } from "../policy/messages.ts";
+import type { ChatUsage, ToolCall } from "../policy/chat-shapes.ts";
 import { pyJsonDumps } from "../python/json-dumps.ts";
 
 /** What the engine produced for one call. `created` is unix seconds; `id` is the timeline uuid (32 hex). */

@@ -5,7 +5,7 @@
  */
 import type { z } from "zod";
 import type { UpstreamOptions } from "../options.ts";
-import type { ChatMessage, ChatUsage, ToolCall } from "../policy/messages.ts";
+import type { ChatMessage, ChatUsage, ToolCall } from "../policy/chat-shapes.ts";
 
 /** Upstream settings after defaults (`timeoutMs` in milliseconds). */
 export type ResolvedUpstream = z.output<typeof UpstreamOptions>;

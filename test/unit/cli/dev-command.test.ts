@@ -45,7 +45,7 @@ describe("ajet-edge dev early failures", () => {
     const result = await runDev(parseDevArgs([])!, io, { datasets: [twice, { ...twice, entry: { ...twice.entry, generate: { count: 8, seed: 2 } } }] });
     expect(result.exitCode).toBe(2);
     expect(io.stderr.join("")).toBe(
-      'ajet-edge dev: the run spec is invalid:\n  datasets: dataset name "cd" is used twice; names namespace task ids and must be unique (BC-30)\n',
+      'ajet-edge dev: the run spec is invalid:\n  datasets: dataset name "cd" is used twice; names namespace task ids and must be unique; rename one\n',
     );
   });
 

@@ -38,6 +38,14 @@ describe("ajet-edge dev arguments", () => {
     expect(parseDevArgs(["--dataset", "x.jsonl", "--function", "my-agent"])).toMatchObject({ function: "my-agent", kind: "generic" });
   });
 
+  it("--answer-readers takes a comma-separated list and puts it on every dataset of the run", async () => {
+    expect(parseDevArgs(["--answer-readers", "boxed, hash,final-number"])?.answerReaders).toEqual(["boxed", "hash", "final-number"]);
+    expect(parseDevArgs([])).not.toHaveProperty("answerReaders");
+    const { buildDevPlan } = await import("../../../src/cli/dev/plan.ts");
+    const plan = await buildDevPlan(parseDevArgs(["--answer-readers", "boxed,hash"])!);
+    expect(plan.run.datasets[0]).toMatchObject({ answerReaders: ["boxed", "hash"] });
+  });
+
   it("takes several named swarm servers", () => {
     expect(parseDevArgs(["--swarm", "policy=http://127.0.0.1:10086", "--swarm", "judge=https://judge.example/ajet/"])?.swarms).toEqual([
       { name: "policy", url: "http://127.0.0.1:10086" },
@@ -61,6 +69,8 @@ describe("ajet-edge dev arguments", () => {
     [["--limit", "5"], "--limit applies to --dataset"],
     [["--function", "Bad_Name"], "--function must be a function name like math-agent"],
     [["--bogus"], "Unknown option '--bogus'"],
+    [["--answer-readers", "boxed,guess"], '--answer-readers: unknown reader "guess"; give a comma-separated list of boxed, hash, final-answer, final-number'],
+    [["--answer-readers", ","], "--answer-readers needs at least one reader, e.g. boxed,hash"],
   ])("refuses %j", (argv, message) => {
     expect(() => parseDevArgs(argv)).toThrow(CliError);
     expect(() => parseDevArgs(argv)).toThrow(message);

@@ -8,7 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseDevArgs } from "../../../src/cli/dev/options.ts";
-import { answerKeyFor, buildDevPlan, fileDataset, functionSwarms, generatedCountdownDataset, runSpecFor, splitFromPath } from "../../../src/cli/dev/plan.ts";
+import {
+  answerKeyFor, buildDevPlan, fileDataset, flagsForKind, functionSwarms, generatedCountdownDataset, runSpecFor, sizeWarnings, splitFromPath,
+} from "../../../src/cli/dev/plan.ts";
 import { parseRunSpec } from "../../../src/scheduler/index.ts";
 import { DatasetLoadError } from "../../../src/tasks/index.ts";
 
@@ -86,7 +88,7 @@ describe("dev plan", () => {
   it("a file without a usable row: the error reports the file's true totals, not the first 3 rows", async () => {
     const path = file("countdown-rows.jsonl", Array.from({ length: 7 }, (_, i) => JSON.stringify({ target: i, nums: [1, 2] })));
     await expect(fileDataset({ path, kind: "gsm8k", limit: 4 })).rejects.toThrow(
-      /^no usable gsm8k task in .*countdown-rows\.jsonl: gsm8k:countdown-rows: 0 accepted, 7 rejected \(line 1: [^;]+; line 2: [^;]+; line 3: [^;]+; … 4 more\); check --kind$/,
+      /^no usable gsm8k task in .*countdown-rows\.jsonl: gsm8k:countdown-rows: 0 accepted, 7 rejected \(line 1: [^;]+; line 2: [^;]+; line 3: [^;]+; … 4 more\); these rows look like Countdown \(target\/nums\): add --kind countdown$/,
     );
   });
 
@@ -103,9 +105,57 @@ describe("dev plan", () => {
     const wrongKind = file("wrong.jsonl", [JSON.stringify({ target: 10, nums: [5, 5] })]);
     const err = await fileDataset({ path: wrongKind, kind: "gsm8k", limit: 4 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DatasetLoadError);
-    expect((err as Error).message).toMatch(/^no usable gsm8k task in .*wrong\.jsonl: gsm8k:wrong: 0 accepted, 1 rejected \(line 1: missing or empty query.*; check --kind$/);
+    expect((err as Error).message).toMatch(/^no usable gsm8k task in .*wrong\.jsonl: gsm8k:wrong: 0 accepted, 1 rejected \(line 1: missing or empty query.*; these rows look like Countdown \(target\/nums\): add --kind countdown$/);
     await expect(buildDevPlan(options(["--function", "nope"]))).rejects.toThrow(/^no rollout function "nope"; known: .*countdown.*math-agent/);
     await expect(buildDevPlan(options(["--function", "math-agent"]))).rejects.toThrow("function math-agent needs gsm8k tasks: give --dataset PATH.jsonl");
+  });
+
+  it("an empty dataset file says the file is empty (not a --kind problem)", async () => {
+    const empty = file("empty.jsonl", []);
+    await expect(fileDataset({ path: empty, kind: "gsm8k", limit: 4 })).rejects.toThrow(
+      `cannot use dataset ${empty}: the file is empty; give a JSONL file with one task per line (--kind gsm8k reads GSM8K (question/answer) rows)`,
+    );
+    const blank = file("blank.jsonl", ["", "  ", ""]);
+    await expect(fileDataset({ path: blank, kind: "countdown", limit: 4 })).rejects.toThrow(`cannot use dataset ${blank}: the file is empty`);
+  });
+
+  it("GSM8K rows loaded without --function (read as Countdown) say so and name the flag: add --function math-agent", async () => {
+    const path = file("gsm8k-rows.jsonl", [gsm8kRow("What is 2+3?", "5"), gsm8kRow("What is 4*4?", "16")]);
+    const err = await buildDevPlan(options(["--dataset", path])).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DatasetLoadError);
+    expect((err as Error).message).toMatch(/^no usable countdown task in .*gsm8k-rows\.jsonl: countdown:gsm8k-rows: 0 accepted, 2 rejected \(line 1: /);
+    expect((err as Error).message).toMatch(/; these rows look like GSM8K \(question\/answer\): add --function math-agent$/);
+  });
+
+  it("rows of another kind name the flags that read them: MATH rows, Countdown rows under math-agent, a custom function", async () => {
+    const math = file("math-rows.jsonl", [JSON.stringify({ problem: "What is 2+3?", solution: "so \\boxed{5}" })]);
+    await expect(buildDevPlan(options(["--dataset", math]))).rejects.toThrow(/these rows look like MATH \(problem\/solution\): add --function math-agent --kind math$/);
+    const cd = file("cd-rows.jsonl", [JSON.stringify({ target: 10, nums: [5, 5] })]);
+    await expect(buildDevPlan(options(["--dataset", cd, "--function", "math-agent"]))).rejects.toThrow(/these rows look like Countdown \(target\/nums\): add --function countdown$/);
+    expect(flagsForKind("gsm8k", "my-agent")).toBe("--kind gsm8k");
+    expect(flagsForKind("generic", "countdown")).toBe("--kind generic");
+  });
+
+  it("rows that look like no kind keep the totals and say which columns the kind reads", async () => {
+    const odd = file("odd.jsonl", [JSON.stringify({ foo: 1 })]);
+    await expect(fileDataset({ path: odd, kind: "gsm8k", limit: 4 })).rejects.toThrow(
+      /0 accepted, 1 rejected \(line 1: .*\); --kind gsm8k reads GSM8K \(question\/answer\) rows: fix the rows, or give the --kind of the file's columns$/,
+    );
+  });
+
+  it("warns for a training group of one and for sizes far beyond a swarm server's cap; the defaults warn nothing", async () => {
+    expect((await buildDevPlan(options())).warnings).toEqual([]);
+    expect((await buildDevPlan(options(["--num-repeat", "1"]))).warnings).toEqual([
+      "warning: --num-repeat 1: a group of one episode has no advantage signal in GRPO (each reward is compared with its group's mean), so training learns nothing from it; use 2 or more (default 4)",
+    ]);
+    expect(sizeWarnings({ batchSize: 8, numRepeat: 1, maxEnvWorker: 8, episodeType: "eval" })).toEqual([]);
+    expect((await buildDevPlan(options(["--num-repeat", "1000"]))).warnings).toEqual([
+      "warning: --num-repeat 1000: one group of 1000 episodes is more than a swarm server's default cap of 128 episodes at once (max_env_worker), and the engine runs a whole group together; GRPO groups are usually 4–16: lower --num-repeat",
+    ]);
+    expect(sizeWarnings({ batchSize: 256, numRepeat: 8, maxEnvWorker: 2048, episodeType: "train" })).toEqual([
+      "warning: batch size 256 × num-repeat 8 asks the engine for 2048 episode workers at once, far beyond a swarm server's default cap of 128 (max_env_worker); GRPO groups are usually 4–16: lower --num-repeat or --batch-size, or set --max-env-worker",
+    ]);
+    expect(sizeWarnings({ batchSize: 256, numRepeat: 8, maxEnvWorker: 128, episodeType: "train" })).toEqual([]);
   });
 
   it("names the split after the file when it is a valid id part", () => {

@@ -91,6 +91,16 @@ describe("dev summary", () => {
     );
   });
 
+  it("adds one batch-truth line when a wipe was re-run, a batch topped up, or rewards were left untrained", () => {
+    const wiped = { ...summary, totals: { ...summary.totals, episodesWiped: 6, groupsRerun: 3, groupsToppedUp: 2 }, untrainedRewards: 0 };
+    expect(renderSummary(wiped, { episodesPerStep: 32 }).split("\n").at(-1)).toBe(
+      "server batches: 6 rewards wiped before training (3 groups re-run); 2 top-up groups; untrained rewards: 0",
+    );
+    expect(renderSummary({ ...summary, untrainedRewards: 12 }, { episodesPerStep: 32 }).split("\n").at(-1)).toBe(
+      "server batches: 0 rewards wiped before training (0 groups re-run); 0 top-up groups; untrained rewards: 12",
+    );
+  });
+
   it("a train run stopped before any step says so instead of an eval-style total; causes most frequent first", () => {
     const none = { ...summary, steps: [], stopReason: "stopRequested" as const, failuresByCause: { expired: 1, invalid_task: 12 }, totals: { ...summary.totals, episodesEnded: 0, meanReward: null } };
     expect(renderSummary(none, { episodesPerStep: 32 })).toBe(
@@ -100,7 +110,7 @@ describe("dev summary", () => {
 
   it("the JSON summary has 1-based steps, totals, servers and what was left claimed", () => {
     const json = summaryJson({
-      runId: "run-1", outcome: "finished", exitCode: 0, report: { summary: { ...summary, phase: "finished", startedAtMs: 0, finishedAtMs: 7_100, claimFailuresByKind: {}, firstFailure: null }, eval: null },
+      runId: "run-1", outcome: "finished", exitCode: 0, report: { summary: { ...summary, phase: "finished", startedAtMs: 0, finishedAtMs: 7_100, claimFailuresByKind: {}, firstFailure: null, untrainedRewards: 0, verdict: "trained" as const }, eval: null },
       last: null, session: { swarms: [{ name: "default", url: "http://127.0.0.1:1", emulator: null }] }, claimedLeft: null,
     });
     expect(json.steps[2]).toEqual({ step: 3, globalStep: 3, episodes: 31, meanReward: 0.8125, wallTimeMs: 2_500 });

@@ -23,7 +23,7 @@ describe("runs API client", () => {
   it("posts the spec to /runs and reads the created run; stop and report use their routes", async () => {
     const { fn, calls } = fakeFetch((url) => Response.json(url.endsWith("/report") ? { summary: { steps: [], totals: { episodesEnded: 0 } }, eval: null } : view("running"), { status: url.endsWith("/runs") ? 201 : 200 }));
     const api = runsApi("http://127.0.0.1:9", fn);
-    expect((await api.create({ swarms: [{ url: "http://127.0.0.1:1" }], datasets: [{ name: "d" }], function: "countdown" })).runId).toBe("run-1");
+    expect((await api.create({ swarms: [{ url: "http://127.0.0.1:1" }], datasets: [{ name: "d" } as never], function: "countdown" })).runId).toBe("run-1");
     await api.get("run-1");
     await api.stop("run-1");
     await api.report("run-1");

@@ -26,6 +26,11 @@ function run(over: Partial<VerdictInput> & { episodesEnded?: number; attemptsFai
 describe("dev run verdict", () => {
   it("a train run that stopped on maxSteps with episodes in every step passes", () => {
     expect(runFailure(run(), plan)).toBeNull();
+    expect(runFailure(run({ untrainedRewards: 0 }), plan)).toBeNull();
+  });
+
+  it("a train run that finished with rewards in a batch the server never trained fails, saying how many", () => {
+    expect(runFailure(run({ untrainedRewards: 12 }), plan)).toMatch(/^12 accepted rewards sit in a server batch that was never trained/);
   });
 
   it("a train run whose every episode aborted invalid_task fails, naming the causes and --function/--kind", () => {

@@ -1,7 +1,7 @@
 /** @module test/unit/functions/math-agent — the GSM8K agent end to end through createTestContext (BC-04, BC-43, BC-44). */
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import mathAgent, { mathGold, runAgentAndComputeReward, runMathAgent } from "../../../functions/math-agent.ts";
+import mathAgent, { answerReadersFor, defaultAnswerReaders, mathGold, runAgentAndComputeReward, runMathAgent } from "../../../functions/math-agent.ts";
 import { EpisodeAbortError, fromAgentRun } from "../../../src/sdk/contract.ts";
 import { createTestContext, scriptedReplies } from "../../../src/sdk/testing.ts";
 import { Task } from "../../../src/protocol/index.ts";
@@ -17,6 +17,38 @@ const task = Task.parse({
 const calc = (expression: string, extra: Record<string, unknown> = {}) => ({
   content: null,
   toolCalls: [{ name: "calculator", arguments: JSON.stringify({ expression }), ...extra }],
+});
+
+describe("math-agent: answer readers fit the dataset kind", () => {
+  const bareGold = Task.parse({ task_id: "math:test:0", main_query: "What is 9 × 2?", metadata: { gold: "18" } });
+  const gsm8k18 = Task.parse({ task_id: "gsm8k:test:0", main_query: "Eggs?", metadata: { answer: "9 * 2 = <<9*2=18>>18\n#### 18", gold: "18" } });
+  const reply = async (t: Task, text: string) => mathAgent.run(t, createTestContext({ reply: () => text }).ctx);
+
+  it("BC-10 a GSM8K task accepts `#### 18` as well as a box; a task without a GSM8K rationale reads the box only", async () => {
+    expect(defaultAnswerReaders(gsm8k18)).toEqual(["boxed", "hash"]);
+    expect(defaultAnswerReaders(bareGold)).toEqual(["boxed"]);
+    expect(await reply(gsm8k18, "9 eggs × $2 = $18.\n#### 18")).toMatchObject({ reward: 1, metadata: { source: "hash", answer_readers: ["boxed", "hash"] } });
+    expect(await reply(gsm8k18, "so \\boxed{18}")).toMatchObject({ reward: 1, metadata: { source: "boxed" } });
+    expect(await reply(bareGold, "#### 18")).toMatchObject({ reward: 0, metadata: { reason: "no_answer", answer_readers: ["boxed"] } });
+  });
+
+  it("BC-10 near misses under #### score 0 on a GSM8K task: `#### 19`, `#### 18.5`, `#### 18 or 19`", async () => {
+    for (const text of ["#### 19", "#### 18.5", "#### 18 or 19"]) expect((await reply(gsm8k18, text)).reward).toBe(0);
+  });
+
+  it("the run's choice on the task (metadata.answer_readers) turns on the final-number reader for prose answers", async () => {
+    const prose = Task.parse({ ...gsm8k18, metadata: { ...gsm8k18.metadata, answer_readers: ["boxed", "hash", "final-number"] } });
+    expect(await reply(prose, "Adding it up, the answer is 18.")).toMatchObject({ reward: 1, metadata: { source: "final-number" } });
+    expect(await reply(gsm8k18, "Adding it up, the answer is 18.")).toMatchObject({ reward: 0, metadata: { reason: "no_answer" } });
+    for (const text of ["The answer is 18.5.", "The answer is 18 or 19.", "#### 19"]) expect((await reply(prose, text)).reward).toBe(0);
+    expect(answerReadersFor(bareGold, { readers: ["hash"] })).toEqual(["hash"]);
+  });
+
+  it("an unknown reader on a task is an invalid_task abort that names the readers, never a 0", () => {
+    const bad = Task.parse({ ...bareGold, metadata: { gold: "18", answer_readers: ["boxed", "guess"] } });
+    expect(() => answerReadersFor(bad)).toThrow(EpisodeAbortError);
+    expect(() => answerReadersFor(bad)).toThrow('has metadata.answer_readers ["boxed","guess"]: give a non-empty list of boxed, hash, final-answer, final-number');
+  });
 });
 
 describe("math-agent", () => {

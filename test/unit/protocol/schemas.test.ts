@@ -52,6 +52,18 @@ describe("BC-22 reward must be one finite number", () => {
   ])("refuses %s and names the field", (_name, reward) => {
     expect(() => assertValidWorkflowOutput({ reward })).toThrow(/workflow_output\.reward/);
   });
+  it.each([
+    [Number.NaN, "got NaN"],
+    [Infinity, "got Infinity"],
+    ["1", 'got the string "1"'],
+    [null, "got null"],
+    [[0.2, 1.0], "got [0.2,1]"],
+  ])("says what it received: a reward of %s → 'reward must be a finite number, %s'", (reward, got) => {
+    expect(() => assertValidWorkflowOutput({ reward })).toThrow(`workflow_output.reward: reward must be a finite number, ${got}: return one number`);
+  });
+  it("an output without a reward says so", () => {
+    expect(() => assertValidWorkflowOutput({ is_success: true })).toThrow("reward must be a finite number, got no reward field");
+  });
   it("accepts a finite number and fills defaults", () => {
     expect(assertValidWorkflowOutput({ reward: 0.5 })).toEqual({ reward: 0.5, is_success: null, metadata: {}, log_metrics: {} });
   });

@@ -119,7 +119,7 @@ describe("math reward: field cases", () => {
     expect(score(degenerate, "42")).toMatchObject({ reward: 0, reason: "too_long", extracted: null });
     // without any box marker the same text is simply "no answer"
     expect(score("\\frac{".repeat(20_000), "42")).toMatchObject({ reward: 0, reason: "no_answer" });
-    // a long but normal output keeps its last box (BC-09: caps never cut the answer of a long output)
+    // a long but normal output keeps its last box (BC-52: the bounded window around the last marker never cuts the answer of a long output)
     expect(score("reasoning ".repeat(50_000) + "\\boxed{42}", "42").reward).toBe(1);
     expect(score("x".repeat(1_000_001) + "\\boxed{42}", "42")).toMatchObject({ reward: 0, reason: "too_long" });
     const batch = Array.from({ length: 63 }, () => score("work … \\boxed{42}", "42").reward);

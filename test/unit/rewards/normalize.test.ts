@@ -1,10 +1,13 @@
 /** @module test/unit/rewards/normalize — answer normalisation and exact numbers (BC-05, BC-07, BC-08, BC-12, BC-13). */
 import { describe, expect, it } from "vitest";
+import { tasksFromObjects } from "../../../src/tasks/index.ts";
 import {
+  braceArguments,
   formatRational,
   normalizeAnswer,
   parseNumericAnswer,
   parseStrictDecimal,
+  scoreMathAnswer,
   trimChars,
   unwrapLatex,
 } from "../../../src/rewards/index.ts";
@@ -79,5 +82,49 @@ describe("linear-time normalisation", () => {
     expect(trimChars("..18..", ".", "end")).toBe("..18");
     expect(normalizeAnswer(".".repeat(999) + "x")).toBe(".".repeat(999) + "x");
     expect(normalizeAnswer(" ".repeat(999) + "x%")).toBe("X");
+  });
+});
+
+describe("brace-less LaTeX arguments read as the braced form", () => {
+  it.each([
+    ["\\frac12", "\\frac{1}{2}"],
+    ["\\frac 1 2", "\\frac{1}{2}"],
+    ["\\dfrac12", "\\frac{1}{2}"],
+    ["\\tfrac12", "\\frac{1}{2}"],
+    ["\\cfrac 3 4", "\\frac{3}{4}"],
+    ["\\frac1{2}", "\\frac{1}{2}"],
+    ["\\frac{1}2", "\\frac{1}{2}"],
+    ["-\\frac34", "-\\frac{3}{4}"],
+    ["\\frac\\pi2", "\\frac{\\pi}{2}"],
+    ["\\frac123", "\\frac{1}{2}3"],
+    ["\\frac{\\frac12}{3}", "\\frac{\\frac{1}{2}}{3}"],
+    ["\\sqrt2", "\\sqrt{2}"],
+    ["\\frac{1}{\\sqrt2}", "\\frac{1}{\\sqrt{2}}"],
+    ["\\sqrt[3]{8}", "\\sqrt[3]{8}"],
+  ])("%s → %s", (raw, braced) => {
+    expect(normalizeAnswer(raw)).toBe(braced);
+  });
+
+  it("leaves braced, unclosed and argument-less input as written", () => {
+    expect(braceArguments("\\frac{1}{2}")).toBe("\\frac{1}{2}");
+    expect(braceArguments("\\dfrac{1}{2}")).toBe("\\dfrac{1}{2}");
+    expect(braceArguments("\\frac{1")).toBe("\\frac{1");
+    expect(braceArguments("\\frac")).toBe("\\frac");
+    expect(braceArguments("{\\frac}")).toBe("{\\frac}");
+    expect(braceArguments("\\fraction12")).toBe("\\fraction12");
+  });
+
+  it("scores a brace-less fraction in a response and in a gold as the braced one (and as 0.5)", () => {
+    expect(scoreMathAnswer("so \\boxed{\\frac12}", "\\frac{1}{2}")).toMatchObject({ reward: 1, normalized: "0.5" });
+    expect(scoreMathAnswer("so \\boxed{\\dfrac 1 2}", "0.5").reward).toBe(1);
+    expect(scoreMathAnswer("so \\boxed{\\frac{1}{2}}", "\\tfrac12").reward).toBe(1);
+    expect(scoreMathAnswer("so \\boxed{\\frac13}", "\\frac12")).toMatchObject({ reward: 0, reason: "wrong" });
+  });
+
+  it("a MATH gold written brace-less in its solution's box scores against a braced answer", () => {
+    const { tasks } = tasksFromObjects([{ problem: "Half of 1?", solution: "It is \\boxed{\\frac12}." }], { name: "m", kind: "math" });
+    const gold = String(tasks[0]!.metadata["gold"]);
+    expect(gold).toBe("\\frac12");
+    expect(scoreMathAnswer("\\boxed{\\frac{1}{2}}", gold).reward).toBe(1);
   });
 });

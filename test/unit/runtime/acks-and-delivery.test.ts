@@ -68,6 +68,31 @@ describe("scheduler acks", () => {
     expect(held(emu)).toHaveLength(0);
   });
 
+  it("episodeOutcomeRecorded unreachable when no end or abort was due (idle past the discard timeout, BC-23): nothing is sent to the server and 'expired' is reported with cause outcome_unrecorded", async () => {
+    const { emu } = await rollingEmulator({ batchSize: 8, numRepeat: 4, maxEnvWorker: 32 });
+    const net = new SwarmNet().add(SWARM_A, "default", emu);
+    const port = recordingPort({ episodeOutcomeRecorded: () => Promise.reject(new Error("network")) });
+    let advance = (_ms: number) => undefined as void;
+    const idle = defineRolloutFunction({
+      name: "countdown",
+      async run(_task, ctx) {
+        await ctx.llm.chat.completions.create({ model: ctx.model, messages: [{ role: "user", content: "What is 2 + 3?" }] });
+        advance(60_000 + 1); // idle past the 60 s discard timeout: the server's janitor reverts it, so no abort is due
+        return { reward: 1 };
+      },
+    });
+    const deps = runnerDeps(net, port, { countdown: idle });
+    advance = deps.time.advance;
+    const msg = episodeMessage(countdownTask(0), {}, deps.now());
+
+    expect(await runEpisode(msg, deps)).toEqual({ kind: "reported", result: "expired", outcome: { kind: "abort", cause: "outcome_unrecorded" } });
+    expect(methodsOf(port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded", "episodeOutcomeRecorded", "episodeReported"]);
+    expect(port.calls.at(-1)?.report).toEqual({ episodeKey: msg.episodeKey, attempt: 1, result: "expired", cause: "outcome_unrecorded" });
+    expect(net.to("/end_episode")).toHaveLength(0);
+    expect(net.to("/abort_episode")).toHaveLength(0);
+    expect(accepted(emu)).toHaveLength(0);
+  });
+
   it("episodeOutcomeRecorded and the abort report both unreachable: the claim is aborted and the message retried", async () => {
     const fail = () => Promise.reject(new Error("network"));
     const { emu, net, deps, msg } = await setup({ episodeOutcomeRecorded: fail, episodeReported: fail });

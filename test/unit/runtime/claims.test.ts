@@ -157,6 +157,46 @@ describe("BC-33 all-or-nothing claims across two swarms", () => {
     expect(net.to("/end_episode")).toHaveLength(0);
   });
 
+  /**
+   * Runs the two-swarm function while a third client holds the only episode of the `full` swarm (its function never
+   * settles), so no claim there can succeed before the claim deadline.
+   */
+  async function claimWithOneSwarmFull(full: "small" | "large") {
+    const size = (name: string) => (name === full ? { batchSize: 1, numRepeat: 1, maxEnvWorker: 1 } : { batchSize: 4, numRepeat: 1, maxEnvWorker: 4 });
+    const a = await rollingEmulator(size("small"));
+    const b = await rollingEmulator(size("large"), { seed: 8 });
+    const net = new SwarmNet().add(SWARM_A, "small", a.emu).add(SWARM_B, "large", b.emu);
+    const [fullEmu, fullUrl] = full === "small" ? [a.emu, SWARM_A] : [b.emu, SWARM_B];
+    const other = runnerDeps(net, recordingPort(), { countdown });
+    const hold = defineRolloutFunction({ name: "countdown", run: () => new Promise(() => undefined) });
+    void runEpisode(episodeMessage(countdownTask(9), { clientUuid: "other-client", swarms: [{ name: "held", url: fullUrl }] }, other.now()), { ...other, functions: { countdown: hold } });
+    await new Promise((r) => setImmediate(r));
+    expect(fullEmu.engine.queue).toHaveLength(0);
+
+    const port = recordingPort();
+    const deps = runnerDeps(net, port, { "two-models": twoModels }, { claimBudgetMs: 5_000 });
+    const msg = episodeMessage(countdownTask(0), { functionName: "two-models", swarms }, deps.now());
+    return { a, net, port, msg, result: await runEpisode(msg, deps) };
+  }
+
+  it("BC-33 the second swarm has no free episode before the deadline: claimFailed as 'deadline' (not noEpisodes), the first claim aborted", async () => {
+    const { a, net, port, result } = await claimWithOneSwarmFull("large");
+    expect(result).toEqual({ kind: "claimFailed", cause: "deadline" });
+    expect(methodsOf(port.calls)).toEqual(["claimFailed"]);
+    expect(port.calls[0]?.report).toMatchObject({ swarm: "large", kind: "deadline" });
+    expect(net.to("/abort_episode").filter((q) => q.swarm === "small")).toHaveLength(1);
+    expect(claimedRecords(a.emu)).toHaveLength(0);
+    expect(net.to("/end_episode")).toHaveLength(0);
+  });
+
+  it("BC-33 the first swarm has no free episode: claimFailed stays noEpisodes (nothing was held, so it is no deadline)", async () => {
+    const { net, port, msg, result } = await claimWithOneSwarmFull("small");
+    expect(result).toEqual({ kind: "claimFailed", cause: "noEpisodes" });
+    expect(port.calls[0]?.report).toMatchObject({ swarm: "small", kind: "noEpisodes" });
+    expect(net.to("/claim_episode").filter((q) => q.swarm === "large")).toHaveLength(0);
+    expect(net.to("/abort_episode").filter((q) => q.body.client_uuid === msg.clientUuid)).toHaveLength(0);
+  });
+
   it("BC-33 both ROLLING: both claims are reported, and both are ended together with one output each", async () => {
     const a = await rollingEmulator({ batchSize: 4, numRepeat: 1, maxEnvWorker: 4 }, { policy: { initialAccuracy: 1, malformedRate: 0 } });
     const b = await rollingEmulator({ batchSize: 4, numRepeat: 1, maxEnvWorker: 4 }, { seed: 8, policy: { initialAccuracy: 0, malformedRate: 0 } });

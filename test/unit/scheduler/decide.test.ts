@@ -122,16 +122,33 @@ describe("stop conditions", () => {
     expect(nextWakeAtMs(h.state)).toBeNull();
   });
 
-  it("epochs done with a partial final window: finishes once it resolves, without waiting for the engine", () => {
+  it("epochs done with a partial final window: the batch holding it is topped up with 2 groups, and the run finishes once the server trained it", () => {
     const h = new Harness(specInput({ batchSize: 4, numRepeat: 2, epochs: 1 }), { gsm8k: 6 });
     h.start();
     h.rolling(1);
     h.serveAll(1);
     h.rolling(2);
     expect(h.state.steps["1"]).toMatchObject({ plannedGroups: 2, partial: true });
+    h.serveAll(2); // the 2 planned groups, then the 2 top-up groups (tasks from a further pass: the data is used up)
+    expect(h.state.steps["1"]).toMatchObject({ groupsOpened: 4, topUpGroups: 2, groupsCompleted: 4 });
+    expect(h.state.run.phase).toBe("finishing"); // 4 complete tasks sit in batch 2: the engine closes it on its own
+    h.rolling(3);
+    expect(h.state.run.phase).toBe("finished");
+    expect(finishOf(h)?.summary).toMatchObject({
+      stopReason: "epochsDone", untrainedRewards: 0, verdict: "trained",
+      totals: { windows: 2, episodesEnded: 16, groupsCompleted: 8, groupsToppedUp: 2 },
+    });
+  });
+
+  it("epochs done with a partial final window and topUpLastBatch false: finishes at once and says exactly how many rewards are untrained", () => {
+    const h = new Harness(specInput({ batchSize: 4, numRepeat: 2, epochs: 1, topUpLastBatch: false }), { gsm8k: 6 });
+    h.start();
+    h.rolling(1);
+    h.serveAll(1);
+    h.rolling(2);
     h.serveAll(2);
     expect(h.state.run.phase).toBe("finished");
-    expect(finishOf(h)?.summary).toMatchObject({ stopReason: "epochsDone", totals: { windows: 2, episodesEnded: 12, groupsCompleted: 6 } });
+    expect(finishOf(h)?.summary).toMatchObject({ stopReason: "epochsDone", untrainedRewards: 4, verdict: "untrained", totals: { windows: 2, episodesEnded: 12 } });
   });
 
   it("mixed source sizes: the run stops when the first source has used its epochs (the mix is never broken)", () => {
@@ -174,29 +191,36 @@ describe("stop conditions", () => {
 });
 
 describe("engine restarts", () => {
-  it("BC-28 a restart mid-window wipes the server's batch: the window is served to the end, then the next opens", () => {
+  it("BC-28 a restart mid-window wipes the server's batch: the group whose end it held runs again, the window waits for it, then the next opens", () => {
     const h = new Harness(specInput({ batchSize: 2, numRepeat: 1 }));
     h.start();
     h.rolling(3);
     const [a, b] = h.takeDispatches();
-    h.finishEpisode(a!, 1, 3);
+    h.finishEpisode(a!, 1, 3); // accepted into batch 3 of the first engine run
     h.claim(b!, 3);
-    h.engine("ENGINE.OFFLINE", 0);
+    h.engine("ENGINE.OFFLINE", 0); // another client stops the engine: every record is wiped (spec §4.3)
+    expect(h.state.batches["0:3"]).toMatchObject({ state: "wiped", episodesLanded: 1 });
+    expect(h.state.run.totals).toMatchObject({ episodesWiped: 1, groupsRerun: 1, episodesEnded: 0 });
     h.outcome(b!, { kind: "abort", cause: "infra_error" }); // LLM 404 after the wipe: aborted locally, re-queued
     h.report(b!, "aborted");
     h.engine("ENGINE.BOOTING", 0);
     h.rolling(3); // resumed from the same checkpoint
-    expect(h.state.steps["0"]?.closedAtMs).toBe(h.nowMs);
-    const [retry] = h.takeDispatches();
-    expect(retry).toMatchObject({ episodeKey: b!.episodeKey, attempt: 2 });
-    h.finishEpisode(retry!, 1, 3);
+    expect(h.state.steps["0"]?.closedAtMs).toBeNull();
+    const again = h.takeDispatches();
+    expect(again.map((x) => [x.episodeKey, x.attempt]).sort()).toEqual([[`${a!.groupKey}~1#0`, 1], [b!.episodeKey, 2]].sort());
+    for (const x of again) h.finishEpisode(x, 1, 3);
+    expect(h.state.batches["1:3"]).toMatchObject({ state: "open", episodesLanded: 2 });
+    expect(h.state.run.windowsOpened).toBe(1); // batch 3 of the new engine run holds window 0: wait for it
+    h.rolling(4);
+    expect(h.state.batches["1:3"]?.state).toBe("closed");
     expect(h.state.run.windowsOpened).toBe(2); // no stall waiting for a step that will not come
+    expect(h.state.steps["0"]).toMatchObject({ rerunGroups: 1, episodesWiped: 1, episodesEnded: 2, landed: { "1:3": 2 } });
   });
 });
 
 describe("nextWakeAtMs", () => {
   it("is null before start, then the earliest of the next poll, a lease deadline and a claim back-off", () => {
-    const h = new Harness(specInput({ batchSize: 1, numRepeat: 1, tuning: { dispatchLeaseSeconds: 2, statusPollRollingMs: 3000 } }));
+    const h = new Harness(specInput({ batchSize: 1, numRepeat: 1, tuning: { dispatchLeaseSeconds: 51, statusPollRollingMs: 60_000 } }));
     expect(nextWakeAtMs(h.state)).toBeNull();
     const started = h.start();
     expect(started.commands.some((c) => c.type === "pollEngineStatus")).toBe(true);
@@ -206,13 +230,13 @@ describe("nextWakeAtMs", () => {
     expect(nextWakeAtMs(h.state)).toBe(t0 + 1000);
     const polled = h.advance(1000);
     expect(polled.commands).toContainEqual({ type: "pollEngineStatus", swarms: ["default"] });
-    expect(h.state.run.nextPollAtMs).toBe(t0 + 1000 + 3000); // gate open: the rolling interval
-    expect(nextWakeAtMs(h.state)).toBe(t0 + 2000); // the dispatch lease comes first
+    expect(h.state.run.nextPollAtMs).toBe(t0 + 1000 + 60_000); // gate open: the rolling interval
+    expect(nextWakeAtMs(h.state)).toBe(t0 + 51_000); // the dispatch lease comes first
     const [d] = h.takeDispatches();
     h.apply({ type: "claimFailed", episodeKey: d!.episodeKey, attempt: 1, dispatchId: 1, kind: "noEpisodes" });
     const notBefore = h.row(d!.episodeKey)?.notBeforeMs ?? 0;
     expect(notBefore - t0).toBeGreaterThanOrEqual(2000);
-    expect(nextWakeAtMs(h.state)).toBe(Math.min(notBefore, t0 + 4000));
+    expect(nextWakeAtMs(h.state)).toBe(Math.min(notBefore, t0 + 61_000));
     h.nowMs = notBefore;
     h.apply({ type: "tick" });
     expect(h.takeDispatches().map((x) => x.episodeKey)).toEqual([d!.episodeKey]);

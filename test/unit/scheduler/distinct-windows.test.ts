@@ -16,13 +16,17 @@ function runChecked(input: RunSpecInput, counts: Record<string, number>, options
   expect(h.state.run.phase, "the run finishes (no stall)").toBe("finished");
   const windows = groupsByWindow(run.dispatched);
   for (const [w, groups] of windows) {
-    const ids = [...groups.values()].map(taskIdOf);
+    // the groups the mix (and BC-32 replacements) opened; top-up groups come last and are distinct within the batch
+    const topUps = h.state.steps[String(w)]?.topUpGroups ?? 0;
+    const ids = [...groups.values()].map(taskIdOf).slice(0, groups.size - topUps);
     expect(new Set(ids).size, `window ${w} repeats a task: ${ids.join(", ")}`).toBe(ids.length);
   }
-  // every full window is one closed server batch holding exactly its batchSize distinct tasks
-  const full = [...windows.entries()].filter(([w]) => h.state.steps[String(w)]?.partial === false);
-  expect(run.batches).toHaveLength(full.length);
-  full.forEach(([w, groups], i) => {
+  // nothing stranded: every window (a partial one topped up) is one closed server batch of batchSize distinct tasks
+  expect(h.state.run.untrainedRewards).toBe(0);
+  expect(run.openBatch.size, "no reward left in a batch that never closed").toBe(0);
+  const all = [...windows.entries()];
+  expect(run.batches).toHaveLength(all.length);
+  all.forEach(([w, groups], i) => {
     const batch = run.batches[i] ?? new Map<string, number[]>();
     expect(completeTasks(batch, numRepeat), `batch of window ${w}`).toBe(batchSize);
     const windowIds = new Set([...groups.values()].map(taskIdOf)); // a dropped group may have ended no episode
@@ -71,11 +75,26 @@ describe("a batch window never holds one task twice", () => {
     expect(repeatedBefore, "the seeds exercise the rule: the plain walk repeats a task in a window").toBeGreaterThan(3);
   });
 
-  it("10 tasks, batch 8, 3 epochs: 3 full windows close and the partial last one ends the run; each task is served 3 times", () => {
+  it("10 tasks, batch 8, 3 epochs: 3 full windows close, the partial last one is topped up from a further pass so its batch closes too", () => {
     const { h, run } = runChecked(specInput({ batchSize: 8, numRepeat: 2, epochs: 3, seed: 5 }), { gsm8k: 10 });
+    expect(run.batches).toHaveLength(4);
+    expect(Object.values(h.state.steps).map((s) => [s.groupsOpened, s.partial, s.topUpGroups ?? 0])).toEqual([[8, false, 0], [8, false, 0], [8, false, 0], [8, true, 2]]);
+    const served = [...servedPerTask(run).values()];
+    expect(served.every((n) => n >= 3)).toBe(true);
+    expect(served.reduce((a, b) => a + b, 0)).toBe(32); // every task 3 times + the 2 top-up groups
+    expect(h.state.run.totals.groupsToppedUp).toBe(2);
+  });
+
+  it("with topUpLastBatch false the partial last window ends the run, which reports exactly how many rewards are untrained", () => {
+    const h = new Harness(specInput({ batchSize: 8, numRepeat: 2, epochs: 3, seed: 5, topUpLastBatch: false }), { gsm8k: 10 });
+    const run = runWithFakeSwarm(h);
+    expect(h.state.run.phase).toBe("finished");
     expect(run.batches).toHaveLength(3);
-    expect(Object.values(h.state.steps).map((s) => [s.groupsOpened, s.partial])).toEqual([[8, false], [8, false], [8, false], [6, true]]);
-    expect([...servedPerTask(run).values()]).toEqual(Array(10).fill(3));
+    const stranded = [...run.openBatch.values()].reduce((n, r) => n + r.length, 0);
+    expect(stranded).toBe(12); // 6 groups × 2 repeats the server holds in a batch that never closes
+    expect(h.state.run.untrainedRewards).toBe(stranded);
+    const summary = h.commands.find((c): c is FinishRun => c.type === "finishRun")?.summary;
+    expect(summary).toMatchObject({ untrainedRewards: 12, verdict: "untrained" });
   });
 
   it("a 2-source mix (weights 1:2, batch 8, 4 epochs) keeps the exact mix, closes every batch and serves each task 4 times", () => {
@@ -133,15 +152,16 @@ describe("BC-32 replacement groups never repeat a task already in the window", (
     expect(h.state.run.stopReason).toBe("epochsDone");
   });
 
-  it("BC-32 with exactly batchSize tasks a dropped group cannot be replaced: the window stays partial and the run ends (no stall), and the logs say why", () => {
+  it("BC-32 with exactly batchSize tasks a dropped group cannot be replaced in the window: the run ends after a top-up closes its batch (no stall, nothing stranded), and the logs say why", () => {
     const { h, run } = runChecked(specInput({ batchSize: 8, numRepeat: 2, maxAttempts: 1, epochs: 3 }), { gsm8k: 8 }, { fails: failFirstGroup() });
-    expect(h.state.steps["0"]).toMatchObject({ groupsOpened: 8, replacementGroups: 0, partial: true });
+    expect(h.state.steps["0"]).toMatchObject({ groupsOpened: 9, replacementGroups: 0, topUpGroups: 1, partial: true });
     expect(Object.keys(h.state.steps)).toEqual(["0"]);
-    expect(run.batches).toHaveLength(0);
+    expect(run.batches).toHaveLength(1);
     const logs = h.commands.flatMap((c) => (c.type === "log" ? [`${c.level} ${c.message}`] : []));
     expect(logs).toEqual(expect.arrayContaining([
       expect.stringMatching(/^info a window can take every task of this dataset/),
       expect.stringMatching(/^warn no task left that is not already in the window/),
+      expect.stringMatching(/^info server batch topped up/),
     ]));
   });
 

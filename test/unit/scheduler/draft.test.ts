@@ -30,7 +30,7 @@ describe("Draft (copy-on-write working state)", () => {
     const base = deepFreeze(rolling());
     const out = new Draft(base, 5).done({ status: "duplicate" });
     expect(out.state).toBe(base);
-    expect(out.changes).toEqual({ run: null, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [] });
+    expect(out.changes).toEqual({ run: null, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [], batches: [] });
   });
 
   it("reports a deleted row only if it was stored before (a row created and deleted in one decision is neither)", () => {

@@ -11,7 +11,7 @@ describe("engine gate", () => {
       return r.enteredRolling;
     });
     expect(edges).toEqual([false, true, false, false, false, true]);
-    expect(v).toEqual({ swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: 2, seenAtMs: 5, rollingEdges: 2, restarts: 0 });
+    expect(v).toEqual({ swarm: "default", lastGlobalStep: 2, engineStatus: "ENGINE.ROLLING", globalStep: 2, seenAtMs: 5, rollingEdges: 2, restarts: 0 });
     expect(observeEngine(v, "ENGINE.WEIGHT_SYNCING", undefined, 6).view.globalStep).toBe(2);
   });
 

@@ -19,6 +19,13 @@ export interface FakeSwarmOptions {
   trainMs?: number;
   /** clock steps at most before giving up (a stall) */
   maxSteps?: number;
+  /**
+   * another client stops and restarts the engine once, when the open batch holds this many ended episodes: the
+   * batch and every claimed record are wiped (spec §4.3), the engine boots for `bootMs` and rolls again at step 1
+   */
+  restart?: { whenBatchHolds: number; bootMs: number };
+  /** another client's episodes: this many complete foreign tasks join every batch as soon as it opens */
+  foreignTasksPerBatch?: number;
 }
 
 /** What the fake server saw. */
@@ -27,6 +34,10 @@ export interface FakeSwarmRun {
   batches: Map<string, number[]>[];
   /** the batch still open when the run finished (a partial last window never closes) */
   openBatch: Map<string, number[]>;
+  /** batches wiped by the restart, with what they held */
+  wiped: Map<string, number[]>[];
+  /** ended episodes the server refused (their record was wiped under them) */
+  refusedEnds: number;
   /** every dispatch, in order */
   dispatched: EpisodeDispatch[];
   /** per window: the instant its first episode was dispatched (epoch ms) */
@@ -48,10 +59,13 @@ export const taskIdOf = (d: Pick<EpisodeDispatch, "source" | "taskIndex">): stri
 export function runWithFakeSwarm(h: Harness, options: FakeSwarmOptions = {}): FakeSwarmRun {
   const { batchSize, numRepeat } = h.state.run.config;
   const durationMs = options.durationMs ?? ((d: EpisodeDispatch) => (5 + (d.taskIndex % 7)) * 1000);
-  const server = { status: "ENGINE.BOOTING", step: 1, batch: new Map<string, number[]>(), trainUntilMs: 0 };
-  const out: FakeSwarmRun = { batches: [], openBatch: server.batch, dispatched: [], firstDispatchAtMs: [], rolledAtMs: [], steps: 0 };
+  const server = { status: "ENGINE.BOOTING", step: 1, batch: new Map<string, number[]>(), trainUntilMs: 0, generation: 0, bootUntilMs: 0, restarted: false };
+  const out: FakeSwarmRun = { batches: [], openBatch: server.batch, wiped: [], refusedEnds: 0, dispatched: [], firstDispatchAtMs: [], rolledAtMs: [], steps: 0 };
   const inbox: EpisodeDispatch[] = [];
-  const running: { d: EpisodeDispatch; doneAtMs: number }[] = [];
+  const running: { d: EpisodeDispatch; doneAtMs: number; generation: number }[] = [];
+  const foreign = (batch: Map<string, number[]>) => {
+    for (let i = 0; i < (options.foreignTasksPerBatch ?? 0); i++) batch.set(`other-client:${server.step}:${i}`, Array(numRepeat).fill(0.5));
+  };
   let handled = h.commands.length;
 
   const execute = () => {
@@ -74,7 +88,26 @@ export function runWithFakeSwarm(h: Harness, options: FakeSwarmOptions = {}): Fa
   execute();
   for (; out.steps < (options.maxSteps ?? 5000) && h.state.run.phase !== "finished"; out.steps++) {
     h.nowMs += 1000;
-    if (server.status === "ENGINE.BOOTING" && out.steps === 2) server.status = "ENGINE.ROLLING";
+    if (server.status === "ENGINE.BOOTING" && out.steps === 2 && !server.restarted) {
+      server.status = "ENGINE.ROLLING";
+      foreign(server.batch);
+    }
+    if (server.status === "ENGINE.BOOTING" && server.restarted && h.nowMs >= server.bootUntilMs) {
+      server.status = "ENGINE.ROLLING";
+      foreign(server.batch);
+    }
+    const holds = [...server.batch.values()].reduce((n, r) => n + r.length, 0);
+    if (options.restart && !server.restarted && server.status === "ENGINE.ROLLING" && holds >= options.restart.whenBatchHolds) {
+      // another client: stop_engine + start_engine — every record is wiped, the new engine starts at step 1
+      server.restarted = true;
+      server.generation++;
+      out.wiped.push(server.batch);
+      server.batch = new Map();
+      out.openBatch = server.batch;
+      server.status = "ENGINE.BOOTING";
+      server.step = 1;
+      server.bootUntilMs = h.nowMs + options.restart.bootMs;
+    }
     if (server.status === "ENGINE.ROLLING" && full()) server.status = "ENGINE.ROLLING_POST";
     else if (server.status === "ENGINE.ROLLING_POST" && running.length === 0) {
       server.status = "ENGINE.WEIGHT_SYNCING";
@@ -85,12 +118,13 @@ export function runWithFakeSwarm(h: Harness, options: FakeSwarmOptions = {}): Fa
     } else if (server.status === "ENGINE.WEIGHT_SYNCING" && h.nowMs >= server.trainUntilMs) {
       server.status = "ENGINE.ROLLING";
       server.step++;
+      foreign(server.batch);
     }
     for (const d of inbox.splice(0)) {
       if (server.status !== "ENGINE.ROLLING") {
         h.apply({ type: "claimFailed", episodeKey: d.episodeKey, attempt: d.attempt, dispatchId: d.dispatchId, kind: "notReady" });
-      } else if (h.claim(d, server.step).ack.status === "applied") {
-        running.push({ d, doneAtMs: h.nowMs + durationMs(d) });
+      } else if (h.claim(d, server.step, `uuid-${server.generation}-${d.episodeKey}-${d.attempt}`).ack.status === "applied") {
+        running.push({ d, doneAtMs: h.nowMs + durationMs(d), generation: server.generation });
       }
     }
     for (const r of running.filter((x) => x.doneAtMs <= h.nowMs)) {
@@ -102,6 +136,11 @@ export function runWithFakeSwarm(h: Harness, options: FakeSwarmOptions = {}): Fa
       }
       const reward = options.reward?.(r.d) ?? 1;
       h.outcome(r.d, { kind: "end", reward });
+      if (r.generation !== server.generation || server.status === "ENGINE.BOOTING") {
+        out.refusedEnds++; // its record was wiped by the restart: the server refuses the end (spec §11.1)
+        h.report(r.d, "lost");
+        continue;
+      }
       server.batch.set(taskIdOf(r.d), [...(server.batch.get(taskIdOf(r.d)) ?? []), reward]);
       h.report(r.d, "ended");
     }

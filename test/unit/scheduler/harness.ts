@@ -12,6 +12,7 @@ import {
   type Decision,
   type EpisodeDispatch,
   type EpisodeOutcome,
+  type BatchRow,
   type EpisodeRow,
   type EvalTaskRow,
   type RunRow,
@@ -56,7 +57,7 @@ export class Harness {
   state: SchedulerState;
   nowMs = 1_000_000;
   readonly commands: SchedulerCommand[] = [];
-  private readonly store = { run: null as RunRow | null, episodes: new Map<string, EpisodeRow>(), steps: new Map<string, StepRow>(), evalTasks: new Map<string, EvalTaskRow>() };
+  private readonly store = { run: null as RunRow | null, episodes: new Map<string, EpisodeRow>(), steps: new Map<string, StepRow>(), evalTasks: new Map<string, EvalTaskRow>(), batches: new Map<string, BatchRow>() };
 
   constructor(input: RunSpecInput = specInput(), taskCounts: Record<string, number> = { gsm8k: 100 }, readonly checkRows = true) {
     this.state = initialState(RunSpec.parse(input), taskCounts);
@@ -78,11 +79,13 @@ export class Harness {
     for (const key of changes.deletedEpisodeKeys) this.store.episodes.delete(key);
     for (const row of changes.steps) this.store.steps.set(String(row.windowIndex), row);
     for (const row of changes.evalTasks) this.store.evalTasks.set(row.groupKey, row);
+    for (const row of changes.batches) this.store.batches.set(row.batchKey, row);
     const loaded = stateFromRows({
       run: this.store.run ?? state.run,
       episodes: [...this.store.episodes.values()],
       steps: [...this.store.steps.values()],
       evalTasks: [...this.store.evalTasks.values()],
+      batches: [...this.store.batches.values()],
     });
     expect(loaded).toEqual(state);
   }

@@ -3,7 +3,7 @@ import type { AbortEpisodes, ResolveOutbox } from "../../../src/scheduler/index.
 import { MAX_UNDELIVERED_DISPATCHES } from "../../../src/scheduler/leases.ts";
 import { Harness, rollingRun, specInput } from "./harness.ts";
 
-const tuning = { dispatchLeaseSeconds: 60, runLeaseSeconds: 2000, reportLeaseSeconds: 400 };
+const tuning = { dispatchLeaseSeconds: 60, runLeaseSeconds: 2000, reportLeaseSeconds: 700 };
 const abortsOf = (h: Harness) => h.commands.filter((c): c is AbortEpisodes => c.type === "abortEpisodes").flatMap((c) => c.episodes);
 const resolvesOf = (h: Harness) => h.commands.filter((c): c is ResolveOutbox => c.type === "resolveOutbox").flatMap((c) => c.episodes);
 
@@ -34,7 +34,7 @@ describe("leases and reconciliation (BC-51)", () => {
     h.finishEpisode(sent[1]!, 1, 1);
     h.claim(d, 1, "uuid-e");
     h.outcome(d, { kind: "end", reward: 0.75 });
-    h.advance(400_000);
+    h.advance(700_000);
     expect(resolvesOf(h)).toEqual([{ episodeKey: d.episodeKey, attempt: 1, claims: [{ swarm: "default", episodeUuid: "uuid-e" }], reward: 0.75 }]);
     expect(abortsOf(h)).toEqual([]);
     expect(h.row(d.episodeKey)).toMatchObject({ status: "reporting", attempt: 1, resolveRequestedAtMs: h.nowMs });
@@ -69,7 +69,7 @@ describe("leases and reconciliation (BC-51)", () => {
     h.finishEpisode(sent[1]!, 1, 1);
     h.claim(sent[0]!, 1, "uuid-x");
     h.outcome(sent[0]!, { kind: "abort", cause: "infra_error" });
-    h.advance(400_000);
+    h.advance(700_000);
     expect(abortsOf(h)).toEqual([expect.objectContaining({ episodeKey: sent[0]!.episodeKey, reason: "infra_error" })]);
     expect(h.state.run.failuresByCause).toEqual({ infra_error: 1 });
 
@@ -79,7 +79,7 @@ describe("leases and reconciliation (BC-51)", () => {
     const [x] = e.takeDispatches();
     e.claim(x!, 1, "uuid-s");
     e.outcome(x!, { kind: "score", reward: 1 });
-    e.advance(400_000);
+    e.advance(700_000);
     expect(abortsOf(e)).toEqual([expect.objectContaining({ claims: [{ swarm: "default", episodeUuid: "uuid-s" }] })]);
     expect(e.state.run.phase).toBe("finished");
     expect(Object.values(e.state.evalTasks).map((t) => t.rewards)).toEqual([[1]]);
@@ -90,7 +90,7 @@ describe("leases and reconciliation (BC-51)", () => {
     h.finishEpisode(sent[1]!, 1, 1);
     h.claim(sent[0]!, 1, "uuid-reverted");
     h.outcome(sent[0]!, { kind: "abort", cause: "expired" }); // the consumer sent nothing (action none); its report is lost
-    h.advance(400_000);
+    h.advance(700_000);
     expect(abortsOf(h)).toEqual([]);
     expect(h.row(sent[0]!.episodeKey)).toMatchObject({ attempt: 2, lastCause: "expired" });
     expect(h.state.run.failuresByCause).toEqual({ expired: 1 });

@@ -74,7 +74,28 @@ describe("RunSpec validation names the field and the fix", () => {
     expect(issuesOf(specInput({ episodeType: "eval", maxSteps: 3 }))[0]?.path).toBe("maxSteps");
     const lease = issuesOf(specInput({ discardEpisodeTimeoutSeconds: 60, tuning: { runLeaseSeconds: 400 } }));
     expect(lease[0]?.path).toBe("tuning.runLeaseSeconds");
-    expect(lease[0]?.message).toMatch(/8 × discardEpisodeTimeoutSeconds = 480/);
+    expect(lease[0]?.message).toMatch(/tuning.runLeaseSeconds 400 must exceed 8 × discardEpisodeTimeoutSeconds 60 = 480 s/);
+  });
+
+  it("rejects a report lease that lets the outbox resend while the consumer's end and its resend (2 × 330 s) may be in flight", () => {
+    const issues = issuesOf(specInput({ tuning: { reportLeaseSeconds: 600 } }));
+    expect(issues).toEqual([{ path: "tuning.reportLeaseSeconds", message: expect.stringContaining("tuning.reportLeaseSeconds 600 must exceed 2 × the end_episode timeout 330 s = 660 s") }]);
+    expect(issuesOf(specInput({ tuning: { reportLeaseSeconds: 660 } })).map((i) => i.path)).toEqual(["tuning.reportLeaseSeconds"]);
+    expect(issuesOf(specInput({ tuning: { reportLeaseSeconds: 661 } }))).toEqual([]);
+  });
+
+  it("rejects a dispatch lease shorter than the consumer's claim budget plus the claim timeout (20 s + 30 s)", () => {
+    const issues = issuesOf(specInput({ tuning: { dispatchLeaseSeconds: 45 } }));
+    expect(issues).toEqual([{ path: "tuning.dispatchLeaseSeconds", message: expect.stringContaining("tuning.dispatchLeaseSeconds 45 must exceed the consumer's claim budget 20 s + the claim_episode timeout 30 s = 50 s") }]);
+    expect(issuesOf(specInput({ tuning: { dispatchLeaseSeconds: 51 } }))).toEqual([]);
+  });
+
+  it("checks the run lease against the lifetime of the run's own discard timeout, defaults included, and names every broken relation at once", () => {
+    // the default run lease follows the discard timeout, so it always holds
+    expect(issuesOf(specInput({ discardEpisodeTimeoutSeconds: 900 }))).toEqual([]);
+    const issues = issuesOf(specInput({ discardEpisodeTimeoutSeconds: 300, tuning: { runLeaseSeconds: 2000, reportLeaseSeconds: 100, dispatchLeaseSeconds: 10 } }));
+    expect(issues.map((i) => i.path).sort()).toEqual(["tuning.dispatchLeaseSeconds", "tuning.reportLeaseSeconds", "tuning.runLeaseSeconds"]);
+    expect(issues.find((i) => i.path === "tuning.runLeaseSeconds")?.message).toContain("tuning.runLeaseSeconds 2000 must exceed 8 × discardEpisodeTimeoutSeconds 300 = 2400 s");
   });
 
   it("rejects a sample collection method that would not close a batch after batchSize groups", () => {

@@ -47,7 +47,9 @@ describe("GSM8K (BC-10)", () => {
     expect(tasks.map((t) => t.metadata["gold"])).toEqual(["1", "4"]);
     expect(report.accepted).toBe(2);
     expect(report.rejected.map((r) => r.line)).toEqual([2, 3]);
-    expect(report.rejected[0]!.reason).toContain("no `#### <answer>` line (BC-10)");
+    expect(report.rejected[0]!.reason).toBe(
+      "no gold answer: `answer` has no `#### <answer>` line (got \"the answer is 2\"): a GSM8K answer ends with a line like `#### 18`",
+    );
   });
 });
 

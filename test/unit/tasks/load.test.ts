@@ -98,6 +98,16 @@ describe("DatasetSpec", () => {
     expect(gen.report).toEqual({ name: "countdown", split: "gen-9", accepted: 3, rejected: [] });
   });
 
+  it("a dataset's answerReaders travel with each task as metadata.answer_readers; an unknown reader is refused", async () => {
+    const rows = [{ question: "Eggs?", answer: "#### 18" }, { question: "Cows?", answer: "#### 4" }];
+    const chosen = await loadDataset({ name: "g", kind: "gsm8k", tasks: rows, answerReaders: ["boxed", "hash", "final-number"] });
+    expect(chosen.tasks.map((t) => t.metadata["answer_readers"])).toEqual([["boxed", "hash", "final-number"], ["boxed", "hash", "final-number"]]);
+    const plain = await loadDataset({ name: "g", kind: "gsm8k", tasks: rows });
+    expect(plain.tasks[0]!.metadata).not.toHaveProperty("answer_readers");
+    await expect(loadDataset({ name: "g", kind: "gsm8k", tasks: rows, answerReaders: ["guess"] as never })).rejects.toThrow('unknown answer reader "guess"; use boxed, hash, final-answer, final-number');
+    await expect(loadDataset({ name: "g", kind: "gsm8k", tasks: rows, answerReaders: [] })).rejects.toThrow("answerReaders needs at least one reader");
+  });
+
   it("refuses a path without a file reader (workerd) and names the fix", async () => {
     await expect(loadDataset({ name: "f", kind: "generic", path: "/x.jsonl" })).rejects.toThrow(/loadDatasetFromNode/);
   });

@@ -1,5 +1,5 @@
 /**
- * @module protocol/messages — the server's exact texts (spec §3, §9.6), as builders for the emulator and as
+ * @module protocol/server-texts — the server's exact texts (spec §3, §9.6), as builders for the emulator and as
  * substring matchers for the client (spec §8.3: clients match `fail_cause` by substring, spec §12).
  */
 import { ENGINE, type EngineStatus } from "./engine.ts";

@@ -1,5 +1,5 @@
 /**
- * @module emulator/policy/messages — the chat shapes the simulated policy reads and writes (OpenAI chat
+ * @module emulator/policy/chat-shapes — the chat shapes the simulated policy reads and writes (OpenAI chat
  * messages, function tools and tool calls), their text, and the token usage it reports.
  *
  * Usage: the recorded real-server transcript reports `completion_tokens` = whitespace words of the reply and

@@ -1,0 +1,129 @@
+/**
+ * @module runtime/run-function — step 3 of an episode: runs the rollout function with its context, stopped at the
+ * local lifetime (BC-24) or before the invocation's wall limit, and turns what it did into the outcome
+ * (runtime/outcome). A function that ignores `ctx.signal` is not waited for past the stop; the idle watchdog stops it
+ * before the server's idle deadline (BC-23).
+ */
+import type { RolloutFunction, RolloutLogger } from "../sdk/contract.ts";
+import { EpisodeAbortError, type EpisodeMessage } from "../port/index.ts";
+import { EPISODE_LIFETIME_FACTOR, type Task } from "../protocol/index.ts";
+import type { HeldClaim } from "./claims.ts";
+import type { FetchLike } from "./limits.ts";
+import { decideOutcome, type OutcomeDecision } from "./outcome.ts";
+import { createEpisodeStop, StopCause, type EpisodeStop } from "./episode-stop.ts";
+import { EPISODE_OVER, type KeyFence } from "./key-fence.ts";
+import { createRolloutContext } from "./rollout-context.ts";
+
+/** What running a function needs of its invocation (a part of `EpisodeRunnerDeps`). */
+export interface FunctionRunDeps {
+  /** the guarded fetch (connection limiter, shared budget) the function's LLM and own calls go through */
+  fetch: FetchLike;
+  now(): number;
+  log: RolloutLogger;
+  /** the run's secrets merged with the claim ack's */
+  secrets: Readonly<Record<string, string>>;
+  /** epoch ms by which the invocation must be done; the function is stopped `reportReserveMs` before */
+  invocationDeadlineAtMs?: number;
+  /** time kept for recording, ending and reporting after the function is stopped (ms); default 20 s */
+  reportReserveMs?: number;
+  /** waits between LLM retries (ms) */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  random(): number;
+  /** the global-fetch fence: the episode keys are routed through their guarded fetch while the function runs */
+  keyFence?: KeyFence;
+  /** the episode's stop, when the caller fires it too; default a fresh one */
+  stop?: EpisodeStop;
+}
+
+/**
+ * Runs `fn` on `task` with the claims held since `claimedAtMs` (epoch ms) and decides the outcome. Never throws:
+ * a throw, a bad result or a stop becomes an abort outcome. One {@link EpisodeStop} fires `ctx.signal` for every
+ * reason: the lifetime, the invocation's wall limit, or the idle watchdog (a timer at the earliest local deadline,
+ * re-armed on LLM activity, BC-23); when the function is over its keys are closed in the fence.
+ */
+export async function runFunction(
+  fn: RolloutFunction,
+  task: Task,
+  msg: EpisodeMessage,
+  deps: FunctionRunDeps,
+  held: HeldClaim[],
+  claimedAtMs: number,
+): Promise<OutcomeDecision> {
+  const lifetimeEndsAtMs = claimedAtMs + EPISODE_LIFETIME_FACTOR * msg.discardEpisodeTimeoutSeconds * 1000;
+  const stopAtMs = Math.min(lifetimeEndsAtMs, (deps.invocationDeadlineAtMs ?? Infinity) - (deps.reportReserveMs ?? 20_000));
+  // the stop reason is the outcome's cause: past the local lifetime (BC-24), out of invocation time, or idle (BC-23)
+  const hardStop = stopAtMs >= lifetimeEndsAtMs
+    ? { cause: StopCause.lifetime, message: `episode ran past its lifetime, ${EPISODE_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds = ${EPISODE_LIFETIME_FACTOR * msg.discardEpisodeTimeoutSeconds} s; raise discardEpisodeTimeoutSeconds if episodes need longer` }
+    : { cause: StopCause.timeLimit, message: "episode stopped to leave time to report before the invocation's wall limit" };
+  const stop = deps.stop ?? createEpisodeStop();
+  const stopped = new Promise<never>((_, reject) => {
+    const fire = () => reject(stop.signal.reason);
+    if (stop.signal.aborted) fire();
+    else stop.signal.addEventListener("abort", fire, { once: true });
+  });
+  stopped.catch(() => undefined);
+  const primary = held[0]!;
+  // the watchdog: one timer at the earliest local deadline, re-armed whenever LLM activity changes
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let built: ReturnType<typeof createRolloutContext> | undefined;
+  const arm = () => {
+    if (!built || stop.signal.aborted) return;
+    if (timer !== null) clearTimeout(timer);
+    const at = built.localDeadlineAtMs();
+    if (!Number.isFinite(at)) return; // a call is in flight on every swarm: activity, re-armed when it ends
+    const why = built.deadlineStop();
+    timer = setTimeout(() => stop.stop(why.cause, why.message), Math.max(0, at - deps.now()));
+  };
+  built = createRolloutContext(
+    {
+      fetch: deps.fetch,
+      episodes: Object.fromEntries(held.map((h) => [h.swarm, { swarm: h.swarm, episodeUuid: h.episodeUuid, baseUrl: h.episode.baseUrl, apiKey: h.episode.apiKey }])),
+      episodeType: msg.episodeType,
+      stop,
+      discardEpisodeTimeoutSeconds: msg.discardEpisodeTimeoutSeconds,
+      hardStopAtMs: stopAtMs,
+      hardStop,
+      canContinue: () => primary.client.canContinueEpisode(primary.episodeUuid).catch(() => false),
+      log: deps.log,
+      secrets: { ...deps.secrets },
+      model: msg.model,
+      now: deps.now,
+      sleep: deps.sleep,
+      random: deps.random,
+      onActivity: () => arm(),
+      ...(deps.keyFence ? { keyFence: deps.keyFence } : {}),
+    },
+    claimedAtMs,
+  );
+  const { ctx, activity } = built;
+  arm();
+  let result: unknown;
+  let error: unknown;
+  let threw = false;
+  const running = Promise.resolve().then(() => fn.run(task, ctx));
+  running.catch(() => undefined); // a function that fails after it was stopped is not an unhandled rejection
+  try {
+    // a function that ignores ctx.signal is not waited for past the stop: its claims must still be reported
+    result = await Promise.race([running, stopped]);
+  } catch (err) {
+    threw = true;
+    const reason = stop.reason;
+    error = reason ? new EpisodeAbortError(reason.reason, reason.message, { cause: err }) : err;
+  } finally {
+    if (timer !== null) clearTimeout(timer);
+    built.close(); // no request with these keys leaves the runtime any more (BC-23)
+    if (!stop.signal.aborted) stop.stop(EPISODE_OVER, "the episode is over");
+  }
+  const nowMs = deps.now();
+  return decideOutcome({
+    result,
+    error,
+    threw,
+    swarms: held.map((h) => h.swarm),
+    activity,
+    episodeType: msg.episodeType,
+    discardEpisodeTimeoutSeconds: msg.discardEpisodeTimeoutSeconds,
+    lifetimeExceeded: nowMs > lifetimeEndsAtMs,
+    nowMs,
+  });
+}

@@ -1,0 +1,266 @@
+/**
+ * @module scheduler/batches — batch truth: which server batch each accepted train episode landed in, and what became
+ * of that batch. A batch is named by the first swarm's engine epoch (its restart count) and `global_step`: within one
+ * engine run a step number names one batch (spec §4.4), and a restart wipes every episode record (spec §4.3).
+ *
+ * What the core learns from the server and how it reads it:
+ *  - an accepted end lands in the batch of its claim (the step read right after the claim; the server wipes every
+ *    record when it leaves ROLLING_POST, so an end is only accepted in the batch it was claimed in, spec §5.7);
+ *  - the pool information's `completed_tasks_details` (spec §2.10) confirms which of the run's episode uuids the
+ *    engine holds for the batch it is collecting, names other clients' episodes in it, and counts its complete tasks;
+ *  - a batch is **closed** (trained) once the engine is seen at a higher step in the same epoch (its next ROLLING,
+ *    spec §4.2 step 6), or exits cleanly (OFFLINE with `global_step` 0) while draining or training it;
+ *  - a batch is **wiped** when the engine leaves the rolling states without training it: a restart or stop (OFFLINE
+ *    or BOOTING seen, or the step seen going backwards), or the pool no longer listing episodes it listed for the
+ *    same step (an engine restarted at the same step between two polls). Its groups are run again.
+ */
+import type { Draft } from "./draft.ts";
+import type { PoolSeen } from "./events.ts";
+import { ENGINE } from "../protocol/index.ts";
+import type { EngineView } from "./engine-gate.ts";
+import { isInFlight, type BatchRow, type EpisodeRow, type LandedEpisode } from "./state.ts";
+
+/** `"{engineEpoch}:{globalStep}"`, `"{engineEpoch}:?"` when the step is unknown. */
+export function batchKeyOf(engineEpoch: number, globalStep: number | null): string {
+  return `${engineEpoch}:${globalStep ?? "?"}`;
+}
+
+/** The global step of a batch key (null for `"…:?"`). */
+export function stepOfBatchKey(key: string): number | null {
+  const step = Number(key.slice(key.indexOf(":") + 1));
+  return Number.isInteger(step) ? step : null;
+}
+
+const ROLLING_STATES: ReadonlySet<string> = new Set([ENGINE.ROLLING, ENGINE.ROLLING_POST]);
+
+/** The first swarm's view (the run's steps come from it). */
+function stepSwarm(d: Draft): EngineView | undefined {
+  return d.run.engines[0];
+}
+
+/** The first swarm's engine epoch now (0 before any observation). */
+export function currentEngineEpoch(d: Draft): number {
+  return stepSwarm(d)?.restarts ?? 0;
+}
+
+/** The batches still collecting (neither trained nor wiped). */
+export function openBatches(d: Pick<Draft, "batches">): BatchRow[] {
+  return Object.values(d.batches).filter((b) => b.state === "open");
+}
+
+/** Accepted rewards that sit in batches the server has not trained (yet). */
+export function rewardsInOpenBatches(d: Pick<Draft, "batches">): number {
+  return openBatches(d).reduce((n, b) => n + Object.keys(b.episodes).length, 0);
+}
+
+/**
+ * Lands one accepted train episode (status `ended`, in a window) in the batch of its claim.
+ * @returns `"landed"`, or `"wiped"` when that batch is already known to be wiped (the end was accepted before a
+ * restart the core saw first): the caller runs the repeat again instead of counting it
+ */
+export function landEpisode(d: Draft, row: EpisodeRow, reward: number): "landed" | "wiped" {
+  const epoch = row.engineEpoch ?? currentEngineEpoch(d);
+  const step = row.globalStep ?? stepSwarm(d)?.globalStep ?? null;
+  const key = batchKeyOf(epoch, step);
+  const existing = d.batches[key];
+  if (existing?.state === "wiped") return "wiped";
+  const uuid = row.claims[0]?.episodeUuid ?? row.episodeKey;
+  const episode: LandedEpisode = {
+    episodeKey: row.episodeKey, groupKey: row.groupKey, source: row.source, taskIndex: row.taskIndex, epoch: row.epoch,
+    windowIndex: row.windowIndex ?? 0, rerun: rerunOf(row.groupKey), reward, confirmed: false,
+  };
+  const batch: BatchRow = existing ?? {
+    batchKey: key, engineEpoch: epoch, globalStep: step, openedAtRollingEdges: stepSwarm(d)?.rollingEdges ?? 0, state: "open",
+    episodes: {}, episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
+    lastStatus: ENGINE.ROLLING, firstLandedAtMs: d.nowMs, closedAtMs: null, wipedAtMs: null,
+  };
+  d.putBatch({
+    ...batch,
+    // a closed batch keeps no episode list: a late report of an end it trained only adds to the counts
+    episodes: batch.state === "open" ? { ...batch.episodes, [uuid]: episode } : batch.episodes,
+    episodesLanded: batch.episodesLanded + 1,
+    rewardSum: batch.rewardSum + reward,
+  });
+  if (row.windowIndex !== null) {
+    const s = d.steps[String(row.windowIndex)];
+    if (s) d.patchStep(s.windowIndex, { landed: { ...(s.landed ?? {}), [key]: (s.landed?.[key] ?? 0) + 1 } });
+  }
+  return "landed";
+}
+
+/** The re-run generation of a group key (`…~N`), 0 for a first run. */
+export function rerunOf(groupKey: string): number {
+  const i = groupKey.lastIndexOf("~");
+  return i < 0 ? 0 : Number(groupKey.slice(i + 1)) || 0;
+}
+
+/** The first-run group key of a (possibly re-run) group key. */
+export function baseGroupKey(groupKey: string): string {
+  const i = groupKey.lastIndexOf("~");
+  return i < 0 ? groupKey : groupKey.slice(0, i);
+}
+
+/** Callbacks the batch observer needs from task-groups (kept as parameters: no import cycle). */
+export interface BatchEffects {
+  /** the batch was wiped: run its landed episodes' groups again */
+  rerun(d: Draft, batch: BatchRow, landed: LandedEpisode[]): void;
+  /** windows whose episodes sat in a batch that just closed or was wiped (their closure may be due) */
+  windowsTouched(d: Draft, windowIndices: number[]): void;
+}
+
+/**
+ * Applies one observation of the first swarm (status, step and, optionally, pool information) to the open
+ * batches: closes the trained ones, wipes the lost ones (and has their groups run again), confirms landings and
+ * counts other clients' episodes from the pool. Call after the engine view was updated.
+ */
+export function observeBatches(d: Draft, view: EngineView, pool: PoolSeen | undefined, effects: BatchEffects): void {
+  for (const batch of openBatches(d)) {
+    const sameEpoch = view.restarts === batch.engineEpoch;
+    if (!sameEpoch) {
+      // left the rolling states: trained only on a clean exit after it drained (OFFLINE, global_step 0, spec §4.2)
+      const cleanExit = view.engineStatus === ENGINE.OFFLINE && view.globalStep === 0 && view.restarts === batch.engineEpoch + 1;
+      const training = batch.lastStatus === ENGINE.ROLLING_POST || batch.lastStatus === ENGINE.WEIGHT_SYNCING;
+      if (cleanExit && training) closeBatch(d, batch, effects);
+      else wipeBatch(d, batch, "the engine stopped or restarted before training it", effects);
+      continue;
+    }
+    if (batch.globalStep !== null && view.globalStep !== null) {
+      if (view.globalStep > batch.globalStep) {
+        closeBatch(d, batch, effects);
+        continue;
+      }
+      if (view.globalStep === batch.globalStep && isBatchStatus(view.engineStatus) && view.engineStatus !== batch.lastStatus) {
+        d.putBatch({ ...batch, lastStatus: view.engineStatus });
+      }
+    } else if (batch.globalStep === null && view.rollingEdges > batch.openedAtRollingEdges && view.engineStatus === ENGINE.ROLLING) {
+      closeBatch(d, batch, effects);
+    }
+  }
+  if (pool) observePool(d, view, pool, effects);
+}
+
+function isBatchStatus(status: string): boolean {
+  return ROLLING_STATES.has(status) || status === ENGINE.WEIGHT_SYNCING;
+}
+
+/**
+ * The pool information of the batch the engine is collecting (read only while it is ROLLING or ROLLING_POST at the
+ * pool's step): our landed uuids it lists are confirmed (and moved to this batch if the claim named another);
+ * uuids it lists that are no episode of this run are other clients'; a confirmed uuid it no longer lists means the
+ * engine's batch was emptied at the same step (a restart between polls, or its cached-episodes valve): wiped.
+ */
+function observePool(d: Draft, view: EngineView, pool: PoolSeen, effects: BatchEffects): void {
+  if (!ROLLING_STATES.has(view.engineStatus) || pool.globalStep === null || pool.globalStep !== view.globalStep) return;
+  const key = batchKeyOf(view.restarts, pool.globalStep);
+  const listed = new Set(pool.episodeUuids);
+  let batch = d.batches[key];
+  if (batch?.state === "open") {
+    const lost = Object.entries(batch.episodes).filter(([uuid, e]) => e.confirmed && !listed.has(uuid));
+    if (lost.length > 0) {
+      wipeBatch(d, batch, "the pool information no longer lists episodes it listed for this step", effects);
+      view.restarts++; // a new batch generation at the same step: later landings must not join the wiped one
+      return;
+    }
+  }
+  // landings the claim attributed to another open batch, listed here: move them (the pool names the batch)
+  for (const other of openBatches(d)) {
+    if (other.batchKey === key) continue;
+    const moving = Object.entries(other.episodes).filter(([uuid]) => listed.has(uuid));
+    if (moving.length === 0) continue;
+    const rest = Object.fromEntries(Object.entries(other.episodes).filter(([uuid]) => !listed.has(uuid)));
+    const moved = moving.reduce((sum, [, e]) => sum + e.reward, 0);
+    d.putBatch({ ...other, episodes: rest, episodesLanded: other.episodesLanded - moving.length, rewardSum: other.rewardSum - moved });
+    const base: BatchRow = d.batches[key] ?? {
+      batchKey: key, engineEpoch: view.restarts, globalStep: pool.globalStep, openedAtRollingEdges: view.rollingEdges, state: "open",
+      episodes: {}, episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
+      lastStatus: view.engineStatus, firstLandedAtMs: d.nowMs, closedAtMs: null, wipedAtMs: null,
+    };
+    d.putBatch({ ...base, episodes: { ...base.episodes, ...Object.fromEntries(moving) }, episodesLanded: base.episodesLanded + moving.length, rewardSum: base.rewardSum + moved });
+    for (const [, e] of moving) moveStepLanding(d, e.windowIndex, other.batchKey, key);
+  }
+  batch = d.batches[key];
+  if (!batch || batch.state !== "open") return;
+  const ours = new Set(Object.keys(batch.episodes));
+  for (const row of d.rows()) if (isInFlight(row.status) || row.status === "ended") for (const c of row.claims) ours.add(c.episodeUuid);
+  const foreign = pool.episodeUuids.filter((u) => !ours.has(u)).length;
+  const episodes = Object.fromEntries(Object.entries(batch.episodes).map(([uuid, e]) => [uuid, listed.has(uuid) && !e.confirmed ? { ...e, confirmed: true } : e]));
+  // the pool's complete tasks less our complete tasks it lists: other clients' (ours are counted fresh, at need time)
+  const oursListed = completeTasksOf(Object.entries(episodes).filter(([uuid]) => listed.has(uuid)).map(([, e]) => e), d.run.config.numRepeat);
+  d.putBatch({
+    ...batch, episodes, foreignEpisodes: Math.max(batch.foreignEpisodes, foreign),
+    poolCompletedTasks: pool.completedTasks, poolTaskTarget: pool.completedTaskTarget > 0 ? pool.completedTaskTarget : batch.poolTaskTarget,
+    poolForeignTasks: Math.max(0, pool.completedTasks - oursListed),
+  });
+}
+
+function moveStepLanding(d: Draft, windowIndex: number, from: string, to: string): void {
+  const s = d.steps[String(windowIndex)];
+  if (!s) return;
+  const landed = { ...(s.landed ?? {}) };
+  landed[from] = (landed[from] ?? 1) - 1;
+  if (landed[from] <= 0) delete landed[from];
+  landed[to] = (landed[to] ?? 0) + 1;
+  d.patchStep(windowIndex, { landed });
+}
+
+function windowsOf(batch: BatchRow): number[] {
+  return [...new Set(Object.values(batch.episodes).map((e) => e.windowIndex))];
+}
+
+function closeBatch(d: Draft, batch: BatchRow, effects: BatchEffects): void {
+  const windows = windowsOf(batch);
+  d.putBatch({ ...batch, state: "closed", episodes: {}, closedAtMs: d.nowMs });
+  d.log("info", "server batch trained", { batch: batch.batchKey, globalStep: batch.globalStep, episodes: batch.episodesLanded, otherClientsEpisodes: batch.foreignEpisodes });
+  effects.windowsTouched(d, windows);
+}
+
+function wipeBatch(d: Draft, batch: BatchRow, why: string, effects: BatchEffects): void {
+  const landed = Object.values(batch.episodes);
+  const windows = windowsOf(batch);
+  d.putBatch({ ...batch, state: "wiped", episodes: {}, wipedAtMs: d.nowMs });
+  d.log("warn", "server batch wiped before training; its groups run again", {
+    batch: batch.batchKey, globalStep: batch.globalStep, episodes: landed.length, why,
+  });
+  if (landed.length > 0) effects.rerun(d, batch, landed);
+  effects.windowsTouched(d, windows);
+}
+
+/**
+ * The open batch the engine is collecting right now (same epoch and step, status ROLLING), if it holds episodes of
+ * this run: the one a top-up would fill. Undefined while the engine drains or trains, or when no open batch is current.
+ */
+export function currentOpenBatch(d: Draft): BatchRow | undefined {
+  const view = stepSwarm(d);
+  if (!view || view.engineStatus !== ENGINE.ROLLING) return undefined;
+  return openBatches(d).find((b) =>
+    b.engineEpoch === view.restarts && (b.globalStep === null ? b.openedAtRollingEdges === view.rollingEdges : b.globalStep === view.globalStep));
+}
+
+/**
+ * Task groups the batch still needs before the engine closes it (`rollout_until_finish_enough_tasks`, spec §7.3):
+ * its task target less this run's complete tasks (counted from its own landings: fresher than the pool) and other
+ * clients' complete tasks (from the last pool read). ≤ 0: the batch should close by itself.
+ */
+export function groupsNeeded(d: Draft, batch: BatchRow): number {
+  const { batchSize, numRepeat } = d.run.config;
+  const ours = completeTasksOf(Object.values(batch.episodes), numRepeat);
+  const target = batch.poolTaskTarget ?? batchSize;
+  return target - ours - (batch.poolForeignTasks ?? 0);
+}
+
+/** Tasks (source, taskIndex: one task id) with at least `numRepeat` of these episodes. */
+function completeTasksOf(episodes: readonly LandedEpisode[], numRepeat: number): number {
+  const perTask = new Map<string, number>();
+  for (const e of episodes) {
+    const task = `${e.source}\u0000${e.taskIndex}`;
+    perTask.set(task, (perTask.get(task) ?? 0) + 1);
+  }
+  return [...perTask.values()].filter((n) => n >= numRepeat).length;
+}
+
+/** Task indices per source that already have episodes in the batch (a top-up takes other tasks). */
+export function batchTaskIndices(batch: BatchRow): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  for (const e of Object.values(batch.episodes)) (out[e.source] ??= []).push(e.taskIndex);
+  return out;
+}
