@@ -99,11 +99,25 @@ export interface ChaosRow {
   notes: string[];
 }
 
-/** What the server did, from the journal, for one client. */
+/**
+ * What the server did, from the journal, for one client. Each event is placed in its emulator process (`boot`
+ * lines) and engine run: a batch trained when a `WEIGHT_SYNCING` with its global step followed in the same process
+ * and engine run. Accepted ends in a batch of an engine run that ended untrained (engine stopped, process killed)
+ * were wiped; those in the last engine run's untrained batch are stranded.
+ */
 export function serverTruth(events: readonly JournalEvent[], clientUuid: string) {
-  const ends = events.filter((e): e is Extract<JournalEvent, { ev: "end" }> => e.ev === "end" && e.clientUuid === clientUuid);
-  const trained = new Set(events.filter((e) => e.ev === "status" && e.to === "ENGINE.WEIGHT_SYNCING" && e.globalStep !== null).map((e) => `${(e as { run: number }).run}:${(e as { globalStep: number }).globalStep}`));
-  return { ends, trained };
+  let boot = 0;
+  const ends: Array<Extract<JournalEvent, { ev: "end" }> & { at: string }> = [];
+  const trained = new Set<string>();
+  let last = "";
+  for (const e of events) {
+    if (e.ev === "boot") boot++;
+    if (e.ev === "status" && e.to === "ENGINE.WEIGHT_SYNCING" && e.globalStep !== null) trained.add(`${boot}:${e.run}:${e.globalStep}`);
+    if (e.ev === "status" && e.run > 0) last = `${boot}:${e.run}`;
+    if (e.ev === "end" && e.clientUuid === clientUuid) ends.push({ ...e, at: `${boot}:${e.run}` });
+  }
+  const untrained = ends.filter((e) => !e.dropped && !trained.has(`${e.at}:${e.globalStep}`));
+  return { ends, trained, wiped: untrained.filter((e) => e.at !== last), stranded: untrained.filter((e) => e.at === last) };
 }
 
 /**
@@ -125,7 +139,11 @@ export function compare(input: {
   const faults = new Map<string, number>();
   for (const e of input.events) if (e.ev === "fault") faults.set(e.kind, (faults.get(e.kind) ?? 0) + 1);
   if (faults.size) notes.push(`injected ${[...faults].map(([k, n]) => `${n} × ${k}`).join(", ")}`);
-  const { ends, trained } = serverTruth(input.events, client);
+  const { ends, wiped, stranded: strandedEnds } = serverTruth(input.events, client);
+  if (wiped.length) {
+    const said = (input.view as { batches?: { episodesWiped?: number } } | null)?.batches?.episodesWiped;
+    notes.push(`${wiped.length} accepted reward(s) wiped by the server (engine restart), the run counts ${said ?? "?"} wiped`);
+  }
   const accepted = new Map<string, number>();
   for (const e of ends) accepted.set(e.episodeUuid, (accepted.get(e.episodeUuid) ?? 0) + 1);
   const ledgerUuids = new Set(input.ledger.map((l) => l.episodeUuid));
@@ -137,7 +155,7 @@ export function compare(input: {
   const uncounted = [...accepted.keys()].filter((u) => !ledgerUuids.has(u)).length;
   if (uncounted) notes.push(`${uncounted} accepted reward(s) not in the run's ledger`);
   const leftClaimed = input.buffer.filter((r) => r.episode_status === "claimed" && r.client_uuid === client).length;
-  const stranded = ends.filter((e) => !e.dropped && !trained.has(`${e.run}:${e.globalStep}`)).length;
+  const stranded = strandedEnds.length;
   const rerun = input.ledger.filter((l) => l.attempt > 1).length;
   const v = input.view;
   const phase = v ? `${v.phase}/${v.stopReason ?? "-"}` : "no status";
