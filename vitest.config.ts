@@ -22,12 +22,16 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
-            miniflare: { queueConsumers: { "ajet-episodes": { maxBatchTimeout: 0.05 } } },
+            miniflare: {
+              queueConsumers: { "ajet-episodes": { maxBatchTimeout: 0.05 } },
+              // the API's tokens (tests send them through test/edge/support.ts) and the emulators' loopback host
+              bindings: { AJET_API_TOKEN: "edge-test-api-token-0123456789", AJET_READ_TOKEN: "edge-test-read-token-0123456789", AJET_ALLOWED_HOSTS: "127.0.0.1", AJET_MAX_RUNS_IN_FLIGHT: "1000" },
+            },
           }),
         ],
         test: {
           name: "edge",
-          include: ["test/edge/**/*.test.ts"],
+          include: ["test/edge/**/*.test.ts", "test/security/**/*.test.ts"],
           // Node side: an emulator factory on 127.0.0.1 the Worker fetches (provides `emulatorFactoryUrl`)
           globalSetup: ["test/edge/global-setup.node.ts"],
           testTimeout: 30_000,

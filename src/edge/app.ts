@@ -1,23 +1,61 @@
 /**
  * @module edge/app — the Worker's HTTP API (hono, issue 3 §4). Every error is JSON and names the field path.
+ * Every route but `GET /health` needs a token (edge/auth.ts, checked before the body is read); request bodies are
+ * capped (`AJET_MAX_BODY_BYTES`, 413). An unexpected error answers a generic 500 (details only in the log).
  */
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import type { RolloutFunction } from "../sdk/contract.ts";
+import { authorize, type Granted } from "./auth.ts";
 import type { Env } from "./env.ts";
 import { ApiError } from "./errors.ts";
+import { limitsFrom } from "./limits-config.ts";
 import { jsonLogger } from "./log.ts";
 import { runsRoutes } from "./routes/runs.ts";
 
+/** What the middleware hands the routes: the caller's grant (access and principal). */
+export interface AppVariables {
+  auth: Granted;
+}
+
+/** The app's hono environment. */
+export type AppEnv = { Bindings: Env; Variables: AppVariables };
+
 /** Builds the app over a registry of rollout functions (the Worker passes `functions/index.ts`). */
 export function createApp(functions: Readonly<Record<string, RolloutFunction>>) {
-  const app = new Hono<{ Bindings: Env }>()
-    .get("/health", (c) => c.json({ status: "ok", functions: Object.keys(functions) }))
+  const app = new Hono<AppEnv>()
+    // health says only that the Worker answers (and whether it is configured): no function list, no version
+    .get("/health", async (c) => {
+      const configured = (c.env.AJET_API_TOKEN ?? "") !== "";
+      return configured ? c.json({ status: "ok" }) : c.json({ status: "unconfigured" }, 503);
+    })
+    .use("*", async (c, next) => {
+      const decision = await authorize(c.req.raw, c.env);
+      if (!decision.ok) {
+        const res = c.json(new ApiError(decision.status, decision.message, [{ path: decision.header, message: decision.message }]).toJSON(), decision.status);
+        if (decision.status === 401) res.headers.set("www-authenticate", 'Bearer realm="ajet-edge"');
+        return res;
+      }
+      c.set("auth", decision);
+      return next();
+    })
+    .use("*", (c, next) => {
+      const { maxBodyBytes } = limitsFrom(c.env);
+      return bodyLimit({
+        maxSize: maxBodyBytes,
+        onError: (c) => {
+          const message = `the request body is larger than ${maxBodyBytes} bytes (AJET_MAX_BODY_BYTES); give large datasets as a dataset URL instead of inline tasks`;
+          return c.json(new ApiError(413, message, [{ path: "(body)", message }]).toJSON(), 413);
+        },
+      })(c, next);
+    })
     .route("/runs", runsRoutes(functions));
   app.notFound((c) => c.json(new ApiError(404, `no route ${c.req.method} ${new URL(c.req.url).pathname}`, []).toJSON(), 404));
   app.onError((err, c) => {
     if (err instanceof ApiError) return c.json(err.toJSON(), err.status);
-    jsonLogger().error("unhandled error", { error: String(err), stack: err instanceof Error ? err.stack : undefined });
-    return c.json({ error: { message: err instanceof Error ? err.message : String(err), issues: [] } }, 500);
+    const id = crypto.randomUUID().slice(0, 8);
+    jsonLogger().error("unhandled error", { errorId: id, error: String(err), stack: err instanceof Error ? err.stack : undefined });
+    return c.json({ error: { message: `internal error ${id}; the Worker's log has the details`, issues: [] } }, 500);
   });
   return app;
 }

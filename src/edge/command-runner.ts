@@ -38,6 +38,12 @@ export interface CommandRunnerHost {
   /** the object's `episodeReported`: an outbox resend reports like a consumer does */
   report(report: ResultReport): Promise<unknown>;
   log: RunLog;
+  /** the fetch of every swarm call (the Worker's outbound rules: allowed hosts, credential bindings) */
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /** the resolved gateway headers of a run-spec swarm (protocol/gateway-headers.ts), `{}` when none */
+  gatewayHeaders?(swarm: string): Record<string, string>;
+  /** called once the run finished (after its summary is stored): delete its secrets, free its quota slot */
+  finished?(): Promise<void>;
 }
 
 /** Carries out commands; one per Durable Object instance (its client cache and resend set live in memory). */
@@ -79,6 +85,7 @@ export class CommandRunner {
       case "finishRun":
         this.host.storage.setSummary(c.summary); // the core logs "run finished" itself
         await this.sweepClaims(0); // nothing is in flight any more: any claim of this run left on a server is released
+        await this.host.finished?.();
         return;
     }
   }
@@ -161,7 +168,8 @@ export class CommandRunner {
       clientUuid: meta.clientUuid,
       functionName: meta.spec.function,
       episodeType: d.episodeType,
-      swarms: meta.spec.swarms.map((s) => ({ name: s.name, url: s.url })),
+      // header templates only: the consumer asks swarmHeaders for the values (no secret in a queue message)
+      swarms: meta.spec.swarms.map((s) => ({ name: s.name, url: s.url, ...(s.headers ? { headers: s.headers } : {}) })),
       discardEpisodeTimeoutSeconds: d.discardEpisodeTimeoutSeconds,
       throttlePolicy: throttlePolicyFor(d, taskId),
       taskId,
@@ -207,7 +215,7 @@ export class CommandRunner {
     if (!server) throw new Error(`the run has no swarm server '${swarm}'`);
     const log = this.host.log;
     const logger = { info: () => {}, warn: (m: string, f?: Record<string, unknown>) => log("warn", m, f ?? {}), error: (m: string, f?: Record<string, unknown>) => log("error", m, f ?? {}) };
-    const client = new SwarmClient({ baseURL: server.url, clientUuid: meta.clientUuid, logger });
+    const client = new SwarmClient({ baseURL: server.url, clientUuid: meta.clientUuid, logger, ...(this.host.fetch ? { fetch: this.host.fetch } : {}), headers: this.host.gatewayHeaders?.(server.name) ?? {} });
     this.#clients.set(swarm, client);
     return client;
   }

@@ -13,6 +13,8 @@ import type { Env } from "./env.ts";
 // the global fetch fenced by episode key: a function's own client (fromAgentRun) goes through its episode's guards
 import { keyFence } from "./fence.ts";
 import { jsonLogger } from "./log.ts";
+import { outboundFetch, outboundPolicy } from "../runtime/outbound.ts";
+import { parseOperatorSecrets } from "./secrets.ts";
 
 /** Queue consumers may run 15 minutes (Queues limits); episodes are stopped early enough to report. */
 export const CONSUMER_WALL_LIMIT_MS = 15 * 60 * 1000;
@@ -23,15 +25,9 @@ export const DEFAULT_SUBREQUEST_LIMIT = 1000;
 const consumerLog = jsonLogger();
 
 function parseSecrets(raw: string | undefined): Record<string, string> {
-  if (!raw) return {};
-  try {
-    const v = JSON.parse(raw) as unknown;
-    if (v && typeof v === "object" && !Array.isArray(v)) return Object.fromEntries(Object.entries(v).filter(([, x]) => typeof x === "string")) as Record<string, string>;
-  } catch {
-    /* fall through */
-  }
-  consumerLog.error("AJET_SECRETS is not a JSON object of strings; ignored");
-  return {};
+  const { secrets, problem } = parseOperatorSecrets(raw);
+  if (problem) consumerLog.error(problem);
+  return secrets;
 }
 
 /** The scheduler port of a run: its Durable Object's RPC methods. */
@@ -53,6 +49,9 @@ export async function handleEpisodeBatch(
   const limiter = new ConnectionLimiter();
   const budget = new SubrequestBudget(Number(env.SUBREQUEST_LIMIT ?? DEFAULT_SUBREQUEST_LIMIT) || DEFAULT_SUBREQUEST_LIMIT);
   const secrets = parseSecrets(env.AJET_SECRETS);
+  // every swarm, LLM, judge and tool call of the batch: allowed hosts only, operator credentials only to their endpoint
+  // over the platform fetch itself: the global fetch is the key fence, which routes episode keys back here
+  const outbound = outboundFetch(keyFence.original, outboundPolicy(env.AJET_ALLOWED_HOSTS, secrets));
   await Promise.allSettled(
     batch.messages.map(async (m) => {
       const parsed = EpisodeMessage.safeParse(m.body);
@@ -67,7 +66,7 @@ export async function handleEpisodeBatch(
         result = await runEpisode(msg, {
           port: schedulerPort(env, msg.runId),
           functions,
-          fetch: keyFence.original,
+          fetch: outbound,
           keyFence,
           limiter,
           budget,

@@ -6,10 +6,13 @@ export interface Issue {
   message: string;
 }
 
+/** The statuses the API answers errors with. */
+export type ApiErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503;
+
 /** An HTTP error with a JSON body; thrown by routes, rendered by the app's `onError`. */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 404 | 409 | 500,
+    readonly status: ApiErrorStatus,
     message: string,
     readonly issues: Issue[],
   ) {

@@ -9,6 +9,7 @@ import type { Env } from "./env.ts";
 import { handleEpisodeBatch } from "./episode-consumer.ts";
 
 export { RolloutScheduler } from "./rollout-scheduler.ts";
+export { RunQuota } from "./run-quota.ts";
 export type { Env } from "./env.ts";
 
 const app = createApp(rolloutFunctions);

@@ -8,13 +8,15 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { AbortCause, type ClaimAck, type ClaimFailureReport, type ClaimReport, type EndedEpisode, type EventAck, type OutcomeReport, type ResultReport, type SchedulerPort } from "../port/index.ts";
-import type { Task } from "../protocol/index.ts";
+import { resolveGatewayHeaders, type Task } from "../protocol/index.ts";
+import { outboundFetch, outboundPolicy } from "../runtime/outbound.ts";
 import { decide, initialState, nextWakeAtMs, reportedReward, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
 import { CommandRunner } from "./command-runner.ts";
 import { QueueDispatcher } from "./dispatcher.ts";
 import { runScopedTaskId } from "../tasks/index.ts";
 import type { Env } from "./env.ts";
 import { jsonLogger } from "./log.ts";
+import { mergeSecrets, parseOperatorSecrets } from "./secrets.ts";
 import { runReport, runView, type CreateRunInput, type RunReport, type RunView } from "./run-views.ts";
 import { ledgerRows, SchedulerStorage, type RunMeta } from "./storage.ts";
 
@@ -49,9 +51,15 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
         feed: (event, inline) => this.#apply(event, inline),
         report: (report) => this.episodeReported(report),
         log: (level, message, fields) => this.#log(level, message, fields),
+        // the same outbound rules as the consumer: allowed hosts only, operator credentials only to their endpoint
+        fetch: outboundFetch((input, init) => globalThis.fetch(input, init), outboundPolicy(env.AJET_ALLOWED_HOSTS, parseOperatorSecrets(env.AJET_SECRETS).secrets)),
+        gatewayHeaders: (swarm) => this.#gatewayHeaders()[swarm] ?? {},
+        finished: () => this.#finished(),
       });
       this.#meta = this.#storage.meta();
       this.#state = this.#storage.loadState();
+      // a run that finished before its secrets were deleted (a reset in between): delete them now
+      if (this.#state?.run.phase === "finished" && this.#storage.scrubSecrets()) this.#meta = this.#storage.meta();
     });
   }
 
@@ -70,7 +78,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       Object.entries(input.tasks).map(([name, list]) => [name, list.map((t) => ({ ...t, task_id: runScopedTaskId(t.task_id, input.runId, scope) }))]),
     );
     const state = initialState(input.spec, counts);
-    const meta: RunMeta = { runId: input.runId, clientUuid: crypto.randomUUID(), spec: input.spec, createdAtMs: Date.now(), loadReports: input.loadReports };
+    const meta: RunMeta = { runId: input.runId, clientUuid: crypto.randomUUID(), spec: input.spec, createdAtMs: Date.now(), loadReports: input.loadReports, ...(input.principal ? { principal: input.principal } : {}) };
     this.ctx.storage.transactionSync(() => {
       for (const [name, list] of Object.entries(tasks)) this.#storage.putTasks(name, list);
       this.#storage.setMeta(meta);
@@ -109,6 +117,38 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     // `duplicate` = these very claims were applied before (a resent RPC whose first answer was lost): the consumer
     // carries on with the episode, so it needs the secrets too
     return ack.status === "applied" || ack.status === "duplicate" ? { ...ack, secrets: this.#meta?.spec.secrets ?? {} } : ack;
+  }
+
+  /**
+   * The resolved gateway headers of the run's swarms, for a consumer about to claim: only for the current dispatch
+   * of the attempt (else null: the message is stale). Secrets come from the run and the operator (operator wins).
+   */
+  swarmHeaders(ref: { episodeKey: string; attempt: number; dispatchId: number }): Record<string, Record<string, string>> | null {
+    const row = this.#state?.episodes[ref.episodeKey];
+    if (!row || !this.#meta || row.attempt !== ref.attempt || row.dispatchId !== ref.dispatchId || row.status !== "dispatched") return null;
+    return this.#gatewayHeaders();
+  }
+
+  /** Headers per swarm name (swarms without templates are left out; unresolvable ones are logged and left out). */
+  #gatewayHeaders(): Record<string, Record<string, string>> {
+    const meta = this.#meta;
+    if (!meta) return {};
+    const secrets = mergeSecrets(meta.spec.secrets, parseOperatorSecrets(this.env.AJET_SECRETS).secrets);
+    const out: Record<string, Record<string, string>> = {};
+    for (const s of meta.spec.swarms) {
+      if (!s.headers) continue;
+      const resolved = resolveGatewayHeaders(s.headers, secrets);
+      if ("headers" in resolved) out[s.name] = resolved.headers;
+      else this.#log("warn", `swarm ${s.name}: gateway headers need secrets nobody sets: ${resolved.missing.join(", ")}`, { swarm: s.name });
+    }
+    return out;
+  }
+
+  /** The run finished: its secrets are needed no more (deleted from storage) and its token's run slot is freed. */
+  async #finished(): Promise<void> {
+    if (this.#storage.scrubSecrets()) this.#meta = this.#storage.meta();
+    const principal = this.#meta?.principal;
+    if (principal && this.#meta) await this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(this.#meta.runId);
   }
 
   async claimFailed(report: ClaimFailureReport): Promise<EventAck> {

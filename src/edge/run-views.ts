@@ -14,6 +14,8 @@ export interface RunMeta {
   createdAtMs: number;
   /** dataset name → accepted / rejected rows at load time */
   loadReports: Record<string, { accepted: number; rejected: number; namespace: string }>;
+  /** the API token's principal that created the run (edge/auth.ts; never the token): its runs-in-flight quota */
+  principal?: string;
 }
 
 /** A stored log line. */
@@ -30,6 +32,8 @@ export interface CreateRunInput {
   spec: RunSpec;
   tasks: Record<string, Task[]>;
   loadReports: RunMeta["loadReports"];
+  /** the creating token's principal (edge/auth.ts): the run is released from its quota when it finishes */
+  principal?: string;
 }
 
 /** `GET /runs/:id`: the core's status view plus the run's identity and recent log lines. */

@@ -8,6 +8,7 @@ import type { EndedEpisode } from "../port/index.ts";
 import { deserializeTask, serializeTask } from "../tasks/index.ts";
 import type { BatchRow, EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSpec, RunSummary, SchedulerCommand, SchedulerState, StepRow } from "../scheduler/index.ts";
 import { stateFromRows } from "../scheduler/index.ts";
+import { redactEpisodeKeys } from "./log.ts";
 import type { LogLine, RunMeta } from "./run-views.ts";
 
 export type { LogLine, RunMeta };
@@ -61,6 +62,17 @@ export class SchedulerStorage {
 
   setMeta(meta: RunMeta): void {
     this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('run', ?)`, JSON.stringify(meta));
+  }
+
+  /**
+   * Deletes the run's secrets from storage (the spec is kept with `secrets: {}`), once the run is finished.
+   * @returns true when there were secrets to delete
+   */
+  scrubSecrets(): boolean {
+    const meta = this.meta();
+    if (!meta || Object.keys(meta.spec.secrets).length === 0) return false;
+    this.setMeta({ ...meta, spec: { ...meta.spec, secrets: {} } });
+    return true;
   }
 
   /** The final summary, once the run finished. */
@@ -185,7 +197,8 @@ export class SchedulerStorage {
 
   /** Appends a log line and trims the log to {@link MAX_LOG_LINES}. */
   log(line: LogLine): void {
-    this.sql.exec(`INSERT INTO log (at_ms, level, message, fields) VALUES (?, ?, ?, ?)`, line.atMs, line.level, line.message, JSON.stringify(line.fields));
+    // per-episode keys never reach the run log (shown by GET /runs/:id), whatever carried them
+    this.sql.exec(`INSERT INTO log (at_ms, level, message, fields) VALUES (?, ?, ?, ?)`, line.atMs, line.level, redactEpisodeKeys(line.message), redactEpisodeKeys(JSON.stringify(line.fields)));
     this.sql.exec(`DELETE FROM log WHERE id <= (SELECT max(id) FROM log) - ?`, MAX_LOG_LINES);
   }
 

@@ -46,6 +46,8 @@ export interface EmulatorOptions {
   publicBaseUrl?: string;
   /** Base of the experiment dir strings the server reports. Default the current directory. */
   workDir?: string;
+  /** Headers every request must carry with exactly these values, else 401 (a simulated access gateway). */
+  requireHeaders?: Record<string, string>;
   /** Initial fault hooks (also settable later on `emulator.hooks`). */
   hooks?: EmulatorHooks;
   /** Faults injected by kind (faults.ts), on top of `hooks`. */
@@ -164,7 +166,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   };
   scheduleJanitor();
 
-  const app = createApp({ state, engine, policy, hooks, clock, timings: config.timings, workDir: config.workDir, ids: serverIds, upstream: config.upstream, journal });
+  const app = createApp({ state, engine, policy, hooks, clock, timings: config.timings, workDir: config.workDir, ids: serverIds, upstream: config.upstream, journal, requireHeaders: config.requireHeaders });
   const engineView: EmulatorEngineView = {
     get status() { return state.engineStatus; },
     get statusDetail() { return state.engineStatusDetail; },

@@ -127,6 +127,10 @@ export const EmulatorConfigSchema = z.object({
   publicBaseUrl: z.string().default("http://127.0.0.1:10086/v1").describe("openai_base_url the engine registers"),
   workDir: z.string().optional().describe("base of server_experiment_dir and temp_ajet_code_path; default cwd"),
   faults: z.array(FaultSpec).default([]).describe("faults injected by kind (faults.ts); `--fault KIND[:RATE[:MAX]]`"),
+  requireHeaders: z
+    .record(z.string().min(1), z.string())
+    .default({})
+    .describe("headers every request must carry with exactly these values (an access gateway in front of the server); else 401"),
 });
 
 /** Resolved configuration: the profile's timings with overrides applied. */
@@ -140,6 +144,8 @@ export interface ResolvedEmulatorConfig {
   publicBaseUrl: string;
   workDir: string;
   faults: z.output<typeof FaultSpec>[];
+  /** header name (lowercase) → required value; empty: no gateway */
+  requireHeaders: Record<string, string>;
 }
 
 /**
@@ -163,5 +169,6 @@ export function resolveEmulatorConfig(input: unknown): ResolvedEmulatorConfig {
     publicBaseUrl: o.publicBaseUrl,
     workDir: o.workDir ?? process.cwd(),
     faults: o.faults,
+    requireHeaders: Object.fromEntries(Object.entries(o.requireHeaders).map(([k, v]) => [k.toLowerCase(), v])),
   };
 }

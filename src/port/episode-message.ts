@@ -8,8 +8,12 @@ import { EpisodeType, SwarmThrottlePolicy, Task } from "../protocol/index.ts";
 /** Queue messages are at most 128 KB (Queues limits); tasks larger than this are fetched from the DO (BC-53). */
 export const MAX_INLINE_TASK_BYTES = 64 * 1024;
 
-/** A swarm server of a run: its name in the run spec and its URL. */
-export const SwarmRef = z.object({ name: z.string().min(1), url: z.string().min(1) });
+/**
+ * A swarm server of a run: its name in the run spec, its URL and, when it sits behind a gateway, its header
+ * *templates* (`{secret:NAME}`, see protocol/gateway-headers.ts). Secret values never travel in a queue message:
+ * the consumer asks the scheduler for the resolved headers (`SchedulerPort.swarmHeaders`).
+ */
+export const SwarmRef = z.object({ name: z.string().min(1), url: z.string().min(1), headers: z.record(z.string(), z.string()).optional() });
 export type SwarmRef = z.infer<typeof SwarmRef>;
 
 /**

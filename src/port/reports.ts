@@ -114,6 +114,11 @@ export interface SchedulerPort {
   claimFailed(report: ClaimFailureReport): Promise<EventAck>;
   episodeOutcomeRecorded(report: OutcomeReport): Promise<EventAck>;
   episodeReported(report: ResultReport): Promise<EventAck>;
+  /**
+   * The resolved gateway headers of the run's swarms (by run-spec swarm name) for this dispatch, asked for before
+   * the claim only when a swarm has header templates; null when the dispatch is no longer current (skip it).
+   */
+  swarmHeaders?(ref: { episodeKey: string; attempt: number; dispatchId: number }): Promise<Record<string, Record<string, string>> | null> | Record<string, Record<string, string>> | null;
   /** the task of a message whose task was too large to inline (BC-53) */
   getTask(ref: { source: string; taskIndex: number }): Promise<Task> | Task;
 }

@@ -3,6 +3,7 @@ export * from "./api-key.ts";
 export * from "./endpoints.ts";
 export * from "./engine.ts";
 export * from "./episode.ts";
+export * from "./gateway-headers.ts";
 export * from "./server-texts.ts";
 export * from "./pool.ts";
 export * from "./task.ts";

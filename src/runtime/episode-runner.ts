@@ -7,7 +7,7 @@
  */
 import { SwarmClient, type SleepFn } from "../client/index.ts";
 import type { RolloutFunction, RolloutLogger } from "../sdk/contract.ts";
-import { bindSwarms, swarmsOf } from "../sdk/contract.ts";
+import { bindSwarms, serverOfSwarm, swarmsOf } from "../sdk/contract.ts";
 import { CONSUMER_CLAIM_BUDGET_MS, endpoints, type Task } from "../protocol/index.ts";
 import {
   abortAll,
@@ -47,6 +47,7 @@ export interface EpisodeRunnerDeps {
   sleep: SleepFn;
   random(): number;
   log: RolloutLogger;
+  /** the operator's secrets; they win over a run's own secrets of the same name (a run cannot shadow them) */
   secrets: Readonly<Record<string, string>>;
   /** epoch ms by which this invocation must be done (queue consumer wall limit); the function is stopped before */
   invocationDeadlineAtMs?: number;
@@ -113,9 +114,12 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
   const fetch = guardFetch(deps.fetch, deps.limiter, deps.budget);
   const swarmFetch = guardFetch(deps.fetch, deps.limiter, swarmBudget(deps.budget, reservation));
   try {
+    const gateway = await gatewayHeaders(msg, port);
+    if ("done" in gateway) return gateway.done;
+    const headers = Object.fromEntries(target.swarms.map((name) => [name, gateway.headers[serverOfSwarm(name, msg.swarms)?.name ?? ""] ?? {}]));
     const clients = target.swarms.map((name) => ({
       name,
-      client: new SwarmClient({ baseURL: target.urls.get(name)!, clientUuid: msg.clientUuid, fetch: swarmFetch, logger: deps.log }),
+      client: new SwarmClient({ baseURL: target.urls.get(name)!, clientUuid: msg.clientUuid, fetch: swarmFetch, logger: deps.log, headers: headers[name]! }),
     }));
     const task: Task = msg.task ?? (await port.once((p) => p.getTask(msg.taskRef)));
     const claimed = await claim(msg, deps, clients, port);
@@ -124,7 +128,8 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     if ("done" in go) return go.done;
     // LLM calls and ctx.canContinue() go through the guarded fetch: the 6 connections (BC-48) and the shared budget,
     // never the end/report reserve (BC-49)
-    const decision = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets: { ...deps.secrets, ...go.secrets } }, claimed.held, claimed.atMs);
+    // the operator's secrets win over the run's (POST /runs refuses a run that names one; this holds regardless)
+    const decision = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets: { ...go.secrets, ...deps.secrets }, gatewayHeaders: headers }, claimed.held, claimed.atMs);
     if (decision.error) deps.log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
     const committed = await commit(msg, decision, claimed.held, port, deps.log);
     if (committed) return committed.done;
@@ -143,6 +148,18 @@ function deliverable(msg: EpisodeMessage, deps: EpisodeRunnerDeps): Done | { fn:
   const { urls, missing } = bindSwarms(fn, msg.swarms);
   if (missing.length) return skipped(`the run names no swarm ${missing.join(", ")} that '${fn.name}' needs`);
   return { fn, swarms: swarmsOf(fn), urls };
+}
+
+/**
+ * Step 0b: the gateway headers of the run's swarms (by run-spec swarm name), asked of the scheduler before the claim
+ * and only when a swarm has header templates — their values are secrets, never in the queue message.
+ */
+async function gatewayHeaders(msg: EpisodeMessage, port: EpisodePort): Promise<Done | { headers: Record<string, Record<string, string>> }> {
+  if (!msg.swarms.some((s) => s.headers && Object.keys(s.headers).length > 0)) return { headers: {} };
+  const got = await port.once((p) => (p.swarmHeaders ? p.swarmHeaders(dispatchRef(msg)) : undefined));
+  if (got === undefined) return { done: { kind: "skipped", reason: "the run's swarms have gateway headers, but this scheduler port cannot resolve them" } };
+  if (got === null) return { done: { kind: "stale", reason: "the dispatch is no longer current (gateway headers refused)" } };
+  return { headers: got };
 }
 
 /** Step 1: claim on every swarm, all or nothing (BC-33); a failure is reported (best effort) and ends the episode. */

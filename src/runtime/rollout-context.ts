@@ -31,6 +31,8 @@ export interface RolloutContextDeps {
   fetch: FetchLike;
   /** claimed episodes by swarm name, in the function's order */
   episodes: Record<string, EpisodeEndpoint>;
+  /** per swarm name: the gateway headers sent with every LLM call to its proxy (protocol/gateway-headers.ts) */
+  gatewayHeaders?: Record<string, Record<string, string>>;
   episodeType: "train" | "eval";
   /** the episode's stop: fires `ctx.signal`; requests with an episode key are refused once it fired */
   stop: EpisodeStop;
@@ -144,6 +146,7 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
     openai[swarm] = new OpenAI({
       baseURL: ep.baseUrl,
       apiKey: ep.apiKey,
+      defaultHeaders: deps.gatewayHeaders?.[swarm] ?? {},
       maxRetries: 0,
       timeout: deps.llmTimeoutMs ?? SWARM_LLM_TIMEOUT_MS,
       fetch: fetch as unknown as typeof globalThis.fetch,

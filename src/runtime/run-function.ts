@@ -20,8 +20,10 @@ export interface FunctionRunDeps {
   fetch: FetchLike;
   now(): number;
   log: RolloutLogger;
-  /** the run's secrets merged with the claim ack's */
+  /** the run's secrets (the claim ack's) merged under the operator's: the operator's win */
   secrets: Readonly<Record<string, string>>;
+  /** per claimed swarm: the gateway headers its LLM proxy calls carry (protocol/gateway-headers.ts) */
+  gatewayHeaders?: Readonly<Record<string, Record<string, string>>>;
   /** epoch ms by which the invocation must be done; the function is stopped `reportReserveMs` before */
   invocationDeadlineAtMs?: number;
   /** time kept for recording, ending and reporting after the function is stopped (ms); default 20 s */
@@ -78,6 +80,7 @@ export async function runFunction(
     {
       fetch: deps.fetch,
       episodes: Object.fromEntries(held.map((h) => [h.swarm, { swarm: h.swarm, episodeUuid: h.episodeUuid, baseUrl: h.episode.baseUrl, apiKey: h.episode.apiKey }])),
+      gatewayHeaders: Object.fromEntries(held.map((h) => [h.swarm, deps.gatewayHeaders?.[h.swarm] ?? {}])),
       episodeType: msg.episodeType,
       stop,
       discardEpisodeTimeoutSeconds: msg.discardEpisodeTimeoutSeconds,

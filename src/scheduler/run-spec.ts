@@ -3,7 +3,7 @@
  * the core), its documented defaults, and the cross-field checks (job agreement, BC-31 per-source caps, leases).
  */
 import { z } from "zod";
-import { DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS, SWARM_BATCH_DEFAULTS, serverEpisodeCapacity } from "../protocol/index.ts";
+import { DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS, GatewayHeaders, SWARM_BATCH_DEFAULTS, serverEpisodeCapacity } from "../protocol/index.ts";
 import { sourceCapIssues } from "./mixing.ts";
 import { leaseIssues, RunTuning, resolveTuning } from "./tuning.ts";
 
@@ -25,6 +25,7 @@ export const SwarmServerSpec = z.strictObject({
   url: z
     .url({ protocol: /^https?$/, error: "url must be the http(s) URL of a swarm server, e.g. http://127.0.0.1:10086" })
     .describe("swarm server base URL"),
+  headers: GatewayHeaders.optional().describe('headers sent on every call to this server (gateway); values are templates such as "{secret:GATEWAY_TOKEN}"'),
 });
 export type SwarmServerSpec = z.infer<typeof SwarmServerSpec>;
 

@@ -260,7 +260,7 @@ export class ChaosStack {
     try {
       await bootEngine(emulator.url, plan.job);
       let worker = await this.worker();
-      api = runsApi(worker.url);
+      api = runsApi(worker.url, fetch, { token: worker.token });
       const spec = { ...runSpecFor(plan, [{ name: plan.swarmNames[0] ?? "default", url: emulator.url }]), ...(s.spec ?? {}), ...(s.function ? { function: s.function } : {}) } as Parameters<RunsApi["create"]>[0];
       for (let i = 0; i <= (s.alsoRuns ?? 0); i++) runIds.push((await api.create(spec)).runId);
       const runId = runIds[0]!;
@@ -281,7 +281,7 @@ export class ChaosStack {
           await worker.dispose();
           this.#worker = null;
           worker = await this.worker();
-          api = runsApi(worker.url);
+          api = runsApi(worker.url, fetch, { token: worker.token });
           ctx.api = api;
           ctx.worker = worker;
           return worker;

@@ -31,7 +31,7 @@ export async function startRig(argv: string[], datasets?: DevDataset[]): Promise
   emulator.emulator.hooks.endEpisode = (req) => {
     endRequests.set(req.episode_uuid, (endRequests.get(req.episode_uuid) ?? 0) + 1);
   };
-  return { session, emulator, api: runsApi(session.worker.url), endRequests };
+  return { session, emulator, api: runsApi(session.worker.url, fetch, { token: session.worker.token }), endRequests };
 }
 
 /** Creates the session's run and waits (bounded) for it to finish. @throws when it does not finish in time */

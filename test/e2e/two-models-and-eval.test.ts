@@ -21,7 +21,7 @@ describe("e2e: two models in one episode (academic-translation, two emulators)",
     const options = parseDevArgs(["--function", "academic-translation", "--steps", "1", "--batch-size", "2", "--num-repeat", "2"]);
     session = await startDevSession(await buildDevPlan(options!));
     expect(session.swarms.map((s) => s.name).sort()).toEqual(["detector", "translator"]);
-    const api = runsApi(session.worker.url);
+    const api = runsApi(session.worker.url, fetch, { token: session.worker.token });
     const created = await api.create(session.spec);
     const { outcome, status } = await waitForRun(api, created.runId, { timeoutMs: 60_000 });
     expect(outcome).toBe("finished");

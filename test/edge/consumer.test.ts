@@ -4,10 +4,10 @@
  * At-least-once everywhere: a repeated RPC is `duplicate` and changes nothing; a redelivered message never runs or
  * ends a second episode; a malformed message is acked, never retried forever.
  */
-import { abortAllDurableObjects, runDurableObjectAlarm, SELF } from "cloudflare:test";
+import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RunView } from "../../src/edge/run-views.ts";
-import { ControlledRun, countdownSpec, deliver, TestEmulator } from "./support.ts";
+import { apiFetch, ControlledRun, countdownSpec, deliver, TestEmulator } from "./support.ts";
 
 // Date is faked in this isolate (the Durable Object shares it): the object's own alarms land an hour ahead in real
 // time and never fire during a test, so only what the test delivers runs.
@@ -132,7 +132,7 @@ describe("the queue consumer", () => {
     if (c.kind !== "claimed") throw new Error(c.kind);
     await run.stub.episodeClaimed({ episodeKey: running.episodeKey, attempt: 1, dispatchId: running.dispatchId, claims: [{ swarm: "default", episodeUuid: c.episodeUuid, globalStep: 1 }] });
 
-    const stopped = await SELF.fetch(`https://edge.test/runs/${run.runId}/stop`, { method: "POST" });
+    const stopped = await apiFetch(`/runs/${run.runId}/stop`, { method: "POST" });
     expect(((await stopped.json()) as unknown as RunView).phase).toBe("draining");
 
     // a message delivered after the stop claims, is told stale, and gives the claim back

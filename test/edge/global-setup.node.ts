@@ -6,6 +6,10 @@
  *  - `GET  <emulator>/__test/requests` → every request `{ path, body, status }` in order;
  *  - `GET  <emulator>/__test/state`    → `{ status, globalStep, queue, records, finished, stepLog }`;
  *  - `POST <emulator>/__test/faults`   → `{ "/end_episode": [FaultAction, …] }`: one action per call, in order.
+ * It also starts *capture servers* (`POST {url}/captures` with `{redirectTo?}` → `{ url }`): a socket on 127.0.0.1
+ * that records every request it receives (`GET <capture>/__captured` → `[{method, path, headers, body}]`, not
+ * itself recorded) and answers 200 `{}` — or 302 to `redirectTo` — so the security tests can show that nothing
+ * reached it.
  */
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
@@ -68,10 +72,27 @@ async function startWrapped(options: EmulatorOptions): Promise<{ url: string; se
   return { url, server, close: () => emu.close() };
 }
 
+/** A server that records whatever it receives (see the module doc). */
+async function startCapture(options: { redirectTo?: string }): Promise<{ url: string; server: Server; close(): void }> {
+  const seen: Array<{ method: string; path: string; headers: Record<string, string>; body: string }> = [];
+  const { server, url } = await listen(async (req) => {
+    const u = new URL(req.url);
+    if (u.pathname === "/__captured") return json(seen);
+    seen.push({ method: req.method, path: u.pathname + u.search, headers: Object.fromEntries(req.headers), body: await req.text() });
+    return options.redirectTo ? new Response(null, { status: 302, headers: { location: options.redirectTo } }) : json({});
+  });
+  return { url, server, close: () => undefined };
+}
+
 /** vitest globalSetup: the factory lives for the whole edge run. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const running: Array<{ server: Server; close(): void }> = [];
   const factory = await listen(async (req) => {
+    if (req.method === "POST" && new URL(req.url).pathname === "/captures") {
+      const started = await startCapture((await req.json()) as { redirectTo?: string });
+      running.push(started);
+      return json({ url: started.url });
+    }
     if (req.method !== "POST" || new URL(req.url).pathname !== "/emulators") return json({ error: "POST /emulators" }, 404);
     try {
       const options = (await req.json()) as EmulatorOptions;

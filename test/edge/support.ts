@@ -52,9 +52,9 @@ export class TestEmulator {
     return new SwarmClient({ baseURL: this.url, logger: { info: () => undefined, warn: () => undefined, error: () => undefined }, ...options });
   }
 
-  /** Syncs a job (the project's builder) and starts the engine; resolves when ROLLING. */
-  async boot(c: { batchSize: number; numRepeat: number; maxEnvWorker: number } = { batchSize: 2, numRepeat: 2, maxEnvWorker: 4 }): Promise<void> {
-    const client = this.client({ backoff: { statusPollIntervalMs: 20 } });
+  /** Syncs a job (the project's builder) and starts the engine; resolves when ROLLING. `headers`: a gateway's. */
+  async boot(c: { batchSize: number; numRepeat: number; maxEnvWorker: number } = { batchSize: 2, numRepeat: 2, maxEnvWorker: 4 }, headers: Record<string, string> = {}): Promise<void> {
+    const client = this.client({ backoff: { statusPollIntervalMs: 20 }, headers });
     await client.syncTrainConfig(new AgentJetJob({ experimentName: "edge_tests", ...c }));
     await client.startEngine({ timeoutMs: 10_000 });
   }
@@ -70,6 +70,34 @@ export class TestEmulator {
   /** Queues faults per route (`"/end_episode"`, `"/claim_episode"`, …), one per call, in order. */
   async faults(byRoute: Record<string, Fault[]>): Promise<void> {
     await fetch(`${this.url}/__test/faults`, { method: "POST", body: JSON.stringify(byRoute) });
+  }
+}
+
+/** One request a {@link CaptureServer} received. */
+export interface Captured {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A server on 127.0.0.1 that records every request (global-setup.node.ts): "did anything reach it?" */
+export class CaptureServer {
+  private constructor(readonly url: string) {}
+
+  /** @param redirectTo answer every request with a 302 to this URL */
+  static async start(redirectTo?: string): Promise<CaptureServer> {
+    const res = await fetch(`${inject("emulatorFactoryUrl")}/captures`, { method: "POST", body: JSON.stringify(redirectTo ? { redirectTo } : {}) });
+    return new CaptureServer(((await res.json()) as { url: string }).url);
+  }
+
+  /** host:port, as an `AJET_ALLOWED_HOSTS` entry */
+  get host(): string {
+    return new URL(this.url).host;
+  }
+
+  async received(): Promise<Captured[]> {
+    return (await fetch(`${this.url}/__captured`)).json();
   }
 }
 
@@ -89,9 +117,19 @@ export function countdownSpec(swarmUrl: string, overrides: Partial<RunSpecInput>
   };
 }
 
-/** `POST /runs` through the Worker. @returns the status and JSON body */
+/** The `Authorization` header of the edge pool's API token (vitest.config.ts binds `AJET_API_TOKEN`). */
+export function authHeaders(token: string = env.AJET_API_TOKEN ?? ""): Record<string, string> {
+  return { authorization: `Bearer ${token}` };
+}
+
+/** A request to the Worker's API with the test token (`SELF.fetch` plus `Authorization`). */
+export function apiFetch(path: string, init: RequestInit = {}): Promise<Response> {
+  return SELF.fetch(`https://edge.test${path}`, { ...init, headers: { ...authHeaders(), ...(init.headers as Record<string, string> | undefined) } });
+}
+
+/** `POST /runs` through the Worker (with the test token). @returns the status and JSON body */
 export async function postRun(body: unknown): Promise<{ status: number; body: any }> {
-  const res = await SELF.fetch("https://edge.test/runs", { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const res = await apiFetch("/runs", { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
   return { status: res.status, body: await res.json() };
 }
 

@@ -27,6 +27,8 @@ const USAGE = [
   "  --fault KIND[:RATE[:MAX]]  inject a fault (repeatable): end-500-after-act, end-drop-after-act, claim-lost,",
   "                        claim-500-after-act, abort-500, llm-429, llm-500, llm-stall; RATE 0-1 (default 1), MAX a cap",
   "  --journal FILE        append what the server did (claims, accepted ends, aborts, reverts, status) as JSON lines",
+  "  --require-header NAME=VALUE   refuse (401) every request without this header and value, like an access",
+  "                        gateway in front of the server (repeatable)",
   "  -h, --help            show this help",
 ].join("\n");
 
@@ -42,6 +44,23 @@ export interface EmulatorCliOptions {
   faults?: FaultSpec[];
   /** `--journal FILE` */
   journalFile?: string;
+  /** `--require-header NAME=VALUE`, repeatable: header name → value */
+  requireHeaders?: Record<string, string>;
+}
+
+/**
+ * Parses `--require-header` values (`NAME=VALUE`).
+ * @throws CliError naming the bad value
+ */
+export function parseRequireHeaders(values: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const v of values) {
+    const at = v.indexOf("=");
+    const name = at > 0 ? v.slice(0, at).trim() : "";
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name) || at === v.length - 1) throw new CliError(`--require-header must be NAME=VALUE (e.g. X-Gateway-Token=abc), got '${v}'`);
+    headers[name] = v.slice(at + 1);
+  }
+  return headers;
 }
 
 function integer(name: string, text: string, min: number, max: number): number {
@@ -66,6 +85,7 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
     "upstream-model": { type: "string" },
     fault: { type: "string", multiple: true },
     journal: { type: "string" },
+    "require-header": { type: "string", multiple: true },
   });
   if (!flags) return null;
   const values = flags.values;
@@ -83,6 +103,7 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
     throw new CliError((err as Error).message);
   }
   const journalFile = values["journal"] as string | undefined;
+  const requireHeaders = parseRequireHeaders((values["require-header"] as string[] | undefined) ?? []);
   return {
     ...(faults.length ? { faults } : {}),
     ...(journalFile ? { journalFile } : {}),
@@ -92,6 +113,7 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
     seed: integer("seed", (values["seed"] as string | undefined) ?? "0", -(2 ** 31), 2 ** 31 - 1),
     ...(values["answer-key"] ? { answerKeyFile: values["answer-key"] as string } : {}),
     ...(upstreamUrl && upstreamKey ? { upstream: { baseUrl: upstreamUrl, apiKey: upstreamKey, ...(model ? { model } : {}) } } : {}),
+    ...(Object.keys(requireHeaders).length ? { requireHeaders } : {}),
   };
 }
 
@@ -192,6 +214,7 @@ export async function runEmulatorCommand(argv: string[], io: EmulatorCommandIo =
       ...(options.upstream ? { upstream: options.upstream } : {}),
       ...(options.faults ? { faults: options.faults } : {}),
       ...(options.journalFile ? { journalSink: fileSink(options.journalFile) } : {}),
+      ...(options.requireHeaders ? { requireHeaders: options.requireHeaders } : {}),
     }).catch((err: unknown) => {
       // errno errors come from listen(); anything else is the emulator refusing an option
       throw errnoOf(err) ? listenError(err, options) : new EmulatorStartError(`invalid option: ${(err as Error).message}`, 2);
@@ -202,7 +225,7 @@ export async function runEmulatorCommand(argv: string[], io: EmulatorCommandIo =
     return err.code;
   }
   const keys = running.emulator.answerKey.size;
-  const via = options.upstream ? `upstream ${options.upstream.baseUrl}` : `simulated policy, ${keys} answer key rows`;
+  const via = `${options.upstream ? `upstream ${options.upstream.baseUrl}` : `simulated policy, ${keys} answer key rows`}${options.requireHeaders ? `; requires header ${Object.keys(options.requireHeaders).join(", ")}` : ""}`;
   io.log(`ajet-edge emulator ready at ${running.url} (profile ${options.profile}, seed ${options.seed}, ${via}); Ctrl-C to stop`);
   const code = await io.waitForStop(running);
   await running.close();

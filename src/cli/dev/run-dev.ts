@@ -103,7 +103,7 @@ export async function runDev(options: DevOptions, io: DevIo, extras: RunDevExtra
     extras.onSession?.(session);
     for (const s of session.swarms) say(`  swarm ${s.name}: ${s.url}${s.emulator ? " (local emulator)" : ""}`);
     say(`  Worker: ${session.worker.url} (local workerd)`);
-    const api = runsApi(session.worker.url);
+    const api = runsApi(session.worker.url, fetch, { token: session.worker.token });
     let created: RunView;
     try {
       created = await api.create(session.spec);

@@ -84,15 +84,24 @@ export interface RunsApi {
   endedEpisodes(runId: string, globalStep?: number): Promise<EndedEpisodeView[]>;
 }
 
+/** Options of {@link runsApi}. */
+export interface RunsApiOptions {
+  /** the API token sent as `Authorization: Bearer <token>`; default the `AJET_API_TOKEN` environment variable */
+  token?: string;
+}
+
 /**
- * A client of the runs API at `workerUrl`.
+ * A client of the runs API at `workerUrl`. Every request carries the token (the API refuses requests without it).
  * @param fetchFn injectable for tests; default the global fetch
  */
-export function runsApi(workerUrl: string, fetchFn: typeof fetch = fetch): RunsApi {
+export function runsApi(workerUrl: string, fetchFn: typeof fetch = fetch, options: RunsApiOptions = {}): RunsApi {
+  const token = options.token ?? process.env["AJET_API_TOKEN"];
+  const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   const call = async <T>(method: "GET" | "POST", path: string, shape: z.ZodType, body?: unknown): Promise<T> => {
     const res = await fetchFn(new URL(path, `${workerUrl}/`), {
       method,
-      ...(body !== undefined ? { headers: { "content-type": "application/json" }, body: JSON.stringify(body) } : {}),
+      headers: { ...auth, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     const text = await res.text();
     let json: unknown;

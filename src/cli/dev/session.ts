@@ -9,7 +9,7 @@ import { startEmulator, type RunningEmulator } from "../../emulator/index.ts";
 import { AgentJetJob } from "../../job/index.ts";
 import type { RunRequestInput } from "../../edge/run-request.ts";
 import { runSpecFor, type DevPlan } from "./plan.ts";
-import { startLocalWorker, type LocalWorker } from "./worker.ts";
+import { DEV_ALLOWED_HOSTS, startLocalWorker, type LocalWorker } from "./worker.ts";
 
 /** One swarm server of the session; `emulator` is set when the session started it. */
 export interface SessionSwarm {
@@ -102,7 +102,9 @@ export async function startDevSession(plan: DevPlan, options: StartSessionOption
   const closeSwarms = async () => {
     await Promise.all(swarms.filter(Boolean).map((s) => s.emulator?.close().catch(() => {})));
   };
-  const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
+  // the Worker may connect to loopback (the emulators) and to the servers given on the command line, nothing else
+  const allowedHosts = [...DEV_ALLOWED_HOSTS, ...(plan.externalSwarms ?? []).map((s) => new URL(s.url).host)];
+  const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, allowedHosts, ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
   if (worker.status === "rejected" || swarmSide.status === "rejected") {
     if (worker.status === "fulfilled") await worker.value.dispose();
     await closeSwarms();

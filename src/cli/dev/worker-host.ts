@@ -2,8 +2,9 @@
  * @module cli/dev/worker-host — the child process that hosts the Worker in local workerd (wrangler's
  * `unstable_startWorker`). `startLocalWorker` (worker.ts) spawns it DETACHED, in its own process group, so a
  * terminal Ctrl-C reaches only the CLI: workerd keeps running while the CLI drains the run, then the CLI asks
- * for `dispose`. IPC protocol: child → parent `{type:"ready", url, persistDir}` or `{type:"error", message}`;
- * parent → child `{type:"dispose"}`. The host also disposes when the IPC channel closes (the CLI died), so no
+ * for `dispose`. IPC protocol: parent → child `{type:"start", vars}` first (the Worker's vars: the session's API
+ * token and allowed hosts, never in argv or the environment); child → parent `{type:"ready", url, persistDir}` or
+ * `{type:"error", message}`; parent → child `{type:"dispose"}`. The host also disposes when the IPC channel closes (the CLI died), so no
  * workerd outlives its CLI. The persist directory is a fresh temp dir, deleted at dispose — or the one given as the
  * second argument (a Worker restarted on the same persisted state), kept. The parent sets the
  * wrangler environment (`WRANGLER_QUIET_ENV` in worker.ts).
@@ -14,6 +15,8 @@ import { join } from "node:path";
 
 /** Messages the host sends to its parent. */
 export type HostMessage = { type: "ready"; url: string; persistDir: string } | { type: "error"; message: string };
+/** Messages the parent sends to the host. */
+export type ParentMessage = { type: "start"; vars: Record<string, string> } | { type: "dispose" };
 
 function send(message: HostMessage): void {
   if (process.connected) process.send?.(message);
@@ -40,14 +43,21 @@ async function main(): Promise<void> {
       process.exit(code);
     }
   };
+  let onStart: (vars: Record<string, string>) => void = () => {};
+  const startMessage = new Promise<Record<string, string>>((resolve) => (onStart = resolve));
   process.on("message", (m: unknown) => {
-    if ((m as { type?: string } | null)?.type === "dispose") void shutdown(0);
+    const msg = m as ParentMessage | null;
+    if (msg?.type === "dispose") void shutdown(0);
+    else if (msg?.type === "start") onStart(msg.vars);
   });
   process.on("disconnect", () => void shutdown(0));
   try {
+    const vars = await startMessage;
     const { unstable_startWorker } = await import("wrangler");
     const started = await unstable_startWorker({
       config: configPath,
+      // the session's token and allowed hosts win over a developer's .dev.vars
+      bindings: Object.fromEntries(Object.entries(vars).map(([k, value]) => [k, { type: "secret_text" as const, value }])),
       dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: persistDir, logLevel: "warn", watch: false },
     });
     worker = started;

@@ -6,10 +6,11 @@
  * killed as a last resort, so no workerd is orphaned.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { HostMessage } from "./worker-host.ts";
+import type { HostMessage, ParentMessage } from "./worker-host.ts";
 
 /** Environment every wrangler start gets, so users need not set it: no metrics, no Request.cf fetch, no banner. */
 export const WRANGLER_QUIET_ENV: Readonly<Record<string, string>> = {
@@ -29,6 +30,8 @@ export interface LocalWorker {
   hostPid: number;
   /** the dir holding the DO's SQLite and the queue; deleted at dispose unless it was given (`persistDir`) */
   persistDir: string;
+  /** this session's API token (random, generated at start; `Authorization: Bearer <token>`) */
+  token: string;
   /** Stops workerd and the host, deletes the persist dir. Idempotent; never throws. */
   dispose(): Promise<void>;
 }
@@ -47,6 +50,21 @@ export interface StartLocalWorkerOptions {
   disposeTimeoutMs?: number;
   /** keep the DO's SQLite and the queue here (kept at dispose), e.g. to restart a Worker on the same state; default a fresh temp dir */
   persistDir?: string;
+  /**
+   * hosts the Worker may connect to (`AJET_ALLOWED_HOSTS` entries); default {@link DEV_ALLOWED_HOSTS} (loopback:
+   * the local emulators). Add the host:port of servers given on the command line.
+   */
+  allowedHosts?: readonly string[];
+  /** more Worker vars (strings), e.g. limits; the token and the allowed hosts are set by this function */
+  vars?: Readonly<Record<string, string>>;
+}
+
+/** What a dev Worker may connect to by default: loopback, where `ajet-edge dev` starts its emulators. */
+export const DEV_ALLOWED_HOSTS: readonly string[] = ["127.0.0.1", "localhost", "[::1]"];
+
+/** A fresh random API token (64 hex digits) for one dev session. */
+export function newSessionToken(): string {
+  return randomBytes(32).toString("hex");
 }
 
 /** The Worker could not be started. */
@@ -97,6 +115,10 @@ export async function startLocalWorker(options: StartLocalWorkerOptions = {}): P
   });
   const pid = child.pid;
   if (pid === undefined) throw new LocalWorkerError("could not spawn the Worker host process");
+  // the token and vars go over IPC: never in argv (ps shows it) or the environment (inherited by workerd's children)
+  const token = newSessionToken();
+  const vars: Record<string, string> = { ...options.vars, AJET_API_TOKEN: token, AJET_ALLOWED_HOSTS: (options.allowedHosts ?? DEV_ALLOWED_HOSTS).join(",") };
+  child.send({ type: "start", vars } satisfies ParentMessage);
   const killOnExit = () => killGroup(pid, "SIGKILL");
   process.on("exit", killOnExit);
   for (const stream of [child.stdout, child.stderr]) {
@@ -136,7 +158,7 @@ export async function startLocalWorker(options: StartLocalWorkerOptions = {}): P
       options.signal?.addEventListener("abort", onAbort, { once: true });
       if (options.signal?.aborted) onAbort();
     });
-    return { url: ready.url.replace(/\/+$/, ""), hostPid: pid, persistDir: ready.persistDir, dispose };
+    return { url: ready.url.replace(/\/+$/, ""), hostPid: pid, persistDir: ready.persistDir, token, dispose };
   } catch (err) {
     await dispose();
     throw err;

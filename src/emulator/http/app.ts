@@ -13,6 +13,16 @@ import { registerEpisodeRoutes } from "./routes-episodes.ts";
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   const table: RouteTable = new Map();
+  const required = Object.entries(deps.requireHeaders ?? {});
+  if (required.length) {
+    // a simulated access gateway in front of the whole server (swarm API and LLM proxy alike)
+    app.use("*", async (c, next) => {
+      const bad = required.find(([name, value]) => c.req.header(name) !== value);
+      if (!bad) return next();
+      const detail = c.req.header(bad[0]) === undefined ? `gateway: missing header ${bad[0]}` : `gateway: wrong value of header ${bad[0]}`;
+      return new Response(JSON.stringify({ detail }), { status: 401, headers: { "content-type": "application/json" } });
+    });
+  }
   registerControlRoutes(app, table, deps);
   registerEpisodeRoutes(app, table, deps);
   app.notFound((c) => {

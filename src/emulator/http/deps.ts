@@ -29,6 +29,8 @@ export interface AppDeps {
   upstream?: ResolvedUpstream;
   /** what the server did, for `GET /ajet_emulator/journal` and the `--journal` file */
   journal?: Journal;
+  /** the simulated gateway: header name (lowercase) → required value; requests without them get 401 */
+  requireHeaders?: Readonly<Record<string, string>>;
 }
 
 /** The methods each path answers; unknown methods on a known path get FastAPI's 405. */
