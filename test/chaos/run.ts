@@ -21,5 +21,5 @@ try {
   await stack.close();
 }
 console.log(formatTable(rows));
-const dirty = rows.filter((r) => r.lost || r.doubled || r.leftClaimed || r.stranded || r.verdict.includes("MISMATCH"));
+const dirty = rows.filter((r) => r.episodes === 0 || r.lost || r.doubled || r.leftClaimed || r.stranded || r.verdict.includes("MISMATCH"));
 process.exitCode = dirty.length ? 1 : 0;

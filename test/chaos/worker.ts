@@ -10,6 +10,7 @@ import { handleEpisodeBatch } from "../../src/edge/episode-consumer.ts";
 import { chaosFunctions } from "./functions.ts";
 
 export { RolloutScheduler } from "../../src/edge/rollout-scheduler.ts";
+export { RunQuota } from "../../src/edge/run-quota.ts";
 
 const functions = { ...rolloutFunctions, ...chaosFunctions };
 const app = createApp(functions);
