@@ -11,11 +11,19 @@ import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, ty
 import type { CurrentBatchRolloutPoolInformation } from "../protocol/index.ts";
 import { serverOfSwarm } from "../sdk/contract.ts";
 import type { RunDatasets } from "./datasets.ts";
+import { orphanClaims } from "./claim-sweep.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { RunMeta, SchedulerStorage } from "./storage.ts";
 
 /** How often the run log repeats that a swarm cannot be reached. */
 const UNREACHABLE_LOG_INTERVAL_MS = 60_000;
+/**
+ * How long an unknown claim may be a consumer's not yet reported one, seconds: one-swarm consumers report right
+ * after claiming; multi-swarm ones hold earlier claims while claiming the rest (claim budget 20 s, runEpisode).
+ */
+const CLAIM_GRACE_SECONDS = { oneSwarm: 10, multiSwarm: 30 } as const;
+/** An unknown claim this close to the server's discard timeout is left to the janitor (claim-sweep.ts), seconds. */
+const JANITOR_MARGIN_SECONDS = 5;
 
 /** A line of the run log: level, message, structured fields. */
 export type RunLog = (level: "info" | "warn" | "error", message: string, fields: Record<string, unknown>) => void;
@@ -95,9 +103,42 @@ export class CommandRunner {
         return;
       case "finishRun":
         this.host.storage.setSummary(c.summary); // the core logs "run finished" itself
+        await this.sweepClaims(0); // nothing is in flight any more: any claim of this run left on a server is released
         await this.host.finished();
         return;
     }
+  }
+
+  /**
+   * Releases this run's claims that nobody holds (claim-sweep.ts): a lost `/claim_episode` answer or a failed
+   * `/abort_episode` leaves them held until the server's janitor. Errors are logged, never thrown.
+   * @param graceSeconds how long an unknown claim may be a consumer's unreported one (default by swarm count)
+   */
+  async sweepClaims(graceSeconds?: number): Promise<void> {
+    const meta = this.host.meta();
+    const known = new Set<string>();
+    for (const row of Object.values(this.host.state().episodes)) {
+      if (row.status === "running" || row.status === "reporting") for (const c of row.claims) known.add(c.episodeUuid);
+    }
+    const grace = graceSeconds ?? (meta.spec.swarms.length > 1 ? CLAIM_GRACE_SECONDS.multiSwarm : CLAIM_GRACE_SECONDS.oneSwarm);
+    await Promise.all(
+      meta.spec.swarms.map(async ({ name }) => {
+        try {
+          const client = this.#client(name);
+          const pool = await client.getRolloutStat();
+          const orphans = orphanClaims(pool.running_episode_details, { clientUuid: meta.clientUuid, known, graceSeconds: grace, janitorMarginSeconds: JANITOR_MARGIN_SECONDS });
+          for (const o of orphans) {
+            const done = await client.abortEpisode(o.episodeUuid, { quiet: true });
+            const message = done
+              ? "released a claim of this run that nobody held (a lost claim answer or a failed abort)"
+              : "could not release a claim of this run that nobody holds; retrying";
+            this.host.log(done ? "warn" : "error", message, { swarm: name, episodeUuid: o.episodeUuid, idleSeconds: o.idleSeconds });
+          }
+        } catch (err) {
+          this.host.log("warn", "could not read the server's claims to release the ones nobody holds; retrying", { swarm: name, error: String(err) });
+        }
+      }),
+    );
   }
 
   /**

@@ -11,6 +11,8 @@ import { runEpisode, type EpisodeRunResult } from "../runtime/episode-runner.ts"
 import { ConnectionLimiter, SubrequestBudget } from "../runtime/limits.ts";
 import { EpisodeMessage, type SchedulerPort } from "../port/index.ts";
 import type { Env } from "./env.ts";
+// the global fetch fenced by episode key: a function's own client (fromAgentRun) goes through its episode's guards
+import { keyFence } from "./fence.ts";
 import { jsonLogger } from "./log.ts";
 import { outboundFetch, outboundPolicy, type OutboundFetch } from "../runtime/outbound.ts";
 import { parseOperatorSecrets } from "./secrets.ts";
@@ -55,7 +57,8 @@ export function invocationShare(env: Env, startedAtMs = Date.now()): InvocationS
     limiter: new ConnectionLimiter(),
     budget: new SubrequestBudget(Number(env.SUBREQUEST_LIMIT ?? DEFAULT_SUBREQUEST_LIMIT) || DEFAULT_SUBREQUEST_LIMIT),
     secrets,
-    outbound: outboundFetch((input, init) => fetch(input, init), outboundPolicy(env.AJET_ALLOWED_HOSTS, secrets)),
+    // over the platform fetch itself: the global fetch is the key fence, which routes episode keys back here
+    outbound: outboundFetch(keyFence.original, outboundPolicy(env.AJET_ALLOWED_HOSTS, secrets)),
     transcripts: r2TranscriptSink(env),
     startedAtMs,
   };
@@ -90,6 +93,7 @@ export async function runEpisodeMessage(
       port: schedulerPort(env, msg.runId),
       functions,
       fetch: share.outbound,
+      keyFence,
       limiter: share.limiter,
       budget: share.budget,
       now: () => Date.now(),

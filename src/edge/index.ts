@@ -2,6 +2,7 @@
  * @module edge — the ajet-edge Worker: the HTTP API, the per-episode queue consumer, the RolloutScheduler
  * Durable Object (wrangler.toml binds them) and the `EpisodeRunner` entrypoint of the local `direct` dispatch.
  */
+import "./fence.ts"; // first: function modules loaded below see the fenced global fetch
 import { rolloutFunctions } from "../../functions/index.ts";
 import { createApp } from "./app.ts";
 import type { Env } from "./env.ts";

@@ -7,7 +7,7 @@
  * least once.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, OutcomeReport, ResultReport, SchedulerPort, StopWatchAnswer } from "../port/index.ts";
+import { AbortCause, type ClaimAck, type ClaimFailureReport, type ClaimReport, type EndedEpisode, type EventAck, type OutcomeReport, type ResultReport, type SchedulerPort, type StopWatchAnswer } from "../port/index.ts";
 import { resolveGatewayHeaders, type Task } from "../protocol/index.ts";
 import { outboundFetch, outboundPolicy } from "../runtime/outbound.ts";
 import { currentStep, decide, initialState, nextWakeAtMs, reportedReward, windowCapacityIssues, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
@@ -42,7 +42,7 @@ function lazyDispatcher(env: Env, exports: unknown): Dispatcher {
   return { name: "deployment", dispatch: (messages) => (made ??= createDispatcher(env, exports)).dispatch(messages) };
 }
 
-/** When the core has nothing scheduled but the run is active, the alarm still fires this often (BC-45). */
+/** An active run's alarm fires at least this often (BC-45), even when the core has nothing scheduled sooner. */
 const IDLE_ALARM_MS = 5_000;
 /** The episode port's answer for a run this object does not hold: the consumer gives its claim back and acks. */
 const NO_RUN: EventAck = { status: "unknown", reason: "no such run (deleted, or never created here)" };
@@ -52,6 +52,8 @@ const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngi
 const FAILED_TICK_ALARM_MS = 2_000;
 /** The longest a stop watch is held open, ms (the consumer asks again: one subrequest per this much function time). */
 export const MAX_STOP_WATCH_MS = 60_000;
+/** How often an active run looks for its claims that nobody holds (edge/claim-sweep). */
+const CLAIM_SWEEP_INTERVAL_MS = 5_000;
 
 /**
  * The Durable Object of one run. RPC methods: control (`create`, `status`, `listing`, `stop`, `report`), the episode
@@ -73,6 +75,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   #armedAtMs: number | null = null;
   /** decide + persist time per event (in memory), shown as `scheduler` in the status view */
   readonly #applyStats = new ApplyStats();
+  #claimSweptAtMs = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -297,6 +300,13 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     const row = this.#state.episodes[report.episodeKey];
     const box = this.#storage.outbox(report.episodeKey, report.attempt);
     const ack = await this.#apply({ type: "episodeReported", ...report });
+    if (report.cause === AbortCause.abortUnconfirmed && row && row.attempt === report.attempt && row.claims.length) {
+      // the consumer's abort failed after its retries: the claims may still be held (an engine slot, the weight
+      // sync); the alarm sends the abort again at once, and the claim sweep catches whatever is left
+      this.#log("warn", "an episode's abort was not confirmed by the server; the run sends it again", { episodeKey: report.episodeKey, claims: row.claims.map((c) => c.episodeUuid).join(",") });
+      this.#storage.queueCommands([{ type: "abortEpisodes", episodes: [{ episodeKey: row.episodeKey, attempt: row.attempt, claims: row.claims, reason: AbortCause.abortUnconfirmed }] }]);
+      await this.#arm(true);
+    }
     if (ack.status === "applied" && row && row.attempt === report.attempt) {
       const taskId = box?.taskId ?? this.#storage.taskId(row.source, row.taskIndex);
       // applied + ended: the core found a finite reward by the same rule
@@ -368,6 +378,10 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       if (this.#state) {
         await this.#drainPendingCommands();
         await this.#apply({ type: "tick" }, true);
+        if (this.#state.run.phase !== "finished" && Date.now() - this.#claimSweptAtMs >= CLAIM_SWEEP_INTERVAL_MS) {
+          this.#claimSweptAtMs = Date.now();
+          await this.#commands.sweepClaims();
+        }
       }
     } catch (err) {
       this.#log("error", "tick failed; retrying", { error: String(err), retryCount: info?.retryCount ?? 0 });
@@ -453,18 +467,18 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     if (!state) return;
     const wake = now ? Date.now() : nextWakeAtMs(state);
     const finished = state.run.phase === "finished";
-    if (wake !== null) {
-      const at = Math.max(wake, Date.now());
-      if (at === this.#armedAtMs) return;
-      this.#armedAtMs = at;
-      await this.ctx.storage.setAlarm(at);
-    } else if (finished) {
+    // an active run wakes at least every IDLE_ALARM_MS (the claim sweep runs on the alarm); an alarm already armed
+    // earlier is kept (it re-arms when it fires): a burst of episode RPCs writes no alarm at all
+    const at = finished ? (wake === null ? null : Math.max(wake, Date.now())) : Math.max(Math.min(wake ?? Infinity, Date.now() + IDLE_ALARM_MS), Date.now());
+    if (at === null) {
       this.#armedAtMs = null;
       await this.ctx.storage.deleteAlarm();
-    } else {
-      this.#armedAtMs = Date.now() + IDLE_ALARM_MS;
-      await this.ctx.storage.setAlarm(this.#armedAtMs);
+      return;
     }
+    const armed = this.#armedAtMs;
+    if (armed !== null && armed > Date.now() && armed <= at) return;
+    this.#armedAtMs = at;
+    await this.ctx.storage.setAlarm(at);
   }
 
   /** A line of the run log (SQLite, shown by `GET /runs/:id`); warnings and errors go to the console too. */

@@ -10,7 +10,9 @@ import {
 } from "../protocol/index.ts";
 import { createSystemClock, type Clock, type TimerHandle } from "./clock.ts";
 import { EngineSim, type EngineSimView } from "./engine/engine-sim.ts";
+import { faultHooks, type FaultSpec } from "./faults.ts";
 import type { EmulatorHooks } from "./hooks.ts";
+import { Journal } from "./journal.ts";
 import { createApp } from "./http/app.ts";
 import type { RequestLogEntry } from "./http/deps.ts";
 import { resolveEmulatorConfig, type EmulatorProfile, type EmulatorTimings, type PolicyOptions, type ResolvedEmulatorConfig, type ServerManners, type UpstreamOptions } from "./options.ts";
@@ -51,6 +53,10 @@ export interface EmulatorOptions {
   requireHeaders?: Record<string, string>;
   /** Initial fault hooks (also settable later on `emulator.hooks`). */
   hooks?: EmulatorHooks;
+  /** Faults injected by kind (faults.ts), on top of `hooks`. */
+  faults?: FaultSpec[];
+  /** Called with each journal event as one JSON line (the CLI's `--journal FILE` appends them). */
+  journalSink?: (line: string) => void;
 }
 
 /** Read-only view of the server + engine state. */
@@ -97,6 +103,8 @@ export interface Emulator {
   readonly hooks: EmulatorHooks;
   /** Every request received, in order: `{method, path, atMs}` (e.g. how many `/start_engine` calls were made). */
   readonly requestLog: readonly RequestLogEntry[];
+  /** What the server did (claims, accepted ends, aborts, reverts, status changes, injected faults). */
+  readonly journal: Journal;
   readonly answerKey: AnswerKeyApi;
   /** The simulated policy's accuracy and learning history. */
   readonly policy: PolicyView;
@@ -113,10 +121,16 @@ export interface Emulator {
 
 /** Creates an in-process emulator. @throws Error naming a bad option. */
 export function createEmulator(options: EmulatorOptions = {}): Emulator {
-  const { clock: clockOption, answerKey: answerKeyRows, hooks: hooksOption, ...plain } = options;
+  const { clock: clockOption, answerKey: answerKeyRows, hooks: hooksOption, journalSink, ...plain } = options;
   const config = resolveEmulatorConfig(plain);
   const clock = clockOption ?? createSystemClock();
-  const hooks: EmulatorHooks = { ...hooksOption };
+  const journal = new Journal(journalSink);
+  journal.add({ ev: "boot", atMs: clock.nowMs(), pid: typeof process === "undefined" ? null : process.pid });
+  // the named faults wrap the given hooks; records read lazily (the state is built below)
+  let discardMsOf = (_uuid: string) => 0;
+  const hooks: EmulatorHooks = config.faults.length
+    ? faultHooks(config.faults, deriveRng(config.seed, "faults"), { ...hooksOption }, (kind, path, episodeUuid) => journal.add({ ev: "fault", atMs: clock.nowMs(), kind, path, ...(episodeUuid ? { episodeUuid } : {}) }), (uuid) => discardMsOf(uuid))
+    : { ...hooksOption };
   const answerKey = new AnswerKeyStore();
   if (answerKeyRows) answerKey.add(answerKeyRows);
   const policy = new SimulatedPolicy(config.policy, config.seed, answerKey, config.timings.llmLatency);
@@ -127,6 +141,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     : null;
   if (engine) state.engineLink = engine;
   const serverIds = deriveRng(config.seed, "server-ids");
+  discardMsOf = (uuid) => Math.max(0, (state.records.get(uuid)?.discard_episode_timeout ?? 0) * 1000);
+  state.statusListeners.push((change) =>
+    journal.add({ ev: "status", atMs: change.atMs, run: state.runNumber, from: change.from, to: change.to, globalStep: change.globalStep }),
+  );
 
   // The policy learns at each weight sync from the mean reward of the step it just trained on.
   let lastRollingStep: number | null = null;
@@ -145,13 +163,16 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   const scheduleJanitor = () => {
     if (closed) return;
     janitor = clock.setTimer(() => {
-      void janitorSweep(state, config.timings.activeClientTimeoutMs).finally(scheduleJanitor);
+      const claimants = new Map([...state.records.values()].filter((r) => r.episode_status === "claimed").map((r) => [r.episode_uuid, r.client_uuid]));
+      void janitorSweep(state, config.timings.activeClientTimeoutMs)
+        .then((reverted) => reverted.forEach((uuid) => journal.add({ ev: "revert", atMs: clock.nowMs(), episodeUuid: uuid, clientUuid: claimants.get(uuid) ?? "" })))
+        .finally(scheduleJanitor);
     }, config.timings.janitorIntervalMs, { background: true });
   };
   scheduleJanitor();
 
   const requestLog: RequestLogEntry[] = [];
-  const app = createApp({ state, engine, policy, hooks, clock, timings: config.timings, workDir: config.workDir, ids: serverIds, upstream: config.upstream, requireHeaders: config.requireHeaders, requestLog });
+  const app = createApp({ state, engine, policy, hooks, clock, timings: config.timings, workDir: config.workDir, ids: serverIds, upstream: config.upstream, journal, requireHeaders: config.requireHeaders, requestLog });
   const engineView: EmulatorEngineView = {
     get status() { return state.engineStatus; },
     get statusDetail() { return state.engineStatusDetail; },
@@ -172,6 +193,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     stepLog: state.stepLog.entries,
     hooks,
     requestLog,
+    journal,
     answerKey: {
       add: (rows) => answerKey.add(rows),
       replace: (rows) => answerKey.replace(rows),

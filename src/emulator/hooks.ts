@@ -21,7 +21,17 @@ export interface FaultAction {
   body?: unknown;
   /** Handle the request normally, THEN answer with `status` (the server acted; the client sees an error). */
   afterHandling?: boolean;
+  /** Extra response headers for `status` (e.g. `retry-after`). */
+  headers?: Record<string, string>;
+  /**
+   * Drop the connection without an answer (after handling, with `afterHandling`). Over a socket the connection is
+   * destroyed; in process (`app.fetch`) the answer is a bodiless 500 carrying {@link DROP_HEADER}.
+   */
+  drop?: boolean;
 }
+
+/** Header of an in-process answer that stands for a dropped connection; the socket server destroys the socket on it. */
+export const DROP_HEADER = "x-ajet-emulator-drop";
 
 /** A chat call as hooks see it. `callIndex` is the episode's 1-based LLM call number. */
 export interface ChatCallInfo {
@@ -40,17 +50,25 @@ export interface EmulatorHooks {
   abortEpisode?: (req: EndEpisodeRequest) => FaultAction | undefined | void;
   /** Called after the swarm checks passed and the call was counted (the real proxy counts before generating). */
   chatCompletion?: (call: ChatCallInfo) => FaultAction | undefined | void;
-  /** Replaces the simulated generation latency, milliseconds. */
-  llmLatencyMs?: number | ((call: ChatCallInfo) => number);
+  /** Replaces the simulated generation latency, milliseconds (a function may return undefined: the policy's own). */
+  llmLatencyMs?: number | ((call: ChatCallInfo) => number | undefined);
   /** Observer (no fault): a `/claim_episode` handed out an episode, at `atMs` on the emulator's clock. */
   onClaimed?: (claim: { episodeUuid: string; clientUuid: string; atMs: number }) => void;
 }
 
 function faultResponse(action: FaultAction): Response {
+  if (action.drop) return new Response(null, { status: 500, headers: { [DROP_HEADER]: "1" } });
   const status = action.status ?? 500;
-  if (action.body === undefined) return status === 500 ? internalServerError() : httpException(status, "injected fault");
-  if (typeof action.body === "string") return new Response(action.body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
-  return jsonResponse(action.body, status);
+  const res =
+    action.body === undefined
+      ? status === 500
+        ? internalServerError()
+        : httpException(status, "injected fault")
+      : typeof action.body === "string"
+        ? new Response(action.body, { status, headers: { "content-type": "text/plain; charset=utf-8" } })
+        : jsonResponse(action.body, status);
+  for (const [k, v] of Object.entries(action.headers ?? {})) res.headers.set(k, v);
+  return res;
 }
 
 /**
@@ -60,7 +78,7 @@ function faultResponse(action: FaultAction): Response {
 export async function applyFault(action: FaultAction | undefined | void, clock: Clock, handle: () => Promise<Response>): Promise<Response> {
   if (!action) return handle();
   if (action.delayMs) await clock.sleep(action.delayMs);
-  if (action.status === undefined) return handle();
+  if (action.status === undefined && !action.drop) return handle();
   if (action.afterHandling) await handle();
   return faultResponse(action);
 }

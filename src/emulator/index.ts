@@ -13,7 +13,9 @@ export {
   UpstreamOptions,
   type ResolvedEmulatorConfig,
 } from "./options.ts";
-export type { ChatCallInfo, EmulatorHooks, FaultAction } from "./hooks.ts";
+export { DROP_HEADER, type ChatCallInfo, type EmulatorHooks, type FaultAction } from "./hooks.ts";
+export { FaultKind, FaultSpec, faultHooks, parseFaultFlag } from "./faults.ts";
+export { Journal, parseJournal, type JournalEvent } from "./journal.ts";
 export type { RequestLogEntry } from "./http/deps.ts";
 export type { DropReason, StepLogEntry, StepLogEpisode } from "./step-log.ts";
 export type { EpisodeRecord, StatusChange } from "./server/state.ts";

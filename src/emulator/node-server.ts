@@ -5,6 +5,7 @@
 import type { AddressInfo, Socket } from "node:net";
 import { serve } from "@hono/node-server";
 import { createEmulator, type Emulator, type EmulatorOptions } from "./emulator.ts";
+import { DROP_HEADER } from "./hooks.ts";
 
 /** Options of {@link startEmulator}: the emulator's options plus where to listen. */
 export interface StartEmulatorOptions extends EmulatorOptions {
@@ -31,7 +32,13 @@ export interface RunningEmulator {
 export async function startEmulator(options: StartEmulatorOptions = {}): Promise<RunningEmulator> {
   const { port = 10086, host = "127.0.0.1", ...emulatorOptions } = options;
   const emulator = createEmulator(emulatorOptions);
-  const fetch = emulator.config.manners.resetAfter500 ? resetAfter500(emulator.app.fetch) : emulator.app.fetch;
+  // a fault that drops the connection (hooks.ts DROP_HEADER): the socket is destroyed instead of answered
+  const dropping = async (req: Request, env?: unknown): Promise<Response> => {
+    const res = await emulator.app.fetch(req, env);
+    if (res.headers.has(DROP_HEADER)) (env as NodeBindings)?.incoming?.socket?.destroy();
+    return res;
+  };
+  const fetch = emulator.config.manners.resetAfter500 ? resetAfter500(dropping) : dropping;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch, port, hostname: host }, () => resolve(s));
     s.once("error", reject);

@@ -8,6 +8,7 @@
  * closed and drained; WEIGHT_SYNCING lasts `weightSyncMs`; the janitor runs every `janitorIntervalMs` (10 s).
  */
 import { z } from "zod";
+import { FaultSpec } from "./faults.ts";
 
 const ms = (what: string) => z.number().min(0).describe(`${what}, milliseconds`);
 
@@ -150,6 +151,7 @@ export const EmulatorConfigSchema = z.object({
   upstream: UpstreamOptions.optional(),
   publicBaseUrl: z.string().default("http://127.0.0.1:10086/v1").describe("openai_base_url the engine registers"),
   workDir: z.string().optional().describe("base of server_experiment_dir and temp_ajet_code_path; default cwd"),
+  faults: z.array(FaultSpec).default([]).describe("faults injected by kind (faults.ts); `--fault KIND[:RATE[:MAX]]`"),
   requireHeaders: z
     .record(z.string().min(1), z.string())
     .default({})
@@ -167,6 +169,7 @@ export interface ResolvedEmulatorConfig {
   upstream: z.output<typeof UpstreamOptions> | undefined;
   publicBaseUrl: string;
   workDir: string;
+  faults: z.output<typeof FaultSpec>[];
   /** header name (lowercase) → required value; empty: no gateway */
   requireHeaders: Record<string, string>;
 }
@@ -192,6 +195,7 @@ export function resolveEmulatorConfig(input: unknown): ResolvedEmulatorConfig {
     upstream: o.upstream,
     publicBaseUrl: o.publicBaseUrl,
     workDir: o.workDir ?? process.cwd(),
+    faults: o.faults,
     requireHeaders: Object.fromEntries(Object.entries(o.requireHeaders).map(([k, v]) => [k.toLowerCase(), v])),
   };
 }

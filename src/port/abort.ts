@@ -20,8 +20,14 @@ export const AbortCause = {
   lifetimeExceeded: "lifetime_exceeded",
   /** stopped to leave time to report before the invocation's wall limit */
   timeLimit: "time_limit",
-  /** the run was stopped (`POST /runs/:id/stop`, or it failed): ctx.signal fired, the function ended or was cut after the grace */
+  /** no LLM activity for the discard timeout less a margin: stopped before the server's janitor reverts the claim (BC-23) */
+  idleDeadline: "idle_deadline",
+  /** the run was stopped by its owner while the episode ran */
   runStopped: "run_stopped",
+  /** a request with the key of an episode that is over (its key may be another client's now): refused, not sent */
+  episodeOver: "episode_over",
+  /** the server never confirmed an `/abort_episode` after its retries: the claim may still be held */
+  abortUnconfirmed: "abort_unconfirmed",
   /** idle longer than the discard timeout, or end refused as not claimed / other client (BC-23) */
   expired: "expired",
   /** the invocation's subrequest budget ran out (BC-49) */

@@ -18,7 +18,8 @@ export type EndAnswer =
 /** What closing a claim needs of a swarm client (with the run's client uuid). */
 export interface ClaimCloser {
   endEpisode(taskId: string, episodeUuid: string, output: ValidWorkflowOutput, options: { isResend: boolean }): Promise<EndAnswer>;
-  abortEpisode(episodeUuid: string, options: { quiet: true }): Promise<unknown>;
+  /** @returns true once the server confirmed (quiet: false on an error, never a throw) */
+  abortEpisode(episodeUuid: string, options: { quiet: true }): Promise<boolean>;
 }
 
 /** One claimed server episode and the client that ends or aborts it. */
@@ -78,7 +79,26 @@ export async function endAll(
   return { kind: "sent", result, cause };
 }
 
-/** Aborts every claim (quietly: abort never ends anything and is a no-op for unknown episodes, spec §3.10). */
-export async function abortAll(claims: readonly ClaimHandle[]): Promise<void> {
-  await Promise.allSettled(claims.map((c) => c.client.abortEpisode(c.episodeUuid, { quiet: true })));
+/** Pauses between the tries of one abort (ms): three tries in all. */
+export const ABORT_RETRY_DELAYS_MS = [500, 1_500] as const;
+
+/**
+ * Aborts every claim (abort never ends anything and is a no-op for unknown episodes, spec §3.10), each sent again
+ * after {@link ABORT_RETRY_DELAYS_MS} while it fails (a transport error, a 5xx, or `success: false`).
+ * @param sleep waits between tries (ms); default a real timer
+ * @returns the claims whose abort the server never confirmed (still held, as far as anyone knows): report them as
+ *   {@link AbortCause.abortUnconfirmed}, never as a plain abort
+ */
+export async function abortAll(claims: readonly ClaimHandle[], sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms))): Promise<ClaimHandle[]> {
+  const confirmed = await Promise.all(
+    claims.map(async (c) => {
+      for (let i = 0; ; i++) {
+        if (await c.client.abortEpisode(c.episodeUuid, { quiet: true }).catch(() => false)) return true;
+        const pause = ABORT_RETRY_DELAYS_MS[i];
+        if (pause === undefined) return false;
+        await sleep(pause);
+      }
+    }),
+  );
+  return claims.filter((_, i) => !confirmed[i]);
 }

@@ -35,7 +35,9 @@ export interface EpisodeClaim {
 export type EpisodeOutcome =
   | { kind: "end"; reward: number } // train: end_episode with a finite reward (BC-22)
   | { kind: "score"; reward: number } // eval: scored, then aborted (spec §5.8)
-  | { kind: "abort"; cause: string }; // an AbortCause (port/abort) or the function's own reason
+  // an AbortCause (port/abort) or the function's own reason; `detail`: for a thrown error its name, message and
+  // first stack frames (file:line), at most 600 characters (the run stops early on the same one: scheduler/failure-streak)
+  | { kind: "abort"; cause: string; detail?: string };
 
 /** Why a claim did not happen: the server's fail_cause class (spec §8.3) or the multi-swarm deadline (BC-33). */
 export type ClaimFailureCause = ClaimFailureKind | "deadline";

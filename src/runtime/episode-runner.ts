@@ -21,12 +21,16 @@ import {
   type EpisodeReportResult,
   type EventAck,
   type SchedulerPort,
+  type SentAction,
 } from "../port/index.ts";
 import { claimAll, type ClaimTarget, type HeldClaim } from "./claims.ts";
 import { guardFetch, type BudgetReservation, type ConnectionLimiter, type FetchLike, type SubrequestBudget } from "./limits.ts";
 import type { OutcomeDecision } from "./outcome.ts";
 import { EpisodePort } from "./episode-port.ts";
 import { runFunction } from "./run-function.ts";
+import { endsConfirmedByPool } from "./end-reconcile.ts";
+import type { EpisodeStop } from "./episode-stop.ts";
+import type { KeyFence } from "./key-fence.ts";
 import { sendServerAction } from "./server-action.ts";
 import { TranscriptRecorder, type TranscriptSink } from "./transcript.ts";
 
@@ -54,6 +58,13 @@ export interface EpisodeRunnerDeps {
   reportReserveMs?: number;
   /** where each attempt's transcript goes once it is reported (the Worker: R2); none: no transcript is kept */
   transcripts?: TranscriptSink;
+  /**
+   * the global-fetch fence (the queue consumer installs one): requests a function sends with the global fetch and
+   * an episode key go through that episode's guards, and are refused once it stopped (fromAgentRun, BC-23)
+   */
+  keyFence?: KeyFence;
+  /** the episode's stop, when the caller fires it too (e.g. the run was stopped); default a fresh one */
+  stop?: EpisodeStop;
 }
 
 /** How the episode ended, from the invocation's point of view (the queue consumer acks or retries on it). */
@@ -125,7 +136,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     const decision = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets: { ...go.secrets, ...deps.secrets }, gatewayHeaders: headers, recorder }, claimed.held, claimed.atMs);
     if (decision.error) deps.log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
     const committed = await commit(msg, decision, claimed.held, port, deps.log);
-    const done = committed ? committed.done : await closeAndReport(msg, decision, claimed.held, task.task_id, port);
+    const done = committed ? committed.done : await closeAndReport(msg, decision, claimed.held, task.task_id, port, deps);
     if (recorder && deps.transcripts) await saveTranscript(deps.transcripts, recorder, msg, task, claimed.atMs, decision, done, deps.log);
     return done;
   } finally {
@@ -228,9 +239,22 @@ async function commit(msg: EpisodeMessage, decision: OutcomeDecision, held: read
 }
 
 /** Steps 5 and 6: exactly one of end or abort per claim (BC-34), then report how the server answered. */
-async function closeAndReport(msg: EpisodeMessage, decision: OutcomeDecision, held: readonly HeldClaim[], taskId: string, port: EpisodePort): Promise<EpisodeRunResult> {
-  const sent = await sendServerAction(decision, held, taskId);
+async function closeAndReport(
+  msg: EpisodeMessage,
+  decision: OutcomeDecision,
+  held: readonly HeldClaim[],
+  taskId: string,
+  port: EpisodePort,
+  deps: Pick<EpisodeRunnerDeps, "sleep" | "log">,
+): Promise<EpisodeRunResult> {
+  let sent: SentAction = await sendServerAction(decision, held, taskId, deps.sleep);
+  // an end whose outcome is unknown: the server's completed tasks may say it was delivered, at once (BC-26)
+  if (sent.kind === "unresolved" && decision.action === "end" && (await endsConfirmedByPool(held, taskId))) {
+    deps.log.info("end_episode outcome unknown, but the server lists the episode as completed: reported ended", { reason: sent.reason });
+    sent = { kind: "sent", result: "ended" };
+  }
   if (sent.kind === "unresolved") return sent;
+  if (sent.cause === AbortCause.abortUnconfirmed) deps.log.warn("abort not confirmed by the server after retries; the scheduler releases the claim", { outcome: outcomeCause(decision.outcome) });
   try {
     await port.twice((p) => p.episodeReported({ ...episodeRef(msg), result: sent.result, cause: sent.cause }));
   } catch (err) {

@@ -4,7 +4,8 @@
  *
  * | what happened | outcome | server action |
  * |---|---|---|
- * | threw `EpisodeAbortError(reason)` (also inside the SDK's `cause`) | abort `reason` | abort |
+ * | threw anything, idle longer than the discard timeout on some swarm | abort `expired` (BC-23) | none |
+ * | threw `EpisodeAbortError(reason)` (also inside the SDK's `cause`; `idle_deadline` is the runtime's watchdog) | abort `reason` | abort |
  * | threw a `SubrequestBudgetExceededError` | abort `subrequest_budget` (BC-49) | abort |
  * | threw anything else | abort `function_error` | abort |
  * | the result is not one finite reward per swarm | abort `invalid_reward` (BC-22) | abort |
@@ -50,6 +51,31 @@ export interface OutcomeInput {
   nowMs: number;
 }
 
+/** Longest error detail recorded with an abort outcome (characters). */
+export const FAILURE_DETAIL_MAX_CHARS = 600;
+
+/**
+ * An error as one short line for the run's status: `Name: message @ file:line` for its first few stack frames
+ * outside node_modules and the runtime's own internals (where the function's bug is).
+ */
+export function failureDetail(err: unknown): string {
+  if (!(err instanceof Error)) return String(err).slice(0, FAILURE_DETAIL_MAX_CHARS);
+  const frames = (err.stack ?? "")
+    .split("\n")
+    .slice(1)
+    .map((l) => l.trim())
+    .filter((l) => /:\d+:\d+\)?$/.test(l) && !/node_modules|node:internal|\/src\/runtime\//.test(l))
+    .slice(0, 3)
+    .map((l) => l.replace(/^at\s+/, "").replace(/\(?(?:file:\/\/)?[^()\s]*?([^/()\s]+\/[^/()\s]+:\d+:\d+)\)?$/, "$1"));
+  const head = `${err.name}: ${err.message}`;
+  return (frames.length ? `${head} @ ${frames.join(" < ")}` : head).slice(0, FAILURE_DETAIL_MAX_CHARS);
+}
+
+/** Adds the error's detail to an abort outcome (the scheduler stops the run on the same detail repeated). */
+function withDetail(decision: OutcomeDecision, err: unknown): OutcomeDecision {
+  return decision.outcome.kind === "abort" ? { ...decision, outcome: { ...decision.outcome, detail: failureDetail(err) } } : decision;
+}
+
 function abort(cause: string, error?: unknown, action: ServerAction = "abort"): OutcomeDecision {
   return { outcome: { kind: "abort", cause }, action, error };
 }
@@ -72,13 +98,23 @@ export function outputsPerSwarm(result: unknown, swarms: readonly string[]): Rec
   return out;
 }
 
+function idleExpiredOnSome(input: OutcomeInput): boolean {
+  return input.swarms.some((s) => {
+    const act = input.activity[s];
+    return act !== undefined && isIdleExpired(act, input.discardEpisodeTimeoutSeconds, input.nowMs);
+  });
+}
+
 /** Decides the outcome of one episode; see the module table. */
 export function decideOutcome(input: OutcomeInput): OutcomeDecision {
   if (input.threw) {
+    // past the server's idle deadline an abort could revert another client's claim of the same episode (spec
+    // §3.10: abort does not check ownership): send nothing, the janitor reverts it (BC-23)
+    if (idleExpiredOnSome(input)) return abort("expired", input.error, "none");
     const reason = findEpisodeAbortError(input.error)?.reason;
     if (reason) return abort(reason, input.error);
     if (findCause(input.error, SubrequestBudgetExceededError)) return abort(AbortCause.subrequestBudget, input.error);
-    return abort(AbortCause.functionError, input.error);
+    return withDetail(abort(AbortCause.functionError, input.error), input.error);
   }
   let outputs: Record<string, ValidWorkflowOutput>;
   try {

@@ -1,13 +1,16 @@
 /**
  * @module runtime/rollout-context — builds the {@link RolloutContext} a rollout function runs with (issue 4 §1):
  * one OpenAI client per claimed swarm episode (`maxRetries: 0`, BC-42) whose fetch is guarded (6 connections,
- * subrequest budget: BC-48/BC-49), checked (BC-38/BC-40/BC-43) and watched (LLM call count and last activity per
- * swarm, for BC-23 and BC-29).
+ * subrequest budget: BC-48/BC-49), checked (BC-38/BC-40/BC-43), watched (LLM call count and last activity per
+ * swarm, for BC-23 and BC-29), retried on 429/5xx/resets within the idle budget, and fenced: once the episode's
+ * stop fired, or its local deadline (idle or lifetime) passed, no request with its key is sent.
  */
 import OpenAI from "openai";
 import { SWARM_LLM_TIMEOUT_MS } from "../sdk/chat.ts";
 import type { EpisodeEndpoint, RolloutContext, RolloutLogger } from "../sdk/contract.ts";
-import { withChatCompletionGuards } from "../sdk/llm-guards.ts";
+import { withChatCompletionGuards, withTransientRetries } from "../sdk/llm-guards.ts";
+import { idleMarginMs, StopCause, type EpisodeStop } from "./episode-stop.ts";
+import type { KeyFence } from "./key-fence.ts";
 import { untilBodyDone, type FetchLike } from "./limits.ts";
 import type { TranscriptRecorder } from "./transcript.ts";
 
@@ -32,13 +35,28 @@ export interface RolloutContextDeps {
   /** per swarm name: the gateway headers sent with every LLM call to its proxy (protocol/gateway-headers.ts) */
   gatewayHeaders?: Record<string, Record<string, string>>;
   episodeType: "train" | "eval";
-  signal: AbortSignal;
+  /** the episode's stop: fires `ctx.signal`; requests with an episode key are refused once it fired */
+  stop: EpisodeStop;
+  /** the claim's discard timeout (seconds): the server's idle deadline, BC-23 */
+  discardEpisodeTimeoutSeconds: number;
+  /** epoch ms past which the function must not run (local lifetime or invocation limit); Infinity for none */
+  hardStopAtMs: number;
+  /** cause and message of the stop at `hardStopAtMs` */
+  hardStop: { cause: string; message: string };
+  /** asks the server whether the primary claim is still valid (answered false once the episode stopped) */
   canContinue(): Promise<boolean>;
   log: RolloutLogger;
   secrets: Record<string, string>;
   model: string;
   /** epoch ms clock */
   now(): number;
+  /** waits for LLM retries (ms) */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  random(): number;
+  /** called whenever an episode's LLM activity changes (the runner re-arms its idle watchdog) */
+  onActivity?(): void;
+  /** the global-fetch fence; when given, each episode's key is routed through its guarded fetch while it runs */
+  keyFence?: KeyFence;
   /** per-call LLM timeout (ms); default 330 s, a little above the proxy's ~300 s give-up (BC-42) */
   llmTimeoutMs?: number;
   /** records the LLM calls and `ctx.log` lines for the episode's transcript (runtime/transcript) */
@@ -49,6 +67,12 @@ export interface RolloutContextDeps {
 export interface BuiltRolloutContext {
   ctx: RolloutContext;
   activity: Record<string, LlmActivity>;
+  /** epoch ms of the earliest local deadline now: the idle deadline of some swarm, or the hard stop */
+  localDeadlineAtMs(): number;
+  /** the stop the deadline calls for ({@link StopCause}), and its message */
+  deadlineStop(): { cause: string; message: string };
+  /** closes the episode keys in the fence: later requests with them are refused */
+  close(): void;
 }
 
 /**
@@ -56,16 +80,18 @@ export interface BuiltRolloutContext {
  * until its body ends: a streamed answer stays open while the model generates, and the proxy counts that time as
  * activity (spec §5.4), so it is never idle time (BC-23).
  */
-function watchActivity(inner: FetchLike, activity: LlmActivity, now: () => number): FetchLike {
+function watchActivity(inner: FetchLike, activity: LlmActivity, now: () => number, onChange: () => void = () => undefined): FetchLike {
   return async (input, init) => {
     activity.calls++;
     activity.inFlight++;
     activity.lastActivityAtMs = now();
+    onChange();
     const res = await untilBodyDone(
       () => inner(input, init),
       () => {
         activity.inFlight--;
         activity.lastActivityAtMs = now();
+        onChange();
       },
     );
     if (res.ok) activity.successfulCalls++;
@@ -73,10 +99,18 @@ function watchActivity(inner: FetchLike, activity: LlmActivity, now: () => numbe
   };
 }
 
-/** Aborts each request when the episode's signal fires, on top of the SDK's own per-call signal. */
-function followSignal(inner: FetchLike, episodeSignal: AbortSignal): FetchLike {
+/**
+ * Aborts each request when the episode's signal fires, on top of the SDK's own per-call signal; refuses (before
+ * sending) every request once the episode stopped, or once its local deadline passed (the stop fires then).
+ */
+function followSignal(inner: FetchLike, stop: EpisodeStop, deadline?: { now(): number; at(): number; stop(): { cause: string; message: string } }): FetchLike {
   return (input, init) => {
-    const signal = init?.signal ? AbortSignal.any([init.signal, episodeSignal]) : episodeSignal;
+    if (!stop.signal.aborted && deadline && deadline.now() >= deadline.at()) {
+      const why = deadline.stop();
+      stop.stop(why.cause, why.message);
+    }
+    if (stop.signal.aborted) return Promise.reject(stop.signal.reason);
+    const signal = init?.signal ? AbortSignal.any([init.signal, stop.signal]) : stop.signal;
     return inner(input, { ...init, signal });
   };
 }
@@ -89,12 +123,31 @@ function followSignal(inner: FetchLike, episodeSignal: AbortSignal): FetchLike {
 export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: number): BuiltRolloutContext {
   const activity: Record<string, LlmActivity> = {};
   const openai: Record<string, OpenAI> = {};
+  const margin = idleMarginMs(deps.discardEpisodeTimeoutSeconds);
+  const idleDeadline = (act: LlmActivity) => (act.inFlight > 0 ? Infinity : act.lastActivityAtMs + deps.discardEpisodeTimeoutSeconds * 1000 - margin);
+  const earliestIdle = () => Math.min(...Object.values(activity).map(idleDeadline));
+  const localDeadlineAtMs = () => Math.min(earliestIdle(), deps.hardStopAtMs);
+  const deadlineStop = () =>
+    deps.hardStopAtMs <= earliestIdle()
+      ? deps.hardStop
+      : { cause: StopCause.idle, message: `no LLM activity for ${deps.discardEpisodeTimeoutSeconds} s less ${margin / 1000} s: the server reverts an idle claim at its discard timeout (BC-23)` };
+  const deadline = { now: deps.now, at: localDeadlineAtMs, stop: deadlineStop };
+  const closers: Array<() => void> = [];
   for (const [swarm, ep] of Object.entries(deps.episodes)) {
     const act: LlmActivity = { calls: 0, successfulCalls: 0, lastActivityAtMs: claimedAtMs, inFlight: 0 };
     activity[swarm] = act;
-    const watched = watchActivity(deps.fetch, act, deps.now);
+    // each attempt is activity; a retry waits only while the idle budget lasts (BC-23, BC-42)
+    const retried = withTransientRetries(watchActivity(deps.fetch, act, deps.now, deps.onActivity), {
+      now: deps.now,
+      sleep: (ms, signal) => deps.sleep(ms, signal ? AbortSignal.any([signal, deps.stop.signal]) : deps.stop.signal),
+      random: deps.random,
+      retryBefore: localDeadlineAtMs,
+      onRetry: (info) => deps.log.warn("LLM call failed transiently; sending it again", { swarm, ...info }),
+    });
     deps.recorder?.redact(ep.apiKey);
-    const fetch = withChatCompletionGuards(followSignal(deps.recorder ? deps.recorder.watchLlm(swarm, watched) : watched, deps.signal));
+    const recorded = deps.recorder ? deps.recorder.watchLlm(swarm, retried) : retried;
+    const fetch = withChatCompletionGuards(followSignal(recorded, deps.stop, deadline));
+    if (deps.keyFence) closers.push(deps.keyFence.open(ep.apiKey, fetch));
     openai[swarm] = new OpenAI({
       baseURL: ep.baseUrl,
       apiKey: ep.apiKey,
@@ -106,19 +159,27 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
   }
   const first = Object.values(openai)[0];
   if (!first) throw new Error("createRolloutContext: no claimed episode");
+  const stopped = () => {
+    if (!deps.stop.signal.aborted && deps.now() >= localDeadlineAtMs()) {
+      const why = deadlineStop();
+      deps.stop.stop(why.cause, why.message);
+    }
+    return deps.stop.signal.aborted;
+  };
   const ctx: RolloutContext = {
     openai,
     llm: first,
     episodes: deps.episodes,
     episodeType: deps.episodeType,
-    signal: deps.signal,
-    canContinue: deps.canContinue,
-    fetch: followSignal(deps.fetch, deps.signal),
+    signal: deps.stop.signal,
+    // false without asking once the local deadline passed: the claim may be about to be reverted (BC-23)
+    canContinue: async () => (stopped() ? false : deps.canContinue()),
+    fetch: followSignal(deps.fetch, deps.stop),
     log: deps.recorder ? deps.recorder.logger(deps.log) : deps.log,
     secrets: deps.secrets,
     model: deps.model,
   };
-  return { ctx, activity };
+  return { ctx, activity, localDeadlineAtMs, deadlineStop, close: () => closers.splice(0).forEach((c) => c()) };
 }
 
 /**

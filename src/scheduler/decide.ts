@@ -14,7 +14,8 @@ import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecord
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
 import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone, topUpBatch } from "./task-groups.ts";
-import { currentStep, isInFlight, type SchedulerState } from "./state.ts";
+import { currentStep, isInFlight, type SchedulerState, type StopReason } from "./state.ts";
+import { DETERMINISTIC_FAILURE_ATTEMPTS, isDeterministicFailure } from "./failure-streak.ts";
 import { runSummary } from "./summary.ts";
 
 const APPLIED: EventAck = { status: "applied" };
@@ -28,6 +29,12 @@ const APPLIED: EventAck = { status: "applied" };
 export function decide(state: SchedulerState, event: SchedulerEvent, nowMs: number): Decision {
   const d = new Draft(state, nowMs);
   const ack = applyEvent(d, event);
+  // the same function error on the first attempts: a bug, not bad luck; stop instead of retrying every task
+  if (d.run.phase === "running" && isDeterministicFailure(d.run)) {
+    const detail = d.run.firstFailure?.detail ?? d.run.failureStreak?.detail ?? null;
+    d.log("error", `the function failed the same way on its first ${DETERMINISTIC_FAILURE_ATTEMPTS} attempts; stopping the run`, { detail });
+    beginDrain(d, "functionError");
+  }
   if (d.run.phase === "running" || d.run.phase === "draining" || d.run.phase === "finishing") pump(d);
   return d.done(ack);
 }
@@ -107,10 +114,15 @@ function onDispatchFailed(d: Draft, e: DispatchFailed): EventAck {
 
 function onStopRequested(d: Draft, reason: string | undefined, failed: boolean): EventAck {
   if (d.run.phase === "draining" || d.run.phase === "finished") return { status: "duplicate" };
-  d.run.stopReason = failed ? "failed" : "stopRequested";
-  d.run.stopRequestedAtMs = d.nowMs;
   if (failed) d.log("error", "run failed: draining", { reason: reason ?? null });
   else d.log("info", "stop requested: draining", { reason: reason ?? null });
+  return beginDrain(d, failed ? "failed" : "stopRequested");
+}
+
+/** Drains the run with `stopReason`: no new dispatch, queued repeats dropped, in-flight ones finish or fail. */
+function beginDrain(d: Draft, stopReason: StopReason): EventAck {
+  d.run.stopReason = stopReason;
+  d.run.stopRequestedAtMs = d.nowMs;
   if (d.run.phase === "created") {
     finish(d);
     return APPLIED;

@@ -8,6 +8,7 @@ import { AbortCause, NON_RETRYABLE_CAUSES, type DispatchRef, type EpisodeOutcome
 import type { ClaimFailed, EpisodeClaimed, EpisodeOutcomeRecorded, EpisodeReported } from "./events.ts";
 import { claimBackoffMs } from "./dispatch.ts";
 import { observeEngine } from "./engine-gate.ts";
+import { noteFailedAttempt } from "./failure-streak.ts";
 import { dropGroup, recordEnded, rerunWipedRepeat, resolveGroupIfDone } from "./task-groups.ts";
 import { currentEngineEpoch, landEpisode } from "./batches.ts";
 import { isTerminal, type EpisodeRow, type SchedulerState } from "./state.ts";
@@ -167,6 +168,19 @@ export function endEpisode(d: Draft, row: EpisodeRow, reward: number): void {
 }
 
 /**
+ * A group some of whose repeats the server already accepted gets this many times `maxAttempts` per repeat before
+ * it is dropped: a dropped group leaves its ended repeats on the server as a group that never counts (and rewards
+ * in a batch it may never close), so completing it is worth more tries.
+ */
+export const STARTED_GROUP_ATTEMPT_FACTOR = 3;
+
+/** The attempts a repeat may use: `maxAttempts`, or {@link STARTED_GROUP_ATTEMPT_FACTOR} × that once a repeat of its group ended. */
+function attemptLimit(d: Draft, row: EpisodeRow): number {
+  const started = d.run.config.episodeType === "train" && d.rows().some((r) => r.groupKey === row.groupKey && r.status === "ended");
+  return d.run.config.maxAttempts * (started ? STARTED_GROUP_ATTEMPT_FACTOR : 1);
+}
+
+/**
  * Closes the current attempt with a cause. Retried (queued, attempt + 1, same task id, same window) while attempts
  * remain; after `maxAttempts` (at once for a cause in port/abort's `NON_RETRYABLE_CAUSES`) the repeat is `failed` and its group
  * dropped and replaced (BC-32). While draining it is `aborted`; in a dropped group it is `dropped`. Nothing is ever
@@ -175,12 +189,13 @@ export function endEpisode(d: Draft, row: EpisodeRow, reward: number): void {
 export function failAttempt(d: Draft, row: EpisodeRow, cause: string): EventAck {
   d.run.totals.attemptsFailed++;
   d.count(d.run.failuresByCause, cause);
+  noteFailedAttempt(d.run, cause, row.outcome?.kind === "abort" ? row.outcome.detail : undefined, d.nowMs);
   const closed = { deadlineAtMs: null, lastCause: cause, resolveRequestedAtMs: null };
   if (d.run.phase === "draining") {
     d.patchEpisode(row.episodeKey, { ...closed, status: "aborted" });
   } else if (row.groupDropped) {
     d.patchEpisode(row.episodeKey, { ...closed, status: "dropped" });
-  } else if (row.attempt - (row.wipes ?? 0) >= d.run.config.maxAttempts || NON_RETRYABLE_CAUSES.has(cause)) {
+  } else if (row.attempt - (row.wipes ?? 0) >= attemptLimit(d, row) || NON_RETRYABLE_CAUSES.has(cause)) {
     dropGroup(d, d.patchEpisode(row.episodeKey, { ...closed, status: "failed" }));
   } else {
     d.patchEpisode(row.episodeKey, {

@@ -3,6 +3,7 @@
  * window (step) and one per finished eval task. Persisting is "upsert the changed rows" (BC-53); loading is
  * {@link stateFromRows}. All instants are epoch milliseconds passed in by the caller.
  */
+import type { FailureStreak, FirstFailure } from "./failure-streak.ts";
 import type { EpisodeClaim, EpisodeOutcome } from "../port/index.ts";
 import type { RunSpec } from "./run-spec.ts";
 import { schedulerConfig, type SchedulerConfig } from "./config.ts";
@@ -13,10 +14,11 @@ import { seedRng } from "./rng.ts";
 /** created → running → (draining | finishing) → finished. */
 export type RunPhase = "created" | "running" | "draining" | "finishing" | "finished";
 /**
- * Why a run stopped: a source used up its epochs, `maxSteps` windows were trained, `POST /runs/:id/stop`, or the run
- * failed (`stopRequested` with `failed`, e.g. the swarm server batches differently from the run's windows).
+ * Why a run stopped: a source used up its epochs, `maxSteps` windows were trained, `POST /runs/:id/stop`, the run
+ * failed (`stopRequested` with `failed`, e.g. the swarm server batches differently from the run's windows), or the
+ * function failed the same way on its first attempts (`functionError`).
  */
-export type StopReason = "epochsDone" | "maxSteps" | "stopRequested" | "failed";
+export type StopReason = "epochsDone" | "maxSteps" | "stopRequested" | "failed" | "functionError";
 
 /**
  * Episode states (design note, "Episode states"). `claimed` and `running` are one state here: the consumer claims
@@ -196,6 +198,10 @@ export interface RunRow {
   failuresByCause: Record<string, number>;
   /** claim failures by kind (noEpisodes, syncing, postRolling, notReady, deadline, other, dispatch, undelivered); they sum to `totals.claimFailures` */
   claimFailuresByKind: Record<string, number>;
+  /** the first failed attempt whose outcome carried an error detail (scheduler/failure-streak); absent in older rows */
+  firstFailure?: FirstFailure | null;
+  /** identical function errors in a row (scheduler/failure-streak); absent in older rows */
+  failureStreak?: FailureStreak | null;
   /**
    * accepted rewards left in server batches that never trained when the run finished (a stop, or `topUpLastBatch`
    * false): 0 means every accepted reward was trained. Null until the run finished.
@@ -246,6 +252,8 @@ export function initialState(spec: RunSpec, taskCounts: Readonly<Record<string, 
     },
     failuresByCause: {},
     claimFailuresByKind: {},
+    firstFailure: null,
+    failureStreak: null,
   };
   return { run, episodes: {}, steps: {}, evalTasks: {}, batches: {} };
 }

@@ -52,6 +52,8 @@ export interface RunStatus {
   totals: RunSummary["totals"];
   failuresByCause: Record<string, number>;
   claimFailuresByKind: Record<string, number>;
+  /** the first failed attempt with an error detail (name, message, file:line), or null */
+  firstFailure: RunSummary["firstFailure"];
   sources: SourceProgress[];
   /** batch truth (train): what the server did with this run's accepted rewards (scheduler/batches) */
   batches: BatchTruth;
@@ -137,6 +139,7 @@ export function runStatus(state: SchedulerState): RunStatus {
     totals: summary.totals,
     failuresByCause: summary.failuresByCause,
     claimFailuresByKind: summary.claimFailuresByKind,
+    firstFailure: summary.firstFailure,
     sources: config.sources.map((s, i) => {
       const cursor = run.cursors[i] ?? { epoch: 0, position: 0 };
       const tasksTotal = config.epochs * s.taskCount;

@@ -2,6 +2,7 @@
  * @module scheduler/summary — the run's final summary (also available mid-run): per step (batch window) the episodes
  * ended, mean reward and wall time, plus totals, failures by cause and dropped groups. Pure function of the state.
  */
+import type { FirstFailure } from "./failure-streak.ts";
 import type { RunPhase, RunTotals, SchedulerState, StepRow, StopReason } from "./state.ts";
 import type { EpisodeType } from "../protocol/index.ts";
 import { stepOfBatchKey } from "./batches.ts";
@@ -58,6 +59,8 @@ export interface RunSummary {
   claimFailuresByKind: Record<string, number>;
   /** every dropped group key (BC-32), in window order */
   droppedGroups: string[];
+  /** the first failed attempt with an error detail (name, message, file:line), or null */
+  firstFailure: FirstFailure | null;
   /**
    * accepted rewards in server batches that were not trained (null while the run is active and for eval runs: 0).
    * A run that stopped, or finished with `topUpLastBatch` false, says here how many rewards remain untrained.
@@ -119,6 +122,7 @@ export function runSummary(state: SchedulerState): RunSummary {
     failuresByCause: { ...run.failuresByCause },
     claimFailuresByKind: { ...run.claimFailuresByKind },
     droppedGroups: [...steps.flatMap((s) => s.droppedGroupKeys), ...evalDropped],
+    firstFailure: run.firstFailure ?? null,
     untrainedRewards: run.phase === "finished" ? (run.untrainedRewards ?? 0) : null,
     verdict: run.phase !== "finished" ? "active" : (run.untrainedRewards ?? 0) > 0 ? "untrained" : "trained",
   };

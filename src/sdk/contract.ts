@@ -102,7 +102,11 @@ export { AbortCause, EpisodeAbortError } from "../port/index.ts";
  */
 export type SeedAgentRun = (task: Task, baseUrl: string, apiKey: string) => Promise<RolloutOutput>;
 
-/** One-line adapter from a seed-style function to the v1 contract (issue 4 §1). */
+/**
+ * One-line adapter from a seed-style function to the v1 contract (issue 4 §1). The seed builds its own client
+ * from `baseUrl` and `apiKey`; in the Worker the global fetch is fenced by episode key (runtime/key-fence), so its
+ * calls still share the episode's guards and stop with it.
+ */
 export function fromAgentRun(name: string, runAgentAndComputeReward: SeedAgentRun): RolloutFunction {
   return defineRolloutFunction({
     name,

@@ -168,3 +168,95 @@ export function findCause<T>(err: unknown, type: abstract new (...args: never[])
   }
   return undefined;
 }
+
+/** HTTP statuses of an LLM answer worth sending once more: rate limited, or the server/proxy failed before answering. */
+export const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
+
+/** Options of {@link withTransientRetries}. Durations are milliseconds. */
+export interface TransientRetryOptions {
+  /** attempts in all, the first included (default 3) */
+  maxAttempts?: number;
+  /** first back-off, doubled per retry, ±50 % jitter (default 500) */
+  baseDelayMs?: number;
+  /** longest back-off without a `Retry-After` (default 8 000) */
+  maxDelayMs?: number;
+  now(): number;
+  /** waits `ms`; rejects when `signal` fires */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  random(): number;
+  /**
+   * epoch ms the next attempt must start before (the episode's idle budget: a wait that would end past it is not
+   * waited, the last answer or error is returned instead)
+   */
+  retryBefore(): number;
+  /** called before each wait (for the log) */
+  onRetry?(info: { attempt: number; waitMs: number; status?: number; error?: string }): void;
+}
+
+/** `Retry-After` (delta seconds or an HTTP date) or `retry-after-ms`, in ms; undefined when absent or unreadable. */
+export function retryAfterMs(headers: Headers, nowMs: number): number | undefined {
+  const ms = Number(headers.get("retry-after-ms"));
+  if (headers.has("retry-after-ms") && Number.isFinite(ms) && ms >= 0) return ms;
+  const raw = headers.get("retry-after");
+  if (raw === null) return undefined;
+  const seconds = Number(raw);
+  if (raw.trim() !== "" && Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(raw);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+}
+
+/** A body that can be sent again as it is (the SDK sends JSON strings). */
+function replayable(input: string | URL | Request, init: RequestInit | undefined): boolean {
+  const body = init?.body;
+  if (body == null) return !(input instanceof Request) || input.body === null || !input.bodyUsed;
+  return typeof body === "string" || body instanceof ArrayBuffer || ArrayBuffer.isView(body) || body instanceof URLSearchParams || body instanceof Blob;
+}
+
+/** A thrown fetch error worth retrying: a reset or refused connection, not an abort, a guard or a budget stop. */
+function isTransientError(err: unknown, signal: AbortSignal | null | undefined): boolean {
+  if (signal?.aborted) return false;
+  if (!(err instanceof Error)) return false;
+  if (err instanceof EpisodeAbortError || err.name === "AbortError" || err.name === "TimeoutError") return false;
+  if ((err as { retryable?: unknown }).retryable === false) return false;
+  return err instanceof TypeError || /ECONNRESET|ECONNREFUSED|EPIPE|socket|network|connection/i.test(`${err.message} ${String((err as { code?: unknown }).code ?? "")}`);
+}
+
+/**
+ * Wraps an LLM fetch so an answer with a {@link TRANSIENT_STATUSES} status, or a connection reset, is sent again
+ * inside the episode: at most `maxAttempts` in all, waiting the exponential back-off or the answer's
+ * `Retry-After` (whichever is longer), and only while the wait ends before `retryBefore()` (the idle budget, so a
+ * retry never outlives the claim). The openai clients keep `maxRetries: 0`: retrying here keeps the limiter, the
+ * budget and the activity watch in charge of every attempt. Requests whose body cannot be replayed are not retried.
+ */
+export function withTransientRetries(inner: ChatFetch, o: TransientRetryOptions): ChatFetch {
+  const maxAttempts = Math.max(1, o.maxAttempts ?? 3);
+  const base = o.baseDelayMs ?? 500;
+  const cap = o.maxDelayMs ?? 8_000;
+  return async (input, init) => {
+    const canReplay = replayable(input, init);
+    for (let attempt = 1; ; attempt++) {
+      const send = input instanceof Request && canReplay ? input.clone() : input;
+      let res: Response | undefined;
+      let error: unknown;
+      try {
+        res = await inner(send, init);
+      } catch (err) {
+        error = err;
+      }
+      const transient = res ? TRANSIENT_STATUSES.has(res.status) : isTransientError(error, init?.signal);
+      if (!transient || !canReplay || attempt >= maxAttempts) {
+        if (res) return res;
+        throw error;
+      }
+      const backoff = Math.min(cap, base * 2 ** (attempt - 1)) * (0.5 + o.random());
+      const waitMs = Math.max(backoff, (res && retryAfterMs(res.headers, o.now())) ?? 0);
+      if (o.now() + waitMs >= o.retryBefore()) {
+        if (res) return res;
+        throw error;
+      }
+      await res?.body?.cancel().catch(() => undefined); // an unread body holds its connection (BC-48)
+      o.onRetry?.({ attempt, waitMs, ...(res ? { status: res.status } : { error: error instanceof Error ? error.message : String(error) }) });
+      await o.sleep(waitMs, init?.signal ?? undefined);
+    }
+  };
+}

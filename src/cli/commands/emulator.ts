@@ -4,6 +4,8 @@
  * usage error or bad input (an unreadable or invalid `--answer-key` file, a `--host` that is not this machine's),
  * 1 when the server cannot start (port taken). Errors are one line naming the fix, never a stack trace.
  */
+import { appendFileSync } from "node:fs";
+import { parseFaultFlag, type FaultSpec } from "../../emulator/faults.ts";
 import { EmulatorProfile, loadAnswerKeyFile, startEmulator, type AnswerKeyEntry, type RunningEmulator } from "../../emulator/index.ts";
 import { parseFlags } from "../args.ts";
 import { CliError, type CliCommand } from "../command.ts";
@@ -22,6 +24,9 @@ const USAGE = [
   "  --upstream URL        forward chat calls to this OpenAI-compatible base URL instead of the simulated policy",
   "  --upstream-key KEY    API key for --upstream (required with it)",
   "  --upstream-model M    model name to ask the upstream for (default: the request's model)",
+  "  --fault KIND[:RATE[:MAX]]  inject a fault (repeatable): end-500-after-act, end-drop-after-act, claim-lost,",
+  "                        claim-500-after-act, abort-500, llm-429, llm-500, llm-stall; RATE 0-1 (default 1), MAX a cap",
+  "  --journal FILE        append what the server did (claims, accepted ends, aborts, reverts, status) as JSON lines",
   "  --require-header NAME=VALUE   refuse (401) every request without this header and value, like an access",
   "                        gateway in front of the server (repeatable)",
   "  -h, --help            show this help",
@@ -35,6 +40,10 @@ export interface EmulatorCliOptions {
   answerKeyFile?: string;
   seed: number;
   upstream?: { baseUrl: string; apiKey: string; model?: string };
+  /** `--fault` flags, parsed */
+  faults?: FaultSpec[];
+  /** `--journal FILE` */
+  journalFile?: string;
   /** `--require-header NAME=VALUE`, repeatable: header name → value */
   requireHeaders?: Record<string, string>;
 }
@@ -74,6 +83,8 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
     upstream: { type: "string" },
     "upstream-key": { type: "string" },
     "upstream-model": { type: "string" },
+    fault: { type: "string", multiple: true },
+    journal: { type: "string" },
     "require-header": { type: "string", multiple: true },
   });
   if (!flags) return null;
@@ -85,8 +96,17 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
   if (upstreamUrl && !upstreamKey) throw new CliError("--upstream needs --upstream-key KEY");
   if (upstreamKey && !upstreamUrl) throw new CliError("--upstream-key needs --upstream URL");
   const model = values["upstream-model"] as string | undefined;
+  let faults: FaultSpec[] = [];
+  try {
+    faults = ((values["fault"] as string[] | undefined) ?? []).map(parseFaultFlag);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+  const journalFile = values["journal"] as string | undefined;
   const requireHeaders = parseRequireHeaders((values["require-header"] as string[] | undefined) ?? []);
   return {
+    ...(faults.length ? { faults } : {}),
+    ...(journalFile ? { journalFile } : {}),
     port: integer("port", (values["port"] as string | undefined) ?? "10086", 0, 65535),
     host: (values["host"] as string | undefined) ?? "127.0.0.1",
     profile: profile.data,
@@ -95,6 +115,11 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
     ...(upstreamUrl && upstreamKey ? { upstream: { baseUrl: upstreamUrl, apiKey: upstreamKey, ...(model ? { model } : {}) } } : {}),
     ...(Object.keys(requireHeaders).length ? { requireHeaders } : {}),
   };
+}
+
+/** Appends each journal line to `path` synchronously (the line is on disk when the request is answered, even if killed next). */
+function fileSink(path: string): (line: string) => void {
+  return (line) => appendFileSync(path, line + "\n");
 }
 
 /** Waits for SIGINT or SIGTERM; @returns the exit code (130 or 0). */
@@ -187,6 +212,8 @@ export async function runEmulatorCommand(argv: string[], io: EmulatorCommandIo =
       seed: options.seed,
       ...(answerKey.length ? { answerKey } : {}),
       ...(options.upstream ? { upstream: options.upstream } : {}),
+      ...(options.faults ? { faults: options.faults } : {}),
+      ...(options.journalFile ? { journalSink: fileSink(options.journalFile) } : {}),
       ...(options.requireHeaders ? { requireHeaders: options.requireHeaders } : {}),
     }).catch((err: unknown) => {
       // errno errors come from listen(); anything else is the emulator refusing an option

@@ -10,6 +10,8 @@ import { formatCauses } from "./render.ts";
 /** What the verdict reads: the run report's summary, or the last status view (same fields). */
 export type VerdictInput = Pick<RunSummary, "episodeType" | "stopReason" | "steps" | "failuresByCause"> & {
   totals: Pick<RunSummary["totals"], "episodesEnded" | "attemptsFailed">;
+  /** the first failure with its error detail (absent from older servers' views) */
+  firstFailure?: RunSummary["firstFailure"];
   /** accepted rewards left in server batches that never trained (absent in a status view: unknown) */
   untrainedRewards?: number | null;
 };
@@ -36,6 +38,10 @@ function nothingEnded(run: VerdictInput, what: string): string {
  *   (invalid_task 192); the function refused the tasks as invalid: check that --function fits the dataset (--kind)`
  */
 export function runFailure(run: VerdictInput, plan: { steps: number | null; episodesPerStep: number }): string | null {
+  if (run.stopReason === "functionError") {
+    const first = run.firstFailure;
+    return `the run stopped early: the function failed the same way on its first attempts (a bug, not the model)${first ? `: ${first.detail}` : ""}; fix the function and run again`;
+  }
   if (run.episodeType === "eval") {
     if (run.totals.episodesEnded === 0) return nothingEnded(run, "no episode was scored");
     if (run.stopReason !== "epochsDone") return `the eval run stopped (${run.stopReason ?? "no stop reason"}) before every task was scored`;

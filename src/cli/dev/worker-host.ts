@@ -5,8 +5,9 @@
  * for `dispose`. IPC protocol: parent → child `{type:"start", vars}` first (the Worker's vars: the session's API
  * token and allowed hosts, never in argv or the environment); child → parent `{type:"ready", url, persistDir}` or
  * `{type:"error", message}`; parent → child `{type:"dispose"}`. The host also disposes when the IPC channel closes (the CLI died), so no
- * workerd outlives its CLI. The persist directory is a fresh temp dir, deleted at dispose. The parent sets the
- * wrangler environment (`WRANGLER_QUIET_ENV` in worker.ts) and `AJET_EDGE_DISPATCH` (the Worker's `AJET_DISPATCH`).
+ * workerd outlives its CLI. The persist directory is a fresh temp dir, deleted at dispose — or the one given as the
+ * second argument (a Worker restarted on the same persisted state), kept. The parent sets the wrangler environment
+ * (`WRANGLER_QUIET_ENV` in worker.ts) and `AJET_EDGE_DISPATCH` (the Worker's `AJET_DISPATCH`).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,7 +32,9 @@ async function main(): Promise<void> {
     console.error("worker-host: run by `ajet-edge dev` only (needs the wrangler.toml path and an IPC channel)");
     process.exit(2);
   }
-  const persistDir = mkdtempSync(join(tmpdir(), "ajet-edge-dev-"));
+  // a given persist dir (argv[3]: a Worker restarted on the same state) is kept at dispose; a fresh one is deleted
+  const givenDir = process.argv[3];
+  const persistDir = givenDir ?? mkdtempSync(join(tmpdir(), "ajet-edge-dev-"));
   let worker: { dispose(): Promise<void> } | null = null;
   let closing = false;
   const shutdown = async (code: number) => {
@@ -40,7 +43,7 @@ async function main(): Promise<void> {
     try {
       await worker?.dispose();
     } finally {
-      rmSync(persistDir, { recursive: true, force: true });
+      if (!givenDir) rmSync(persistDir, { recursive: true, force: true });
       process.exit(code);
     }
   };

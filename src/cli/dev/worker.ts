@@ -31,7 +31,7 @@ export interface LocalWorker {
   url: string;
   /** pid of the host process (also its process group id) */
   hostPid: number;
-  /** the temp dir holding the DO's SQLite and the queue; deleted at dispose */
+  /** the dir holding the DO's SQLite and the queue; deleted at dispose unless it was given (`persistDir`) */
   persistDir: string;
   /** this session's API token (random, generated at start; `Authorization: Bearer <token>`) */
   token: string;
@@ -61,6 +61,8 @@ export interface StartLocalWorkerOptions {
   startTimeoutMs?: number;
   /** how long `dispose` waits for a clean exit before killing the process group, milliseconds (default 15 000) */
   disposeTimeoutMs?: number;
+  /** keep the DO's SQLite and the queue here (kept at dispose), e.g. to restart a Worker on the same state; default a fresh temp dir */
+  persistDir?: string;
   /**
    * hosts the Worker may connect to (`AJET_ALLOWED_HOSTS` entries); default {@link DEV_ALLOWED_HOSTS} (loopback:
    * the local emulators). Add the host:port of servers given on the command line.
@@ -123,7 +125,7 @@ export async function startLocalWorker(options: StartLocalWorkerOptions = {}): P
   const configPath = options.configPath ?? `${PROJECT_ROOT}wrangler.toml`;
   const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
   const hostPath = fileURLToPath(new URL("./worker-host.ts", import.meta.url));
-  const child = spawn(process.execPath, ["--import", tsxLoader, hostPath, configPath], {
+  const child = spawn(process.execPath, ["--import", tsxLoader, hostPath, configPath, ...(options.persistDir ? [options.persistDir] : [])], {
     cwd: PROJECT_ROOT,
     detached: true,
     stdio: ["ignore", "pipe", "pipe", "ipc"],

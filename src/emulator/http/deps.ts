@@ -6,6 +6,7 @@ import type { Hono } from "hono";
 import type { Clock } from "../clock.ts";
 import type { EngineSim } from "../engine/engine-sim.ts";
 import type { EmulatorHooks } from "../hooks.ts";
+import type { Journal } from "../journal.ts";
 import type { EmulatorTimings } from "../options.ts";
 import type { SimulatedPolicy } from "../policy/policy.ts";
 import type { ResolvedUpstream } from "../proxy/upstream.ts";
@@ -26,6 +27,8 @@ export interface AppDeps {
   /** Stream for ids the server side makes up (pids, timeline uuids). */
   ids: Rng;
   upstream?: ResolvedUpstream;
+  /** what the server did, for `GET /ajet_emulator/journal` and the `--journal` file */
+  journal?: Journal;
   /** the simulated gateway: header name (lowercase) → required value; requests without them get 401 */
   requireHeaders?: Readonly<Record<string, string>>;
   /** every request received, in order (method, path, epoch ms on the emulator's clock); kept up to {@link REQUEST_LOG_LIMIT} */

@@ -16,6 +16,7 @@ import {
   UpdateEngineStatusRequest,
 } from "../../protocol/index.ts";
 import { applyFault } from "../hooks.ts";
+import type { Journal } from "../journal.ts";
 import { abortEpisode, canContinueEpisode, claimEpisode, endEpisode } from "../server/episodes.ts";
 import { agreeSyncWeight, pushPoolInformation, pushVerboseLog } from "../server/pool.ts";
 import { outcomeResponse, route, type AppDeps, type RouteTable } from "./deps.ts";
@@ -30,29 +31,57 @@ async function withBody<S extends z.ZodType>(req: Request, schema: S, fn: (body:
   return parsed.ok ? fn(parsed.value) : parsed.response;
 }
 
+/** Journals the step-log entry an accepted train `/end_episode` just wrote (eval ends write none). */
+function journalEnd(journal: Journal, state: AppDeps["state"], episodeUuid: string, sinceMs: number): void {
+  for (let i = state.stepLog.entries.length - 1; i >= 0; i--) {
+    const entry = state.stepLog.entries[i]!;
+    const ep = [...entry.episodes].reverse().find((e) => e.episodeUuid === episodeUuid && e.atMs >= sinceMs);
+    if (ep) {
+      journal.add({ ev: "end", atMs: ep.atMs, episodeUuid, taskId: ep.taskId, clientUuid: ep.clientUuid, run: entry.run, globalStep: entry.globalStep, reward: ep.reward, dropped: ep.dropped });
+      return;
+    }
+  }
+}
+
 /** Registers the episode and engine-facing routes. */
 export function registerEpisodeRoutes(app: Hono, table: RouteTable, deps: AppDeps): void {
   const { state, hooks, clock, timings } = deps;
 
+  const { journal } = deps;
   route(app, table, "POST", "/claim_episode", (req) =>
     withBody(req, ClaimEpisodeRequest, (body) =>
       applyFault(hooks.claimEpisode?.(body), clock, async () => {
-        const outcome = claimEpisode(state, body);
-        if (outcome.ok && outcome.body.success) hooks.onClaimed?.({ episodeUuid: outcome.body.episode_uuid, clientUuid: body.client_uuid, atMs: clock.nowMs() });
-        return outcomeResponse(outcome);
+        const out = claimEpisode(state, body);
+        if (out.ok && out.body.success) {
+          hooks.onClaimed?.({ episodeUuid: out.body.episode_uuid, clientUuid: body.client_uuid, atMs: clock.nowMs() });
+          journal?.add({ ev: "claim", atMs: clock.nowMs(), episodeUuid: out.body.episode_uuid, clientUuid: body.client_uuid, run: state.runNumber, globalStep: state.globalStep });
+        }
+        return outcomeResponse(out);
       }),
     ),
   );
   route(app, table, "POST", "/end_episode", (req) =>
     withBody(req, EndEpisodeRequest, (body) =>
-      applyFault(hooks.endEpisode?.(body), clock, async () => outcomeResponse(await endEpisode(state, body, timings.endAckMs))),
+      applyFault(hooks.endEpisode?.(body), clock, async () => {
+        const startedMs = clock.nowMs();
+        const out = await endEpisode(state, body, timings.endAckMs);
+        if (journal && out.ok) journalEnd(journal, state, body.episode_uuid, startedMs);
+        return outcomeResponse(out);
+      }),
     ),
   );
   route(app, table, "POST", "/abort_episode", (req) =>
     withBody(req, EndEpisodeRequest, (body) =>
-      applyFault(hooks.abortEpisode?.(body), clock, async () => outcomeResponse(await abortEpisode(state, body))),
+      applyFault(hooks.abortEpisode?.(body), clock, async () => {
+        const held = state.records.get(body.episode_uuid);
+        const claimedBy = held?.episode_status === "claimed" ? held.client_uuid : null;
+        const out = await abortEpisode(state, body);
+        if (journal && out.ok && claimedBy !== null) journal.add({ ev: "abort", atMs: clock.nowMs(), episodeUuid: body.episode_uuid, clientUuid: claimedBy });
+        return outcomeResponse(out);
+      }),
     ),
   );
+  route(app, table, "GET", "/ajet_emulator/journal", () => jsonResponse({ events: journal?.events ?? [] }));
   route(app, table, "POST", "/can_continue_episode", (req) =>
     withBody(req, CanContinueEpisodeRequest, (body) => jsonResponse(canContinueEpisode(state, body))),
   );

@@ -60,7 +60,7 @@ async function generate(deps: ProxyDeps, call: ChatCallInfo): Promise<Omit<Engin
   if (deps.upstream) return callUpstream(deps.upstream, call.messages, body.tools, body.model);
   const reply = deps.policy.respond({ messages: call.messages, tools: body.tools, episodeUuid: call.episodeUuid, callIndex: call.callIndex });
   const override = deps.hooks.llmLatencyMs;
-  const latencyMs = override === undefined ? reply.latencyMs : typeof override === "number" ? override : override(call);
+  const latencyMs = (typeof override === "function" ? override(call) : override) ?? reply.latencyMs;
   if (latencyMs > 0) await deps.clock.sleep(latencyMs);
   return { content: reply.content, toolCalls: reply.toolCalls, usage: chatUsage(call.messages, reply.content, reply.toolCalls) };
 }

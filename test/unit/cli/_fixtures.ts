@@ -21,7 +21,7 @@ export function midRun(over: Partial<RunView> = {}): RunView {
     episodes: { queued: 0, dispatched: 4, running: 8, reporting: 0, ended: 20, failed: 0, aborted: 0, dropped: 0, inFlight: 12, maxParallel: 32 },
     steps: [step(0, 32, 0.25, 2100), step(1, 20, 0.45, null)],
     totals: { windows: 2, episodesEnded: 52, groupsOpened: 16, groupsCompleted: 13, groupsDropped: 0, groupsAbandoned: 0, attemptsFailed: 0, claimFailures: 0, dispatches: 52, reconciles: 0, episodesWiped: 0, groupsRerun: 0, groupsToppedUp: 0, meanReward: 0.33 },
-    failuresByCause: {}, claimFailuresByKind: {}, sources: [], nextWakeAtMs: null, log: [], waitingFor: null, failure: null, engineNotes: {},
+    failuresByCause: {}, claimFailuresByKind: {}, firstFailure: null, sources: [], nextWakeAtMs: null, log: [], waitingFor: null, failure: null, engineNotes: {},
     batches: { open: [], trained: 1, wiped: 0, episodesTrained: 32, episodesUntrained: 20, episodesWiped: 0, groupsRerun: 0, groupsToppedUp: 0, exactMix: true, note: null },
     ...over,
   };

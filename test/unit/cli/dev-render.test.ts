@@ -110,7 +110,7 @@ describe("dev summary", () => {
 
   it("the JSON summary has 1-based steps, totals, servers and what was left claimed", () => {
     const json = summaryJson({
-      runId: "run-1", outcome: "finished", exitCode: 0, report: { summary: { ...summary, phase: "finished", startedAtMs: 0, finishedAtMs: 7_100, claimFailuresByKind: {}, untrainedRewards: 0, verdict: "trained" as const }, eval: null },
+      runId: "run-1", outcome: "finished", exitCode: 0, report: { summary: { ...summary, phase: "finished", startedAtMs: 0, finishedAtMs: 7_100, claimFailuresByKind: {}, firstFailure: null, untrainedRewards: 0, verdict: "trained" as const }, eval: null },
       last: null, session: { swarms: [{ name: "default", url: "http://127.0.0.1:1", emulator: null }] }, claimedLeft: null,
     });
     expect(json.steps[2]).toEqual({ step: 3, globalStep: 3, episodes: 31, meanReward: 0.8125, wallTimeMs: 2_500 });

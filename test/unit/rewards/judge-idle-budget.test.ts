@@ -10,6 +10,7 @@ import { createTestContext } from "../../../src/sdk/testing.ts";
 import { checkIdleBudget, maxJudgeLatencyMs, minDiscardTimeoutSeconds } from "../../../src/rewards/judge-budget.ts";
 import { createFakeJudge } from "../../../src/rewards/judge-fake.ts";
 import { decideOutcome } from "../../../src/runtime/outcome.ts";
+import { createEpisodeStop } from "../../../src/runtime/episode-stop.ts";
 import { createRolloutContext } from "../../../src/runtime/rollout-context.ts";
 
 const DISCARD_TIMEOUT_SECONDS = 60;
@@ -44,8 +45,13 @@ async function runWithJudge(judgeSeconds: number) {
       fetch: local.fetch,
       episodes: { ...local.ctx.episodes },
       episodeType: "train",
-      signal: new AbortController().signal,
+      stop: createEpisodeStop(),
+      discardEpisodeTimeoutSeconds: DISCARD_TIMEOUT_SECONDS,
+      hardStopAtMs: Infinity,
+      hardStop: { cause: "lifetime_exceeded", message: "never" },
       canContinue: async () => true,
+      sleep: async () => undefined,
+      random: () => 0.5,
       log: local.ctx.log,
       secrets: {},
       model: "policy",

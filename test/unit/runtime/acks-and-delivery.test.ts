@@ -206,13 +206,13 @@ describe("BC-26 end_episode with an unknown outcome", () => {
     expect(accepted(emu)).toHaveLength(1);
   });
 
-  it("BC-26 both sends fail: unresolved, not reported, no abort (the outbox holds the recorded outputs)", async () => {
+  it("BC-26 both answers lost after the server took the first: its completed tasks confirm it, reported ended at once, no abort", async () => {
     const { emu, net, port, deps, msg } = await setup();
     net.beforeAnswer = (req) => {
       if (req.path === "/end_episode") throw new TypeError("fetch failed");
     };
-    expect(await runEpisode(msg, deps)).toMatchObject({ kind: "unresolved" });
-    expect(methodsOf(port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded"]);
+    expect(await runEpisode(msg, deps)).toMatchObject({ kind: "reported", result: "ended" });
+    expect(methodsOf(port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded", "episodeReported"]);
     expect(port.calls[1]?.report).toMatchObject({ outcome: { kind: "end", reward: 1 }, outputs: { default: { reward: 1 } } });
     expect(net.to("/abort_episode")).toHaveLength(0);
     expect(accepted(emu)).toHaveLength(1); // the server did take the first one

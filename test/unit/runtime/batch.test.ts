@@ -55,7 +55,7 @@ describe("BC-34 a batch of 16 episodes with one failing function", () => {
     const aborted = values.filter((v) => v.kind === "reported" && v.result === "aborted");
     expect(ended).toHaveLength(15);
     expect(aborted).toHaveLength(1);
-    expect(values[5]).toEqual({ kind: "reported", result: "aborted", outcome: { kind: "abort", cause: "function_error" } });
+    expect(values[5]).toMatchObject({ kind: "reported", result: "aborted", outcome: { kind: "abort", cause: "function_error" } });
     expect(logs[5]!.lines.some((l) => l.level === "warn" && JSON.stringify(l.fields).includes("judge answered HTTP 500"))).toBe(true);
 
     const claims = port.calls.flatMap((c) => (c.method === "episodeClaimed" ? c.report.claims.map((x) => x.episodeUuid) : []));

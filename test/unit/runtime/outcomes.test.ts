@@ -32,7 +32,7 @@ async function run(functions: Record<string, RolloutFunction>, hook?: (deps: Ret
 
 /** The episode was aborted with `cause`: recorded, one abort on the wire, no end, reported aborted, nothing accepted. */
 function expectAborted(r: Awaited<ReturnType<typeof run>>, cause: string) {
-  expect(r.result).toEqual<EpisodeRunResult>({ kind: "reported", result: "aborted", outcome: { kind: "abort", cause } });
+  expect(r.result).toMatchObject<EpisodeRunResult>({ kind: "reported", result: "aborted", outcome: { kind: "abort", cause } });
   expect(methodsOf(r.port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded", "episodeReported"]);
   expect(r.port.calls[1]?.report).toMatchObject({ outcome: { kind: "abort", cause } });
   expect((r.port.calls[1]?.report as { outputs?: unknown }).outputs).toBeUndefined();
@@ -91,8 +91,10 @@ describe("outcome rules", () => {
     );
   });
 
-  it("any other throw is function_error", async () => {
-    expectAborted(await run(fn(async (ctx) => { await askOnce(ctx); throw new TypeError("x is undefined"); })), "function_error");
+  it("any other throw is function_error, recorded with the error and where it was thrown (file:line)", async () => {
+    const r = await run(fn(async (ctx) => { await askOnce(ctx); throw new TypeError("x is undefined"); }));
+    expectAborted(r, "function_error");
+    expect((r.port.calls[1]?.report as { outcome: { detail?: string } }).outcome.detail).toMatch(/^TypeError: x is undefined @ .*outcomes\.test\.ts:\d+:\d+/);
   });
 
   it('BC-43 an LLM answer with finish_reason "abort" aborts the episode as llm_aborted', async () => {
@@ -114,9 +116,12 @@ describe("outcome rules", () => {
     let advance = (_ms: number) => undefined as void;
     const r = await run(
       fn(async (ctx) => {
+        // busy all along (a call every 50 s, within the 60 s idle budget), only too old: 10 × 50 s > 8 × 60 s
+        for (let i = 0; i < 10; i++) {
+          await askOnce(ctx);
+          advance(50_000);
+        }
         await askOnce(ctx);
-        advance(8 * 60_000 + 1);
-        await askOnce(ctx); // still active: not idle, only too old
         return { reward: 1 };
       }),
       (deps) => (advance = deps.time.advance),

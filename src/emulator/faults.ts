@@ -1,0 +1,123 @@
+/**
+ * @module emulator/faults — fault kinds the emulator injects by name (`--fault KIND[:RATE[:MAX]]` on the CLI, or
+ * `faults` in the options), so a test suite can drive an emulator in another process. Each kind becomes a hook
+ * (hooks.ts); `RATE` (0–1, default 1) is the share of matching requests that fail, drawn from the emulator's seed;
+ * `MAX` caps how many are injected in all (default unlimited).
+ *
+ * | kind | what happens |
+ * |---|---|
+ * | `end-500-after-act` | `/end_episode` is handled (the reward is accepted), then answered 500 |
+ * | `end-drop-after-act` | `/end_episode` is handled, then the connection is dropped without an answer |
+ * | `claim-lost` | `/claim_episode` is handled (the episode is claimed), then the connection is dropped |
+ * | `claim-500-after-act` | `/claim_episode` is handled, then answered 500 |
+ * | `abort-500` | `/abort_episode` answers 500 without acting (the claim stays held) |
+ * | `llm-429` | a chat call answers 429 with `Retry-After: 1` |
+ * | `llm-500` | a chat call answers 500 |
+ * | `llm-stall` | a chat call generates for `stallMs` (default 2 × the claim's discard timeout, at least 1 s): in flight, so activity, as the real proxy counts it |
+ */
+import { z } from "zod";
+import type { EmulatorHooks, FaultAction } from "./hooks.ts";
+import type { Rng } from "./rng.ts";
+
+/** The fault kinds, by name. */
+export const FaultKind = z.enum(["end-500-after-act", "end-drop-after-act", "claim-lost", "claim-500-after-act", "abort-500", "llm-429", "llm-500", "llm-stall"]);
+export type FaultKind = z.infer<typeof FaultKind>;
+
+/** One fault: its kind, the share of matching requests it hits, and a cap. */
+export const FaultSpec = z.object({
+  kind: FaultKind,
+  rate: z.number().min(0).max(1).default(1),
+  max: z.number().int().positive().optional(),
+  /** for `llm-stall`: how long the call is held, milliseconds */
+  stallMs: z.number().min(0).optional(),
+});
+export type FaultSpec = z.input<typeof FaultSpec>;
+
+/**
+ * Parses `KIND[:RATE[:MAX]]`, e.g. `end-500-after-act`, `llm-429:0.3`, `claim-lost:1:2`.
+ * @throws Error naming the kind list or the bad number
+ */
+export function parseFaultFlag(text: string): z.output<typeof FaultSpec> {
+  const [kind = "", rate, max] = text.split(":");
+  const k = FaultKind.safeParse(kind);
+  if (!k.success) throw new Error(`--fault ${text}: unknown kind '${kind}'; use one of ${FaultKind.options.join(", ")}`);
+  const r = rate === undefined || rate === "" ? 1 : Number(rate);
+  if (!Number.isFinite(r) || r < 0 || r > 1) throw new Error(`--fault ${text}: rate must be a number from 0 to 1, got '${rate}'`);
+  const m = max === undefined || max === "" ? undefined : Number(max);
+  if (m !== undefined && (!Number.isInteger(m) || m < 1)) throw new Error(`--fault ${text}: max must be a positive integer, got '${max}'`);
+  return { kind: k.data, rate: r, ...(m !== undefined ? { max: m } : {}) };
+}
+
+/** A fault as hooks see it, with its injection count. */
+interface Armed {
+  spec: z.output<typeof FaultSpec>;
+  injected: number;
+}
+
+/** Which hook a kind lives on. */
+const HOOK_OF: Record<FaultKind, "claimEpisode" | "endEpisode" | "abortEpisode" | "chatCompletion"> = {
+  "end-500-after-act": "endEpisode",
+  "end-drop-after-act": "endEpisode",
+  "claim-lost": "claimEpisode",
+  "claim-500-after-act": "claimEpisode",
+  "abort-500": "abortEpisode",
+  "llm-429": "chatCompletion",
+  "llm-500": "chatCompletion",
+  "llm-stall": "chatCompletion",
+};
+
+function actionOf(kind: FaultKind, stallMs: number): FaultAction {
+  switch (kind) {
+    case "end-500-after-act":
+    case "claim-500-after-act":
+      return { status: 500, afterHandling: true };
+    case "end-drop-after-act":
+    case "claim-lost":
+      return { drop: true, afterHandling: true };
+    case "abort-500":
+      return { status: 500 };
+    case "llm-429":
+      return { status: 429, body: { error: { message: "Rate limit reached; retry after 1 s", type: "rate_limit_error" } }, headers: { "retry-after": "1" } };
+    case "llm-500":
+      return { status: 500 };
+    case "llm-stall":
+      return { delayMs: stallMs }; // used as the generation latency (see faultHooks)
+  }
+}
+
+/**
+ * Hooks that inject `specs`, wrapping any hook already set (the wrapped hook still runs and wins when it returns an
+ * action). `onInjected` is told each injection (the journal).
+ * @param discardTimeoutMsOf the claim's discard timeout of a chat call's episode, ms (for `llm-stall`'s default)
+ */
+export function faultHooks(
+  specs: readonly z.output<typeof FaultSpec>[],
+  rng: Rng,
+  base: EmulatorHooks,
+  onInjected: (kind: FaultKind, path: string, episodeUuid?: string) => void,
+  discardTimeoutMsOf: (episodeUuid: string) => number = () => 0,
+): EmulatorHooks {
+  const armed: Armed[] = specs.map((spec) => ({ spec, injected: 0 }));
+  const pick = (hook: (typeof HOOK_OF)[FaultKind], episodeUuid?: string, stalls?: boolean): FaultAction | undefined => {
+    for (const a of armed) {
+      if (HOOK_OF[a.spec.kind] !== hook) continue;
+      if (stalls !== undefined && (a.spec.kind === "llm-stall") !== stalls) continue;
+      if (a.spec.max !== undefined && a.injected >= a.spec.max) continue;
+      if (a.spec.rate < 1 && rng.next() >= a.spec.rate) continue;
+      a.injected++;
+      const stall = a.spec.stallMs ?? Math.max(1_000, 2 * (episodeUuid ? discardTimeoutMsOf(episodeUuid) : 0));
+      onInjected(a.spec.kind, hook, episodeUuid);
+      return actionOf(a.spec.kind, stall);
+    }
+    return undefined;
+  };
+  return {
+    ...base,
+    claimEpisode: (req) => base.claimEpisode?.(req) ?? pick("claimEpisode"),
+    endEpisode: (req) => base.endEpisode?.(req) ?? pick("endEpisode", req.episode_uuid),
+    abortEpisode: (req) => base.abortEpisode?.(req) ?? pick("abortEpisode", req.episode_uuid),
+    chatCompletion: (call) => base.chatCompletion?.(call) ?? pick("chatCompletion", call.episodeUuid, false),
+    // a stall is generation time: the call is in flight on the server, as a slow real engine's would be
+    llmLatencyMs: (call) => pick("chatCompletion", call.episodeUuid, true)?.delayMs ?? (typeof base.llmLatencyMs === "function" ? base.llmLatencyMs(call) : base.llmLatencyMs),
+  };
+}

@@ -1,0 +1,35 @@
+/**
+ * @module test/chaos/functions — rollout functions that misbehave on purpose, for the chaos suite's Worker: on
+ * about a third of the episodes (chosen by the server's episode uuid, so the retry of the same repeat usually
+ * behaves) they throw, hang ignoring `ctx.signal`, or return NaN; otherwise they play Countdown.
+ */
+import countdown from "../../functions/countdown.ts";
+import { defineRolloutFunction, type RolloutFunction } from "../../src/sdk/contract.ts";
+
+/** A stable pick of about `share` of the episodes, from the episode uuid. */
+function picked(uuid: string, share: number): boolean {
+  let h = 0;
+  for (let i = 0; i < uuid.length; i++) h = (h * 31 + uuid.charCodeAt(i)) >>> 0;
+  return (h % 1000) / 1000 < share;
+}
+
+function misbehaving(name: string, act: () => Promise<never> | never | { reward: number }): RolloutFunction {
+  return defineRolloutFunction({
+    name,
+    async run(task, ctx) {
+      const uuid = Object.values(ctx.episodes)[0]?.episodeUuid ?? "";
+      if (!picked(uuid, 0.35)) return countdown.run(task, ctx);
+      await ctx.llm.chat.completions.create({ model: ctx.model, messages: [{ role: "user", content: "What is 2 + 3?" }] });
+      return act();
+    },
+  });
+}
+
+/** The chaos functions by name. */
+export const chaosFunctions: Record<string, RolloutFunction> = {
+  "chaos-throws": misbehaving("chaos-throws", () => {
+    throw new Error("a bug in the function");
+  }),
+  "chaos-hangs": misbehaving("chaos-hangs", () => new Promise<never>(() => undefined)),
+  "chaos-nan": misbehaving("chaos-nan", () => ({ reward: Number.NaN })),
+};

@@ -1,0 +1,349 @@
+/**
+ * @module test/chaos/harness — the chaos suite's real stack: the emulator in its own process (`ajet-edge emulator`
+ * with `--fault` flags and a `--journal` file, so a kill loses nothing of what the server did), the Worker in local
+ * workerd (the project's Worker plus the chaos functions, test/chaos/worker.ts), runs created through the runs
+ * API. After each run the emulator's journal (the server's truth) is compared with the run's ledger
+ * (`GET /runs/:id/episodes`) and the server's buffer, giving one row: episodes, lost, doubled, left claimed,
+ * stranded, re-run, the run's verdict and wall time.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { SwarmClient } from "../../src/client/index.ts";
+import { parseDevArgs } from "../../src/cli/dev/options.ts";
+import { buildDevPlan, runSpecFor, type DevPlan } from "../../src/cli/dev/plan.ts";
+import { runsApi, waitForRun, type EndedEpisodeView, type RunsApi, type RunView } from "../../src/cli/dev/runs-api.ts";
+import { PROJECT_ROOT, startLocalWorker, type LocalWorker } from "../../src/cli/dev/worker.ts";
+import { parseJournal, type JournalEvent } from "../../src/emulator/index.ts";
+import { AgentJetJob } from "../../src/job/index.ts";
+import type { RunSpecInput } from "../../src/scheduler/index.ts";
+
+const SILENT = { info: () => {}, warn: () => {}, error: () => {} };
+
+// ---- the emulator process ------------------------------------------------------------------------------------------
+
+/** An emulator in its own process. */
+export interface EmulatorProcess {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  /** SIGKILL (a crash); resolves once it exited */
+  kill(): Promise<void>;
+  /** SIGTERM and wait */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link spawnEmulator}. */
+export interface SpawnEmulatorOptions {
+  /** 0 = any free port (a restart passes the old one) */
+  port?: number;
+  faults?: string[];
+  journalFile: string;
+  answerKeyFile: string;
+  seed?: number;
+  profile?: "dev" | "fast" | "real";
+}
+
+/** Spawns `node bin/ajet-edge.mjs emulator …` and waits for its ready line. @throws when it exits first */
+export async function spawnEmulator(o: SpawnEmulatorOptions): Promise<EmulatorProcess> {
+  const args = ["bin/ajet-edge.mjs", "emulator", "--port", String(o.port ?? 0), "--profile", o.profile ?? "dev", "--seed", String(o.seed ?? 1), "--answer-key", o.answerKeyFile, "--journal", o.journalFile];
+  for (const f of o.faults ?? []) args.push("--fault", f);
+  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const errors: string[] = [];
+  createInterface({ input: child.stderr! }).on("line", (l) => errors.push(l));
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      const m = /ready at (http:\/\/\S+)/.exec(line);
+      if (m) resolve(m[1]!);
+    });
+    void exited.then(() => reject(new Error(`the emulator exited before it was ready: ${errors.slice(-3).join(" | ")}`)));
+  });
+  const port = Number(new URL(url).port);
+  const signal = async (sig: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+    await exited;
+  };
+  return { url, port, child, kill: () => signal("SIGKILL"), stop: () => signal("SIGTERM") };
+}
+
+/** Syncs the job and starts the engine (as a trainer would); resolves once ROLLING. */
+export async function bootEngine(url: string, job: DevPlan["job"]): Promise<void> {
+  const client = new SwarmClient({ baseURL: url, logger: SILENT });
+  await client.autoSyncTrainConfigAndStartEngine(new AgentJetJob(job));
+}
+
+// ---- the row ---------------------------------------------------------------------------------------------------------
+
+/** One row of the chaos table. */
+export interface ChaosRow {
+  scenario: string;
+  /** rewards the server accepted from this run (journal ends of its client) */
+  episodes: number;
+  /** in the run's ledger, but the server never accepted them */
+  lost: number;
+  /** a server episode accepted twice, a repeat counted twice in the ledger, or an accepted reward the run does not count */
+  doubled: number;
+  /** this run's claims still held on the server after the run finished */
+  leftClaimed: number;
+  /** accepted rewards in a batch the server never trained (no WEIGHT_SYNCING of their run and global step) */
+  stranded: number;
+  /** repeats that needed more than one attempt */
+  rerun: number;
+  /** the run's own verdict: phase/stopReason, and ok when it matches the server's truth */
+  verdict: string;
+  wallSeconds: number;
+  /** what the scenario did and anything odd */
+  notes: string[];
+}
+
+/**
+ * What the server did, from the journal, for one client. Each event is placed in its emulator process (`boot`
+ * lines) and engine run: a batch trained when a `WEIGHT_SYNCING` with its global step followed in the same process
+ * and engine run. Accepted ends in a batch of an engine run that ended untrained (engine stopped, process killed)
+ * were wiped; those in the last engine run's untrained batch are stranded.
+ */
+export function serverTruth(events: readonly JournalEvent[], clientUuid: string) {
+  let boot = 0;
+  const ends: Array<Extract<JournalEvent, { ev: "end" }> & { at: string }> = [];
+  const trained = new Set<string>();
+  let last = "";
+  for (const e of events) {
+    if (e.ev === "boot") boot++;
+    if (e.ev === "status" && e.to === "ENGINE.WEIGHT_SYNCING" && e.globalStep !== null) trained.add(`${boot}:${e.run}:${e.globalStep}`);
+    if (e.ev === "status" && e.run > 0) last = `${boot}:${e.run}`;
+    if (e.ev === "end" && e.clientUuid === clientUuid) ends.push({ ...e, at: `${boot}:${e.run}` });
+  }
+  const untrained = ends.filter((e) => !e.dropped && !trained.has(`${e.at}:${e.globalStep}`));
+  return { ends, trained, wiped: untrained.filter((e) => e.at !== last), stranded: untrained.filter((e) => e.at === last) };
+}
+
+/**
+ * Compares the journal with the ledger and the final buffer. The run's client uuid is read from the journal's claim
+ * of the ledger's first episode (the API does not show it); a run with an empty ledger matches by `clientUuid`.
+ */
+export function compare(input: {
+  scenario: string;
+  events: readonly JournalEvent[];
+  ledger: readonly EndedEpisodeView[];
+  buffer: ReadonlyArray<{ episode_uuid: string; episode_status: string; client_uuid: string }>;
+  view: RunView | null;
+  clientUuid: string | null;
+  wallMs: number;
+  notes?: string[];
+}): ChaosRow {
+  const notes = [...(input.notes ?? [])];
+  const client = input.clientUuid ?? "";
+  const faults = new Map<string, number>();
+  for (const e of input.events) if (e.ev === "fault") faults.set(e.kind, (faults.get(e.kind) ?? 0) + 1);
+  if (faults.size) notes.push(`injected ${[...faults].map(([k, n]) => `${n} × ${k}`).join(", ")}`);
+  const { ends, wiped, stranded: strandedEnds } = serverTruth(input.events, client);
+  if (wiped.length) {
+    const said = (input.view as { batches?: { episodesWiped?: number } } | null)?.batches?.episodesWiped;
+    notes.push(`${wiped.length} accepted reward(s) wiped by the server (engine restart), the run counts ${said ?? "?"} wiped`);
+  }
+  const accepted = new Map<string, number>();
+  for (const e of ends) accepted.set(e.episodeUuid, (accepted.get(e.episodeUuid) ?? 0) + 1);
+  const ledgerUuids = new Set(input.ledger.map((l) => l.episodeUuid));
+  const lost = input.ledger.filter((l) => !accepted.has(l.episodeUuid)).length;
+  const twiceOnServer = [...accepted.values()].filter((n) => n > 1).length;
+  const keyCounts = new Map<string, number>();
+  for (const l of input.ledger) keyCounts.set(`${l.episodeKey}/${l.swarm}`, (keyCounts.get(`${l.episodeKey}/${l.swarm}`) ?? 0) + 1);
+  const twiceInLedger = [...keyCounts.values()].filter((n) => n > 1).length;
+  const uncounted = [...accepted.keys()].filter((u) => !ledgerUuids.has(u)).length;
+  if (uncounted) notes.push(`${uncounted} accepted reward(s) not in the run's ledger`);
+  const leftClaimed = input.buffer.filter((r) => r.episode_status === "claimed" && r.client_uuid === client).length;
+  const stranded = strandedEnds.length;
+  const rerun = input.ledger.filter((l) => l.attempt > 1).length;
+  const v = input.view;
+  const phase = v ? `${v.phase}/${v.stopReason ?? "-"}` : "no status";
+  const clean = lost === 0 && twiceOnServer + twiceInLedger + uncounted === 0 && leftClaimed === 0 && stranded === 0;
+  const saysDone = v?.phase === "finished" && (v.stopReason === "maxSteps" || v.stopReason === "epochsDone");
+  // the verdict matches the truth when a clean run says done, or a run that says it failed/stopped is not claiming success
+  const verdict = `${phase} ${saysDone === clean || !saysDone ? "ok" : "MISMATCH"}`;
+  return {
+    scenario: input.scenario,
+    episodes: ends.length,
+    lost,
+    doubled: twiceOnServer + twiceInLedger + uncounted,
+    leftClaimed,
+    stranded,
+    rerun,
+    verdict,
+    wallSeconds: Math.round(input.wallMs / 100) / 10,
+    notes,
+  };
+}
+
+/** The table, one line per row, fixed columns. */
+export function formatTable(rows: readonly ChaosRow[]): string {
+  const head = ["scenario", "episodes", "lost", "doubled", "left claimed", "stranded", "re-run", "run verdict", "wall s"];
+  const cells = rows.map((r) => [r.scenario, r.episodes, r.lost, r.doubled, r.leftClaimed, r.stranded, r.rerun, r.verdict, r.wallSeconds].map(String));
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i]!)).join("  ");
+  const notes = rows.filter((r) => r.notes.length).map((r) => `  ${r.scenario}: ${r.notes.join("; ")}`);
+  return [line(head), line(widths.map((w) => "-".repeat(w))), ...cells.map(line), ...(notes.length ? ["notes:", ...notes] : [])].join("\n");
+}
+
+// ---- the stack -------------------------------------------------------------------------------------------------------
+
+/** The chaos Worker (test/chaos/wrangler.toml) in local workerd. */
+export function startChaosWorker(persistDir?: string): Promise<LocalWorker> {
+  return startLocalWorker({ configPath: join(PROJECT_ROOT, "test/chaos/wrangler.toml"), ...(persistDir ? { persistDir } : {}) });
+}
+
+/** What a scenario may do while its run runs. */
+export interface ScenarioContext {
+  emulator: EmulatorProcess;
+  worker: LocalWorker;
+  api: RunsApi;
+  runId: string;
+  plan: DevPlan;
+  spec: Parameters<RunsApi["create"]>[0];
+  /** replaces the emulator process (after a kill): same port and journal */
+  respawnEmulator(): Promise<EmulatorProcess>;
+  /** replaces the Worker (after a kill): same persisted state; the API moves to the new URL */
+  respawnWorker(): Promise<LocalWorker>;
+  note(text: string): void;
+  /** resolves once the run's ledger has at least `n` episodes (or the run finished) */
+  untilEnded(n: number, timeoutMs?: number): Promise<void>;
+}
+
+/** One scenario: emulator faults, the function, run overrides, and what to do while the run runs. */
+export interface Scenario {
+  name: string;
+  faults?: string[];
+  /** ajet-edge dev arguments (function, steps, batch size …) */
+  argv?: string[];
+  /** run spec fields on top of the plan's */
+  spec?: Partial<RunSpecInput> & Record<string, unknown>;
+  /** the rollout function (a chaos function of test/chaos/functions.ts, say); default the plan's countdown */
+  function?: string;
+  /** extra runs on the same emulator and dataset, interleaved with the first */
+  alsoRuns?: number;
+  during?(ctx: ScenarioContext): Promise<void>;
+  timeoutMs?: number;
+}
+
+const DEFAULT_ARGV = ["--function", "countdown", "--steps", "2", "--batch-size", "2", "--num-repeat", "2", "--seed", "3"];
+
+/** Shared state of a chaos session: one Worker (replaced only by a scenario that kills it). */
+export class ChaosStack {
+  #worker: LocalWorker | null = null;
+  readonly #dir = mkdtempSync(join(tmpdir(), "ajet-chaos-"));
+  readonly #persistDir = mkdtempSync(join(tmpdir(), "ajet-chaos-do-"));
+
+  async worker(): Promise<LocalWorker> {
+    this.#worker ??= await startChaosWorker(this.#persistDir);
+    return this.#worker;
+  }
+
+  /** Runs one scenario on a fresh emulator process; never throws (a failure becomes the row's verdict). */
+  async run(s: Scenario): Promise<ChaosRow> {
+    const started = Date.now();
+    const notes: string[] = [];
+    const options = parseDevArgs([...(s.argv ?? DEFAULT_ARGV)]);
+    if (!options) throw new Error("--help is not a scenario");
+    const plan = await buildDevPlan(options);
+    const tag = `${s.name}-${started}`;
+    const journalFile = join(this.#dir, `${tag}.journal.jsonl`);
+    const answerKeyFile = join(this.#dir, `${tag}.answers.jsonl`);
+    writeFileSync(journalFile, "");
+    writeFileSync(answerKeyFile, plan.answerKey.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    let emulator = await spawnEmulator({ faults: s.faults ?? [], journalFile, answerKeyFile, seed: plan.seed });
+    const runIds: string[] = [];
+    let restarts = 0;
+    let view: RunView | null = null;
+    let api: RunsApi | null = null;
+    try {
+      await bootEngine(emulator.url, plan.job);
+      let worker = await this.worker();
+      api = runsApi(worker.url, fetch, { token: worker.token });
+      const spec = { ...runSpecFor(plan, [{ name: plan.swarmNames[0] ?? "default", url: emulator.url }]), ...(s.spec ?? {}), ...(s.function ? { function: s.function } : {}) } as Parameters<RunsApi["create"]>[0];
+      for (let i = 0; i <= (s.alsoRuns ?? 0); i++) runIds.push((await api.create(spec)).runId);
+      const runId = runIds[0]!;
+      const ctx: ScenarioContext = {
+        emulator,
+        worker,
+        api,
+        runId,
+        plan,
+        spec,
+        respawnEmulator: async () => {
+          // a new seed: a real server makes uuid4 ids, a restart never hands out the old ones again
+          emulator = await spawnEmulator({ port: emulator.port, faults: s.faults ?? [], journalFile, answerKeyFile, seed: plan.seed + 1000 + ++restarts });
+          ctx.emulator = emulator;
+          return emulator;
+        },
+        respawnWorker: async () => {
+          await worker.dispose();
+          this.#worker = null;
+          worker = await this.worker();
+          api = runsApi(worker.url, fetch, { token: worker.token });
+          ctx.api = api;
+          ctx.worker = worker;
+          return worker;
+        },
+        note: (t) => notes.push(t),
+        untilEnded: async (n, timeoutMs = 60_000) => {
+          const until = Date.now() + timeoutMs;
+          while (Date.now() < until) {
+            const v = await ctx.api.get(runId).catch(() => null);
+            if (!v || v.phase === "finished" || v.totals.episodesEnded >= n) return;
+            await new Promise((r) => setTimeout(r, 250));
+          }
+        },
+      };
+      await s.during?.(ctx);
+      const timeoutMs = s.timeoutMs ?? 120_000;
+      for (const id of runIds) {
+        const { outcome, status } = await waitForRun(api, id, { timeoutMs });
+        if (id === runId) view = status;
+        if (outcome !== "finished") notes.push(`run ${id === runId ? "" : "(interleaved) "}did not finish in ${timeoutMs / 1000} s: ${outcome}`);
+      }
+      // a moment for the finish sweep and the janitor-free releases to land
+      await new Promise((r) => setTimeout(r, 500));
+    } catch (err) {
+      notes.push(`harness: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const rows: ChaosRow[] = [];
+    const events = parseJournal(readFileSync(journalFile, "utf8"));
+    const buffer = await new SwarmClient({ baseURL: emulator.url, logger: SILENT }).getEpisodeBuffer().catch(() => []);
+    for (const [i, id] of runIds.entries()) {
+      const ledger = api ? await api.endedEpisodes(id).catch(() => []) : [];
+      const v = i === 0 ? view : await api?.get(id).catch(() => null) ?? null;
+      const claimOf = new Map(events.filter((e) => e.ev === "claim").map((e) => [(e as { episodeUuid: string }).episodeUuid, (e as { clientUuid: string }).clientUuid]));
+      const clientUuid = ledger.map((l) => claimOf.get(l.episodeUuid)).find(Boolean) ?? null;
+      if (!clientUuid) notes.push("no episode of the run reached the server's journal");
+      rows.push(compare({ scenario: runIds.length > 1 ? `${s.name}#${i + 1}` : s.name, events, ledger, buffer, view: v, clientUuid, wallMs: Date.now() - started, notes: i === 0 ? notes : [] }));
+    }
+    await emulator.stop();
+    if (!rows.length) rows.push(compare({ scenario: s.name, events, ledger: [], buffer, view: null, clientUuid: null, wallMs: Date.now() - started, notes }));
+    return rows.length === 1 ? rows[0]! : mergeRows(rows);
+  }
+
+  async close(): Promise<void> {
+    await this.#worker?.dispose();
+    rmSync(this.#dir, { recursive: true, force: true });
+    rmSync(this.#persistDir, { recursive: true, force: true });
+  }
+}
+
+/** Several runs of one scenario as one row: sums, the worst verdict. */
+function mergeRows(rows: readonly ChaosRow[]): ChaosRow {
+  const sum = (k: "episodes" | "lost" | "doubled" | "leftClaimed" | "stranded" | "rerun") => rows.reduce((a, r) => a + r[k], 0);
+  return {
+    scenario: rows[0]!.scenario.replace(/#1$/, ` (${rows.length} runs)`),
+    episodes: sum("episodes"),
+    lost: sum("lost"),
+    doubled: sum("doubled"),
+    leftClaimed: sum("leftClaimed"),
+    stranded: sum("stranded"),
+    rerun: sum("rerun"),
+    verdict: rows.map((r) => r.verdict).join(" | "),
+    wallSeconds: Math.max(...rows.map((r) => r.wallSeconds)),
+    notes: rows.flatMap((r) => r.notes),
+  };
+}

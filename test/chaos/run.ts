@@ -1,0 +1,25 @@
+/**
+ * `npm run chaos`: every scenario of test/chaos/scenarios.ts on the real stack, one table row each (episodes,
+ * lost, doubled, left claimed, stranded, re-run, run verdict, wall time). Exit code 1 when a row is not clean.
+ * `npm run chaos -- NAME…` runs only the scenarios whose name contains one of the words.
+ */
+import { ChaosStack, formatTable, type ChaosRow } from "./harness.ts";
+import { SCENARIOS } from "./scenarios.ts";
+
+const filters = process.argv.slice(2).map((a) => a.toLowerCase());
+const chosen = SCENARIOS.filter((s) => !filters.length || filters.some((f) => s.name.toLowerCase().includes(f)));
+const stack = new ChaosStack();
+const rows: ChaosRow[] = [];
+try {
+  for (const s of chosen) {
+    process.stderr.write(`chaos: ${s.name} …\n`);
+    const row = await stack.run(s);
+    rows.push(row);
+    process.stderr.write(`chaos: ${s.name}: ${row.episodes} episodes, ${row.lost} lost, ${row.doubled} doubled, ${row.leftClaimed} left claimed, ${row.stranded} stranded (${row.wallSeconds} s)\n`);
+  }
+} finally {
+  await stack.close();
+}
+console.log(formatTable(rows));
+const dirty = rows.filter((r) => r.episodes === 0 || r.lost || r.doubled || r.leftClaimed || r.stranded || r.verdict.includes("MISMATCH"));
+process.exitCode = dirty.length ? 1 : 0;

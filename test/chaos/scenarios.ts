@@ -1,0 +1,80 @@
+/**
+ * @module test/chaos/scenarios — one scenario per fault kind (issue: the chaos suite). `FAST` is the subset that
+ * also runs in `npm test` (test/e2e/chaos-fast.test.ts).
+ */
+import { SwarmClient } from "../../src/client/index.ts";
+import { bootEngine, type Scenario } from "./harness.ts";
+
+const SILENT = { info: () => {}, warn: () => {}, error: () => {} };
+
+/** Another client (its own uuid) that claims, chats and ends episodes until `count` are ended or `untilMs`. */
+async function otherTrainer(url: string, count: number, untilMs: number): Promise<number> {
+  const client = new SwarmClient({ baseURL: url, clientUuid: `other-trainer-${Date.now()}`, logger: SILENT });
+  let ended = 0;
+  while (ended < count && Date.now() < untilMs) {
+    const c = await client.claimEpisode({ episodeType: "train", discardEpisodeTimeoutSeconds: 60 }).catch(() => null);
+    if (!c || c.kind !== "claimed") {
+      await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
+    await fetch(`${c.baseUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${c.apiKey}` }, body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text()).catch(() => "");
+    const r = await client.endEpisode("other:task", c.episodeUuid, { reward: 0 }).catch(() => null);
+    if (r?.kind === "ended") ended++;
+  }
+  return ended;
+}
+
+export const SCENARIOS: Scenario[] = [
+  { name: "end 500 after act", faults: ["end-500-after-act:0.3"] },
+  { name: "end dropped after act", faults: ["end-drop-after-act:0.3"] },
+  { name: "claim answer lost", faults: ["claim-lost:0.25"] },
+  { name: "abort failing", faults: ["abort-500:0.6"], function: "chaos-nan" },
+  { name: "LLM 429", faults: ["llm-429:0.3"] },
+  { name: "LLM 500", faults: ["llm-500:0.3"] },
+  { name: "LLM stall > discard", faults: ["llm-stall:0.2"], spec: { discardEpisodeTimeoutSeconds: 4 } },
+  { name: "function throws", function: "chaos-throws" },
+  { name: "function hangs", function: "chaos-hangs", spec: { discardEpisodeTimeoutSeconds: 4 } },
+  { name: "function returns NaN", function: "chaos-nan" },
+  {
+    name: "emulator killed+restarted",
+    async during(ctx) {
+      await ctx.untilEnded(2);
+      await ctx.emulator.kill();
+      await new Promise((r) => setTimeout(r, 1_000));
+      const e = await ctx.respawnEmulator();
+      await bootEngine(e.url, ctx.plan.job);
+      ctx.note("emulator SIGKILLed after 2 ends, restarted on the same port, engine started again");
+    },
+  },
+  {
+    name: "workerd killed+restarted",
+    async during(ctx) {
+      await ctx.untilEnded(2);
+      process.kill(-ctx.worker.hostPid, "SIGKILL");
+      await ctx.respawnWorker();
+      ctx.note("workerd SIGKILLed after 2 ends, restarted on the same persisted state");
+    },
+  },
+  {
+    name: "engine stop+start by other",
+    async during(ctx) {
+      await ctx.untilEnded(2);
+      const other = new SwarmClient({ baseURL: ctx.emulator.url, clientUuid: "other-operator", logger: SILENT });
+      await other.stopEngine();
+      await bootEngine(ctx.emulator.url, ctx.plan.job);
+      ctx.note("another client stopped and restarted the engine after 2 ends");
+    },
+  },
+  {
+    name: "weight sync forced by other",
+    async during(ctx) {
+      await ctx.untilEnded(1);
+      const n = await otherTrainer(ctx.emulator.url, 3, Date.now() + 20_000);
+      ctx.note(`another trainer ended ${n} episodes of its own in the run's batch`);
+    },
+  },
+  { name: "two runs, one dataset", alsoRuns: 1 },
+];
+
+/** The quick scenarios `npm test` runs. */
+export const FAST: readonly string[] = ["end 500 after act", "claim answer lost", "LLM 429", "abort failing"];

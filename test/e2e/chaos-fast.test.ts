@@ -1,0 +1,30 @@
+/**
+ * The chaos suite's fast subset on the real stack (emulator in its own process with injected faults, the Worker in
+ * local workerd): an `/end_episode` 500 after the server acted, a lost claim answer, LLM 429s and failing aborts
+ * lose nothing, double nothing, leave nothing claimed or stranded, and the run's verdict matches the server's
+ * journal. The full table is `npm run chaos`.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { ChaosStack, formatTable, type ChaosRow } from "../chaos/harness.ts";
+import { FAST, SCENARIOS } from "../chaos/scenarios.ts";
+
+const stack = new ChaosStack();
+const rows: ChaosRow[] = [];
+afterAll(async () => {
+  await stack.close();
+  if (rows.length) console.log(formatTable(rows));
+}, 60_000);
+
+describe("chaos (fast subset)", () => {
+  for (const name of FAST) {
+    const scenario = SCENARIOS.find((s) => s.name === name)!;
+    it(`${name}: 0 lost, 0 doubled, 0 left claimed, 0 stranded, and the run's verdict matches the journal`, async () => {
+      const row = await stack.run(scenario);
+      rows.push(row);
+      expect(row.episodes, row.notes.join("; ")).toBeGreaterThan(0);
+      if (scenario.faults) expect(row.notes.some((n) => n.startsWith("injected ")), "the fault was injected").toBe(true);
+      expect({ lost: row.lost, doubled: row.doubled, leftClaimed: row.leftClaimed, stranded: row.stranded }).toEqual({ lost: 0, doubled: 0, leftClaimed: 0, stranded: 0 });
+      expect(row.verdict).toBe("finished/maxSteps ok");
+    }, 180_000);
+  }
+});
