@@ -5,27 +5,24 @@
  * 1 when the server cannot start (port taken). Errors are one line naming the fix, never a stack trace.
  */
 import { EmulatorProfile, loadAnswerKeyFile, startEmulator, type AnswerKeyEntry, type RunningEmulator } from "../../emulator/index.ts";
-import { parseFlags } from "../args.ts";
+import type { Command } from "commander";
+import { collect, helpOf, parseFlags } from "../args.ts";
 import { CliError, type CliCommand } from "../command.ts";
 
-const USAGE = [
-  "usage: ajet-edge emulator [options]",
-  "",
-  "Serves a local AgentJet swarm server emulator (simulated engine and policy) on 127.0.0.1.",
-  "",
-  "options:",
-  "  --port N              TCP port (default 10086; 0 = any free port)",
-  "  --host ADDR           interface to bind (default 127.0.0.1)",
-  "  --profile NAME        timings: real (default) | dev | fast",
-  "  --answer-key FILE     JSONL answer key: {match, answer, format}, GSM8K {question, answer} or Countdown {target, nums, solution}",
-  "  --seed N              seed of ids and of the simulated policy (default 0)",
-  "  --upstream URL        forward chat calls to this OpenAI-compatible base URL instead of the simulated policy",
-  "  --upstream-key KEY    API key for --upstream (required with it)",
-  "  --upstream-model M    model name to ask the upstream for (default: the request's model)",
-  "  --require-header NAME=VALUE   refuse (401) every request without this header and value, like an access",
-  "                        gateway in front of the server (repeatable)",
-  "  -h, --help            show this help",
-].join("\n");
+/** The command's flags (the help is generated from these). */
+export function defineEmulatorFlags(cmd: Command): void {
+  cmd
+    .description("Serves a local AgentJet swarm server emulator (simulated engine and policy) on 127.0.0.1.")
+    .option("--port <n>", "TCP port (default 10086; 0 = any free port)")
+    .option("--host <addr>", "interface to bind (default 127.0.0.1)")
+    .option("--profile <name>", "timings: real (default) | dev | fast")
+    .option("--answer-key <file>", "JSONL answer key: {match, answer, format}, GSM8K {question, answer} or Countdown {target, nums, solution}")
+    .option("--seed <n>", "seed of ids and of the simulated policy (default 0)")
+    .option("--upstream <url>", "forward chat calls to this OpenAI-compatible base URL instead of the simulated policy")
+    .option("--upstream-key <key>", "API key for --upstream (required with it)")
+    .option("--upstream-model <m>", "model name to ask the upstream for (default: the request's model)")
+    .option("--require-header <name=value>", "refuse (401) every request without this header and value, like an access gateway in front of the server (repeatable)", collect);
+}
 
 /** Parsed command options. */
 export interface EmulatorCliOptions {
@@ -65,33 +62,23 @@ function integer(name: string, text: string, min: number, max: number): number {
  * @returns the options, or null for `--help`. @throws CliError on a usage error.
  */
 export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
-  const flags = parseFlags(argv, {
-    port: { type: "string" },
-    host: { type: "string" },
-    profile: { type: "string" },
-    "answer-key": { type: "string" },
-    seed: { type: "string" },
-    upstream: { type: "string" },
-    "upstream-key": { type: "string" },
-    "upstream-model": { type: "string" },
-    "require-header": { type: "string", multiple: true },
-  });
+  const flags = parseFlags("emulator", defineEmulatorFlags, argv);
   if (!flags) return null;
   const values = flags.values;
   const profile = EmulatorProfile.safeParse(values["profile"] ?? "real");
   if (!profile.success) throw new CliError(`--profile must be one of real, dev, fast, got '${String(values["profile"])}'`);
   const upstreamUrl = values["upstream"] as string | undefined;
-  const upstreamKey = values["upstream-key"] as string | undefined;
+  const upstreamKey = values["upstreamKey"] as string | undefined;
   if (upstreamUrl && !upstreamKey) throw new CliError("--upstream needs --upstream-key KEY");
   if (upstreamKey && !upstreamUrl) throw new CliError("--upstream-key needs --upstream URL");
-  const model = values["upstream-model"] as string | undefined;
-  const requireHeaders = parseRequireHeaders((values["require-header"] as string[] | undefined) ?? []);
+  const model = values["upstreamModel"] as string | undefined;
+  const requireHeaders = parseRequireHeaders((values["requireHeader"] as string[] | undefined) ?? []);
   return {
     port: integer("port", (values["port"] as string | undefined) ?? "10086", 0, 65535),
     host: (values["host"] as string | undefined) ?? "127.0.0.1",
     profile: profile.data,
     seed: integer("seed", (values["seed"] as string | undefined) ?? "0", -(2 ** 31), 2 ** 31 - 1),
-    ...(values["answer-key"] ? { answerKeyFile: values["answer-key"] as string } : {}),
+    ...(values["answerKey"] ? { answerKeyFile: values["answerKey"] as string } : {}),
     ...(upstreamUrl && upstreamKey ? { upstream: { baseUrl: upstreamUrl, apiKey: upstreamKey, ...(model ? { model } : {}) } } : {}),
     ...(Object.keys(requireHeaders).length ? { requireHeaders } : {}),
   };
@@ -174,7 +161,7 @@ export interface EmulatorCommandIo {
 export async function runEmulatorCommand(argv: string[], io: EmulatorCommandIo = { log: console.log, error: console.error, waitForStop: waitForSignal }): Promise<number> {
   const options = parseEmulatorArgs(argv);
   if (!options) {
-    io.log(USAGE);
+    io.log(helpOf("emulator", defineEmulatorFlags));
     return 0;
   }
   let running: RunningEmulator;
