@@ -1,22 +1,29 @@
 /**
- * @module cli/main — `ajet-edge <command>`: a tiny dispatcher over lazily loaded command files in
- * `src/cli/commands/` (citty's shape, on `node:util` parseArgs). Exit codes: 0 ok, 1 error, 2 usage error,
+ * @module cli/main — `ajet-edge <command>`: commander's program over lazily loaded command files in
+ * `src/cli/commands/` (each declares its own flags, see `cli/args`). The program gives `--version`, the generated
+ * command list (`--help`) and suggestions for a mistyped command. Exit codes: 0 ok, 1 error, 2 usage error,
  * 130 interrupted.
  */
-
+import { createRequire } from "node:module";
+import { Command, CommanderError } from "commander";
+import { PROGRAM, usageError } from "./args.ts";
 import { CliError, type CliCommand } from "./command.ts";
 
-/** The commands, loaded lazily, with the line `ajet-edge --help` shows for each (`synopsis` defaults to the name). */
-const commands: Record<string, { synopsis?: string; summary: string; load: () => Promise<{ default: CliCommand }> }> = {
-  dev: { summary: "run a rollout end to end: emulator (or --swarm-url), local workerd, scheduler, episodes", load: () => import("./commands/dev.ts") },
+/** The commands, loaded lazily, with the line `ajet-edge --help` shows for each. */
+const commands: Record<string, { args?: string; summary: string; load: () => Promise<{ default: CliCommand }> }> = {
+  dev: { summary: "run a rollout end to end on this machine: local emulator (or --swarm-url), local Worker, live progress, summary", load: () => import("./commands/dev.ts") },
+  run: { summary: "create a run on a deployed or `wrangler dev` Worker (--worker URL) and follow it to its summary", load: () => import("./commands/run.ts") },
+  runs: { summary: "list the runs of a Worker (--worker URL), newest first", load: () => import("./commands/runs.ts") },
+  status: { args: "RUN", summary: "show one run of a Worker (--watch: refresh until it finishes)", load: () => import("./commands/status.ts") },
+  stop: { args: "RUN", summary: "stop (drain) one run of a Worker", load: () => import("./commands/stop.ts") },
   emulator: { summary: "serve a local swarm emulator (default 127.0.0.1:10086)", load: () => import("./commands/emulator.ts") },
-  new: { synopsis: "new NAME", summary: "scaffold functions/NAME.ts, its test, its registry entry and a README section", load: () => import("./commands/new.ts") },
+  new: { args: "NAME", summary: "scaffold functions/NAME.ts, its test, its registry entry and a README section", load: () => import("./commands/new.ts") },
   bench: { summary: "run the benchmarks and write bench/results.json", load: () => import("./commands/bench.ts") },
 };
 
-function usage(): string {
-  const rows = Object.entries(commands).map(([name, c]) => `  ${(c.synopsis ?? name).padEnd(11)}${c.summary}`);
-  return ["usage: ajet-edge <command> [options]", "", "commands:", ...rows, "", "run `ajet-edge <command> --help` for a command's options"].join("\n");
+/** The package's version (package.json next to `src/`). */
+export function packageVersion(): string {
+  return (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
 }
 
 /** The line printed after a usage error: where the options are (the whole usage would bury the message). */
@@ -24,22 +31,55 @@ export function helpHint(command?: string): string {
   return command ? `run 'ajet-edge ${command} --help' for the options` : "run 'ajet-edge --help' for the commands";
 }
 
+/** The top-level program: `--version`, the command list and its help; the commands' own flags live in their files. */
+function program(out: (s: string) => void): Command {
+  const p = new Command(PROGRAM)
+    .description("serverless rollout functions for AgentJet Swarm")
+    .usage("<command> [options]")
+    .version(packageVersion(), "-V, --version", "print the package version")
+    .helpOption("-h, --help", "show this help")
+    .exitOverride()
+    .configureOutput({ writeOut: out, writeErr: () => {} })
+    .showSuggestionAfterError(true)
+    .helpCommand("help [command]", "show the help of a command")
+    .addHelpText("after", `\nrun 'ajet-edge <command> --help' for a command's options`);
+  for (const [name, c] of Object.entries(commands)) p.command(c.args ? `${name} ${c.args}` : name).description(c.summary);
+  return p;
+}
+
 /**
  * Runs the CLI with `argv` (without node and script). Injectable for tests.
  * @returns the exit code
  */
 export async function main(argv: string[]): Promise<number> {
+  // `ajet-edge help dev` = `ajet-edge dev --help`
+  if (argv[0] === "help" && argv[1] !== undefined && Object.hasOwn(commands, argv[1])) return main([argv[1], "--help"]);
   const [name, ...rest] = argv;
-  if (!name || name === "--help" || name === "-h" || name === "help") {
-    console.log(usage());
-    return name ? 0 : 2;
-  }
-  const load = commands[name]?.load;
-  if (!load) {
-    console.error(`ajet-edge: unknown command '${name}'; commands: ${Object.keys(commands).join(", ")}\n${helpHint()}`);
+  const entry = name !== undefined && Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!entry) {
+    let printed = "";
+    const p = program((s) => (printed += s));
+    if (!name) {
+      console.log(p.helpInformation().trimEnd());
+      return 2;
+    }
+    try {
+      p.parse(argv, { from: "user" });
+    } catch (err) {
+      if (!(err instanceof CommanderError)) throw err;
+      if (err.exitCode === 0) {
+        console.log(printed.trimEnd());
+        return 0;
+      }
+      const [first, ...more] = usageError(err).message.split("\n");
+      const message = err.code === "commander.unknownCommand" ? [`${first}; commands: ${Object.keys(commands).join(", ")}`, ...more].join("\n") : usageError(err).message;
+      console.error(`ajet-edge: ${message}\n${helpHint()}`);
+      return 2;
+    }
+    console.log(p.helpInformation().trimEnd());
     return 2;
   }
-  const cmd = (await load()).default;
+  const cmd = (await entry.load()).default;
   try {
     return await cmd.run(rest);
   } catch (err) {

@@ -3,6 +3,7 @@
  * the core), its documented defaults, and the cross-field checks (job agreement, BC-31 per-source caps, leases).
  */
 import { z } from "zod";
+import { distance } from "fastest-levenshtein";
 import { DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS, GatewayHeaders, SWARM_BATCH_DEFAULTS, serverEpisodeCapacity } from "../protocol/index.ts";
 import { sourceCapIssues } from "./mixing.ts";
 import { leaseIssues, RunTuning, resolveTuning } from "./tuning.ts";
@@ -281,24 +282,10 @@ function closestField(key: string, known: readonly string[]): string | undefined
   if (exact) return exact;
   let best: { k: string; d: number } | undefined;
   for (const k of known) {
-    const d = editDistance(lower, k.toLowerCase());
+    const d = distance(lower, k.toLowerCase());
     if (d <= 2 && (!best || d < best.d)) best = { k, d };
   }
   return best?.k;
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
-    }
-  }
-  return row[b.length]!;
 }
 
 /** One zod issue as `{path, message}` issues that say the fix: missing fields and unknown keys get their own words. */

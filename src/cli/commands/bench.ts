@@ -7,7 +7,8 @@
  */
 import { writeFile } from "node:fs/promises";
 import os from "node:os";
-import { parseFlags } from "../args.ts";
+import type { Command } from "commander";
+import { helpOf, parseFlags } from "../args.ts";
 import { formatResults, type BenchResult } from "../../../bench/harness.ts";
 import { datasetBenchmarks } from "../../../bench/datasets.bench.ts";
 import { rewardBenchmarks } from "../../../bench/rewards.bench.ts";
@@ -43,14 +44,21 @@ const SYSTEM: Record<string, () => Promise<SystemBench>> = {
   },
 };
 
-const usage = `usage: ajet-edge bench [--only rewards|scheduler|runtime|datasets|swarm-cycle|load] [--skip swarm-cycle,load] [--out bench/results.json]`;
+/** The command's flags (the help is generated from these). */
+function defineBenchFlags(cmd: Command): void {
+  cmd
+    .description("Runs the benchmarks in bench/, prints a table and writes the results as JSON.")
+    .option("--only <groups>", `comma-separated groups: ${[...Object.keys(GROUPS), ...Object.keys(SYSTEM)].join(", ")} (default: all)`)
+    .option("--skip <groups>", "comma-separated groups to leave out, e.g. swarm-cycle,load (the system benchmarks take minutes)")
+    .option("--out <file>", "where to write the results", "bench/results.json");
+}
 
 const command: CliCommand = {
   name: "bench",
   async run(argv) {
-    const flags = parseFlags(argv, { only: { type: "string" }, skip: { type: "string" }, out: { type: "string", default: "bench/results.json" } });
+    const flags = parseFlags("bench", defineBenchFlags, argv);
     if (!flags) {
-      console.log(usage);
+      console.log(helpOf("bench", defineBenchFlags));
       return 0;
     }
     const only = flags.values["only"] as string | undefined;

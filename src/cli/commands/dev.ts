@@ -1,9 +1,10 @@
 /**
- * @module cli/commands/dev — `ajet-edge dev` (= `npm start`, issue 3 §6): a whole rollout on this machine — the
- * swarm emulator (or `--swarm-url`), the Worker in local workerd, a synced job and started engine, a run with live
- * progress, and a per-step summary. The orchestration lives in `src/cli/dev/` (shared with the e2e tests).
+ * @module cli/commands/dev — `ajet-edge dev` (= `npm start`, issue 3 §6, issue 8 §3): the same run client as
+ * `ajet-edge run`, against the Worker in local workerd and the local swarm emulator (or `--swarm-url`). The
+ * orchestration lives in `src/cli/dev/` (shared with the e2e tests).
  */
-import { DEV_USAGE, parseDevArgs } from "../dev/options.ts";
+import { helpOf } from "../args.ts";
+import { defineDevFlags, parseDevArgs } from "../dev/options.ts";
 import { processIo, type DevIo } from "../dev/output.ts";
 import { runDev, type RunDevExtras } from "../dev/run-dev.ts";
 import type { CliCommand } from "../command.ts";
@@ -11,12 +12,12 @@ import type { CliCommand } from "../command.ts";
 /**
  * Runs the command with injectable I/O (tests run it in-process).
  * @returns the exit code (0 finished, 1 failed or timed out, 2 bad input, 130 Ctrl-C, 143 SIGTERM)
- * @throws CliError on a usage error (main prints the usage, exit code 2)
+ * @throws CliError on a usage error (main prints it and a pointer to --help, exit code 2)
  */
 export async function runDevCommand(argv: string[], io: DevIo = processIo, extras?: RunDevExtras): Promise<number> {
   const options = parseDevArgs(argv);
   if (!options) {
-    io.out(`${DEV_USAGE}\n`);
+    io.out(`${helpOf("dev", defineDevFlags)}\n`);
     return 0;
   }
   return (await runDev(options, io, extras)).exitCode;

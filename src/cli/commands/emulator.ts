@@ -7,30 +7,26 @@
 import { appendFileSync } from "node:fs";
 import { parseFaultFlag, type FaultSpec } from "../../emulator/faults.ts";
 import { EmulatorProfile, loadAnswerKeyFile, startEmulator, type AnswerKeyEntry, type RunningEmulator } from "../../emulator/index.ts";
-import { parseFlags } from "../args.ts";
+import type { Command } from "commander";
+import { collect, helpOf, parseFlags } from "../args.ts";
 import { CliError, type CliCommand } from "../command.ts";
 
-const USAGE = [
-  "usage: ajet-edge emulator [options]",
-  "",
-  "Serves a local AgentJet swarm server emulator (simulated engine and policy) on 127.0.0.1.",
-  "",
-  "options:",
-  "  --port N              TCP port (default 10086; 0 = any free port)",
-  "  --host ADDR           interface to bind (default 127.0.0.1)",
-  "  --profile NAME        timings: real (default) | dev | fast",
-  "  --answer-key FILE     JSONL answer key: {match, answer, format}, GSM8K {question, answer} or Countdown {target, nums, solution}",
-  "  --seed N              seed of ids and of the simulated policy (default 0)",
-  "  --upstream URL        forward chat calls to this OpenAI-compatible base URL instead of the simulated policy",
-  "  --upstream-key KEY    API key for --upstream (required with it)",
-  "  --upstream-model M    model name to ask the upstream for (default: the request's model)",
-  "  --fault KIND[:RATE[:MAX]]  inject a fault (repeatable): end-500-after-act, end-drop-after-act, claim-lost,",
-  "                        claim-500-after-act, abort-500, llm-429, llm-500, llm-stall; RATE 0-1 (default 1), MAX a cap",
-  "  --journal FILE        append what the server did (claims, accepted ends, aborts, reverts, status) as JSON lines",
-  "  --require-header NAME=VALUE   refuse (401) every request without this header and value, like an access",
-  "                        gateway in front of the server (repeatable)",
-  "  -h, --help            show this help",
-].join("\n");
+/** The command's flags (the help is generated from these). */
+export function defineEmulatorFlags(cmd: Command): void {
+  cmd
+    .description("Serves a local AgentJet swarm server emulator (simulated engine and policy) on 127.0.0.1.")
+    .option("--port <n>", "TCP port (default 10086; 0 = any free port)")
+    .option("--host <addr>", "interface to bind (default 127.0.0.1)")
+    .option("--profile <name>", "timings: real (default) | dev | fast")
+    .option("--answer-key <file>", "JSONL answer key: {match, answer, format}, GSM8K {question, answer} or Countdown {target, nums, solution}")
+    .option("--seed <n>", "seed of ids and of the simulated policy (default 0)")
+    .option("--upstream <url>", "forward chat calls to this OpenAI-compatible base URL instead of the simulated policy")
+    .option("--upstream-key <key>", "API key for --upstream (required with it)")
+    .option("--upstream-model <m>", "model name to ask the upstream for (default: the request's model)")
+    .option("--fault <kind[:rate[:max]]>", "inject a fault (repeatable): end-500-after-act, end-drop-after-act, claim-lost, claim-500-after-act, abort-500, llm-429, llm-500, llm-stall; RATE 0-1 (default 1), MAX a cap", collect)
+    .option("--journal <file>", "append what the server did (claims, accepted ends, aborts, reverts, status) as JSON lines")
+    .option("--require-header <name=value>", "refuse (401) every request without this header and value, like an access gateway in front of the server (repeatable)", collect);
+}
 
 /** Parsed command options. */
 export interface EmulatorCliOptions {
@@ -74,28 +70,16 @@ function integer(name: string, text: string, min: number, max: number): number {
  * @returns the options, or null for `--help`. @throws CliError on a usage error.
  */
 export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
-  const flags = parseFlags(argv, {
-    port: { type: "string" },
-    host: { type: "string" },
-    profile: { type: "string" },
-    "answer-key": { type: "string" },
-    seed: { type: "string" },
-    upstream: { type: "string" },
-    "upstream-key": { type: "string" },
-    "upstream-model": { type: "string" },
-    fault: { type: "string", multiple: true },
-    journal: { type: "string" },
-    "require-header": { type: "string", multiple: true },
-  });
+  const flags = parseFlags("emulator", defineEmulatorFlags, argv);
   if (!flags) return null;
   const values = flags.values;
   const profile = EmulatorProfile.safeParse(values["profile"] ?? "real");
   if (!profile.success) throw new CliError(`--profile must be one of real, dev, fast, got '${String(values["profile"])}'`);
   const upstreamUrl = values["upstream"] as string | undefined;
-  const upstreamKey = values["upstream-key"] as string | undefined;
+  const upstreamKey = values["upstreamKey"] as string | undefined;
   if (upstreamUrl && !upstreamKey) throw new CliError("--upstream needs --upstream-key KEY");
   if (upstreamKey && !upstreamUrl) throw new CliError("--upstream-key needs --upstream URL");
-  const model = values["upstream-model"] as string | undefined;
+  const model = values["upstreamModel"] as string | undefined;
   let faults: FaultSpec[] = [];
   try {
     faults = ((values["fault"] as string[] | undefined) ?? []).map(parseFaultFlag);
@@ -103,7 +87,7 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
     throw new CliError((err as Error).message);
   }
   const journalFile = values["journal"] as string | undefined;
-  const requireHeaders = parseRequireHeaders((values["require-header"] as string[] | undefined) ?? []);
+  const requireHeaders = parseRequireHeaders((values["requireHeader"] as string[] | undefined) ?? []);
   return {
     ...(faults.length ? { faults } : {}),
     ...(journalFile ? { journalFile } : {}),
@@ -111,7 +95,7 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
     host: (values["host"] as string | undefined) ?? "127.0.0.1",
     profile: profile.data,
     seed: integer("seed", (values["seed"] as string | undefined) ?? "0", -(2 ** 31), 2 ** 31 - 1),
-    ...(values["answer-key"] ? { answerKeyFile: values["answer-key"] as string } : {}),
+    ...(values["answerKey"] ? { answerKeyFile: values["answerKey"] as string } : {}),
     ...(upstreamUrl && upstreamKey ? { upstream: { baseUrl: upstreamUrl, apiKey: upstreamKey, ...(model ? { model } : {}) } } : {}),
     ...(Object.keys(requireHeaders).length ? { requireHeaders } : {}),
   };
@@ -199,7 +183,7 @@ export interface EmulatorCommandIo {
 export async function runEmulatorCommand(argv: string[], io: EmulatorCommandIo = { log: console.log, error: console.error, waitForStop: waitForSignal }): Promise<number> {
   const options = parseEmulatorArgs(argv);
   if (!options) {
-    io.log(USAGE);
+    io.log(helpOf("emulator", defineEmulatorFlags));
     return 0;
   }
   let running: RunningEmulator;

@@ -3,27 +3,26 @@
  * unit test, its registry entry in `functions/index.ts` and a README subsection (issue 4 §6; the seed's
  * write-swarm-client skill). Exit codes: 0 written, 2 usage error (bad or taken name, not a project), 1 I/O error.
  */
-import { parseFlags } from "../args.ts";
+import type { Command } from "commander";
+import { helpOf, parseFlags } from "../args.ts";
 import { resolve } from "node:path";
 import { CliError, type CliCommand } from "../command.ts";
 import { scaffoldFunction, shown } from "../scaffold/scaffold.ts";
 import { DEMO_ROWS } from "../scaffold/templates.ts";
 
-const USAGE = [
-  "usage: ajet-edge new NAME [--dir DIR]",
-  "",
-  "Scaffolds a rollout function on contract v1 that works as is: one LLM call with a system prompt, the answer",
-  `in \\boxed{}, reward 1.0 when it equals the task's gold answer, else 0.0, and ${DEMO_ROWS.length} demo tasks so that`,
-  "`npm start -- --function NAME` runs right away. Writes functions/NAME.ts and",
-  "test/unit/functions/NAME.test.ts, registers NAME in functions/index.ts and adds a README section.",
-  "",
-  "arguments:",
-  "  NAME           kebab-case: a lower-case letter, then lower-case letters, digits and single hyphens (my-agent)",
-  "",
-  "options:",
-  "  --dir DIR      project root to scaffold into (default: the current directory)",
-  "  -h, --help     show this help",
-].join("\n");
+/** The command's argument and flags (the help is generated from these). */
+export function defineNewFlags(cmd: Command): void {
+  cmd
+    .description(
+      "Scaffolds a rollout function on contract v1 that works as is: one LLM call with a system prompt, the answer in " +
+        `\\boxed{}, reward 1.0 when it equals the task's gold answer, else 0.0, and ${DEMO_ROWS.length} demo tasks so that ` +
+        "`npm start -- --function NAME` runs right away. Writes functions/NAME.ts and test/unit/functions/NAME.test.ts, " +
+        "registers NAME in functions/index.ts and adds a README section.",
+    )
+    .argument("[name]", "kebab-case: a lower-case letter, then lower-case letters, digits and single hyphens (my-agent)")
+    .option("--dir <dir>", "project root to scaffold into (default: the current directory)")
+    .allowExcessArguments(true);
+}
 
 /** Parsed command options. */
 export interface NewCliOptions {
@@ -37,7 +36,7 @@ export interface NewCliOptions {
  * @returns the options, or null for `--help`. @throws CliError on a usage error.
  */
 export function parseNewArgs(argv: string[]): NewCliOptions | null {
-  const parsed = parseFlags(argv, { dir: { type: "string" } }, true);
+  const parsed = parseFlags("new", defineNewFlags, argv);
   if (!parsed) return null;
   const [name, ...extra] = parsed.positionals;
   if (!name) throw new CliError("missing NAME, e.g. `ajet-edge new my-agent`");
@@ -50,7 +49,7 @@ const command: CliCommand = {
   async run(argv) {
     const options = parseNewArgs(argv);
     if (!options) {
-      console.log(USAGE);
+      console.log(helpOf("new", defineNewFlags));
       return 0;
     }
     const result = await scaffoldFunction(options);

@@ -56,6 +56,8 @@ export interface DevPlan {
   policy?: Partial<PolicyOptions>;
   /** lines printed before the run about sizes that will run but are probably not what was meant */
   warnings: string[];
+  /** `--spec FILE` (cli/dev/spec-file): the run is the file's body; its swarm entries keep their own fields */
+  spec?: { path: string; body: RunRequestInput };
 }
 
 /** The default number of tasks to load: twice what the run consumes (room for replacement groups, BC-32). */
@@ -166,7 +168,7 @@ export async function fileDataset(o: { path: string; kind: DatasetKind; limit: n
   return {
     entry: { name, kind: o.kind, split, tasks: picked, ...(o.weight !== undefined ? { weight: o.weight } : {}) },
     tasks: loaded.tasks,
-    label: `${name}:${split}: ${loaded.tasks.length} tasks from ${o.path} (first usable of ${lines} rows${refused ? `, ${refused} refused` : ""})`,
+    label: `${name}:${split}: ${loaded.tasks.length} tasks from ${o.path} (first usable of ${lines} rows${refused ? `, ${refused} refused` : ""})${o.weight !== undefined ? `, weight ${o.weight}` : ""}`,
     ...(refused ? { warning: `warning: ${o.path}: ${refused} of ${lines} rows refused and skipped: ${formatRejectedRows(all.rejected, REFUSED_ROWS_SHOWN)}` } : {}),
   };
 }
@@ -208,21 +210,23 @@ export async function buildDevPlan(options: DevOptions, extra: { datasets?: DevD
     throw new Error(`function ${options.function} needs swarms ${swarmNames.join(", ")}; give --swarm NAME=URL for ${missing.join(", ")}`);
   }
   const demo = rolloutFunctions[options.function]?.demo;
-  const given = options.datasetPath ?? options.datasetUrl;
-  const useDemo = !given && !extra.datasets && options.kind !== "countdown" && demo !== undefined;
-  if (!given && !extra.datasets && options.kind !== "countdown" && !useDemo) {
+  const given = options.datasets.length > 0 || extra.datasets !== undefined;
+  const useDemo = !given && options.kind !== "countdown" && demo !== undefined;
+  if (!given && options.kind !== "countdown" && !useDemo) {
     throw new Error(`function ${options.function} needs ${options.kind} tasks: give --dataset PATH.jsonl (the built-in tasks are generated Countdown puzzles)`);
   }
   const count = options.limit ?? defaultTaskCount(options);
-  const datasets = extra.datasets ?? [
-    options.datasetUrl
-      ? urlDataset({ url: options.datasetUrl, kind: options.kind })
-      : options.datasetPath
-      ? await fileDataset({ path: options.datasetPath, kind: options.kind, limit: count, functionName: options.function })
-      : useDemo
-        ? demoDataset(options.function, demo)
-        : generatedCountdownDataset({ count, seed: options.seed }),
-  ];
+  // every --dataset becomes one entry (never one silently dropped); names are unique (kind, kind-2, …)
+  const datasets = extra.datasets ?? (options.datasets.length
+    ? await Promise.all(options.datasets.map(async (d) => {
+      const weight = d.weight !== undefined ? { weight: d.weight } : {};
+      const loaded = d.url
+        ? urlDataset({ url: d.source, kind: options.kind, name: d.name, ...weight })
+        : await fileDataset({ path: d.source, kind: options.kind, limit: count, name: d.name, functionName: options.function, ...weight });
+      if (d.throttleRatio !== undefined) loaded.entry.throttleRatio = d.throttleRatio;
+      return loaded;
+    }))
+    : [useDemo ? demoDataset(options.function, demo) : generatedCountdownDataset({ count, seed: options.seed })]);
   if (options.answerReaders) for (const d of datasets) d.entry.answerReaders = [...options.answerReaders];
   // A small demo set: a batch window needs distinct tasks (the server groups by task id), so the batch is at most
   // the demo's size, and the set is served over several epochs so every step has tasks.
@@ -300,7 +304,6 @@ export function sizeWarnings(o: { batchSize: number; numRepeat: number; maxEnvWo
   return warnings;
 }
 
-/** The `POST /runs` body: the plan's run with the running swarm servers. */
 /**
  * The watcher pace for a local emulator (profile `dev`: boot ~1.8 s, weight sync ~1 s, trainer tick 0.5 s): the
  * Worker's status watcher of the server polls it at 100 ms near edges and 500 ms otherwise. A real server keeps the
@@ -314,5 +317,16 @@ export const EMULATOR_WATCH = { pollQuickMs: 100, pollSlowMs: 500, maxPollsPerMi
  */
 export function runSpecFor(plan: DevPlan, swarms: readonly SwarmArg[]): RunRequestInput {
   const engine = { start: plan.startEngine ? ("if-offline" as const) : ("never" as const), ...(plan.externalSwarms ? {} : EMULATOR_WATCH) };
+  if (plan.spec) {
+    // a spec file's swarm entries keep their own fields (engine policy, headers); only the URLs may change
+    const own = plan.spec.body.swarms ?? [];
+    return {
+      ...plan.run,
+      swarms: swarms.map((s, i) => {
+        const mine = own.find((o) => (o.name ?? "default") === s.name) ?? own[i] ?? {};
+        return { engine, ...mine, name: s.name, url: s.url };
+      }),
+    };
+  }
   return { swarms: swarms.map((s) => ({ name: s.name, url: s.url, engine })), ...plan.run };
 }

@@ -4,6 +4,7 @@
  * clock: the caller passes the elapsed time.
  */
 import type { RunMetrics } from "../../edge/dashboard/metrics.ts";
+import { stripVTControlCharacters } from "node:util";
 import type { RunSummary } from "../../scheduler/index.ts";
 import type { ApiIssue, RunView } from "./runs-api.ts";
 
@@ -136,7 +137,8 @@ export function shouldPrintPlain(last: { key: string; atMs: number } | null, key
   return last === null || last.key !== key || nowMs - last.atMs >= heartbeatMs;
 }
 
-function table(rows: string[][], rightAligned: boolean[]): string {
+/** Rows as aligned columns (two spaces apart), the first row the header; `rightAligned` per column. */
+export function table(rows: string[][], rightAligned: boolean[]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
   return rows.map((r) => r.map((cell, c) => (rightAligned[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join("  ").trimEnd()).join("\n");
 }
@@ -202,7 +204,6 @@ export function renderSummary(
   return lines.join("\n");
 }
 
-const ANSI = /\x1b\[[0-9;]*m/g;
 const WRANGLER_PREFIX = /^(▲ \[WARNING\]|✘ \[ERROR\]|\[wrangler:(\w+)\])\s*/;
 
 /**
@@ -212,7 +213,7 @@ const WRANGLER_PREFIX = /^(▲ \[WARNING\]|✘ \[ERROR\]|\[wrangler:(\w+)\])\s*/
  * @returns null for a blank line
  */
 export function formatWorkerLog(raw: string): string | null {
-  let line = raw.replace(ANSI, "").trim();
+  let line = stripVTControlCharacters(raw).trim();
   if (!line) return null;
   const prefix = WRANGLER_PREFIX.exec(line);
   let level = prefix ? (prefix[1]!.startsWith("▲") ? "warn" : prefix[1]!.startsWith("✘") ? "error" : prefix[2]!) : "log";

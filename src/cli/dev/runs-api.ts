@@ -1,5 +1,5 @@
 /**
- * @module cli/dev/runs-api — a small client of the Worker's runs API (issue 3 §4): `POST /runs`, `GET /runs/:id`,
+ * @module cli/dev/runs-api — a small client of the Worker's runs API (issue 3 §4): `POST /runs`, `GET /runs`, `GET /runs/:id`,
  * `POST /runs/:id/stop`, `GET /runs/:id/report`, and `waitForRun`, which polls a run until it finishes, times out
  * or is aborted. Responses are checked with zod (the fields the CLI reads); errors carry the API's issues.
  */
@@ -64,6 +64,24 @@ const RunViewShape = z.looseObject({
   log: z.array(z.looseObject({ level: z.string(), message: z.string() })).default([]),
 });
 
+const ListingShape = z.looseObject({
+  runId: z.string(),
+  function: z.string(),
+  phase: z.string(),
+  stopReason: z.string().nullable(),
+  engineStatus: z.string().nullable(),
+  globalStep: z.number().nullable(),
+  lastStepMeanReward: z.number().nullable(),
+  createdAtMs: z.number(),
+  waitingFor: z.string().nullable().optional(),
+  failure: z.string().nullable().optional(),
+});
+
+/** One row of `GET /runs` (newest first): the run's identity and its live headline fields. */
+export type RunListingView = z.infer<typeof ListingShape>;
+
+const ListShape = z.looseObject({ runs: z.array(ListingShape), next: z.string().nullable().optional() });
+
 const EpisodesShape = z.looseObject({
   episodes: z.array(z.looseObject({ episodeKey: z.string(), attempt: z.number(), swarm: z.string(), episodeUuid: z.string(), taskId: z.string(), globalStep: z.number().nullable(), reward: z.number() })),
 });
@@ -85,6 +103,8 @@ export interface RunsApi {
   /** `POST /runs/:id/stop`: drain (no new dispatch; in-flight episodes finish or are aborted). */
   stop(runId: string): Promise<RunView>;
   report(runId: string): Promise<RunReport>;
+  /** `GET /runs[?limit=N&cursor=C]`: one page of runs, newest first, and the cursor of the next page (null at the end). */
+  list(page?: { limit?: number; cursor?: string }): Promise<{ runs: RunListingView[]; next: string | null }>;
   /** `GET /runs/:id/episodes[?step=N]`: the episodes whose reward the server accepted (up to 10,000 per call). */
   endedEpisodes(runId: string, globalStep?: number): Promise<EndedEpisodeView[]>;
   /** `GET /runs/:id/metrics`: per step, source and swarm server (edge/dashboard/metrics). */
@@ -115,23 +135,31 @@ export function runsApi(workerUrl: string, fetchFn: typeof fetch = fetch, option
     try {
       json = JSON.parse(text);
     } catch {
-      throw new RunsApiError(res.status, `${method} ${path}: HTTP ${res.status}, not JSON: ${text.slice(0, 200)}`, []);
+      throw new RunsApiError(res.status, `${method} /${path}: HTTP ${res.status}, not JSON: ${text.slice(0, 200)}`, []);
     }
     if (!res.ok) {
       const err = ErrorBody.safeParse(json);
       const message = err.success ? err.data.error.message : text.slice(0, 200);
-      throw new RunsApiError(res.status, `${method} ${path}: HTTP ${res.status}: ${message}`, err.success ? err.data.error.issues : []);
+      throw new RunsApiError(res.status, `${method} /${path}: HTTP ${res.status}: ${message}`, err.success ? err.data.error.issues : []);
     }
     const parsed = shape.safeParse(json);
     if (!parsed.success) {
       const where = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-      throw new RunsApiError(res.status, `${method} ${path}: unexpected response (${where})`, []);
+      throw new RunsApiError(res.status, `${method} /${path}: unexpected response (${where})`, []);
     }
     return json as T;
   };
   const id = (runId: string) => encodeURIComponent(runId);
   return {
     create: (spec) => call("POST", "runs", RunViewShape, spec),
+    list: async (page = {}) => {
+      const query = new URLSearchParams();
+      if (page.limit !== undefined) query.set("limit", String(page.limit));
+      if (page.cursor !== undefined) query.set("cursor", page.cursor);
+      const q = query.size ? `?${query}` : "";
+      const body = await call<{ runs: RunListingView[]; next?: string | null }>("GET", `runs${q}`, ListShape);
+      return { runs: body.runs, next: body.next ?? null };
+    },
     get: (runId) => call("GET", `runs/${id(runId)}`, RunViewShape),
     stop: (runId) => call("POST", `runs/${id(runId)}/stop`, RunViewShape, {}),
     report: (runId) => call("GET", `runs/${id(runId)}/report`, ReportShape),

@@ -46,6 +46,14 @@ export interface StartSessionOptions {
   signal?: AbortSignal;
   /** the Worker's console lines passed to `onLog` (default warn) */
   logLevel?: WorkerLogLevel;
+  /** keep the Worker's state in this dir (`dev --persist`); default a temp dir, deleted at close */
+  persistDir?: string;
+  /**
+   * swarm name → port for its local emulator (a resumed run names these URLs); default any free port. Such an
+   * emulator is a restarted server: its engine is brought back to ROLLING with the plan's job, as an operator would
+   * after a restart (the Worker does not restart an engine it saw stop).
+   */
+  emulatorPorts?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -76,8 +84,13 @@ export async function startDevSession(plan: DevPlan, options: StartSessionOption
     if (given) {
       swarms[i] = { name, url: given.url, emulator: null };
     } else {
-      const emulator = await startEmulator({ port: 0, profile: "dev", seed: plan.seed + i, answerKey: plan.answerKey, ...(plan.policy ? { policy: plan.policy } : {}) });
+      const port = options.emulatorPorts?.[name];
+      const emulator = await startEmulator({ port: port ?? 0, profile: "dev", seed: plan.seed + i, answerKey: plan.answerKey, ...(plan.policy ? { policy: plan.policy } : {}) });
       swarms[i] = { name, url: emulator.url, emulator };
+      if (port !== undefined) {
+        const client = new SwarmClient({ baseURL: emulator.url, logger: { info: () => {}, warn: (m) => log(`swarm client: ${m}`), error: (m) => log(`swarm client: ${m}`) } });
+        await client.autoSyncTrainConfigAndStartEngine(new AgentJetJob(plan.job), { ...(options.signal ? { signal: options.signal } : {}) });
+      }
     }
     options.signal?.throwIfAborted();
   };
@@ -91,7 +104,7 @@ export async function startDevSession(plan: DevPlan, options: StartSessionOption
   };
   // the Worker may connect to loopback (the emulators) and to the servers given on the command line, nothing else
   const allowedHosts = [...DEV_ALLOWED_HOSTS, ...(plan.externalSwarms ?? []).map((s) => new URL(s.url).host)];
-  const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, allowedHosts, logLevel: options.logLevel ?? "warn", ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
+  const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, allowedHosts, logLevel: options.logLevel ?? "warn", ...(options.persistDir ? { persistDir: options.persistDir } : {}), ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
   if (worker.status === "rejected" || swarmSide.status === "rejected") {
     if (worker.status === "fulfilled") await worker.value.dispose();
     await closeSwarms();

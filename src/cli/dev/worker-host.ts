@@ -5,11 +5,11 @@
  * for `dispose`. IPC protocol: parent → child `{type:"start", vars}` first (the Worker's vars: the session's API
  * token and allowed hosts, never in argv or the environment); child → parent `{type:"ready", url, persistDir}` or
  * `{type:"error", message}`; parent → child `{type:"dispose"}`. The host also disposes when the IPC channel closes (the CLI died), so no
- * workerd outlives its CLI. The persist directory is a fresh temp dir, deleted at dispose — or the one given as the
- * second argument (a Worker restarted on the same persisted state), kept. The parent sets the wrangler environment
- * (`WRANGLER_QUIET_ENV` in worker.ts) and `AJET_EDGE_DISPATCH` (the Worker's `AJET_DISPATCH`).
+ * workerd outlives its CLI. The persist directory is the start message's `persistDir` (kept: `dev --persist`), else
+ * a fresh temp dir, deleted at dispose. The parent sets the wrangler environment (`WRANGLER_QUIET_ENV` in
+ * worker.ts) and `AJET_EDGE_DISPATCH` (the Worker's `AJET_DISPATCH`).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DISPATCH_ENV } from "./worker.ts";
@@ -17,7 +17,7 @@ import { DISPATCH_ENV } from "./worker.ts";
 /** Messages the host sends to its parent. */
 export type HostMessage = { type: "ready"; url: string; persistDir: string } | { type: "error"; message: string };
 /** Messages the parent sends to the host. */
-export type ParentMessage = { type: "start"; vars: Record<string, string>; logLevel?: WranglerLogLevel } | { type: "dispose" };
+export type ParentMessage = { type: "start"; vars: Record<string, string>; logLevel?: WranglerLogLevel; persistDir?: string } | { type: "dispose" };
 
 /** wrangler's log levels: which of the Worker's console lines reach the host's output (`log` = console.log too). */
 export type WranglerLogLevel = "debug" | "log" | "warn" | "error";
@@ -32,9 +32,8 @@ async function main(): Promise<void> {
     console.error("worker-host: run by `ajet-edge dev` only (needs the wrangler.toml path and an IPC channel)");
     process.exit(2);
   }
-  // a given persist dir (argv[3]: a Worker restarted on the same state) is kept at dispose; a fresh one is deleted
-  const givenDir = process.argv[3];
-  const persistDir = givenDir ?? mkdtempSync(join(tmpdir(), "ajet-edge-dev-"));
+  let persistDir = "";
+  let keep = false;
   let worker: { dispose(): Promise<void> } | null = null;
   let closing = false;
   const shutdown = async (code: number) => {
@@ -43,7 +42,7 @@ async function main(): Promise<void> {
     try {
       await worker?.dispose();
     } finally {
-      if (!givenDir) rmSync(persistDir, { recursive: true, force: true });
+      if (persistDir && !keep) rmSync(persistDir, { recursive: true, force: true });
       process.exit(code);
     }
   };
@@ -56,7 +55,10 @@ async function main(): Promise<void> {
   });
   process.on("disconnect", () => void shutdown(0));
   try {
-    const { vars, logLevel = "warn" } = await startMessage;
+    const { vars, logLevel = "warn", persistDir: given } = await startMessage;
+    keep = given !== undefined;
+    persistDir = given ?? mkdtempSync(join(tmpdir(), "ajet-edge-dev-"));
+    if (keep) mkdirSync(persistDir, { recursive: true });
     const { unstable_startWorker } = await import("wrangler");
     const started = await unstable_startWorker({
       config: configPath,

@@ -8,6 +8,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
+import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { WranglerLogLevel, HostMessage, ParentMessage } from "./worker-host.ts";
@@ -31,7 +32,7 @@ export interface LocalWorker {
   url: string;
   /** pid of the host process (also its process group id) */
   hostPid: number;
-  /** the dir holding the DO's SQLite and the queue; deleted at dispose unless it was given (`persistDir`) */
+  /** the dir holding the DO's SQLite and the queue: a temp dir deleted at dispose, or the one given (kept) */
   persistDir: string;
   /** this session's API token (random, generated at start; `Authorization: Bearer <token>`) */
   token: string;
@@ -61,13 +62,13 @@ export interface StartLocalWorkerOptions {
   startTimeoutMs?: number;
   /** how long `dispose` waits for a clean exit before killing the process group, milliseconds (default 15 000) */
   disposeTimeoutMs?: number;
-  /** keep the DO's SQLite and the queue here (kept at dispose), e.g. to restart a Worker on the same state; default a fresh temp dir */
-  persistDir?: string;
   /**
    * hosts the Worker may connect to (`AJET_ALLOWED_HOSTS` entries); default {@link DEV_ALLOWED_HOSTS} (loopback:
    * the local emulators). Add the host:port of servers given on the command line.
    */
   allowedHosts?: readonly string[];
+  /** keep the Worker's state (Durable Objects, queue) in this dir and leave it at dispose (e.g. a Worker restarted on the same state); default a temp dir, deleted */
+  persistDir?: string;
   /** more Worker vars (strings), e.g. limits; the token and the allowed hosts are set by this function */
   vars?: Readonly<Record<string, string>>;
   /**
@@ -116,7 +117,7 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /**
- * Starts the Worker in local workerd with a fresh persist dir.
+ * Starts the Worker in local workerd with a fresh persist dir (or the given one).
  * @returns the running Worker once it answers on its URL
  * @throws LocalWorkerError when the host fails, exits, or does not become ready within `startTimeoutMs`;
  *   the signal's reason (an AbortError) when aborted. The host is killed in every failure case.
@@ -125,7 +126,7 @@ export async function startLocalWorker(options: StartLocalWorkerOptions = {}): P
   const configPath = options.configPath ?? `${PROJECT_ROOT}wrangler.toml`;
   const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
   const hostPath = fileURLToPath(new URL("./worker-host.ts", import.meta.url));
-  const child = spawn(process.execPath, ["--import", tsxLoader, hostPath, configPath, ...(options.persistDir ? [options.persistDir] : [])], {
+  const child = spawn(process.execPath, ["--import", tsxLoader, hostPath, configPath], {
     cwd: PROJECT_ROOT,
     detached: true,
     stdio: ["ignore", "pipe", "pipe", "ipc"],
@@ -136,7 +137,7 @@ export async function startLocalWorker(options: StartLocalWorkerOptions = {}): P
   // the token and vars go over IPC: never in argv (ps shows it) or the environment (inherited by workerd's children)
   const token = newSessionToken();
   const vars: Record<string, string> = { ...options.vars, AJET_API_TOKEN: token, AJET_ALLOWED_HOSTS: (options.allowedHosts ?? DEV_ALLOWED_HOSTS).join(",") };
-  child.send({ type: "start", vars, logLevel: wranglerLogLevel(options.logLevel ?? "warn") } satisfies ParentMessage);
+  child.send({ type: "start", vars, logLevel: wranglerLogLevel(options.logLevel ?? "warn"), ...(options.persistDir ? { persistDir: resolve(options.persistDir) } : {}) } satisfies ParentMessage);
   const killOnExit = () => killGroup(pid, "SIGKILL");
   process.on("exit", killOnExit);
   for (const stream of [child.stdout, child.stderr]) {

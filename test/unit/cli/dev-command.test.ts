@@ -21,10 +21,14 @@ async function closedPort(): Promise<number> {
 }
 
 describe("ajet-edge dev early failures", () => {
-  it("--help prints the usage and exits 0", async () => {
+  it("--help prints the usage generated from the flag definitions and exits 0", async () => {
     const io = memoryIo();
     expect(await runDevCommand(["--help"], io)).toBe(0);
-    expect(io.stdout.join("")).toContain("usage: ajet-edge dev [options]");
+    const help = io.stdout.join("");
+    expect(help).toContain("Usage: ajet-edge dev [options]");
+    expect(help).toMatch(/--dataset <source\[:weight\]>\s+tasks from a JSONL file/);
+    expect(help).toMatch(/--persist <dir>\s+keep the local Worker's state in DIR/);
+    expect(help).toContain("Ctrl-C stops cleanly");
   });
 
   it("a dataset path that does not exist: exit 2 naming the path", async () => {

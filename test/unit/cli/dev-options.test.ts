@@ -10,7 +10,7 @@ import { runMain } from "../../support/cli.ts";
 describe("ajet-edge dev arguments", () => {
   it("defaults to the npm start run: Countdown, batch 8 × num_repeat 4, 3 steps, the local emulator", () => {
     expect(parseDevArgs([])).toEqual({
-      function: "countdown", kind: "countdown", steps: 3, batchSize: 8, numRepeat: 4, maxEnvWorker: 32, seed: 1,
+      function: "countdown", datasets: [], kind: "countdown", steps: 3, batchSize: 8, numRepeat: 4, maxEnvWorker: 32, seed: 1,
       episodeType: "train", swarms: [], startEngine: true, timeoutSeconds: 300, json: false, logLevel: "warn",
     });
     expect(parseDevArgs(["--help"])).toBeNull();
@@ -25,7 +25,7 @@ describe("ajet-edge dev arguments", () => {
         "--swarm-url", "http://gpu-box:10086/", "--no-start-engine", "--timeout", "90", "--json", "--log-level", "error",
       ]),
     ).toEqual({
-      function: "my-fn", datasetPath: "d.jsonl", kind: "math", limit: 16, steps: 2, batchSize: 4, numRepeat: 2,
+      function: "my-fn", datasets: [{ source: "d.jsonl", url: false, name: "math" }], kind: "math", limit: 16, steps: 2, batchSize: 4, numRepeat: 2,
       maxEnvWorker: 64, seed: 9, episodeType: "eval", swarms: [{ name: "default", url: "http://gpu-box:10086" }],
       startEngine: false, timeoutSeconds: 90, json: true, logLevel: "error",
     });
@@ -36,8 +36,8 @@ describe("ajet-edge dev arguments", () => {
     expect(parseDevArgs(["--dataset", "g.jsonl", "--kind", "gsm8k"])).toMatchObject({ function: "math-agent", kind: "gsm8k" });
     expect(parseDevArgs(["--dataset", "c.jsonl"])).toMatchObject({ function: "countdown", kind: "countdown" });
     // a URL is the Worker's to read: kept apart from a path the CLI reads and inlines
-    expect(parseDevArgs(["--dataset", "r2://DATASETS/gsm8k/train.parquet", "--kind", "gsm8k"])).toMatchObject({ datasetUrl: "r2://DATASETS/gsm8k/train.parquet", kind: "gsm8k" });
-    expect(parseDevArgs(["--dataset", "https://h.example/t.jsonl"])).not.toHaveProperty("datasetPath");
+    expect(parseDevArgs(["--dataset", "r2://DATASETS/gsm8k/train.parquet", "--kind", "gsm8k"])).toMatchObject({ datasets: [{ source: "r2://DATASETS/gsm8k/train.parquet", url: true }], kind: "gsm8k" });
+    expect(parseDevArgs(["--dataset", "https://h.example/t.jsonl"])?.datasets).toEqual([{ source: "https://h.example/t.jsonl", url: true, name: "countdown" }]);
     expect(parseDevArgs(["--dataset", "x.jsonl", "--function", "my-agent"])).toMatchObject({ function: "my-agent", kind: "generic" });
   });
 
@@ -64,6 +64,8 @@ describe("ajet-edge dev arguments", () => {
     [["--episode-type", "test"], "--episode-type must be train or eval"],
     [["--timeout", "0"], "--timeout must be > 0 seconds, e.g. 300"],
     [["--seed=-1"], "--seed must be ≥ 0, e.g. 1"],
+    [["--seed", "-1"], "--seed must be ≥ 0, e.g. 1"],
+    [["--steps", "-1"], "--steps must be ≥ 1, e.g. 3"],
     [["--swarm-url", "ftp://x"], "--swarm-url must be an http(s) URL, e.g. http://127.0.0.1:10086"],
     [["--swarm", "no-equals-sign"], "--swarm must be NAME=URL"],
     [["--swarm", "judge=nope"], "--swarm URL must be an http(s) URL"],
@@ -74,7 +76,7 @@ describe("ajet-edge dev arguments", () => {
     [["--dataset", "ftp://h.example/x.jsonl"], "--dataset ftp://h.example/x.jsonl: url must be an http(s) URL or r2://BUCKET/KEY"],
     [["--dataset", "r2://DATASETS/"], "--dataset r2://DATASETS/: url must be an http(s) URL or r2://BUCKET/KEY"],
     [["--function", "Bad_Name"], "--function must be a function name like math-agent"],
-    [["--bogus"], "Unknown option '--bogus'"],
+    [["--bogus"], "unknown option '--bogus'"],
     [["--answer-readers", "boxed,guess"], '--answer-readers: unknown reader "guess"; give a comma-separated list of boxed, hash, final-answer, final-number'],
     [["--answer-readers", ","], "--answer-readers needs at least one reader, e.g. boxed,hash"],
   ])("refuses %j", (argv, message) => {
@@ -91,6 +93,6 @@ describe("ajet-edge dev arguments", () => {
   it("main() names the commands after an unknown one and returns 2", async () => {
     const { code, errors } = await runMain(["deploy"]);
     expect(code).toBe(2);
-    expect(errors).toEqual(["ajet-edge: unknown command 'deploy'; commands: dev, emulator, new, bench\nrun 'ajet-edge --help' for the commands"]);
+    expect(errors).toEqual(["ajet-edge: unknown command 'deploy'; commands: dev, run, runs, status, stop, emulator, new, bench\nrun 'ajet-edge --help' for the commands"]);
   });
 });

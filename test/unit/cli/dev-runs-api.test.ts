@@ -38,14 +38,14 @@ describe("runs API client", () => {
     const { fn } = fakeFetch(() => Response.json({ error: { message: "invalid run spec", issues } }, { status: 400 }));
     const err = await runsApi("http://w", fn).create({ swarms: [], datasets: [], function: "x" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RunsApiError);
-    expect(err).toMatchObject({ status: 400, issues, message: "POST runs: HTTP 400: invalid run spec" });
+    expect(err).toMatchObject({ status: 400, issues, message: "POST /runs: HTTP 400: invalid run spec" });
   });
 
   it("refuses a body that is not JSON or not a run view", async () => {
     const text = fakeFetch(() => new Response("Internal Server Error", { status: 500 }));
-    await expect(runsApi("http://w", text.fn).get("r")).rejects.toThrow("GET runs/r: HTTP 500, not JSON: Internal Server Error");
+    await expect(runsApi("http://w", text.fn).get("r")).rejects.toThrow("GET /runs/r: HTTP 500, not JSON: Internal Server Error");
     const shape = fakeFetch(() => Response.json({ runId: "r" }));
-    await expect(runsApi("http://w", shape.fn).get("r")).rejects.toThrow(/^GET runs\/r: unexpected response \(phase: /);
+    await expect(runsApi("http://w", shape.fn).get("r")).rejects.toThrow(/^GET \/runs\/r: unexpected response \(phase: /);
   });
 });
 
@@ -63,6 +63,7 @@ function scripted(script: (RunView["phase"] | Error)[]): RunsApi & { gets: numbe
     report: async () => { throw new Error("unused"); },
     endedEpisodes: async () => { throw new Error("unused"); },
     metrics: async () => { throw new Error("unused"); },
+    list: async () => { throw new Error("unused"); },
   };
   return api;
 }

@@ -23,7 +23,7 @@ describe("ajet-edge emulator arguments", () => {
     [["--port", "99999"], /--port must be an integer from 0 to 65535/],
     [["--profile", "slow"], /--profile must be one of real, dev, fast/],
     [["--upstream", "http://x"], /--upstream needs --upstream-key/],
-    [["--bogus"], /Unknown option '--bogus'/],
+    [["--bogus"], /unknown option '--bogus'/],
   ])("refuses %j", (argv, message) => {
     expect(() => parseEmulatorArgs(argv)).toThrow(CliError);
     expect(() => parseEmulatorArgs(argv)).toThrow(message);

@@ -1,0 +1,80 @@
+/**
+ * @module cli/commands/status — `ajet-edge status RUN --worker URL [--watch]`: one run's status (`GET /runs/:id`):
+ * phase, engines, what it waits for, the open step, episodes by state (the in-flight counts), sources, finished
+ * steps and failures. `--watch` refreshes it (a TTY redraws the screen; otherwise a new block when it changed)
+ * until the run finishes or Ctrl-C.
+ */
+import { setTimeout as delay } from "node:timers/promises";
+import type { Command } from "commander";
+import { z } from "zod";
+import { helpOf, parseFlags } from "../args.ts";
+import { CliError, type CliCommand } from "../command.ts";
+import { processIo, type DevIo } from "../dev/output.ts";
+import { renderRunStatus } from "../dev/run-table.ts";
+import type { RunView } from "../dev/runs-api.ts";
+import { callFailure, defineWorkerFlags, workerApi } from "../dev/worker-call.ts";
+
+function defineStatusFlags(cmd: Command): void {
+  cmd.description("Shows one run of a Worker.").argument("<run>", "the run id (from `ajet-edge runs`)");
+  defineWorkerFlags(cmd);
+  cmd
+    .option("--watch", "refresh until the run finishes (Ctrl-C to stop watching; the run goes on)")
+    .option("--interval <seconds>", "seconds between refreshes with --watch (default 2)")
+    .option("--json", "print the run's status view as JSON (with --watch: the last one)");
+}
+
+const Interval = z.coerce.number({ error: "--interval must be a number of seconds, e.g. 2" })
+  .min(0.2, { error: "--interval must be ≥ 0.2 seconds, e.g. 2" }).default(2);
+
+const CLEAR_SCREEN = "\x1b[H\x1b[2J";
+
+/**
+ * Runs the command with injectable I/O and environment.
+ * @returns 0 shown (with --watch: the run finished, or Ctrl-C); 1 no such run / the Worker failed; 2 a refused token
+ * @throws CliError on a usage error
+ */
+export async function runStatusCommand(argv: string[], io: DevIo = processIo, env: NodeJS.ProcessEnv = process.env, fetchFn: typeof fetch = fetch): Promise<number> {
+  const flags = parseFlags("status", defineStatusFlags, argv);
+  if (!flags) {
+    io.out(`${helpOf("status", defineStatusFlags)}\n`);
+    return 0;
+  }
+  const runId = flags.positionals[0]!;
+  const interval = Interval.safeParse(flags.values["interval"]);
+  if (!interval.success) throw new CliError(interval.error.issues[0]!.message);
+  const { api, worker } = workerApi(flags.values, env, fetchFn);
+  const json = flags.values["json"] === true;
+  const watch = flags.values["watch"] === true;
+  const tty = io.isTTY(false) && !json;
+  const stop = new AbortController();
+  const unsubscribe = io.onInterrupt(() => stop.abort());
+  let shown = "";
+  let last: RunView | null = null;
+  try {
+    for (;;) {
+      last = await api.get(runId);
+      if (!json) {
+        const text = renderRunStatus(last, io.now());
+        // a plain stream gets a new block only when something but the ages changed
+        const key = renderRunStatus(last, last.createdAtMs);
+        if (tty && watch) io.out(`${CLEAR_SCREEN}${text}\n`);
+        else if (key !== shown) io.out(`${shown ? "\n" : ""}${text}\n`);
+        shown = key;
+      }
+      if (!watch || last.phase === "finished" || stop.signal.aborted) break;
+      await delay(interval.data * 1000, undefined, { signal: stop.signal }).catch(() => {});
+      if (stop.signal.aborted) break;
+    }
+  } catch (err) {
+    const f = callFailure(err, { command: "status", workerUrl: worker.workerUrl, runId });
+    io.err(`ajet-edge status: ${f.line}\n`);
+    return f.code;
+  } finally {
+    unsubscribe();
+  }
+  if (json) io.out(`${JSON.stringify(last, null, 2)}\n`);
+  return 0;
+}
+
+const command: CliCommand = { name: "status", run: (argv) => runStatusCommand(argv) };
+export default command;

@@ -1,0 +1,62 @@
+/**
+ * @module cli/dev/run-table — what `ajet-edge runs` and `ajet-edge status` print, as pure `view → string`
+ * functions: the runs list (one row per run, newest first) and one run's status (phase, engines, what it waits
+ * for, the open step, the episodes by state, the sources, finished steps, failures). No I/O, no clock reads: the
+ * caller passes "now" for ages.
+ */
+import { formatCauses, formatReward, formatSeconds, shortStatus, table } from "./render.ts";
+import type { RunListingView, RunView } from "./runs-api.ts";
+
+/** An age as `12s`, `5m`, `3h`, `2d` (ms → the largest whole unit). */
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86_400)}d`;
+}
+
+/** The runs list: run, function, phase, engine, global step, last step's mean reward, age, and what it waits for. */
+export function renderRunList(runs: readonly RunListingView[], nowMs: number): string {
+  if (!runs.length) return "no runs yet; create one with `ajet-edge run --worker URL …`";
+  const rows = [["run", "function", "phase", "engine", "global step", "last reward", "created", "note"]];
+  for (const r of runs) {
+    const note = r.failure ? `failed: ${r.failure}` : r.waitingFor ? `waiting: ${r.waitingFor}` : r.stopReason ? `stop: ${r.stopReason}` : "";
+    rows.push([r.runId, r.function, r.phase, r.engineStatus ? shortStatus(r.engineStatus) : "-", r.globalStep === null ? "-" : String(r.globalStep), formatReward(r.lastStepMeanReward), `${formatAge(nowMs - r.createdAtMs)} ago`, note]);
+  }
+  return table(rows, [false, false, false, false, true, true, true, false]);
+}
+
+type StatusView = RunView & { waitingFor?: string | null; failure?: string | null };
+
+/** One run's status as lines: headline, engines, waiting-for, open step, episodes by state, sources, steps, failures. */
+export function renderRunStatus(view: StatusView, nowMs: number): string {
+  const lines: string[] = [];
+  const head = [`run ${view.runId}`, `function ${view.function}`, `phase ${view.phase}`];
+  if (view.stopReason) head.push(`stop reason ${view.stopReason}`);
+  head.push(`created ${formatAge(nowMs - view.createdAtMs)} ago`);
+  lines.push(head.join("  "));
+  lines.push(`engines: ${view.engines.map((e) => `${e.swarm} ${shortStatus(e.engineStatus)} (global step ${e.globalStep ?? "-"})`).join(", ") || "-"}`);
+  if (view.failure) lines.push(`failed: ${view.failure}`);
+  if (view.waitingFor) lines.push(`waiting for: ${view.waitingFor}`);
+  const w = view.currentWindow;
+  if (w) lines.push(`open step ${w.windowIndex + 1}: ${w.episodesEnded} episodes ended, mean reward ${formatReward(w.meanReward)}${w.waitingForEngine ? " (training)" : ""}`);
+  const e = view.episodes as RunView["episodes"] & Partial<Record<string, number>>;
+  const states = ["queued", "dispatched", "running", "reporting", "ended", "failed", "aborted", "dropped"] as const;
+  lines.push("", "episodes:", table([["in flight", ...states], [String(e.inFlight), ...states.map((s) => String(e[s] ?? 0))]], Array(states.length + 1).fill(true)));
+  if (view.sources?.length) {
+    const rows = [["source", "weight", "tasks", "served", "epoch", "done"]];
+    for (const s of view.sources) rows.push([s.name, String(s.weight), String(s.taskCount), `${s.tasksServed}/${s.tasksTotal}`, String(s.epoch), s.exhausted ? "yes" : "no"]);
+    lines.push("", table(rows, [false, true, true, true, true, false]));
+  }
+  if (view.steps.length) {
+    const rows = [["step", "global step", "episodes", "mean reward", "wall time"]];
+    for (const s of view.steps) rows.push([String(s.windowIndex + 1), String(s.globalStep ?? "-"), String(s.episodesEnded), formatReward(s.meanReward), formatSeconds(s.wallTimeMs)]);
+    lines.push("", table(rows, [true, true, true, true, true]));
+  }
+  const failures = formatCauses(view.failuresByCause);
+  lines.push("", `failed attempts: ${failures || "none"}`);
+  const warnings = view.log.filter((l) => l.level === "warn" || l.level === "error").slice(-5);
+  for (const l of warnings) lines.push(`[run ${l.level}] ${l.message}`);
+  return lines.join("\n");
+}
