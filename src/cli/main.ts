@@ -10,7 +10,8 @@ import { CliError, type CliCommand } from "./command.ts";
 const commands: Record<string, { synopsis?: string; summary: string; load: () => Promise<{ default: CliCommand }> }> = {
   dev: { summary: "run a rollout end to end: emulator (or --swarm-url), local workerd, scheduler, episodes", load: () => import("./commands/dev.ts") },
   emulator: { summary: "serve a local swarm emulator (default 127.0.0.1:10086)", load: () => import("./commands/emulator.ts") },
-  new: { synopsis: "new NAME", summary: "scaffold functions/NAME.ts, its test, its registry entry and a README section", load: () => import("./commands/new.ts") },
+  init: { synopsis: "init DIR", summary: "make a new project in DIR that depends on ajet-edge, with one example function", load: () => import("./commands/init.ts") },
+  new: { synopsis: "new NAME", summary: "scaffold functions/NAME.ts, its test and its registry entry", load: () => import("./commands/new.ts") },
   bench: { summary: "run the benchmarks and write bench/results.json", load: () => import("./commands/bench.ts") },
 };
 
