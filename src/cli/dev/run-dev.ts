@@ -6,7 +6,7 @@
  * stopped short of its steps, see `verdict.ts`) / timed out, 2 bad input, 130 Ctrl-C, 143 SIGTERM.
  */
 import { parseRunRequest } from "../../edge/run-request.ts";
-import { type DevOptions } from "./options.ts";
+import type { DevOptions } from "./options.ts";
 import { ProgressPrinter, RepeatLimiter, type DevIo, type InterruptSignal } from "./output.ts";
 import { buildDevPlan, runSpecFor, type DevDataset, type DevPlan } from "./plan.ts";
 import { formatReward, formatSeconds, formatWorkerLog, progressOf, renderIssues, renderSummary, swarmRewardsOf } from "./render.ts";

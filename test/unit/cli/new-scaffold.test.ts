@@ -4,7 +4,7 @@
  * createTestContext (correct reply → 1.0, wrong → 0.0). The generated imports of `ajet-edge` resolve to this
  * repository's entries (vitest alias); the packed-package test runs them against the installed package.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -17,7 +17,7 @@ import { DEMO_ROWS } from "../../../src/cli/scaffold/templates.ts";
 import { Task } from "../../../src/protocol/index.ts";
 import { runMain } from "../../support/cli.ts";
 
-const repo = fileURLToPath(new URL("../../../", import.meta.url));
+const _repo = fileURLToPath(new URL("../../../", import.meta.url));
 /** The temp project's registry: the shape of functions/index.ts, independent of what the live one holds. */
 const REGISTRY = [
   'import type { RolloutFunction } from "ajet-edge";',

@@ -35,7 +35,7 @@ function expectAborted(r: Awaited<ReturnType<typeof run>>, cause: string) {
   expect(r.result).toEqual<EpisodeRunResult>({ kind: "reported", result: "aborted", outcome: { kind: "abort", cause } });
   expect(methodsOf(r.port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded", "episodeReported"]);
   expect(r.port.calls[1]?.report).toMatchObject({ outcome: { kind: "abort", cause } });
-  expect((r.port.calls[1]?.report as { outputs?: unknown }).outputs).toBeUndefined();
+  expect((r.port.calls[1]?.report as { outputs?: unknown } | undefined)?.outputs).toBeUndefined();
   expect(r.port.calls[2]?.report).toMatchObject({ result: "aborted", cause });
   expect(r.net.to("/abort_episode", r.uuid)).toHaveLength(1);
   expect(r.net.to("/end_episode")).toHaveLength(0);
