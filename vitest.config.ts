@@ -5,12 +5,24 @@
  *  - `e2e`:  Node; starts the emulator and the Worker in local workerd, runs whole rollouts.
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+
+/** The package's public entries by name, as tsconfig.json `paths` maps them (wrangler's esbuild reads those). */
+const resolve = {
+  alias: {
+    "ajet-edge/testing": fileURLToPath(new URL("./src/testing.ts", import.meta.url)),
+    "ajet-edge/worker": fileURLToPath(new URL("./src/edge/worker.ts", import.meta.url)),
+    "ajet-edge/emulator": fileURLToPath(new URL("./src/emulator/index.ts", import.meta.url)),
+    "ajet-edge": fileURLToPath(new URL("./src/index.ts", import.meta.url)),
+  },
+};
 
 export default defineConfig({
   test: {
     projects: [
       {
+        resolve,
         test: {
           name: "unit",
           environment: "node",
@@ -19,6 +31,7 @@ export default defineConfig({
         },
       },
       {
+        resolve,
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
@@ -40,6 +53,7 @@ export default defineConfig({
         },
       },
       {
+        resolve,
         test: {
           name: "e2e",
           environment: "node",

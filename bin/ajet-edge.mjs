@@ -1,7 +1,15 @@
 #!/usr/bin/env node
-// ajet-edge command-line entry. The CLI is TypeScript (src/cli); tsx loads it without a build step.
-import { register } from "tsx/esm/api";
+// ajet-edge command-line entry. In the installed package it runs the compiled CLI (dist/, plain JavaScript). In
+// this repository, where the TypeScript sources are, tsx loads them without a build step (never a stale dist/).
+import { existsSync } from "node:fs";
 
-register();
-const { main } = await import("../src/cli/main.ts");
+const source = new URL("../src/cli/main.ts", import.meta.url);
+let main;
+if (existsSync(source)) {
+  const { register } = await import("tsx/esm/api");
+  register();
+  ({ main } = await import(source.href));
+} else {
+  ({ main } = await import("../dist/src/cli/main.js"));
+}
 process.exitCode = await main(process.argv.slice(2));

@@ -7,32 +7,29 @@
  * overlap (`src/rewards/judge-fallback.ts`), which is not a judge and must not train a real model.
  */
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import { type ChatIo, completeChat } from "../src/sdk/chat.ts";
 import {
+  charBigramF1,
+  type ChatIo,
+  completeChat,
   defineRolloutFunction,
   EpisodeAbortError,
+  HAN_SCRIPT,
+  type Judge,
+  JUDGE_SCORE_INSTRUCTION,
+  type JudgeFetch,
+  judgeFromSecrets,
+  messageText,
+  type OpenAIJudgeOptions,
   type RolloutContext,
   type RolloutFunction,
   type RolloutOutput,
-} from "../src/sdk/contract.ts";
-import type { Task } from "../src/protocol/index.ts";
-import { messageText } from "../src/rewards/index.ts";
-import {
-  type Judge,
-  type JudgeFetch,
-  judgeFromSecrets,
-  JUDGE_SCORE_INSTRUCTION,
-  type OpenAIJudgeOptions,
-  stripReasoning,
-} from "../src/rewards/judge.ts";
-import {
-  charBigramF1,
-  HAN_SCRIPT,
   scriptShare,
-  type TermPair,
+  stripReasoning,
+  type Task,
   termListScore,
+  type TermPair,
   termsFoundInSource,
-} from "../src/rewards/judge-fallback.ts";
+} from "ajet-edge";
 
 /** Swarm names: `translator` serves model A (calls 1 and 3), `detector` model B (call 2). Order = claim order. */
 export const TRANSLATION_SWARMS = ["translator", "detector"] as const;

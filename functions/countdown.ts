@@ -3,12 +3,20 @@
  * (`buildCountdownPrompt`, `<answer>(equation)</answer>`), scored by `scoreCountdown` (BC-17 … BC-19):
  * 1.0 correct, 0.1 a well-formed but wrong answer, 0.0 no answer.
  */
-import { type ChatIo, completeChat, initialMessages } from "../src/sdk/chat.ts";
-import { defineRolloutFunction, EpisodeAbortError, type RolloutOutput } from "../src/sdk/contract.ts";
-import type { Task } from "../src/protocol/index.ts";
-import { messageText, scoreCountdown } from "../src/rewards/index.ts";
-import { buildCountdownPrompt, type CountdownPuzzle } from "../src/tasks/countdown-prompt.ts";
-import { toSafeInteger } from "../src/tasks/values.ts";
+import {
+  buildCountdownPrompt,
+  type ChatIo,
+  completeChat,
+  type CountdownPuzzle,
+  defineRolloutFunction,
+  EpisodeAbortError,
+  initialMessages,
+  messageText,
+  type RolloutOutput,
+  scoreCountdown,
+  type Task,
+  toSafeInteger,
+} from "ajet-edge";
 
 /** The system prompt sent first on every request (BC-44). */
 export const COUNTDOWN_SYSTEM_PROMPT =

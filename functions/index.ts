@@ -4,7 +4,7 @@
  * the IMPORTS marker and one entry above the ENTRIES marker; keep both markers, one line per function, and the
  * key equal to the function's `name` (kebab-case, the file name).
  */
-import type { RolloutFunction } from "../src/sdk/contract.ts";
+import type { RolloutFunction } from "ajet-edge";
 import countdown from "./countdown.ts";
 import mathAgent from "./math-agent.ts";
 import academicTranslation from "./academic-translation.ts";

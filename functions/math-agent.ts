@@ -6,11 +6,24 @@
  * others with its dataset's `answerReaders` (carried on each task as `metadata.answer_readers`).
  */
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import { type ChatIo, completeChat, initialMessages, seedClient } from "../src/sdk/chat.ts";
-import { defineRolloutFunction, EpisodeAbortError, type RolloutOutput } from "../src/sdk/contract.ts";
-import { CALCULATOR_TOOL, calculator, parseToolCalls, runToolCalls } from "../src/sdk/tools.ts";
-import { AnswerReader, messageText, parseGsm8kGold, scoreMathAnswer } from "../src/rewards/index.ts";
-import type { Task } from "../src/protocol/index.ts";
+import {
+  AnswerReader,
+  calculator,
+  CALCULATOR_TOOL,
+  type ChatIo,
+  completeChat,
+  defineRolloutFunction,
+  EpisodeAbortError,
+  initialMessages,
+  messageText,
+  parseGsm8kGold,
+  parseToolCalls,
+  type RolloutOutput,
+  runToolCalls,
+  scoreMathAnswer,
+  seedClient,
+  type Task,
+} from "ajet-edge";
 
 /** The system prompt sent first on every request (BC-44). Its `\boxed{}` never scores: only the reply does. */
 export const MATH_SYSTEM_PROMPT =

@@ -5,4 +5,3 @@ declare global {
     interface Env extends WorkerEnv {}
   }
 }
-export {};

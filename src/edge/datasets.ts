@@ -23,7 +23,6 @@ import {
   type IndexResult,
   type R2BucketLike,
   type RejectedRow,
-  type RowOptions,
   withAnswerReaders,
 } from "../tasks/index.ts";
 import { DATASET_LIMIT_VARS, datasetBuckets, type DatasetLimits } from "./dataset-limits.ts";

@@ -8,10 +8,10 @@
  * brings the episode back. Local workerd only (`AJET_DISPATCH=direct`).
  */
 import { WorkerEntrypoint } from "cloudflare:workers";
-import { rolloutFunctions } from "../../functions/index.ts";
 import { realSleep } from "../client/index.ts";
 import { EpisodeMessage } from "../port/index.ts";
 import type { Env } from "./env.ts";
+import { rolloutFunctions } from "./functions-registry.ts";
 import { invocationShare, runEpisodeMessage } from "./episode-consumer.ts";
 import { jsonLogger } from "./log.ts";
 
@@ -35,7 +35,7 @@ export class EpisodeRunner extends WorkerEntrypoint<Env> {
       (async () => {
         const share = invocationShare(env); // one invocation: one limiter, one budget, one wall deadline
         for (let attempt = 0; ; attempt++) {
-          const verdict = await runEpisodeMessage(parsed.data, env, rolloutFunctions, share);
+          const verdict = await runEpisodeMessage(parsed.data, env, rolloutFunctions(), share);
           if (verdict.kind === "ack") return;
           if (attempt >= DIRECT_MAX_RETRIES) {
             jsonLogger({ run: parsed.data.runId, episode: parsed.data.episodeKey }).warn("message dropped after its retries; the dispatch lease brings the episode back");

@@ -1,25 +1,11 @@
 /**
- * @module edge — the ajet-edge Worker: the HTTP API, the per-episode queue consumer, the RolloutScheduler
- * Durable Object (wrangler.toml binds them) and the `EpisodeRunner` entrypoint of the local `direct` dispatch.
+ * @module edge — this repository's Worker (wrangler.toml `main`): the factory of `ajet-edge/worker` over the
+ * functions of `functions/index.ts`, written as a user's project writes it. The HTTP API, the per-episode queue
+ * consumer and the Durable Object classes all come from `./worker.ts`.
  */
 import "./fence.ts"; // first: function modules loaded below see the fenced global fetch
+import { createWorker } from "./worker.ts";
 import { rolloutFunctions } from "../../functions/index.ts";
-import { createApp } from "./app.ts";
-import type { Env } from "./env.ts";
-import { handleEpisodeBatch } from "./episode-consumer.ts";
 
-export { RolloutScheduler } from "./rollout-scheduler.ts";
-export { RunQuota } from "./run-quota.ts";
-export { RunIndex } from "./run-index.ts";
-export { SwarmServer } from "./swarm-server.ts";
-export { EpisodeRunner } from "./episode-runner-entrypoint.ts";
-export type { Env } from "./env.ts";
-
-const app = createApp(rolloutFunctions);
-
-export default {
-  fetch: app.fetch,
-  async queue(batch, env) {
-    await handleEpisodeBatch(batch, env, rolloutFunctions);
-  },
-} satisfies ExportedHandler<Env, unknown>;
+export * from "./worker.ts";
+export default createWorker(rolloutFunctions);

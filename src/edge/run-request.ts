@@ -4,7 +4,7 @@
  * scheduler's fields (weight, throttleRatio). The Worker parses a request with it once; the CLI builds its
  * requests against the same types.
  */
-import { z } from "zod";
+import type { z } from "zod";
 import { DatasetRef, parseWith, runSpecSchema, type RunSpec, type RunSpecIssue } from "../scheduler/index.ts";
 import { DatasetSpec } from "../tasks/index.ts";
 

@@ -5,7 +5,6 @@
  */
 import type { CountdownGeneratorSettings, DatasetFormat, RowOptions } from "../tasks/index.ts";
 import type { ApplyStatsView } from "./apply-stats.ts";
-import type { Task } from "../protocol/index.ts";
 import { evalReport, runStatus, runSummary, type EvalReport, type RunSpec, type RunSummary, type SchedulerState } from "../scheduler/index.ts";
 import type { EngineNote } from "./engine-note.ts";
 import { waitingFor } from "./waiting-for.ts";

@@ -13,7 +13,7 @@
 import type { Task, ValidWorkflowOutput } from "../protocol/index.ts";
 import type { EndedEpisode } from "../port/index.ts";
 import { chunkFromBytes, deserializeTask, serializeTask, type CountdownGeneratorSettings, type DatasetFormat, type RowOptions } from "../tasks/index.ts";
-import type { BatchRow, EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSpec, RunSummary, SchedulerCommand, SchedulerState, StepRow } from "../scheduler/index.ts";
+import type { BatchRow, EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSummary, SchedulerCommand, SchedulerState, StepRow } from "../scheduler/index.ts";
 import { stateFromRows } from "../scheduler/index.ts";
 import { redactEpisodeKeys } from "./log.ts";
 import type { LogLine, RunMeta } from "./run-views.ts";

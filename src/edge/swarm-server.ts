@@ -250,7 +250,7 @@ export class SwarmServer extends DurableObject<Env> {
     const url = this.#kv.get<string>("url");
     if (!url) return null;
     const now = Date.now();
-    let subs = this.#subs();
+    const subs = this.#subs();
     // forget runs not heard from for long (a deleted run never unsubscribes)
     for (const s of Object.values(subs)) if (now - s.heardAtMs > SUBSCRIBER_TTL_MS) delete subs[s.runId];
     this.#setSubs(subs);

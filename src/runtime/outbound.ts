@@ -68,7 +68,7 @@ export function parseAllowedHosts(raw: string | undefined, setting = ALLOWED_HOS
     } catch {
       parsed = null;
     }
-    if (!parsed || parsed.pathname !== "/" || parsed.username || parsed.password) {
+    if (parsed?.pathname !== "/" || parsed.username || parsed.password) {
       problems.push(`${setting} entry "${part.trim()}" is not a host or host:port (e.g. "gpu.example.com" or "10.0.0.5:10086")`);
       continue;
     }

@@ -179,7 +179,7 @@ function observePool(d: Draft, view: EngineView, pool: PoolSeen, effects: BatchE
     for (const [, e] of moving) moveStepLanding(d, e.windowIndex, other.batchKey, key);
   }
   batch = d.batches[key];
-  if (!batch || batch.state !== "open") return;
+  if (batch?.state !== "open") return;
   const ours = new Set(Object.keys(batch.episodes));
   for (const row of d.rows()) if (isInFlight(row.status) || row.status === "ended") for (const c of row.claims) ours.add(c.episodeUuid);
   const foreign = pool.episodeUuids.filter((u) => !ours.has(u)).length;

@@ -6,6 +6,7 @@
  * (`GET /runs/:id/episodes`) and the server's buffer, giving one row: episodes, lost, doubled, left claimed,
  * stranded, re-run, the run's verdict and wall time.
  */
+import { fileURLToPath } from "node:url";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,10 +16,13 @@ import { SwarmClient } from "../../src/client/index.ts";
 import { parseDevArgs } from "../../src/cli/dev/options.ts";
 import { buildDevPlan, runSpecFor, type DevPlan } from "../../src/cli/dev/plan.ts";
 import { runsApi, waitForRun, type EndedEpisodeView, type RunsApi, type RunView } from "../../src/cli/dev/runs-api.ts";
-import { PROJECT_ROOT, startLocalWorker, type LocalWorker } from "../../src/cli/dev/worker.ts";
+import { startLocalWorker, type LocalWorker } from "../../src/cli/dev/worker.ts";
 import { parseJournal, type JournalEvent } from "../../src/emulator/index.ts";
 import { AgentJetJob } from "../../src/job/index.ts";
 import type { RunSpecInput } from "../../src/scheduler/index.ts";
+
+/** The repository root (the chaos suite runs the CLI and its own wrangler.toml from here). */
+const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 const SILENT = { info: () => {}, warn: () => {}, error: () => {} };
 

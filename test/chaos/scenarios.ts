@@ -13,7 +13,7 @@ async function otherTrainer(url: string, count: number, untilMs: number): Promis
   let ended = 0;
   while (ended < count && Date.now() < untilMs) {
     const c = await client.claimEpisode({ episodeType: "train", discardEpisodeTimeoutSeconds: 60 }).catch(() => null);
-    if (!c || c.kind !== "claimed") {
+    if (c?.kind !== "claimed") {
       await new Promise((r) => setTimeout(r, 100));
       continue;
     }

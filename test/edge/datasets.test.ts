@@ -9,7 +9,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { describe, expect, it } from "vitest";
 import type { RunView } from "../../src/edge/run-views.ts";
-import { countdownSpec, createRun, DEAD_SWARM, postRun, stubOf, TestEmulator } from "./support.ts";
+import { countdownSpec, createRun, DEAD_SWARM, postRun, type stubOf, TestEmulator } from "./support.ts";
 
 /** Runs the alarm until the run finishes (the alarm also fires by itself; this only makes the test quicker). */
 async function untilFinished(stub: ReturnType<typeof stubOf>): Promise<RunView> {

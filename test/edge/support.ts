@@ -13,7 +13,6 @@ import type { RunView } from "../../src/edge/run-views.ts";
 import type { SourcePlan } from "../../src/edge/datasets.ts";
 import { parseRunSpec, type EpisodeRow, type RunSpecInput } from "../../src/scheduler/index.ts";
 import { loadDataset, type DatasetSpec } from "../../src/tasks/index.ts";
-import type { Task } from "../../src/protocol/index.ts";
 import { AgentJetJob } from "../../src/job/index.ts";
 
 /** An unroutable swarm: connections are refused at once (nothing listens on port 9 of 127.0.0.1). */

@@ -13,8 +13,7 @@ import { handleEpisodeBatch } from "../../src/edge/episode-consumer.ts";
 import { SwarmServer } from "../../src/edge/swarm-server.ts";
 import { checkUrl, isNonPublicHost, outboundFetch, parseAllowedHosts, OutboundRefusedError } from "../../src/runtime/outbound.ts";
 import type { EpisodeMessage } from "../../src/port/index.ts";
-import { parseRunSpec } from "../../src/scheduler/index.ts";
-import { CaptureServer, CapturingQueue, countdownSpec, stubOf } from "../edge/support.ts";
+import { CaptureServer, countdownSpec, } from "../edge/support.ts";
 import { bearer, callWorker } from "./_support.ts";
 
 const post = (spec: unknown, overrides: Record<string, string | undefined>) => callWorker("/runs", { method: "POST", headers: bearer(), body: JSON.stringify(spec) }, overrides);

@@ -1,7 +1,7 @@
 /**
  * @module cli/commands/new — `ajet-edge new NAME`: scaffolds a working rollout function (`functions/NAME.ts`), its
- * unit test, its registry entry in `functions/index.ts` and a README subsection (issue 4 §6; the seed's
- * write-swarm-client skill). Exit codes: 0 written, 2 usage error (bad or taken name, not a project), 1 I/O error.
+ * unit test and its registry entry in `functions/index.ts`, in this repository or in a project made by
+ * `ajet-edge init` (the seed's write-swarm-client skill). Exit codes: 0 written, 2 usage error (bad or taken name, not a project), 1 I/O error.
  */
 import type { Command } from "commander";
 import { helpOf, parseFlags } from "../args.ts";
@@ -16,8 +16,8 @@ export function defineNewFlags(cmd: Command): void {
     .description(
       "Scaffolds a rollout function on contract v1 that works as is: one LLM call with a system prompt, the answer in " +
         `\\boxed{}, reward 1.0 when it equals the task's gold answer, else 0.0, and ${DEMO_ROWS.length} demo tasks so that ` +
-        "`npm start -- --function NAME` runs right away. Writes functions/NAME.ts and test/unit/functions/NAME.test.ts, " +
-        "registers NAME in functions/index.ts and adds a README section.",
+        "`npm start -- --function NAME` runs right away. Writes functions/NAME.ts and its test (test/NAME.test.ts; " +
+        "test/unit/functions/ in the ajet-edge repository) and registers NAME in functions/index.ts.",
     )
     .argument("[name]", "kebab-case: a lower-case letter, then lower-case letters, digits and single hyphens (my-agent)")
     .option("--dir <dir>", "project root to scaffold into (default: the current directory)")
@@ -56,14 +56,13 @@ const command: CliCommand = {
     const at = (p: string) => shown(options.root, p);
     for (const file of result.created) console.log(`created  ${at(file)}`);
     for (const file of result.edited) console.log(`edited   ${at(file)}`);
-    if (result.readme === "unchanged") console.log(`README.md already has a '### ${result.name}' section; left as is`);
     console.log(
       [
         "",
         "next:",
-        `  npx vitest run --project unit test/unit/functions/${result.name}.test.ts`,
+        `  npx vitest run ${result.testFile}`,
         `  npm start -- --function ${result.name}     # its demo tasks on the local emulator (= npx ajet-edge dev --function ${result.name})`,
-        "  guide: docs/writing-functions.md",
+        "  guide: docs/writing-functions.md of the ajet-edge package (node_modules/ajet-edge/docs/ in your project)",
       ].join("\n"),
     );
     return 0;

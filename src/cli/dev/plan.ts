@@ -4,8 +4,8 @@
  * emulator's answer key, the job, the `POST /runs` body (without the swarm URLs, known only once servers run) and
  * the progress targets. Pure except for reading the dataset file.
  */
-import { rolloutFunctions } from "../../../functions/index.ts";
-import { swarmsOf, type RolloutFunctionDemo } from "../../sdk/contract.ts";
+import { swarmsOf, type RolloutFunction, type RolloutFunctionDemo } from "../../sdk/contract.ts";
+import { findProject, loadProjectFunctions } from "./project.ts";
 import type { AnswerKeyInput, PolicyOptions } from "../../emulator/index.ts";
 import { readUtf8File } from "../../node/dataset-file.ts";
 import type { Task } from "../../protocol/index.ts";
@@ -190,8 +190,11 @@ export function answerKeyFor(tasks: readonly Task[]): AnswerKeyInput[] {
   return rows;
 }
 
+/** A project's rollout functions by name. */
+export type FunctionRegistry = Readonly<Record<string, RolloutFunction>>;
+
 /** Swarm names a registered function needs. @throws Error listing the known functions when the name is unknown */
-export function functionSwarms(name: string): string[] {
+export function functionSwarms(name: string, rolloutFunctions: FunctionRegistry): string[] {
   const fn = rolloutFunctions[name];
   if (!fn) throw new Error(`no rollout function "${name}"; known: ${Object.keys(rolloutFunctions).join(", ")} (add one with \`ajet-edge new NAME\`)`);
   return [...swarmsOf(fn)];
@@ -202,8 +205,12 @@ export function functionSwarms(name: string): string[] {
  * @throws DatasetLoadError for an unreadable or empty `--dataset`; Error for an unknown function or a swarm the
  *   function needs that `--swarm` does not name
  */
-export async function buildDevPlan(options: DevOptions, extra: { datasets?: DevDataset[]; policy?: Partial<PolicyOptions> } = {}): Promise<DevPlan> {
-  const swarmNames = functionSwarms(options.function);
+export async function buildDevPlan(
+  options: DevOptions,
+  extra: { datasets?: DevDataset[]; policy?: Partial<PolicyOptions>; functions?: FunctionRegistry } = {},
+): Promise<DevPlan> {
+  const rolloutFunctions = extra.functions ?? (await loadProjectFunctions(findProject()));
+  const swarmNames = functionSwarms(options.function, rolloutFunctions);
   const external = options.swarms.length ? options.swarms : null;
   const missing = external ? swarmNames.filter((n) => !external.some((s) => s.name === n)) : [];
   if (missing.length && !(swarmNames.length === 1 && external?.length === 1)) {

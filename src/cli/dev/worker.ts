@@ -10,7 +10,9 @@ import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { findProject } from "./project.ts";
 import type { WranglerLogLevel, HostMessage, ParentMessage } from "./worker-host.ts";
 
 /** Environment variable the host reads into the Worker's `AJET_DISPATCH` (`direct` or `queue`). */
@@ -23,8 +25,6 @@ export const WRANGLER_QUIET_ENV: Readonly<Record<string, string>> = {
   WRANGLER_HIDE_BANNER: "true",
 };
 
-/** The project root (where wrangler.toml lives), from this file's location `src/cli/dev/`. */
-export const PROJECT_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 /** A Worker running in local workerd. */
 export interface LocalWorker {
@@ -52,7 +52,7 @@ export function wranglerLogLevel(level: WorkerLogLevel): WranglerLogLevel {
 export interface StartLocalWorkerOptions {
   /** the Worker's console lines shown (default warn: warnings and errors only) */
   logLevel?: WorkerLogLevel;
-  /** wrangler config; default `<project>/wrangler.toml` */
+  /** wrangler config; default the `wrangler.toml` of the project at the current directory or above (`findProject`) */
   configPath?: string;
   /** one line of the host's stdout/stderr (wrangler warnings, the Worker's console.warn/error) */
   onLog?: (line: string) => void;
@@ -123,11 +123,13 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
  *   the signal's reason (an AbortError) when aborted. The host is killed in every failure case.
  */
 export async function startLocalWorker(options: StartLocalWorkerOptions = {}): Promise<LocalWorker> {
-  const configPath = options.configPath ?? `${PROJECT_ROOT}wrangler.toml`;
-  const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
-  const hostPath = fileURLToPath(new URL("./worker-host.ts", import.meta.url));
-  const child = spawn(process.execPath, ["--import", tsxLoader, hostPath, configPath], {
-    cwd: PROJECT_ROOT,
+  const configPath = options.configPath ?? findProject().wranglerConfig;
+  // compiled (the installed package): the host is plain JS; in this repository it is TypeScript, loaded by tsx
+  const compiled = import.meta.url.endsWith(".js");
+  const hostPath = fileURLToPath(new URL(compiled ? "./worker-host.js" : "./worker-host.ts", import.meta.url));
+  const loader = compiled ? [] : ["--import", pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href];
+  const child = spawn(process.execPath, [...loader, hostPath, configPath], {
+    cwd: dirname(configPath),
     detached: true,
     stdio: ["ignore", "pipe", "pipe", "ipc"],
     env: { ...process.env, ...WRANGLER_QUIET_ENV, WRANGLER_LOG: process.env["WRANGLER_LOG"] ?? "warn", [DISPATCH_ENV]: options.dispatch ?? "direct" },

@@ -1,24 +1,42 @@
 /**
  * @module cli/scaffold/scaffold — `ajet-edge new NAME` on disk: checks everything first (name, project layout, no
- * existing function, file or registry entry), then writes `functions/NAME.ts`, `test/unit/functions/NAME.test.ts`,
- * the registry lines in `functions/index.ts` and the README subsection. Node only.
+ * existing function, file or registry entry), then writes `functions/NAME.ts`, its test and the registry lines in
+ * `functions/index.ts`. Works in this repository and in a project made by `ajet-edge init`; the test goes to
+ * `test/unit/functions/` here and to `test/` in a user's project. Node only.
  */
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { existsSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { CliError } from "../command.ts";
 import { assertFunctionName, identifierFor } from "./names.ts";
-import { addReadmeSection, type ReadmeEdit } from "./readme.ts";
 import { addToRegistry, importedIdentifiers, isRegistered } from "./registry.ts";
-import { functionSource, readmeSection, testSource } from "./templates.ts";
+import { defaultTestFile, functionSource, testSource } from "./templates.ts";
 
-/** Paths of a scaffolded function, relative to the project root. */
-export function scaffoldPaths(name: string): { functionFile: string; testFile: string; registry: string; readme: string } {
+/** Paths of a scaffolded function, relative to the project root, `/`-separated. */
+export interface ScaffoldPaths {
+  functionFile: string;
+  testFile: string;
+  registry: string;
+}
+
+/** True when `root` is this package's own repository (its package.json is named `ajet-edge`). */
+export function isAjetEdgeRepo(root: string): boolean {
+  try {
+    return (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name?: unknown }).name === "ajet-edge";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where `new NAME` writes in the project at `root`: the test is `test/unit/functions/NAME.test.ts` in the
+ * ajet-edge repository itself, `test/NAME.test.ts` in any other project.
+ */
+export function scaffoldPaths(name: string, root: string): ScaffoldPaths {
   return {
-    functionFile: join("functions", `${name}.ts`),
-    testFile: join("test", "unit", "functions", `${name}.test.ts`),
-    registry: join("functions", "index.ts"),
-    readme: "README.md",
+    functionFile: `functions/${name}.ts`,
+    testFile: isAjetEdgeRepo(root) ? defaultTestFile(name) : `test/${name}.test.ts`,
+    registry: "functions/index.ts",
   };
 }
 
@@ -31,7 +49,8 @@ export interface ScaffoldResult {
   created: string[];
   /** files edited, relative to the root */
   edited: string[];
-  readme: ReadmeEdit["change"];
+  /** the test file, relative to the root */
+  testFile: string;
 }
 
 async function readOptional(path: string): Promise<string | null> {
@@ -51,11 +70,13 @@ async function readOptional(path: string): Promise<string | null> {
 export async function scaffoldFunction(options: { root: string; name: string }): Promise<ScaffoldResult> {
   const { root, name } = options;
   assertFunctionName(name);
-  const paths = scaffoldPaths(name);
+  const paths = scaffoldPaths(name, root);
   const at = (p: string) => join(root, p);
   const registry = await readOptional(at(paths.registry));
   if (registry === null) {
-    throw new CliError(`${root} is not an ajet-edge project (no ${paths.registry}); run in the project root or pass --dir`);
+    throw new CliError(
+      `${root} is not an ajet-edge project (no ${paths.registry}); run in the project root, pass --dir, or make a project with \`ajet-edge init DIR\``,
+    );
   }
   if (existsSync(at(paths.functionFile)) || isRegistered(registry, name)) {
     throw new CliError(`a function '${name}' already exists (${paths.functionFile} or its registry entry); pick another name`);
@@ -64,22 +85,14 @@ export async function scaffoldFunction(options: { root: string; name: string }):
     throw new CliError(`${paths.testFile} already exists; remove it or pick another name`);
   }
   const identifier = identifierFor(name, importedIdentifiers(registry));
-  const names = { name, identifier };
+  const names = { name, identifier, testFile: paths.testFile };
   const newRegistry = addToRegistry(registry, name, identifier);
-  const readme = addReadmeSection(await readOptional(at(paths.readme)), name, readmeSection(names));
 
   await writeFile(at(paths.functionFile), functionSource(names), { flag: "wx" });
-  await mkdir(join(root, "test", "unit", "functions"), { recursive: true });
+  await mkdir(dirname(at(paths.testFile)), { recursive: true });
   await writeFile(at(paths.testFile), testSource(names), { flag: "wx" });
   await writeFile(at(paths.registry), newRegistry);
-  if (readme.change !== "unchanged") await writeFile(at(paths.readme), readme.text);
-  return {
-    name,
-    identifier,
-    created: [paths.functionFile, paths.testFile, ...(readme.change === "created" ? [paths.readme] : [])],
-    edited: [paths.registry, ...(readme.change === "appended" || readme.change === "inserted" ? [paths.readme] : [])],
-    readme: readme.change,
-  };
+  return { name, identifier, created: [paths.functionFile, paths.testFile], edited: [paths.registry], testFile: paths.testFile };
 }
 
 /** Relative display path (for messages). */

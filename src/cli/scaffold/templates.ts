@@ -1,13 +1,16 @@
 /**
  * @module cli/scaffold/templates — the files `ajet-edge new NAME` writes: a working rollout function on contract v1
- * (one LLM call, system prompt first, answer in `\boxed{}` scored exactly by `src/rewards`), its unit test through
- * `createTestContext`, and its README subsection. The seed's write-swarm-client skill, as files. Pure.
+ * (one LLM call, system prompt first, answer in `\boxed{}` scored exactly by the package's rewards), and its unit test
+ * through `createTestContext`. Both import the public entries (`ajet-edge`, `ajet-edge/testing`), in this repository
+ * and in a user's project alike. The seed's write-swarm-client skill, as files. Pure.
  */
 
-/** What the templates need: the kebab-case name and the identifier the registry imports it as. */
+/** What the templates need: the kebab-case name, the identifier the registry imports it as, and where the test lives. */
 export interface TemplateNames {
   name: string;
   identifier: string;
+  /** the test file's path from the project root, `/`-separated (`test/my-agent.test.ts`); default this repository's layout */
+  testFile?: string;
 }
 
 /**
@@ -35,15 +38,21 @@ export function functionSource({ name }: TemplateNames): string {
   return `/**
  * @module functions/${name} — scaffolded by \`ajet-edge new ${name}\`: one LLM call with an explicit system prompt
  * (without one the swarm server injects its own), then the last \`\\boxed{}\` of the reply compared exactly with the task's gold answer by
- * \`scoreMathAnswer\` (src/rewards): reward 1.0 when equal, else 0.0. \`DEMO_TASKS\` are what
+ * \`scoreMathAnswer\` (ajet-edge): reward 1.0 when equal, else 0.0. \`DEMO_TASKS\` are what
  * \`npm start -- --function ${name}\` runs on when no \`--dataset\` is given. Make it yours: change the prompt, add
  * turns or tools, swap the reward (keep it one finite number: NaN, null or a list aborts the episode), replace the demo tasks. Guide:
- * docs/writing-functions.md.
+ * docs/writing-functions.md of the ajet-edge package.
  */
-import { completeChat, initialMessages } from "../src/sdk/chat.ts";
-import { defineRolloutFunction, EpisodeAbortError } from "../src/sdk/contract.ts";
-import type { Task } from "../src/protocol/index.ts";
-import { messageText, parseGsm8kGold, scoreMathAnswer } from "../src/rewards/index.ts";
+import {
+  completeChat,
+  defineRolloutFunction,
+  EpisodeAbortError,
+  initialMessages,
+  messageText,
+  parseGsm8kGold,
+  scoreMathAnswer,
+  type Task,
+} from "ajet-edge";
 
 /** The system prompt sent first on every request (without one the server injects its own). */
 export const SYSTEM_PROMPT =
@@ -90,15 +99,20 @@ export default defineRolloutFunction({
 `;
 }
 
-/** `test/unit/functions/NAME.test.ts`: a correct reply → 1.0, a wrong one → 0.0, system message first, bad task, registry, demo. */
-export function testSource({ name, identifier }: TemplateNames): string {
-  return `/** @module test/unit/functions/${name} — the scaffolded ${name} function through createTestContext. */
+/** This repository's test path of a function (a project made by `ajet-edge init` keeps its tests in `test/`). */
+export function defaultTestFile(name: string): string {
+  return `test/unit/functions/${name}.test.ts`;
+}
+
+/** The test of `functions/NAME.ts`: a correct reply → 1.0, a wrong one → 0.0, system message first, bad task, registry, demo. */
+export function testSource({ name, identifier, testFile = defaultTestFile(name) }: TemplateNames): string {
+  const up = "../".repeat(testFile.split("/").length - 1);
+  return `/** @module ${testFile.replace(/\.ts$/, "")} — the scaffolded ${name} function through createTestContext. */
+import { Task, tasksFromObjects } from "ajet-edge";
+import { createTestContext } from "ajet-edge/testing";
 import { describe, expect, it } from "vitest";
-import { rolloutFunctions } from "../../../functions/index.ts";
-import ${identifier}, { DEMO_TASKS, goldAnswer } from "../../../functions/${name}.ts";
-import { createTestContext } from "../../../src/sdk/testing.ts";
-import { Task } from "../../../src/protocol/index.ts";
-import { tasksFromObjects } from "../../../src/tasks/index.ts";
+import { rolloutFunctions } from "${up}functions/index.ts";
+import ${identifier}, { DEMO_TASKS, goldAnswer } from "${up}functions/${name}.ts";
 
 const task = Task.parse({ task_id: "demo:train:0", main_query: "What is 6 times 7?", metadata: { gold: "42" } });
 
@@ -142,19 +156,5 @@ describe("${name}", () => {
     }
   });
 });
-`;
-}
-
-/** The README subsection (`### NAME`). */
-export function readmeSection({ name }: TemplateNames): string {
-  return `### ${name}
-
-\`functions/${name}.ts\` (scaffolded by \`ajet-edge new ${name}\`): one LLM call; reward 1.0 when the last
-\`\\boxed{}\` of the reply equals the task's gold answer (\`metadata.gold\`, or a GSM8K \`metadata.answer\`), else 0.0.
-
-- test: \`npx vitest run --project unit test/unit/functions/${name}.test.ts\`
-- run locally on its demo tasks (\`DEMO_TASKS\`, local emulator): \`npm start -- --function ${name}\`
-  (= \`npx ajet-edge dev --function ${name}\`); on your data: add \`--dataset PATH.jsonl --kind gsm8k\` (or \`generic\`)
-- how to change it: [docs/writing-functions.md](docs/writing-functions.md)
 `;
 }

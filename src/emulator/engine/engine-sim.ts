@@ -179,7 +179,10 @@ export class EngineSim implements EngineLink, EngineSimView {
     }
     if (this.draining) {
       this.withdrawUnclaimed();
-      if (this.slots.size === 0) return this.hardStop();
+      if (this.slots.size === 0) {
+        this.hardStop();
+        return;
+      }
     }
     this.scheduleTick();
   }

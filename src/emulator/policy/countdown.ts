@@ -56,7 +56,7 @@ function search(terms: Term[], target: number): string | null {
 export function solveCountdown(nums: readonly number[], target: number, maxNumbers = 5): string | null {
   if (nums.length === 0 || nums.length > maxNumbers) return null;
   const found = search(nums.map((n) => ({ value: n, text: String(n) })), target);
-  return found && found.startsWith("(") && found.endsWith(")") ? found.slice(1, -1) : found;
+  return found?.startsWith("(") && found.endsWith(")") ? found.slice(1, -1) : found;
 }
 
 /** A well-formed equation over all `nums` whose value is not `target` (a "wrong answer" of the policy). */

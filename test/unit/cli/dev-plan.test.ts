@@ -13,6 +13,7 @@ import {
 } from "../../../src/cli/dev/plan.ts";
 import { parseRunSpec } from "../../../src/scheduler/index.ts";
 import { DatasetLoadError } from "../../../src/tasks/index.ts";
+import { rolloutFunctions } from "../../../functions/index.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ajet-dev-plan-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -172,8 +173,8 @@ describe("dev plan", () => {
   });
 
   it("knows the swarms of the shipped functions", () => {
-    expect(functionSwarms("countdown")).toEqual(["default"]);
-    expect(functionSwarms("math-agent")).toEqual(["default"]);
+    expect(functionSwarms("countdown", rolloutFunctions)).toEqual(["default"]);
+    expect(functionSwarms("math-agent", rolloutFunctions)).toEqual(["default"]);
   });
 
   it("--dataset URL: the run spec names the URL for the Worker to read (no rows inline, no eval total known here)", async () => {

@@ -41,8 +41,8 @@ describe("dev progress", () => {
     expect(progressKey(progressOf(training, ctx))).toBe(
       "engine policy WEIGHT_SYNCING, judge ROLLING  global step 2  step 2/3 (training)  episodes 32/32  mean reward 0.500  step rewards 0.250  in flight 12  failed attempts 2",
     );
-    expect(progressKey(progressOf(training, { ...ctx, stopping: true }))).toMatch(/^stopping \(draining\)  engine .* step 2\/3  episodes/);
-    expect(progressKey(progressOf(midRun({ phase: "finishing" }), ctx))).toMatch(/^finishing  engine ROLLING/);
+    expect(progressKey(progressOf(training, { ...ctx, stopping: true }))).toMatch(/^stopping \(draining\) {2}engine .* step 2\/3 {2}episodes/);
+    expect(progressKey(progressOf(midRun({ phase: "finishing" }), ctx))).toMatch(/^finishing {2}engine ROLLING/);
   });
 
   it("an eval run counts the episodes of the whole run", () => {

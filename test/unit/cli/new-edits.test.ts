@@ -1,6 +1,6 @@
 /**
  * @module test/unit/cli/new-edits — the pure parts of `ajet-edge new`: argument parsing, name rules, identifiers,
- * the registry edit (markers, refusal, idempotence) and the README edit (create, append, insert, unchanged).
+ * the registry edit (markers, refusal, idempotence).
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -8,7 +8,6 @@ import { describe, expect, it } from "vitest";
 import { parseNewArgs } from "../../../src/cli/commands/new.ts";
 import { CliError } from "../../../src/cli/command.ts";
 import { assertFunctionName, identifierFor } from "../../../src/cli/scaffold/names.ts";
-import { addReadmeSection } from "../../../src/cli/scaffold/readme.ts";
 import { addToRegistry, importedIdentifiers, isRegistered } from "../../../src/cli/scaffold/registry.ts";
 
 /** A registry shaped like functions/index.ts, fixed here so the tests hold whatever the live registry holds. */
@@ -27,7 +26,6 @@ const registry = [
   "",
 ].join("\n");
 const liveRegistry = readFileSync(fileURLToPath(new URL("../../../functions/index.ts", import.meta.url)), "utf8");
-const section = (name: string) => `### ${name}\n\nabout ${name}\n`;
 
 describe("ajet-edge new arguments", () => {
   it("takes one NAME and an optional --dir (resolved to an absolute path)", () => {
@@ -115,26 +113,5 @@ describe("registry edit (functions/index.ts)", () => {
     expect(() => addToRegistry(registry, "countdown", "countdownFn")).toThrow(/already registered/);
     expect(() => addToRegistry(registry.replace("// ajet-edge:entries", "// gone"), "x", "x")).toThrow(/no '\/\/ ajet-edge:entries' line/);
     expect(() => addToRegistry(registry.replace("// ajet-edge:imports", "// gone"), "x", "x")).toThrow(CliError);
-  });
-});
-
-describe("README edit", () => {
-  it("creates a README holding only the section when there is none", () => {
-    expect(addReadmeSection(null, "a", section("a"))).toEqual({ text: "## Rollout functions\n\n### a\n\nabout a\n", change: "created" });
-  });
-
-  it("appends a new '## Rollout functions' section at the end when the heading is missing", () => {
-    const edit = addReadmeSection("# ajet-edge\n\nIntro.\n\n## Install\n\nnpm i\n", "a", section("a"));
-    expect(edit).toEqual({ text: "# ajet-edge\n\nIntro.\n\n## Install\n\nnpm i\n\n## Rollout functions\n\n### a\n\nabout a\n", change: "appended" });
-  });
-
-  it("inserts at the end of the existing section, before the next ## heading, ignoring headings in code fences", () => {
-    const readme = "# P\n\n## Rollout functions\n\n### old\n\n```md\n## not a heading\n```\n\n## License\n\nApache-2.0\n";
-    const edit = addReadmeSection(readme, "a", section("a"));
-    expect(edit.change).toBe("inserted");
-    expect(edit.text).toBe("# P\n\n## Rollout functions\n\n### old\n\n```md\n## not a heading\n```\n\n### a\n\nabout a\n\n## License\n\nApache-2.0\n");
-    expect(addReadmeSection(edit.text, "a", section("a"))).toEqual({ text: edit.text, change: "unchanged" });
-    const last = addReadmeSection("## Rollout functions\n\n### old\n", "b", section("b"));
-    expect(last.text).toBe("## Rollout functions\n\n### old\n\n### b\n\nabout b\n");
   });
 });

@@ -1,10 +1,10 @@
 /**
  * @module test/unit/cli/new-scaffold — `ajet-edge new NAME --dir` on a temp project: the files written, the
- * registry and README edits, refusals that write nothing, and the scaffolded function itself run through
- * createTestContext (correct reply → 1.0, wrong → 0.0). The temp project links `src/` to this repository's, so the
- * generated relative imports resolve.
+ * registry edit, the README left alone, refusals that write nothing, and the scaffolded function itself run through
+ * createTestContext (correct reply → 1.0, wrong → 0.0). The generated imports of `ajet-edge` resolve to this
+ * repository's entries (vitest alias); the packed-package test runs them against the installed package.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -17,10 +17,10 @@ import { DEMO_ROWS } from "../../../src/cli/scaffold/templates.ts";
 import { Task } from "../../../src/protocol/index.ts";
 import { runMain } from "../../support/cli.ts";
 
-const repo = fileURLToPath(new URL("../../../", import.meta.url));
+const _repo = fileURLToPath(new URL("../../../", import.meta.url));
 /** The temp project's registry: the shape of functions/index.ts, independent of what the live one holds. */
 const REGISTRY = [
-  'import type { RolloutFunction } from "../src/sdk/contract.ts";',
+  'import type { RolloutFunction } from "ajet-edge";',
   'import countdown from "./countdown.ts";',
   "// ajet-edge:imports (new functions are imported above this line)",
   "",
@@ -37,20 +37,20 @@ beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "ajet-new-"));
   mkdirSync(join(root, "functions"));
   writeFileSync(join(root, "functions", "index.ts"), REGISTRY);
-  symlinkSync(join(repo, "src"), join(root, "src"), "dir");
   writeFileSync(join(root, "README.md"), "# demo\n\n## Rollout functions\n\n### countdown\n\nText.\n\n## License\n\nApache-2.0\n");
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 describe("scaffoldFunction", () => {
-  it("writes the function, its test, the registry lines and the README section", async () => {
+  it("writes the function, its test (test/NAME.test.ts outside this repository) and the registry lines, and leaves the README alone", async () => {
+    const readme = read("README.md");
     const result = await scaffoldFunction({ root, name: "my-agent" });
     expect(result).toEqual({
       name: "my-agent",
       identifier: "myAgent",
-      created: ["functions/my-agent.ts", "test/unit/functions/my-agent.test.ts"],
-      edited: ["functions/index.ts", "README.md"],
-      readme: "inserted",
+      created: ["functions/my-agent.ts", "test/my-agent.test.ts"],
+      edited: ["functions/index.ts"],
+      testFile: "test/my-agent.test.ts",
     });
     const fn = read("functions/my-agent.ts");
     expect(fn).toMatch(/^\/\*\*\n \* @module functions\/my-agent — /);
@@ -58,14 +58,24 @@ describe("scaffoldFunction", () => {
     expect(fn).toContain("defineRolloutFunction");
     expect(fn).toContain("initialMessages(task, SYSTEM_PROMPT)");
     expect(fn).not.toMatch(/TODO|FIXME/);
-    const test = read("test/unit/functions/my-agent.test.ts");
-    expect(test).toContain('import myAgent, { DEMO_TASKS, goldAnswer } from "../../../functions/my-agent.ts";');
+    expect(fn).toContain('} from "ajet-edge";');
+    expect(fn).not.toContain("../src/");
+    const test = read("test/my-agent.test.ts");
+    expect(test).toContain('import myAgent, { DEMO_TASKS, goldAnswer } from "../functions/my-agent.ts";');
+    expect(test).toContain('import { createTestContext } from "ajet-edge/testing";');
     expect(test).toContain("createTestContext");
     expect(test).toMatch(/reward: 1, is_success: true/);
     expect(test).toMatch(/reward: 0, is_success: false/);
     expect(read("functions/index.ts")).toContain('import myAgent from "./my-agent.ts";\n// ajet-edge:imports');
     expect(read("functions/index.ts")).toContain('  "my-agent": myAgent,\n  // ajet-edge:entries');
-    expect(read("README.md")).toMatch(/### countdown\n\nText\.\n\n### my-agent\n\n`functions\/my-agent\.ts`[\s\S]*\n\n## License\n/);
+    expect(read("README.md")).toBe(readme);
+  });
+
+  it("keeps this repository's test layout (test/unit/functions/) where package.json is ajet-edge's", async () => {
+    writeFileSync(join(root, "package.json"), JSON.stringify({ name: "ajet-edge" }));
+    const result = await scaffoldFunction({ root, name: "my-agent" });
+    expect(result.testFile).toBe("test/unit/functions/my-agent.test.ts");
+    expect(read(result.testFile)).toContain('from "../../../functions/my-agent.ts";');
   });
 
   it("the scaffolded function scores a correct boxed reply 1.0 and a wrong one 0.0, system message first", async () => {
@@ -97,19 +107,11 @@ describe("scaffoldFunction", () => {
     const before = { registry: read("functions/index.ts"), readme: read("README.md") };
     await expect(scaffoldFunction({ root, name: "my-agent" })).rejects.toThrow(/a function 'my-agent' already exists/);
     await expect(scaffoldFunction({ root, name: "countdown" })).rejects.toThrow(/already exists/); // registered, no file here
-    mkdirSync(join(root, "test", "unit", "functions"), { recursive: true });
-    writeFileSync(join(root, "test", "unit", "functions", "other.test.ts"), "// mine\n");
+    writeFileSync(join(root, "test", "other.test.ts"), "// mine\n");
     await expect(scaffoldFunction({ root, name: "other" })).rejects.toThrow(/other\.test\.ts already exists/);
     expect(existsSync(join(root, "functions", "other.ts"))).toBe(false);
     expect({ registry: read("functions/index.ts"), readme: read("README.md") }).toEqual(before);
     await expect(scaffoldFunction({ root: join(root, "functions"), name: "x" })).rejects.toThrow(/is not an ajet-edge project/);
-  });
-
-  it("creates the README when there is none", async () => {
-    rmSync(join(root, "README.md"));
-    const result = await scaffoldFunction({ root, name: "solo" });
-    expect(result.created).toContain("README.md");
-    expect(read("README.md")).toMatch(/^## Rollout functions\n\n### solo\n/);
   });
 });
 
@@ -118,7 +120,7 @@ describe("ajet-edge new (main)", () => {
     const made = await runMain(["new", "cli-made", "--dir", root]);
     expect(made.code).toBe(0);
     expect(existsSync(join(root, "functions", "cli-made.ts"))).toBe(true);
-    expect(made.logs.join("\n")).toContain("test/unit/functions/cli-made.test.ts");
+    expect(made.logs.join("\n")).toContain("npx vitest run test/cli-made.test.ts");
     expect(made.logs.join("\n")).toContain("  npm start -- --function cli-made     # its demo tasks on the local emulator (= npx ajet-edge dev --function cli-made)");
     const again = await runMain(["new", "cli-made", "--dir", root]);
     const badName = await runMain(["new", "Bad_Name", "--dir", root]);

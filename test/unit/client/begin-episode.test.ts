@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   SwarmAbortError,
-  SwarmAPIError,
+  type SwarmAPIError,
   SwarmConfigError,
   SwarmDeadlineError,
   SwarmInputError,

@@ -264,6 +264,7 @@ describeShared("the YAML the real Python client sent (transcript, spec §10.5)",
     const original = parse(yamlText);
     const again = parse(buildJobFromYaml(yamlText).toYaml());
     expect(again).toEqual(original);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: an OmegaConf interpolation, kept literally in the YAML
     expect(at(again, "actor_rollout_ref.rollout.prompt_length")).toBe("${oc.select:data.max_prompt_length,512}");
   });
 });

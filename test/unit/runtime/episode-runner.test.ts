@@ -5,21 +5,11 @@
  */
 import { describe, expect, it } from "vitest";
 import countdown from "../../../functions/countdown.ts";
-import { defineRolloutFunction, EpisodeAbortError, type RolloutFunction } from "../../../src/sdk/contract.ts";
+import type { RolloutFunction } from "../../../src/sdk/contract.ts";
 import { runEpisode } from "../../../src/runtime/episode-runner.ts";
 import { countdownTask, episodeMessage, methodsOf, recordingLogger, recordingPort, rollingEmulator, runnerDeps, SWARM_A, SwarmNet } from "./_harness.ts";
 
 /** A function that asks the LLM once (so the engine keeps the episode), then returns `result()`. */
-function oneCallThen(name: string, result: () => unknown): RolloutFunction {
-  return defineRolloutFunction({
-    name,
-    async run(_task, ctx) {
-      await ctx.llm.chat.completions.create({ model: ctx.model, messages: [{ role: "user", content: "What is 2 + 3?" }] });
-      return result() as { reward: number };
-    },
-  });
-}
-
 async function setup(functions: Record<string, RolloutFunction>, script: Parameters<typeof recordingPort>[0] = {}) {
   const { emu, clock } = await rollingEmulator({ batchSize: 8, numRepeat: 4, maxEnvWorker: 32 }, { policy: { initialAccuracy: 1, malformedRate: 0 } });
   const net = new SwarmNet().add(SWARM_A, "default", emu);

@@ -35,7 +35,7 @@ function expectAborted(r: Awaited<ReturnType<typeof run>>, cause: string) {
   expect(r.result).toMatchObject<EpisodeRunResult>({ kind: "reported", result: "aborted", outcome: { kind: "abort", cause } });
   expect(methodsOf(r.port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded", "episodeReported"]);
   expect(r.port.calls[1]?.report).toMatchObject({ outcome: { kind: "abort", cause } });
-  expect((r.port.calls[1]?.report as { outputs?: unknown }).outputs).toBeUndefined();
+  expect((r.port.calls[1]?.report as { outputs?: unknown } | undefined)?.outputs).toBeUndefined();
   expect(r.port.calls[2]?.report).toMatchObject({ result: "aborted", cause });
   expect(r.net.to("/abort_episode", r.uuid)).toHaveLength(1);
   expect(r.net.to("/end_episode")).toHaveLength(0);
@@ -94,7 +94,7 @@ describe("outcome rules", () => {
   it("any other throw is function_error, recorded with the error and where it was thrown (file:line)", async () => {
     const r = await run(fn(async (ctx) => { await askOnce(ctx); throw new TypeError("x is undefined"); }));
     expectAborted(r, "function_error");
-    expect((r.port.calls[1]?.report as { outcome: { detail?: string } }).outcome.detail).toMatch(/^TypeError: x is undefined @ .*outcomes\.test\.ts:\d+:\d+/);
+    expect((r.port.calls[1]!.report as { outcome: { detail?: string } }).outcome.detail).toMatch(/^TypeError: x is undefined @ .*outcomes\.test\.ts:\d+:\d+/);
   });
 
   it('BC-43 an LLM answer with finish_reason "abort" aborts the episode as llm_aborted', async () => {

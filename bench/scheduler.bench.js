@@ -1,0 +1,77 @@
+/**
+ * @module bench/scheduler.bench — the pure core's cost per event, over a whole run: batch 32 × numRepeat 8 for
+ * 10 training steps (2,560 episodes, ~7,700 episode events plus ticks and status events), with a fake server that
+ * claims and ends every dispatched episode at once. Also the state's size in memory at the end.
+ */
+import { performance } from "node:perf_hooks";
+import { RunSpec, decide, initialState } from "../src/scheduler/index.js";
+/** Drives one whole run through `decide` and counts the events. */
+function driveRun(batchSize, numRepeat, steps) {
+    const spec = RunSpec.parse({
+        swarms: [{ url: "http://127.0.0.1:10086" }],
+        datasets: [{ name: "bench", weight: 1 }],
+        function: "countdown",
+        batchSize,
+        numRepeat,
+        maxEnvWorker: batchSize * numRepeat,
+        maxSteps: steps,
+    });
+    let state = initialState(spec, { bench: batchSize * (steps + 2) });
+    let nowMs = 1_000_000;
+    let events = 0;
+    let episodes = 0;
+    let step = 1;
+    const queue = [];
+    const apply = (e) => {
+        const d = decide(state, e, nowMs);
+        state = d.state;
+        queue.push(...d.commands);
+        events++;
+    };
+    const t0 = performance.now();
+    apply({ type: "runStarted" });
+    apply({ type: "engineStatusSeen", swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: step });
+    for (let guard = 0; guard < 100_000 && state.run.phase !== "finished"; guard++) {
+        const c = queue.shift();
+        if (!c) {
+            // every dispatched episode of the window has ended: the server trains and rolls the next step
+            nowMs += 1000;
+            step++;
+            apply({ type: "engineStatusSeen", swarm: "default", engineStatus: "ENGINE.WEIGHT_SYNCING", globalStep: step - 1 });
+            apply({ type: "engineStatusSeen", swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: step });
+            apply({ type: "tick" });
+            continue;
+        }
+        if (c.type === "pollEngineStatus")
+            apply({ type: "engineStatusSeen", swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: step });
+        if (c.type !== "dispatchEpisodes")
+            continue;
+        for (const d of c.episodes) {
+            nowMs += 1;
+            apply({ type: "episodeClaimed", episodeKey: d.episodeKey, attempt: d.attempt, dispatchId: d.dispatchId, claims: [{ swarm: "default", episodeUuid: `${d.episodeKey}@${d.attempt}`, globalStep: step }] });
+            apply({ type: "episodeOutcomeRecorded", episodeKey: d.episodeKey, attempt: d.attempt, outcome: { kind: "end", reward: (d.taskIndex + d.repeat) % 2 } });
+            apply({ type: "episodeReported", episodeKey: d.episodeKey, attempt: d.attempt, result: "ended" });
+            episodes++;
+        }
+    }
+    const ms = performance.now() - t0;
+    return { events, ms, episodes, stateBytes: JSON.stringify(state).length };
+}
+/** Runs the scheduler benchmark (three runs; the median is reported). */
+export async function schedulerBenchmarks() {
+    const runs = [driveRun(32, 8, 10), driveRun(32, 8, 10), driveRun(32, 8, 10)].sort((a, b) => a.ms - b.ms);
+    const r = runs[1];
+    const perEventMs = r.ms / r.events;
+    return [
+        {
+            name: `scheduler: decide per event (batch 32 × R 8, 10 steps, ${r.episodes} episodes)`,
+            calls: r.events,
+            meanMs: perEventMs,
+            p50Ms: perEventMs,
+            p99Ms: perEventMs,
+            maxMs: perEventMs,
+            opsPerSec: (r.events / r.ms) * 1000,
+            note: `whole run ${r.ms.toFixed(0)} ms; final state ${(r.stateBytes / 1024).toFixed(0)} KiB as JSON`,
+        },
+    ];
+}

@@ -1,0 +1,213 @@
+/**
+ * @module cli/scaffold/init — `ajet-edge init DIR`: a standalone project that depends on the ajet-edge package:
+ * `package.json`, `wrangler.toml` (this package's own, with the project's name and entry), the Worker entry
+ * `src/index.ts` (the `ajet-edge/worker` factory), `functions/index.ts` (the registry) with one example function
+ * and its vitest test (written by the `new` scaffold), `tsconfig.json`, a README and a `.gitignore`. Node only.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { CliError } from "../command.ts";
+import { REGISTRY_MARKERS } from "./registry.ts";
+import { scaffoldFunction } from "./scaffold.ts";
+
+/** The example function every new project starts with. */
+export const EXAMPLE_FUNCTION = "my-agent";
+
+/** This package's root (its package.json is named `ajet-edge`), found from this file upwards (src/ or dist/src/). */
+export function packageRoot(from: string = fileURLToPath(import.meta.url)): string {
+  let dir = dirname(from);
+  for (;;) {
+    const pkg = join(dir, "package.json");
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, "utf8")) as { name?: unknown }).name === "ajet-edge") return dir;
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`the ajet-edge package.json was not found above ${from}`);
+    dir = up;
+  }
+}
+
+interface PackageJson {
+  version: string;
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  /** npm's install-script policy: workerd and esbuild need theirs */
+  allowScripts?: Record<string, boolean>;
+}
+
+/** Options of {@link initProject}. */
+export interface InitOptions {
+  /** the directory to create (absolute); it must not exist or be empty */
+  dir: string;
+  /**
+   * the `ajet-edge` dependency spec of the new package.json: a version range, a tarball path or a directory
+   * (relative paths are resolved against the current directory); default `^<this package's version>`
+   */
+  from?: string;
+}
+
+/** What {@link initProject} wrote. */
+export interface InitResult {
+  dir: string;
+  /** the project's npm name */
+  name: string;
+  /** files created, relative to `dir`, `/`-separated */
+  created: string[];
+}
+
+/** An npm package name from a directory name: lower case, `[a-z0-9-._]`, not starting with `.` or `_`. */
+export function npmName(dir: string): string {
+  const name = basename(dir).toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[._-]+/, "").replace(/-+$/, "");
+  return name || "my-rollouts";
+}
+
+/** The `ajet-edge` dependency spec for `from` (`file:` + absolute path for a path, else as given). */
+export function dependencySpec(from: string | undefined, version: string): string {
+  if (from === undefined) return `^${version}`;
+  const looksLikePath = from.endsWith(".tgz") || from.startsWith(".") || from.startsWith("/") || existsSync(from);
+  return looksLikePath ? `file:${resolve(from.replace(/^file:/, ""))}` : from;
+}
+
+/** `wrangler.toml` of a project: this package's, with the project's name and `main = "src/index.ts"`. */
+export function projectWranglerToml(source: string, name: string): string {
+  const lines = source.split("\n");
+  // only the top-level keys, before the first [table]: bindings have `name` keys too
+  const firstTable = lines.findIndex((line) => /^\s*\[/.test(line));
+  const out = lines.map((line, i) => {
+    if (firstTable >= 0 && i >= firstTable) return line;
+    if (/^name\s*=/.test(line)) return `name = ${JSON.stringify(name)}`;
+    if (/^main\s*=/.test(line)) return 'main = "src/index.ts"';
+    return line;
+  });
+  if (out[0]?.startsWith("#")) out[0] = `# ${name}: an ajet-edge Worker (the API, the scheduler Durable Objects and the episode queue consumer).`;
+  return out.join("\n");
+}
+
+/** The files of a new project, path → text, before the example function is scaffolded into it. */
+export function projectFiles(input: { name: string; spec: string; pkg: PackageJson; wranglerToml: string }): Record<string, string> {
+  const dev = { ...input.pkg.dependencies, ...input.pkg.devDependencies };
+  const pin = (dep: string) => {
+    const version = dev[dep];
+    if (!version) throw new Error(`the ajet-edge package.json lists no version of ${dep}`);
+    return version;
+  };
+  const packageJson = {
+    name: input.name,
+    version: "0.1.0",
+    private: true,
+    type: "module",
+    scripts: {
+      start: `ajet-edge dev --function ${EXAMPLE_FUNCTION}`,
+      test: "vitest run",
+      typecheck: "tsc --noEmit",
+      new: "ajet-edge new",
+      deploy: "wrangler deploy",
+    },
+    dependencies: { "ajet-edge": input.spec },
+    devDependencies: {
+      "@cloudflare/workers-types": pin("@cloudflare/workers-types"),
+      "@types/node": pin("@types/node"),
+      typescript: pin("typescript"),
+      vitest: pin("vitest"),
+      wrangler: pin("wrangler"),
+    },
+    ...(input.pkg.allowScripts ? { allowScripts: input.pkg.allowScripts } : {}),
+  };
+  const tsconfig = {
+    compilerOptions: {
+      target: "es2022",
+      module: "es2022",
+      moduleResolution: "bundler",
+      lib: ["es2022"],
+      types: ["@cloudflare/workers-types", "node"],
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      isolatedModules: true,
+      verbatimModuleSyntax: true,
+      allowImportingTsExtensions: true,
+      skipLibCheck: true,
+      noEmit: true,
+    },
+    include: ["src/**/*.ts", "functions/**/*.ts", "test/**/*.ts"],
+  };
+  return {
+    "package.json": `${JSON.stringify(packageJson, null, 2)}\n`,
+    "tsconfig.json": `${JSON.stringify(tsconfig, null, 2)}\n`,
+    "wrangler.toml": input.wranglerToml,
+    ".gitignore": ["node_modules/", ".wrangler/", "dist/", ".ajet/", "*.log", ""].join("\n"),
+    "src/index.ts": `/**
+ * The Worker (wrangler.toml \`main\`): the runs API, the scheduler Durable Objects and the episode queue consumer,
+ * built by ajet-edge over the rollout functions of functions/index.ts.
+ */
+import { createWorker } from "ajet-edge/worker"; // first: ajet-edge's own modules load before your functions
+import { rolloutFunctions } from "../functions/index.ts";
+
+export * from "ajet-edge/worker"; // the Durable Object classes wrangler.toml binds
+export default createWorker(rolloutFunctions);
+`,
+    "functions/index.ts": `/**
+ * The registry of rollout functions the Worker bundles: name → default export. Static imports only (the bundler
+ * must see every function). \`npx ajet-edge new NAME\` adds one import line above the imports marker and one entry
+ * above the entries marker; keep both markers, one line per function, and the key equal to the function's \`name\`.
+ */
+import type { RolloutFunction } from "ajet-edge";
+${REGISTRY_MARKERS.imports} (new functions are imported above this line)
+
+/** Every rollout function of this project by name. */
+export const rolloutFunctions: Record<string, RolloutFunction> = {
+  ${REGISTRY_MARKERS.entries} (new functions are registered above this line)
+};
+`,
+    "README.md": readme(input.name),
+  };
+}
+
+function readme(name: string): string {
+  return `# ${name}
+
+Rollout functions for AgentJet Swarm on Cloudflare Workers, made with \`ajet-edge init\`.
+
+\`\`\`sh
+npm install
+npm start          # a whole run on this machine: a local swarm emulator + this Worker in local workerd
+npm test           # the functions' tests (vitest)
+npm run typecheck
+\`\`\`
+
+- \`functions/${EXAMPLE_FUNCTION}.ts\`: an example function (one LLM call; reward 1.0 when the last \`\\boxed{}\` equals the
+  task's gold answer). \`npm start\` runs it on its demo tasks; \`npm start -- --dataset PATH.jsonl --kind gsm8k\` on yours.
+- \`npx ajet-edge new NAME\`: a new function in \`functions/NAME.ts\`, its test in \`test/NAME.test.ts\` and its line in
+  \`functions/index.ts\`; run it with \`npm start -- --function NAME\`.
+- \`src/index.ts\`: the Worker, three lines over \`ajet-edge/worker\`; \`wrangler.toml\`: its bindings.
+- Deploying: \`npx wrangler deploy\` after the steps of the ajet-edge README ("Deploying with wrangler deploy"),
+  \`node_modules/ajet-edge/README.md\`. Writing functions: \`node_modules/ajet-edge/docs/writing-functions.md\`.
+- Upgrading: \`npm install ajet-edge@latest\`, then compare \`wrangler.toml\` with \`node_modules/ajet-edge/wrangler.toml\`
+  (a new Durable Object class needs its binding and migration here).
+`;
+}
+
+/**
+ * Creates the project.
+ * @throws CliError (exit 2) when `dir` exists and is not empty
+ */
+export async function initProject(options: InitOptions): Promise<InitResult> {
+  const dir = resolve(options.dir);
+  if (existsSync(dir) && readdirSync(dir).length > 0) {
+    throw new CliError(`${dir} exists and is not empty; give a new directory name, e.g. \`ajet-edge init my-rollouts\``);
+  }
+  const root = packageRoot();
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as PackageJson;
+  const name = npmName(dir);
+  const files = projectFiles({
+    name,
+    spec: dependencySpec(options.from, pkg.version),
+    pkg,
+    wranglerToml: projectWranglerToml(readFileSync(join(root, "wrangler.toml"), "utf8"), name),
+  });
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), text, { flag: "wx" });
+  }
+  const example = await scaffoldFunction({ root: dir, name: EXAMPLE_FUNCTION });
+  return { dir, name, created: [...Object.keys(files), ...example.created] };
+}

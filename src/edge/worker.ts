@@ -1,0 +1,52 @@
+/**
+ * @module ajet-edge/worker — the Worker built from a project's rollout functions. A project's Worker entry
+ * (wrangler.toml `main`) is three lines:
+ *
+ * ```ts
+ * import { createWorker } from "ajet-edge/worker"; // first: the Worker's own modules load before the functions
+ * import { rolloutFunctions } from "../functions/index.ts";
+ * export * from "ajet-edge/worker"; // the Durable Object classes wrangler.toml binds
+ * export default createWorker(rolloutFunctions);
+ * ```
+ *
+ * Every Durable Object class and entrypoint the Worker needs is re-exported here, so a new class reaches every
+ * project through `export *`; only its wrangler.toml binding and migration must be added (the template's
+ * wrangler.toml is this repository's). Add a new class to the export list below.
+ */
+import "./fence.ts"; // first: the global fetch is fenced by episode key before any function module loads
+import { createApp } from "./app.ts";
+import type { Env } from "./env.ts";
+import { handleEpisodeBatch } from "./episode-consumer.ts";
+import { setRolloutFunctions, type RolloutFunctions } from "./functions-registry.ts";
+
+// The Durable Object classes and entrypoints (each bound in wrangler.toml).
+export { RolloutScheduler } from "./rollout-scheduler.ts";
+export { RunQuota } from "./run-quota.ts";
+export { RunIndex } from "./run-index.ts";
+export { SwarmServer } from "./swarm-server.ts";
+export { EpisodeRunner } from "./episode-runner-entrypoint.ts";
+
+export type { Env } from "./env.ts";
+export type { RolloutFunctions } from "./functions-registry.ts";
+
+/** The Worker's default export: the HTTP API and the episode queue consumer. */
+export interface AjetEdgeWorker {
+  fetch(request: Request, env: Env, ctx?: ExecutionContext): Response | Promise<Response>;
+  queue(batch: MessageBatch<unknown>, env: Env, ctx?: ExecutionContext): Promise<void>;
+}
+
+/**
+ * Builds the Worker's handlers over `functions` (name → function, the key equal to the function's `name`) and
+ * registers them for the classes of this isolate. Call it once, at module load, and export the result as default.
+ * @throws Error when a key differs from its function's `name`
+ */
+export function createWorker(functions: RolloutFunctions): AjetEdgeWorker {
+  setRolloutFunctions(functions);
+  const app = createApp(functions);
+  return {
+    fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+    async queue(batch, env) {
+      await handleEpisodeBatch(batch, env, functions);
+    },
+  };
+}
