@@ -7,7 +7,7 @@
  * A file missing from `files` or `exports` fails one of these steps.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -81,6 +81,9 @@ describe("e2e: the packed package", () => {
     expect(shipped.filter((p) => p.startsWith("src/") || p.startsWith("test/"))).toEqual([]);
 
     await sh(work, "tar", ["-xzf", tarball]);
+    // the unpacked package's own dependencies (commander …) as an install would provide them; the project's
+    // `npm install` below installs the tarball with only its declared dependencies
+    symlinkSync(join(repo, "node_modules"), join(work, "package", "node_modules"), "dir");
     const init = await sh(work, process.execPath, [join(work, "package", "bin", "ajet-edge.mjs"), "init", "my-rollouts", "--from", tarball]);
     expect(init.stdout).toContain("created  my-rollouts/functions/my-agent.ts");
     const project = join(work, "my-rollouts");
