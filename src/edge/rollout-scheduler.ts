@@ -25,7 +25,7 @@ import { runJob } from "./run-job.ts";
 import { mergeSecrets, parseOperatorSecrets } from "./secrets.ts";
 import { runListing, runReport, runView, type CreateRunInput, type CreateRunResult, type RunListing, type RunReport, type RunView } from "./run-views.ts";
 import { ledgerRows, SchedulerStorage, type RunMeta } from "./storage.ts";
-import type { EngineObservation } from "./swarm-server.ts";
+import type { EngineObservation } from "./engine-note.ts";
 import { attemptRow, type AttemptRow } from "./dashboard/attempts.ts";
 import { LiveFeed } from "./dashboard/live.ts";
 import type { RunMetrics } from "./dashboard/metrics.ts";
