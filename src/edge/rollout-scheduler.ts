@@ -9,19 +9,17 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, OutcomeReport, ResultReport, SchedulerPort, StopWatchAnswer } from "../port/index.ts";
 import type { Task } from "../protocol/index.ts";
-import { outboundFetch, outboundPolicy } from "../runtime/outbound.ts";
 import { currentStep, decide, nextWakeAtMs, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
 import { runScopedTaskId } from "../tasks/index.ts";
 import { planAlarm } from "./alarm-plan.ts";
 import { ApplyStats } from "./apply-stats.ts";
-import { CommandRunner } from "./command-runner.ts";
+import type { CommandRunner } from "./command-runner.ts";
 import type { AttemptRow } from "./dashboard/attempts.ts";
-import { LiveFeed, noRunResponse } from "./dashboard/live.ts";
+import { type LiveFeed, noRunResponse } from "./dashboard/live.ts";
 import type { RunMetrics } from "./dashboard/metrics.ts";
-import { RunDashboard } from "./dashboard/run-dashboard.ts";
+import type { RunDashboard } from "./dashboard/run-dashboard.ts";
 import type { DashboardSnapshot } from "./dashboard/snapshot.ts";
-import { RunDatasets } from "./datasets.ts";
-import { lazyDispatcher } from "./dispatcher.ts";
+import type { RunDatasets } from "./datasets.ts";
 import { EngineLink } from "./engine-link.ts";
 import type { EngineObservation } from "./engine-note.ts";
 import type { Env } from "./env.ts";
@@ -30,9 +28,10 @@ import { settleOutcome, settleReport, stashOutputs } from "./report-ledger.ts";
 import { prepareRun } from "./run-create.ts";
 import { runJob } from "./run-job.ts";
 import { runListing, runReport, runView, type CreateRunInput, type CreateRunResult, type RunListing, type RunReport, type RunView } from "./run-views.ts";
-import { parseOperatorSecrets, runGatewayHeaders } from "./secrets.ts";
-import { StopWaiters } from "./stop-waiters.ts";
-import { SchedulerStorage, type RunMeta } from "./storage.ts";
+import { runGatewayHeaders } from "./secrets.ts";
+import { runIsStopping, StopWaiters } from "./stop-waiters.ts";
+import type { RunMeta, SchedulerStorage } from "./storage.ts";
+import { runObjectParts } from "./run-object-parts.ts";
 
 export { MAX_STOP_WATCH_MS } from "./stop-waiters.ts";
 
@@ -70,21 +69,11 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
-      this.#storage = new SchedulerStorage(ctx.storage.sql);
-      // the same outbound rules as the consumer: allowed hosts only, operator credentials only to their endpoint
-      const outbound = outboundFetch((input, init) => globalThis.fetch(input, init), outboundPolicy(env.AJET_ALLOWED_HOSTS, parseOperatorSecrets(env.AJET_SECRETS).secrets));
-      // a task read later gets the run-scoped id its inline siblings got when staged
-      const scopeId = (taskId: string) => {
-        const { meta } = this.#require();
-        return runScopedTaskId(taskId, meta.runId, meta.spec.taskIdScope ?? "run");
-      };
-      this.#datasets = new RunDatasets(this.#storage, env, outbound as typeof fetch, scopeId);
-      this.#commands = new CommandRunner({
-        storage: this.#storage,
-        datasets: this.#datasets,
-        dispatcher: lazyDispatcher(env, (ctx as DurableObjectState & { exports?: unknown }).exports),
+      ({ storage: this.#storage, datasets: this.#datasets, commands: this.#commands, dashboard: this.#dashboard, live: this.#live } = runObjectParts(ctx, env, {
         meta: () => this.#require().meta,
         state: () => this.#require().state,
+        current: () => ({ state: this.#state, meta: this.#meta }),
+        view: () => this.status(),
         feed: (event, inline) => this.#apply(event, inline),
         report: (report) => this.episodeReported(report),
         observeEngine: async (swarm, inline, withPool) => {
@@ -93,19 +82,9 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
           return obs.note.kind === "unreachable" ? obs.note.error : null;
         },
         log: (level, message, fields) => this.#log(level, message, fields),
-        // the same outbound rules as the consumer: allowed hosts only, operator credentials only to their endpoint
-        fetch: outbound,
         gatewayHeaders: (swarm) => this.#gatewayHeaders()[swarm] ?? {},
         finished: () => this.#finished(),
-      });
-      this.#dashboard = new RunDashboard({
-        storage: this.#storage,
-        state: () => this.#state,
-        meta: () => this.#meta,
-        view: () => this.status(),
-        poolInfo: (swarm) => this.#commands.poolInfo(swarm),
-      });
-      this.#live = new LiveFeed(ctx, async () => JSON.stringify(await this.#dashboard.snapshot()));
+      }));
       this.#meta = this.#storage.meta();
       this.#state = this.#storage.loadState();
       // a run that finished before its secrets were deleted (a reset in between): delete them now
@@ -332,8 +311,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
 
   /** The run stops before its end (stop requested, or failed): running functions are told (ctx.signal). */
   #isStopping(): boolean {
-    const run = this.#state?.run;
-    return !!run && (run.stopReason === "stopRequested" || run.stopReason === "failed") && (run.phase === "draining" || run.phase === "finished");
+    return runIsStopping(this.#state?.run);
   }
 
   #failure(): string | null {

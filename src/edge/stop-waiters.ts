@@ -4,6 +4,13 @@
  * answers the open RPCs with an error, and the consumers ask again.
  */
 
+import type { RunRow } from "../scheduler/index.ts";
+
+/** The run stops before its end (stop requested, or failed): running functions are told (ctx.signal). */
+export function runIsStopping(run: Pick<RunRow, "stopReason" | "phase"> | undefined): boolean {
+  return !!run && (run.stopReason === "stopRequested" || run.stopReason === "failed") && (run.phase === "draining" || run.phase === "finished");
+}
+
 /** The longest a stop watch is held open, ms (the consumer asks again: one subrequest per this much function time). */
 export const MAX_STOP_WATCH_MS = 60_000;
 
