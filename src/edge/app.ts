@@ -6,21 +6,15 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { RolloutFunction } from "../sdk/contract.ts";
-import { authorize, type Granted } from "./auth.ts";
-import type { Env } from "./env.ts";
+import type { AppEnv } from "./app-env.ts";
+import { authorize } from "./auth.ts";
 import { ApiError } from "./errors.ts";
 import { limitsFrom } from "./limits-config.ts";
 import { jsonLogger } from "./log.ts";
 import { runsRoutes } from "./routes/runs.ts";
+
+export type { AppEnv, AppVariables } from "./app-env.ts";
 import { dashboardPublicRoutes, dashboardRoutes, isPageRequest } from "./dashboard/routes.ts";
-
-/** What the middleware hands the routes: the caller's grant (access and principal). */
-export interface AppVariables {
-  auth: Granted;
-}
-
-/** The app's hono environment. */
-export type AppEnv = { Bindings: Env; Variables: AppVariables };
 
 /** Builds the app over a registry of rollout functions (the Worker passes `functions/index.ts`). */
 export function createApp(functions: Readonly<Record<string, RolloutFunction>>) {

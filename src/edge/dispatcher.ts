@@ -136,3 +136,13 @@ export function createDispatcher(env: Env, exports: unknown): Dispatcher {
   }
   throw new Error(`AJET_DISPATCH is '${String(mode)}'; use one of ${DISPATCH_MODES.join(", ")}`);
 }
+
+/**
+ * The deployment's dispatcher (queue in production; direct — the loopback `ctx.exports`, local workerd — in
+ * `ajet-edge dev`), made on first dispatch, so a bad `AJET_DISPATCH` / `EPISODE_QUEUES` fails that dispatch with its
+ * message instead of the object.
+ */
+export function lazyDispatcher(env: Env, exports: unknown): Dispatcher {
+  let made: Dispatcher | null = null;
+  return { name: "deployment", dispatch: (messages) => (made ??= createDispatcher(env, exports)).dispatch(messages) };
+}

@@ -8,7 +8,13 @@
 import type { EngineStatusSeen, RunSpec } from "../scheduler/index.ts";
 import { ENGINE } from "../protocol/index.ts";
 import type { Env } from "./env.ts";
-import { swarmServerStub, type EngineNote, type EngineObservation, type EngineSubscription } from "./swarm-server.ts";
+import { normalizeServerUrl } from "../client/index.ts";
+import type { EngineNote, EngineObservation, EngineSubscription } from "./engine-note.ts";
+
+/** The object of the swarm server at `url` (one per normalised URL). @throws SwarmInputError for a non-http(s) URL */
+export function swarmServerStub(env: Env, url: string) {
+  return env.SWARM_SERVERS.get(env.SWARM_SERVERS.idFromName(normalizeServerUrl(url)));
+}
 
 /** What the run's object needs to know of the run. */
 export interface LinkedRun {

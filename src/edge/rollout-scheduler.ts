@@ -7,51 +7,40 @@
  * least once.
  */
 import { DurableObject } from "cloudflare:workers";
-import { AbortCause, type ClaimAck, type ClaimFailureReport, type ClaimReport, type EndedEpisode, type EventAck, type OutcomeReport, type ResultReport, type SchedulerPort, type StopWatchAnswer } from "../port/index.ts";
-import { resolveGatewayHeaders, type Task } from "../protocol/index.ts";
-import { outboundFetch, outboundPolicy } from "../runtime/outbound.ts";
-import { currentStep, decide, initialState, nextWakeAtMs, reportedReward, windowCapacityIssues, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
-import { ApplyStats } from "./apply-stats.ts";
-import { createDispatcher, type Dispatcher } from "./dispatcher.ts";
+import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, OutcomeReport, ResultReport, SchedulerPort, StopWatchAnswer } from "../port/index.ts";
+import type { Task } from "../protocol/index.ts";
+import { currentStep, decide, nextWakeAtMs, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
 import { runScopedTaskId } from "../tasks/index.ts";
-import { CommandRunner } from "./command-runner.ts";
-import { datasetLimits } from "./dataset-limits.ts";
-import { RunDatasets } from "./datasets.ts";
-import { plannedEpisodes } from "./run-request.ts";
+import { planAlarm } from "./alarm-plan.ts";
+import { ApplyStats } from "./apply-stats.ts";
+import type { CommandRunner } from "./command-runner.ts";
+import type { AttemptRow } from "./dashboard/attempts.ts";
+import { type LiveFeed, noRunResponse } from "./dashboard/live.ts";
+import type { RunMetrics } from "./dashboard/metrics.ts";
+import type { RunDashboard } from "./dashboard/run-dashboard.ts";
+import type { DashboardSnapshot } from "./dashboard/snapshot.ts";
+import type { RunDatasets } from "./datasets.ts";
 import { EngineLink } from "./engine-link.ts";
+import type { EngineObservation } from "./engine-note.ts";
 import type { Env } from "./env.ts";
 import { jsonLogger } from "./log.ts";
+import { settleOutcome, settleReport, stashOutputs } from "./report-ledger.ts";
+import { prepareRun } from "./run-create.ts";
 import { runJob } from "./run-job.ts";
-import { mergeSecrets, parseOperatorSecrets } from "./secrets.ts";
 import { runListing, runReport, runView, type CreateRunInput, type CreateRunResult, type RunListing, type RunReport, type RunView } from "./run-views.ts";
-import { ledgerRows, SchedulerStorage, type RunMeta } from "./storage.ts";
-import type { EngineObservation } from "./swarm-server.ts";
-import { attemptRow, type AttemptRow } from "./dashboard/attempts.ts";
-import { LiveFeed } from "./dashboard/live.ts";
-import type { RunMetrics } from "./dashboard/metrics.ts";
-import { RunDashboard } from "./dashboard/run-dashboard.ts";
-import type { DashboardSnapshot } from "./dashboard/snapshot.ts";
+import { runGatewayHeaders } from "./secrets.ts";
+import { runIsStopping, StopWaiters } from "./stop-waiters.ts";
+import type { RunMeta, SchedulerStorage } from "./storage.ts";
+import { runObjectParts } from "./run-object-parts.ts";
 
-/**
- * The deployment's dispatcher (queue in production; direct — the loopback `ctx.exports`, local workerd — in
- * `ajet-edge dev`), made on first dispatch, so a bad `AJET_DISPATCH` / `EPISODE_QUEUES` fails that dispatch with its
- * message instead of the object.
- */
-function lazyDispatcher(env: Env, exports: unknown): Dispatcher {
-  let made: Dispatcher | null = null;
-  return { name: "deployment", dispatch: (messages) => (made ??= createDispatcher(env, exports)).dispatch(messages) };
-}
+export { MAX_STOP_WATCH_MS } from "./stop-waiters.ts";
 
-/** An active run's alarm fires at least this often (BC-45), even when the core has nothing scheduled sooner. */
-const IDLE_ALARM_MS = 5_000;
 /** The episode port's answer for a run this object does not hold: the consumer gives its claim back and acks. */
 const NO_RUN: EventAck = { status: "unknown", reason: "no such run (deleted, or never created here)" };
 /** Commands that call a swarm server and may take long: not run inside an episode-port RPC (see `#apply`). */
 const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox"]);
 /** Alarm back-off after a failing tick (the handler itself never throws). */
 const FAILED_TICK_ALARM_MS = 2_000;
-/** The longest a stop watch is held open, ms (the consumer asks again: one subrequest per this much function time). */
-export const MAX_STOP_WATCH_MS = 60_000;
 /** How often an active run looks for its claims that nobody holds (edge/claim-sweep). */
 const CLAIM_SWEEP_INTERVAL_MS = 5_000;
 
@@ -66,8 +55,8 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   #commands!: CommandRunner;
   /** the run's side of its swarm servers' objects (null before `create`) */
   #link: EngineLink | null = null;
-  /** running episodes' stop watches, released when the run stops (in memory: a reset answers them with an error, and they ask again) */
-  readonly #stopWaiters = new Set<() => void>();
+  /** running episodes' stop watches, released when the run stops */
+  readonly #stopWaiters = new StopWaiters();
   #datasets!: RunDatasets;
   #dashboard!: RunDashboard;
   #live!: LiveFeed;
@@ -80,21 +69,11 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
-      this.#storage = new SchedulerStorage(ctx.storage.sql);
-      // the same outbound rules as the consumer: allowed hosts only, operator credentials only to their endpoint
-      const outbound = outboundFetch((input, init) => globalThis.fetch(input, init), outboundPolicy(env.AJET_ALLOWED_HOSTS, parseOperatorSecrets(env.AJET_SECRETS).secrets));
-      // a task read later gets the run-scoped id its inline siblings got when staged
-      const scopeId = (taskId: string) => {
-        const { meta } = this.#require();
-        return runScopedTaskId(taskId, meta.runId, meta.spec.taskIdScope ?? "run");
-      };
-      this.#datasets = new RunDatasets(this.#storage, env, outbound as typeof fetch, scopeId);
-      this.#commands = new CommandRunner({
-        storage: this.#storage,
-        datasets: this.#datasets,
-        dispatcher: lazyDispatcher(env, (ctx as DurableObjectState & { exports?: unknown }).exports),
+      ({ storage: this.#storage, datasets: this.#datasets, commands: this.#commands, dashboard: this.#dashboard, live: this.#live } = runObjectParts(ctx, env, {
         meta: () => this.#require().meta,
         state: () => this.#require().state,
+        current: () => ({ state: this.#state, meta: this.#meta }),
+        view: () => this.status(),
         feed: (event, inline) => this.#apply(event, inline),
         report: (report) => this.episodeReported(report),
         observeEngine: async (swarm, inline, withPool) => {
@@ -103,19 +82,9 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
           return obs.note.kind === "unreachable" ? obs.note.error : null;
         },
         log: (level, message, fields) => this.#log(level, message, fields),
-        // the same outbound rules as the consumer: allowed hosts only, operator credentials only to their endpoint
-        fetch: outbound,
         gatewayHeaders: (swarm) => this.#gatewayHeaders()[swarm] ?? {},
         finished: () => this.#finished(),
-      });
-      this.#dashboard = new RunDashboard({
-        storage: this.#storage,
-        state: () => this.#state,
-        meta: () => this.#meta,
-        view: () => this.status(),
-        poolInfo: (swarm) => this.#commands.poolInfo(swarm),
-      });
-      this.#live = new LiveFeed(ctx, async () => JSON.stringify(await this.#dashboard.snapshot()));
+      }));
       this.#meta = this.#storage.meta();
       this.#state = this.#storage.loadState();
       // a run that finished before its secrets were deleted (a reset in between): delete them now
@@ -143,10 +112,8 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   }
 
   /**
-   * Creates the run (idempotent for the same runId) and starts it: prepares every dataset (a URL or R2 file is
-   * indexed here, in one streaming pass: `edge/datasets.ts`), checks that each has a usable task, that the windows
-   * fit and that the planned episodes are within `maxEpisodesPerRun`, then stores the spec (without rows) and the
-   * first state.
+   * Creates the run (idempotent for the same runId) and starts it: prepares and checks its datasets
+   * (`edge/run-create.ts`), then stores the spec (without rows) and the first state.
    * @throws Error when the object already holds another run
    */
   async create(input: CreateRunInput): Promise<CreateRunResult> {
@@ -154,20 +121,9 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
       if (this.#meta.runId !== input.runId) throw new Error(`this object already holds run ${this.#meta.runId}`);
       return { view: this.status()!, issues: [] };
     }
-    const prepared = await this.#datasets.prepareAll(input, datasetLimits(this.env as unknown as Record<string, unknown>));
-    // a train source with fewer tasks than one window takes from it would stall the run (never one task twice a window)
-    let issues = prepared.issues.length ? prepared.issues : windowCapacityIssues(input.spec, prepared.counts);
-    const planned = plannedEpisodes(input.spec, prepared.counts);
-    if (!issues.length && input.maxEpisodesPerRun !== undefined && planned > input.maxEpisodesPerRun) {
-      const message = `the run plans ${planned} episodes, over the maximum of ${input.maxEpisodesPerRun} per run (AJET_MAX_EPISODES_PER_RUN); set maxSteps, fewer epochs or numRepeat, or split it into several runs`;
-      issues = [{ path: "(body)", message }];
-    }
-    if (issues.length) {
-      this.#storage.clearDatasets();
-      return { view: null, issues };
-    }
-    const state = initialState(input.spec, prepared.counts);
-    const meta: RunMeta = { runId: input.runId, clientUuid: crypto.randomUUID(), spec: input.spec, createdAtMs: Date.now(), loadReports: prepared.loadReports, jobYaml: input.jobYaml ?? runJob(input.spec).toYaml(), ...(input.principal ? { principal: input.principal } : {}) };
+    const prepared = await prepareRun(input, { datasets: this.#datasets, storage: this.#storage, env: this.env, nowMs: Date.now() });
+    if (!("state" in prepared)) return { view: null, issues: prepared.issues };
+    const { state, meta } = prepared;
     this.ctx.storage.transactionSync(() => {
       this.#storage.setMeta(meta);
       this.#storage.persist({ run: state.run, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [], batches: [] });
@@ -207,16 +163,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   async watchStop(maxWaitMs: number): Promise<StopWatchAnswer> {
     const graceMs = (this.#state?.run.config.timing.stopGraceSeconds ?? 30) * 1000;
     if (!this.#state || this.#isStopping()) return { stopped: true, graceMs };
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    this.#stopWaiters.add(release);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      await Promise.race([released, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, Math.min(maxWaitMs, MAX_STOP_WATCH_MS)))))]);
-    } finally {
-      if (timer !== undefined) clearTimeout(timer);
-      this.#stopWaiters.delete(release);
-    }
+    await this.#stopWaiters.wait(maxWaitMs);
     return { stopped: this.#isStopping(), graceMs };
   }
 
@@ -257,18 +204,9 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   #gatewayHeaders(): Record<string, Record<string, string>> {
     const meta = this.#meta;
     if (!meta) return {};
-    const secrets = mergeSecrets(meta.spec.secrets, parseOperatorSecrets(this.env.AJET_SECRETS).secrets);
-    const out: Record<string, Record<string, string>> = {};
-    for (const s of meta.spec.swarms) {
-      if (!s.headers) continue;
-      const resolved = resolveGatewayHeaders(s.headers, secrets);
-      if ("headers" in resolved) out[s.name] = resolved.headers;
-      else this.#log("warn", `swarm ${s.name}: gateway headers need secrets nobody sets: ${resolved.missing.join(", ")}`, { swarm: s.name });
-    }
-    return out;
+    return runGatewayHeaders(meta.spec, this.env.AJET_SECRETS, (swarm, missing) => this.#log("warn", `swarm ${swarm}: gateway headers need secrets nobody sets: ${missing.join(", ")}`, { swarm }));
   }
 
-  /** The run finished: its secrets are needed no more (deleted from storage) and its token's run slot is freed. */
   /** The run has finished: its secrets are deleted, its quota slot released, its swarm servers' objects left. */
   async #finished(): Promise<void> {
     await this.#link?.leave();
@@ -284,14 +222,10 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
 
   async episodeOutcomeRecorded(report: OutcomeReport): Promise<EventAck> {
     if (!this.#state) return NO_RUN;
-    const { outputs, ...event } = report;
-    const row = this.#state?.episodes[report.episodeKey];
-    if (outputs && row && row.attempt === report.attempt) {
-      const taskId = this.#storage.taskId(row.source, row.taskIndex);
-      this.#storage.putOutbox(report.episodeKey, report.attempt, taskId, outputs);
-    }
+    stashOutputs(this.#storage, this.#state.episodes[report.episodeKey], report);
+    const { outputs: _outputs, ...event } = report;
     const ack = await this.#apply({ type: "episodeOutcomeRecorded", ...event });
-    if (ack.status === "stale" || ack.status === "unknown") this.#storage.deleteOutbox(report.episodeKey, report.attempt);
+    settleOutcome(this.#storage, report, ack);
     return ack;
   }
 
@@ -300,20 +234,8 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     const row = this.#state.episodes[report.episodeKey];
     const box = this.#storage.outbox(report.episodeKey, report.attempt);
     const ack = await this.#apply({ type: "episodeReported", ...report });
-    if (report.cause === AbortCause.abortUnconfirmed && row && row.attempt === report.attempt && row.claims.length) {
-      // the consumer's abort failed after its retries: the claims may still be held (an engine slot, the weight
-      // sync); the alarm sends the abort again at once, and the claim sweep catches whatever is left
-      this.#log("warn", "an episode's abort was not confirmed by the server; the run sends it again", { episodeKey: report.episodeKey, claims: row.claims.map((c) => c.episodeUuid).join(",") });
-      this.#storage.queueCommands([{ type: "abortEpisodes", episodes: [{ episodeKey: row.episodeKey, attempt: row.attempt, claims: row.claims, reason: AbortCause.abortUnconfirmed }] }]);
-      await this.#arm(true);
-    }
-    if (ack.status === "applied" && row && row.attempt === report.attempt) {
-      const taskId = box?.taskId ?? this.#storage.taskId(row.source, row.taskIndex);
-      // applied + ended: the core found a finite reward by the same rule
-      if (report.result === "ended") this.#storage.recordEnded(ledgerRows(row, taskId, box?.outputs, reportedReward(row.outcome, report) ?? 0, Date.now()));
-      this.#storage.recordAttempt(attemptRow(row, report, taskId, box?.outputs, Date.now()));
-    }
-    if (ack.status !== "stale") this.#storage.deleteOutbox(report.episodeKey, report.attempt);
+    const log = (level: "info" | "warn" | "error", message: string, fields: Record<string, unknown>) => this.#log(level, message, fields);
+    if (settleReport(this.#storage, log, { row, box, report, ack, nowMs: Date.now() })) await this.#arm(true);
     return ack;
   }
 
@@ -342,13 +264,12 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
 
   /** Reported attempts of one 0-based step (window), oldest first, at most `limit`. Null: no run. */
   attempts(query: { windowIndex?: number; limit?: number }): AttemptRow[] | null {
-    if (!this.#state) return null;
-    return this.#storage.attempts({ windowIndex: query.windowIndex, limit: Math.min(query.limit ?? 1000, 10_000) });
+    return this.#dashboard.attempts(query);
   }
 
   /** The run page's live feed: a WebSocket upgrade (`GET /runs/:id/live`), hibernatable. */
   override async fetch(request: Request): Promise<Response> {
-    if (!this.#state) return new Response(JSON.stringify({ error: { message: "no such run", issues: [{ path: "id", message: "no run with this id; create one with POST /runs" }] } }), { status: 404, headers: { "content-type": "application/json" } });
+    if (!this.#state) return noRunResponse();
     return this.#live.accept(request);
   }
 
@@ -357,11 +278,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
   }
 
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
-    try {
-      ws.close(code === 1005 || code === 1006 ? 1000 : code, "bye");
-    } catch {
-      // already closed
-    }
+    this.#live.close(ws, code);
   }
 
   /** One task of the run (a consumer asks for a task too large for its queue message). @throws naming the task */
@@ -394,8 +311,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
 
   /** The run stops before its end (stop requested, or failed): running functions are told (ctx.signal). */
   #isStopping(): boolean {
-    const run = this.#state?.run;
-    return !!run && (run.stopReason === "stopRequested" || run.stopReason === "failed") && (run.phase === "draining" || run.phase === "finished");
+    return runIsStopping(this.#state?.run);
   }
 
   #failure(): string | null {
@@ -440,7 +356,7 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     });
     this.#applyStats.record(performance.now() - startedMs, Date.now());
     this.#state = state;
-    if (this.#isStopping()) for (const release of this.#stopWaiters) release();
+    if (this.#isStopping()) this.#stopWaiters.releaseAll();
     // a complete window: the engine's edge is due, so its watcher polls quickly for a while
     const step = currentStep(state);
     if (step && step.resolvedAtMs !== null && step.closedAtMs === null && state.run.phase !== "finished") this.#link?.windowComplete(step.windowIndex);
@@ -458,27 +374,15 @@ export class RolloutScheduler extends DurableObject<Env> implements SchedulerPor
     }
   }
 
-  /**
-   * Sets the alarm to the core's next wake-up. A burst of episode RPCs mostly leaves the wake-up where it is: the
-   * same alarm time is not written again (each write is a storage operation every RPC's answer would wait for).
-   */
+  /** Sets the alarm by `planAlarm` (an alarm time already armed is not written again: each write is a storage operation every RPC's answer would wait for). */
   async #arm(now = false): Promise<void> {
     const state = this.#state;
     if (!state) return;
-    const wake = now ? Date.now() : nextWakeAtMs(state);
-    const finished = state.run.phase === "finished";
-    // an active run wakes at least every IDLE_ALARM_MS (the claim sweep runs on the alarm); an alarm already armed
-    // earlier is kept (it re-arms when it fires): a burst of episode RPCs writes no alarm at all
-    const at = finished ? (wake === null ? null : Math.max(wake, Date.now())) : Math.max(Math.min(wake ?? Infinity, Date.now() + IDLE_ALARM_MS), Date.now());
-    if (at === null) {
-      this.#armedAtMs = null;
-      await this.ctx.storage.deleteAlarm();
-      return;
-    }
-    const armed = this.#armedAtMs;
-    if (armed !== null && armed > Date.now() && armed <= at) return;
-    this.#armedAtMs = at;
-    await this.ctx.storage.setAlarm(at);
+    const plan = planAlarm({ finished: state.run.phase === "finished", wakeAtMs: now ? Date.now() : nextWakeAtMs(state), armedAtMs: this.#armedAtMs, nowMs: Date.now() });
+    if (plan.kind === "keep") return;
+    this.#armedAtMs = plan.kind === "set" ? plan.atMs : null;
+    if (plan.kind === "set") await this.ctx.storage.setAlarm(plan.atMs);
+    else await this.ctx.storage.deleteAlarm();
   }
 
   /** A line of the run log (SQLite, shown by `GET /runs/:id`); warnings and errors go to the console too. */

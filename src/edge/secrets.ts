@@ -4,7 +4,7 @@
  * names must be an allowed host, and every `{secret:NAME}` of a swarm's gateway headers must exist. Secret values
  * are never put in messages, logs or answers; only names are.
  */
-import { headerSecretNames } from "../protocol/index.ts";
+import { headerSecretNames, resolveGatewayHeaders } from "../protocol/index.ts";
 import { checkUrl, type AllowedHosts } from "../runtime/outbound.ts";
 import type { Issue } from "./errors.ts";
 
@@ -67,4 +67,26 @@ export function runSecretsIssues(c: RunSecretsCheck): Issue[] {
     }
   });
   return issues;
+}
+
+/**
+ * The resolved gateway headers of a run's swarms, per swarm name, from the run's and the operator's secrets (the
+ * operator's win). Swarms without templates are left out; one whose templates need a secret nobody sets is left out
+ * and reported through `missing(swarm, names)`.
+ * @param operatorSecrets the Worker's `AJET_SECRETS` text (unparseable: no operator secrets)
+ */
+export function runGatewayHeaders(
+  run: { swarms: readonly { name: string; headers?: Readonly<Record<string, string>> | undefined }[]; secrets: Readonly<Record<string, string>> },
+  operatorSecrets: string | undefined,
+  missing: (swarm: string, names: string[]) => void,
+): Record<string, Record<string, string>> {
+  const secrets = mergeSecrets(run.secrets, parseOperatorSecrets(operatorSecrets).secrets);
+  const out: Record<string, Record<string, string>> = {};
+  for (const s of run.swarms) {
+    if (!s.headers) continue;
+    const resolved = resolveGatewayHeaders(s.headers, secrets);
+    if ("headers" in resolved) out[s.name] = resolved.headers;
+    else missing(s.name, resolved.missing);
+  }
+  return out;
 }

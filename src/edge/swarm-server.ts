@@ -1,6 +1,6 @@
 /**
  * @module edge/swarm-server — `SwarmServer`, the Durable Object of ONE swarm server (issue 8 §1, issue 11 §3), keyed
- * by the server's normalised URL (`swarmServerStub`). It is the only place of the Worker that syncs a train config
+ * by the server's normalised URL (`swarmServerStub` in engine-link.ts). It is the only place of the Worker that syncs a train config
  * and starts that engine, and the server's one status watcher:
  *  - Runs subscribe (`subscribe`, also their heartbeat) with their job and engine policy, and get every status /
  *    global-step change pushed into their run object (`RolloutScheduler.engineObserved`), which feeds the core the
@@ -89,11 +89,6 @@ const SUBSCRIBER_TTL_MS = 30 * 60_000;
 
 const INITIAL_SEEN: Seen = { engineStatus: "unknown", globalStep: null, seenAtMs: null, changedAtMs: null, restarts: 0, lastError: null, stoppedElsewhereAtMs: null };
 const INITIAL_BOOT: Boot = { phase: "idle", byRunId: null, sinceMs: null, failures: 0, lastError: null };
-
-/** The object of the swarm server at `url` (one per normalised URL). @throws SwarmInputError for a non-http(s) URL */
-export function swarmServerStub(env: Env, url: string): DurableObjectStub<SwarmServer> {
-  return env.SWARM_SERVERS.get(env.SWARM_SERVERS.idFromName(normalizeServerUrl(url)));
-}
 
 /** The mismatch message a run fails with: both values, where they come from, and the fix. */
 export function batchMismatchMessage(url: string, server: Batching, run: { batchSize: number; numRepeat: number }): string {

@@ -3,7 +3,7 @@
  * message, evaluated by the hand-written parser (no `eval`, BC-19), each given number used exactly once as a
  * multiset (BC-17), value within 1e-5 of the target (BC-18). 1.0 correct, 0.1 format score, 0.0 no answer.
  */
-import { type ArithmeticErrorKind, evaluateArithmetic } from "./arithmetic.ts";
+import { type ArithmeticErrorKind, evaluateArithmetic } from "../util/arithmetic.ts";
 
 /**
  * Why the countdown reward is what it is. `correct` → 1.0; `no_answer` and `too_long` (message) → 0.0; the

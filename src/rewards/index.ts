@@ -1,5 +1,5 @@
 /** @module rewards — pure reward code: math answers (boxed, GSM8K), Countdown, and the shared arithmetic parser. */
-export * from "./arithmetic.ts";
+export * from "../util/arithmetic.ts";
 export * from "./boxed.ts";
 export * from "./countdown.ts";
 export * from "./final-message.ts";

@@ -3,7 +3,7 @@
  * function name, invalid JSON, non-object arguments, unknown tool) becomes an error tool message the model can
  * react to, never an exception that ends the episode (issue 4 §2). Also the shared `calculator` tool.
  */
-import { evaluateArithmetic } from "../rewards/arithmetic.ts";
+import { evaluateArithmetic } from "../util/arithmetic.ts";
 
 /** A tool call as it is echoed back in the assistant message: always with an id (synthesised when missing). */
 export interface AssistantToolCall {

@@ -12,15 +12,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DISPATCH_ENV } from "./worker.ts";
-
-/** Messages the host sends to its parent. */
-export type HostMessage = { type: "ready"; url: string; persistDir: string } | { type: "error"; message: string };
-/** Messages the parent sends to the host. */
-export type ParentMessage = { type: "start"; vars: Record<string, string>; logLevel?: WranglerLogLevel; persistDir?: string } | { type: "dispose" };
-
-/** wrangler's log levels: which of the Worker's console lines reach the host's output (`log` = console.log too). */
-export type WranglerLogLevel = "debug" | "log" | "warn" | "error";
+import { DISPATCH_ENV, type HostMessage, type ParentMessage } from "./worker-ipc.ts";
 
 function send(message: HostMessage): void {
   if (process.connected) process.send?.(message);

@@ -13,10 +13,7 @@ import { createInterface } from "node:readline";
 import { dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { findProject } from "./project.ts";
-import type { WranglerLogLevel, HostMessage, ParentMessage } from "./worker-host.ts";
-
-/** Environment variable the host reads into the Worker's `AJET_DISPATCH` (`direct` or `queue`). */
-export const DISPATCH_ENV = "AJET_EDGE_DISPATCH";
+import { DISPATCH_ENV, type HostMessage, type ParentMessage, type WranglerLogLevel } from "./worker-ipc.ts";
 
 /** Environment every wrangler start gets, so users need not set it: no metrics, no Request.cf fetch, no banner. */
 export const WRANGLER_QUIET_ENV: Readonly<Record<string, string>> = {

@@ -11,6 +11,11 @@ export const MIN_PUSH_INTERVAL_MS = 1_000;
 /** The WebSocket tag of a dashboard viewer. */
 const TAG = "dashboard";
 
+/** The answer to a live-feed request for an object that holds no run (404, the API's JSON error). */
+export function noRunResponse(): Response {
+  return new Response(JSON.stringify({ error: { message: "no such run", issues: [{ path: "id", message: "no run with this id; create one with POST /runs" }] } }), { status: 404, headers: { "content-type": "application/json" } });
+}
+
 /** Fans a run's snapshot out to its viewers. One per Durable Object instance. */
 export class LiveFeed {
   #lastPushAtMs = 0;
@@ -31,6 +36,15 @@ export class LiveFeed {
     this.ctx.acceptWebSocket(server, [TAG]);
     server.send(await this.snapshot());
     return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** A viewer closed its side: close ours too (1005/1006 carry no code to echo: 1000). Never throws. */
+  close(ws: WebSocket, code: number): void {
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, "bye");
+    } catch {
+      // already closed
+    }
   }
 
   /** A viewer asked again (any message): send it the snapshot now. */

@@ -8,6 +8,7 @@ import type { CurrentBatchRolloutPoolInformation } from "../../protocol/index.ts
 import type { SchedulerState } from "../../scheduler/index.ts";
 import { runReport, type RunMeta, type RunView } from "../run-views.ts";
 import type { SchedulerStorage } from "../storage.ts";
+import type { AttemptRow } from "./attempts.ts";
 import { metricsCsv, runMetrics, type RunMetrics } from "./metrics.ts";
 import { dashboardSnapshot, inFlightRows, type DashboardSnapshot } from "./snapshot.ts";
 
@@ -40,6 +41,12 @@ export class RunDashboard {
     const meta = this.host.meta();
     if (!state || !meta) return null;
     return runMetrics(meta.runId, this.host.storage.attempts(), state.run.config.sources.map((s) => s.name), meta.spec.swarms.map((s) => s.name), state.run.config.successThreshold);
+  }
+
+  /** Reported attempts of one 0-based step (window), oldest first, at most `limit` (default 1000, at most 10 000). Null: no run. */
+  attempts(query: { windowIndex?: number; limit?: number }): AttemptRow[] | null {
+    if (!this.host.state()) return null;
+    return this.host.storage.attempts({ windowIndex: query.windowIndex, limit: Math.min(query.limit ?? 1000, 10_000) });
   }
 
   /** The export as CSV (see metrics `metricsCsv`), or null. */

@@ -15,7 +15,7 @@ import { DATASET_LIMIT_VARS, datasetLimits, type DatasetLimits } from "../datase
 import type { CreateRunResult, SourcePlan } from "../run-views.ts";
 import type { Task } from "../../protocol/index.ts";
 import { checkUrl, outboundPolicy, type OutboundPolicy } from "../../runtime/outbound.ts";
-import type { AppEnv } from "../app.ts";
+import type { AppEnv } from "../app-env.ts";
 import type { Env } from "../env.ts";
 import { ApiError, type Issue } from "../errors.ts";
 import { limitsFrom, type ApiLimits } from "../limits-config.ts";

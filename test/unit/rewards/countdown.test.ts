@@ -28,7 +28,7 @@ describe("countdown reward: field cases", () => {
       reward: 0.1,
       reason: "operator_not_allowed",
     });
-    const source = readFileSync(fileURLToPath(new URL("../../../src/rewards/arithmetic.ts", import.meta.url)), "utf8");
+    const source = readFileSync(fileURLToPath(new URL("../../../src/util/arithmetic.ts", import.meta.url)), "utf8");
     expect(source).not.toMatch(/\beval\s*\(|new\s+Function\s*\(/);
   });
 });

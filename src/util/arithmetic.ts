@@ -1,5 +1,5 @@
 /**
- * @module rewards/arithmetic — a hand-written recursive-descent evaluator for `+ - * /` and parentheses, shared by
+ * @module util/arithmetic — a hand-written recursive-descent evaluator for `+ - * /` and parentheses, shared by
  * the countdown reward and the math agent's calculator tool. No `eval`, no `new Function`: code generation from
  * strings throws at request time in Workers (BC-19). Linear in the input; bounded length and nesting depth.
  */

@@ -1,0 +1,52 @@
+/**
+ * @module edge/report-ledger — what the run object writes around the core's answer to an episode's reports: the
+ * outbox of an outcome's outputs (kept until the report is settled), the ledger of ended episodes, the attempt rows
+ * of the dashboard, and the resend of an abort the consumer could not confirm.
+ */
+import { AbortCause, type EventAck, type OutcomeReport, type ResultReport } from "../port/index.ts";
+import { reportedReward, type EpisodeRow } from "../scheduler/index.ts";
+import type { RunLog } from "./command-runner.ts";
+import { attemptRow } from "./dashboard/attempts.ts";
+import { ledgerRows, type SchedulerStorage } from "./storage.ts";
+
+/** Before the core hears of an outcome: its outputs go to the outbox (the current attempt only). */
+export function stashOutputs(storage: SchedulerStorage, row: EpisodeRow | undefined, report: OutcomeReport): void {
+  if (report.outputs && row && row.attempt === report.attempt) storage.putOutbox(report.episodeKey, report.attempt, storage.taskId(row.source, row.taskIndex), report.outputs);
+}
+
+/** After the core's answer to an outcome: a stale or unknown one's outbox row goes (no resend will carry it). */
+export function settleOutcome(storage: SchedulerStorage, report: OutcomeReport, ack: EventAck): void {
+  if (ack.status === "stale" || ack.status === "unknown") storage.deleteOutbox(report.episodeKey, report.attempt);
+}
+
+/**
+ * After the core's answer to an episode's report: an unconfirmed abort of the current attempt with claims is queued
+ * again; an applied report of the current attempt writes its attempt row and, when ended, its ledger rows (the
+ * reward by the core's own rule, `reportedReward`); the outbox row goes unless the report was stale.
+ * @param row the episode's row before the report was applied; `box` its outbox row read then
+ * @returns true when the alarm must fire at once (an abort was queued)
+ */
+export function settleReport(
+  storage: SchedulerStorage,
+  log: RunLog,
+  input: { row: EpisodeRow | undefined; box: ReturnType<SchedulerStorage["outbox"]>; report: ResultReport; ack: EventAck; nowMs: number },
+): boolean {
+  const { row, box, report, ack, nowMs } = input;
+  const current = !!row && row.attempt === report.attempt;
+  let abortQueued = false;
+  if (report.cause === AbortCause.abortUnconfirmed && row && current && row.claims.length) {
+    // the consumer's abort failed after its retries: the claims may still be held (an engine slot, the weight
+    // sync); the alarm sends the abort again at once, and the claim sweep catches whatever is left
+    log("warn", "an episode's abort was not confirmed by the server; the run sends it again", { episodeKey: report.episodeKey, claims: row.claims.map((c) => c.episodeUuid).join(",") });
+    storage.queueCommands([{ type: "abortEpisodes", episodes: [{ episodeKey: row.episodeKey, attempt: row.attempt, claims: row.claims, reason: AbortCause.abortUnconfirmed }] }]);
+    abortQueued = true;
+  }
+  if (ack.status === "applied" && row && current) {
+    const taskId = box?.taskId ?? storage.taskId(row.source, row.taskIndex);
+    // applied + ended: the core found a finite reward by the same rule
+    if (report.result === "ended") storage.recordEnded(ledgerRows(row, taskId, box?.outputs, reportedReward(row.outcome, report) ?? 0, nowMs));
+    storage.recordAttempt(attemptRow(row, report, taskId, box?.outputs, nowMs));
+  }
+  if (ack.status !== "stale") storage.deleteOutbox(report.episodeKey, report.attempt);
+  return abortQueued;
+}
