@@ -193,9 +193,15 @@ export function formatTable(rows: readonly ChaosRow[]): string {
 
 // ---- the stack -------------------------------------------------------------------------------------------------------
 
-/** The chaos Worker (test/chaos/wrangler.toml) in local workerd. */
+/**
+ * The chaos Worker in local workerd. Its config is the project's wrangler.toml (every binding and migration as the
+ * product has them) with `main` pointed at test/chaos/worker.ts, written next to it (git-ignored) for each start.
+ */
 export function startChaosWorker(persistDir?: string): Promise<LocalWorker> {
-  return startLocalWorker({ configPath: join(PROJECT_ROOT, "test/chaos/wrangler.toml"), ...(persistDir ? { persistDir } : {}) });
+  const config = readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8").replace(/^main = .*$/m, 'main = "worker.ts"').replace(/^name = .*$/m, 'name = "ajet-edge-chaos"');
+  const configPath = join(PROJECT_ROOT, "test/chaos/.wrangler.chaos.toml");
+  writeFileSync(configPath, config);
+  return startLocalWorker({ configPath, ...(persistDir ? { persistDir } : {}) });
 }
 
 /** What a scenario may do while its run runs. */

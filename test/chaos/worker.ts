@@ -1,23 +1,11 @@
 /**
- * @module test/chaos/worker — the chaos suite's Worker: the project's Worker (API, Durable Object, queue consumer)
- * with the chaos functions registered next to the shipped ones.
+ * @module test/chaos/worker — the chaos suite's Worker: the project's Worker (the `createWorker` factory: API,
+ * Durable Objects, queue consumer, per-episode entrypoint) with the chaos functions registered next to the shipped
+ * ones. Its wrangler config is the project's own wrangler.toml with `main` pointed here (harness.ts writes it).
  */
-import "../../src/edge/fence.ts";
+import { createWorker } from "../../src/edge/worker.ts";
 import { rolloutFunctions } from "../../functions/index.ts";
-import { createApp } from "../../src/edge/app.ts";
-import type { Env } from "../../src/edge/env.ts";
-import { handleEpisodeBatch } from "../../src/edge/episode-consumer.ts";
 import { chaosFunctions } from "./functions.ts";
 
-export { RolloutScheduler } from "../../src/edge/rollout-scheduler.ts";
-export { RunQuota } from "../../src/edge/run-quota.ts";
-
-const functions = { ...rolloutFunctions, ...chaosFunctions };
-const app = createApp(functions);
-
-export default {
-  fetch: app.fetch,
-  async queue(batch, env) {
-    await handleEpisodeBatch(batch, env, functions);
-  },
-} satisfies ExportedHandler<Env, unknown>;
+export * from "../../src/edge/worker.ts";
+export default createWorker({ ...rolloutFunctions, ...chaosFunctions });
