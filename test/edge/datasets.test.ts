@@ -5,22 +5,10 @@
  * inline rows over their limits answer 413 naming the limit and the alternative; a generated dataset is created at
  * once (tasks are made when needed); nothing is a 500.
  */
-import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { describe, expect, it } from "vitest";
-import type { RunView } from "../../src/edge/run-views.ts";
-import { countdownSpec, createRun, DEAD_SWARM, postRun, type stubOf, TestEmulator } from "./support.ts";
-
-/** Runs the alarm until the run finishes (the alarm also fires by itself; this only makes the test quicker). */
-async function untilFinished(stub: ReturnType<typeof stubOf>): Promise<RunView> {
-  let view = (await stub.status()) as unknown as RunView;
-  for (let i = 0; i < 400 && view.phase !== "finished"; i++) {
-    await runDurableObjectAlarm(stub);
-    await new Promise((r) => setTimeout(r, 10));
-    view = (await stub.status()) as unknown as RunView;
-  }
-  return view;
-}
+import { countdownSpec, createRun, DEAD_SWARM, postRun, type stubOf, TestEmulator, untilFinished } from "./support.ts";
 
 /** The task rows the run's SQLite holds (inline rows, or URL rows read so far). */
 function storedTasks(stub: ReturnType<typeof stubOf>): Promise<Array<{ task_index: number; task_id: string; body: string }>> {

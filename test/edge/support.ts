@@ -315,3 +315,14 @@ export async function deliver(messages: readonly EpisodeMessage[], attempts = 1)
   const result = await getQueueResult(batch, ctx);
   return { acked: result.explicitAcks as string[], retried: result.retryMessages.map((m: { msgId: string }) => m.msgId) };
 }
+
+/** Runs a run object's alarm until its run finishes (at most 400 ticks; the alarm also fires by itself, this only makes a test quicker). */
+export async function untilFinished(stub: ReturnType<typeof stubOf>): Promise<RunView> {
+  let view = (await stub.status()) as unknown as RunView;
+  for (let i = 0; i < 400 && view.phase !== "finished"; i++) {
+    await runDurableObjectAlarm(stub);
+    await new Promise((r) => setTimeout(r, 10));
+    view = (await stub.status()) as unknown as RunView;
+  }
+  return view;
+}

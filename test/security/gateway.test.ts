@@ -7,23 +7,13 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { RunView } from "../../src/edge/run-views.ts";
-import { countdownSpec, createRun, postRun, TestEmulator } from "../edge/support.ts";
+import { countdownSpec, createRun, postRun, TestEmulator, untilFinished } from "../edge/support.ts";
 import { bearer, callWorker, consoleLines } from "./_support.ts";
 
 const CF_ID = "cf-access-id-DO-NOT-LEAK-0005.access";
 const CF_SECRET = "cf-access-secret-DO-NOT-LEAK-0006";
 const gateway = { "cf-access-client-id": CF_ID, "cf-access-client-secret": CF_SECRET };
 const templates = { "CF-Access-Client-Id": "{secret:CF_ID}", "CF-Access-Client-Secret": "{secret:CF_SECRET}" };
-
-async function untilFinished(stub: Awaited<ReturnType<typeof createRun>>["stub"]): Promise<RunView> {
-  let view = (await stub.status()) as unknown as RunView;
-  for (let i = 0; i < 400 && view.phase !== "finished"; i++) {
-    await runDurableObjectAlarm(stub);
-    await new Promise((r) => setTimeout(r, 10));
-    view = (await stub.status()) as unknown as RunView;
-  }
-  return view;
-}
 
 describe("a swarm server behind a gateway", () => {
   it("headers from the run's secrets on every call (claims, ends, LLM proxy): 4 episodes end, no 401; no log line (faults included) holds a secret or an sk-ajet- key", async () => {
