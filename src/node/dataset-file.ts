@@ -15,9 +15,24 @@ export async function readUtf8File(path: string): Promise<string> {
   try {
     bytes = await readFile(path);
   } catch (err) {
-    throw new DatasetLoadError(`cannot read dataset ${path}: ${(err as Error).message}`);
+    throw new DatasetLoadError(`cannot read dataset ${path}: ${readFailure(err as NodeJS.ErrnoException)}`);
   }
   return decodeUtf8(bytes, path);
+}
+
+/** One plain clause for a failed read: what went wrong and the fix, not the errno text. */
+function readFailure(err: NodeJS.ErrnoException): string {
+  switch (err.code) {
+    case "ENOENT":
+      return "no such file; give the path of a JSONL file, or a URL (http(s)://… or r2://BUCKET/KEY)";
+    case "EISDIR":
+      return "it is a directory; give the path of a JSONL file inside it";
+    case "EACCES":
+    case "EPERM":
+      return "permission denied; make the file readable by this user";
+    default:
+      return err.code ? `cannot open it (${err.code})` : err.message;
+  }
 }
 
 /** Reads a JSONL file into tasks (see `parseTasks` for ids, line numbers and rejections). */

@@ -34,7 +34,7 @@ describe("ajet-edge dev early failures", () => {
   it("a dataset path that does not exist: exit 2 naming the path", async () => {
     const io = memoryIo();
     expect(await runDevCommand(["--dataset", "/no/such/file.jsonl", "--function", "math-agent"], io)).toBe(2);
-    expect(io.stderr.join("")).toMatch(/^ajet-edge dev: cannot read dataset \/no\/such\/file\.jsonl: ENOENT/);
+    expect(io.stderr.join("")).toMatch(/^ajet-edge dev: cannot read dataset \/no\/such\/file\.jsonl: no such file; give the path of a JSONL file, or a URL/);
   });
 
   it("an unknown function: exit 2 listing the known ones", async () => {

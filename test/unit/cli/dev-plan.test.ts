@@ -102,7 +102,7 @@ describe("dev plan", () => {
   });
 
   it("refuses a missing file, a file without a usable row, an unknown function and a function without its dataset", async () => {
-    await expect(fileDataset({ path: join(dir, "absent.jsonl"), kind: "gsm8k", limit: 4 })).rejects.toThrow(/^cannot read dataset .*absent\.jsonl: ENOENT/);
+    await expect(fileDataset({ path: join(dir, "absent.jsonl"), kind: "gsm8k", limit: 4 })).rejects.toThrow(/^cannot read dataset .*absent\.jsonl: no such file; give the path of a JSONL file, or a URL/);
     const wrongKind = file("wrong.jsonl", [JSON.stringify({ target: 10, nums: [5, 5] })]);
     const err = await fileDataset({ path: wrongKind, kind: "gsm8k", limit: 4 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DatasetLoadError);
