@@ -2,7 +2,8 @@
  * @module cli/commands/status — `ajet-edge status RUN --worker URL [--watch]`: one run's status (`GET /runs/:id`):
  * phase, engines, what it waits for, the open step, episodes by state (the in-flight counts), sources, finished
  * steps and failures. `--watch` refreshes it (a TTY redraws the screen; otherwise a new block when it changed)
- * until the run finishes or Ctrl-C.
+ * until the run finishes or Ctrl-C, and lists the in-flight episodes (`GET /runs/:id/dashboard`): age, time since
+ * the server last saw LLM activity, LLM calls.
  */
 import { setTimeout as delay } from "node:timers/promises";
 import type { Command } from "commander";
@@ -10,8 +11,8 @@ import { z } from "zod";
 import { helpOf, parseFlags } from "../args.ts";
 import { CliError, type CliCommand } from "../command.ts";
 import { processIo, type DevIo } from "../dev/output.ts";
-import { renderRunStatus } from "../dev/run-table.ts";
-import type { RunView } from "../dev/runs-api.ts";
+import { renderInFlight, renderRunStatus } from "../dev/run-table.ts";
+import type { InFlightEpisodeView, RunsApi, RunView } from "../dev/runs-api.ts";
 import { callFailure, defineWorkerFlags, workerApi } from "../dev/worker-call.ts";
 
 function defineStatusFlags(cmd: Command): void {
@@ -27,6 +28,17 @@ const Interval = z.coerce.number({ error: "--interval must be a number of second
   .min(0.2, { error: "--interval must be ≥ 0.2 seconds, e.g. 2" }).default(2);
 
 const CLEAR_SCREEN = "\x1b[H\x1b[2J";
+
+/** The in-flight episodes of a run that is not finished; none when the Worker could not say (the counts still hold). */
+async function inFlightOf(api: RunsApi, view: RunView): Promise<InFlightEpisodeView[]> {
+  if (view.phase === "finished" || view.episodes.inFlight === 0) return [];
+  return api.inFlight(view.runId).catch(() => []);
+}
+
+/** The in-flight block under the status, or "". */
+function inFlightBlock(rows: readonly InFlightEpisodeView[]): string {
+  return rows.length ? `\n\nin flight:\n${renderInFlight(rows)}` : "";
+}
 
 /**
  * Runs the command with injectable I/O and environment.
@@ -54,9 +66,10 @@ export async function runStatusCommand(argv: string[], io: DevIo = processIo, en
     for (;;) {
       last = await api.get(runId);
       if (!json) {
-        const text = renderRunStatus(last, io.now());
+        const rows = watch ? await inFlightOf(api, last) : [];
+        const text = `${renderRunStatus(last, io.now())}${inFlightBlock(rows)}`;
         // a plain stream gets a new block only when something but the ages changed
-        const key = renderRunStatus(last, last.createdAtMs);
+        const key = `${renderRunStatus(last, last.createdAtMs)}${inFlightBlock(rows.map((r) => ({ ...r, ageSeconds: null, sinceLastLlmActivity: null })))}`;
         if (tty && watch) io.out(`${CLEAR_SCREEN}${text}\n`);
         else if (key !== shown) io.out(`${shown ? "\n" : ""}${text}\n`);
         shown = key;

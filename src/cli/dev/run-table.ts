@@ -5,7 +5,7 @@
  * caller passes "now" for ages.
  */
 import { formatCauses, formatReward, formatSeconds, shortStatus, table } from "./render.ts";
-import type { RunListingView, RunView } from "./runs-api.ts";
+import type { InFlightEpisodeView, RunListingView, RunView } from "./runs-api.ts";
 
 /** An age as `12s`, `5m`, `3h`, `2d` (ms → the largest whole unit). */
 export function formatAge(ms: number): string {
@@ -59,4 +59,24 @@ export function renderRunStatus(view: StatusView, nowMs: number): string {
   const warnings = view.log.filter((l) => l.level === "warn" || l.level === "error").slice(-5);
   for (const l of warnings) lines.push(`[run ${l.level}] ${l.message}`);
   return lines.join("\n");
+}
+
+/** How many in-flight episodes {@link renderInFlight} lists (the oldest); the rest are counted. */
+export const IN_FLIGHT_ROWS_SHOWN = 20;
+
+/**
+ * The in-flight episodes as a table, oldest dispatch first (like the dashboard's): episode, task, repeat, attempt,
+ * state, swarms, age since dispatch, time since the server last saw LLM activity, LLM calls. Empty string for none.
+ */
+export function renderInFlight(rows: readonly InFlightEpisodeView[], shown = IN_FLIGHT_ROWS_SHOWN): string {
+  if (!rows.length) return "";
+  const out = [["episode", "task", "repeat", "attempt", "state", "swarms", "age", "since LLM", "LLM calls"]];
+  for (const r of rows.slice(0, shown)) {
+    out.push([
+      r.episodeKey, r.taskId, String(r.repeat), String(r.attempt), r.status, r.swarms.join(",") || "-",
+      r.ageSeconds === null ? "-" : formatAge(r.ageSeconds * 1000), r.sinceLastLlmActivity ?? "-", r.llmCalls === null ? "-" : String(r.llmCalls),
+    ]);
+  }
+  const more = rows.length > shown ? `\n… and ${rows.length - shown} more in flight` : "";
+  return `${table(out, [false, false, true, true, false, false, true, true, true])}${more}`;
 }

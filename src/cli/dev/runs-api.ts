@@ -90,6 +90,21 @@ const MetricsShape = z.looseObject({
   groups: z.array(z.looseObject({ step: z.number().nullable(), source: z.string(), swarm: z.string(), rewardMean: z.number().nullable() })),
 });
 
+const InFlightShape = z.looseObject({
+  episodeKey: z.string(),
+  taskId: z.string(),
+  repeat: z.number(),
+  attempt: z.number(),
+  status: z.string(),
+  swarms: z.array(z.string()),
+  ageSeconds: z.number().nullable(),
+  sinceLastLlmActivity: z.string().nullable(),
+  llmCalls: z.number().nullable(),
+});
+const DashboardShape = z.looseObject({ inFlight: z.array(InFlightShape) });
+/** One in-flight episode as the dashboard shows it (`GET /runs/:id/dashboard`); ages are seconds. */
+export type InFlightEpisodeView = z.infer<typeof InFlightShape>;
+
 const ReportShape = z.looseObject({
   summary: z.looseObject({ steps: z.array(StepShape), totals: z.looseObject({ episodesEnded: z.number() }) }),
   eval: z.unknown().nullable(),
@@ -109,6 +124,8 @@ export interface RunsApi {
   endedEpisodes(runId: string, globalStep?: number): Promise<EndedEpisodeView[]>;
   /** `GET /runs/:id/metrics`: per step, source and swarm server (edge/dashboard/metrics). */
   metrics(runId: string): Promise<RunMetrics>;
+  /** The in-flight episodes, oldest dispatch first, from `GET /runs/:id/dashboard` (LLM activity from the server's pool information). */
+  inFlight(runId: string): Promise<InFlightEpisodeView[]>;
 }
 
 /** Options of {@link runsApi}. */
@@ -168,6 +185,7 @@ export function runsApi(workerUrl: string, fetchFn: typeof fetch = fetch, option
       return (await call<{ episodes: EndedEpisodeView[] }>("GET", `runs/${id(runId)}/episodes${query}`, EpisodesShape)).episodes;
     },
     metrics: (runId) => call("GET", `runs/${id(runId)}/metrics`, MetricsShape),
+    inFlight: async (runId) => (await call<{ inFlight: InFlightEpisodeView[] }>("GET", `runs/${id(runId)}/dashboard`, DashboardShape)).inFlight,
   };
 }
 

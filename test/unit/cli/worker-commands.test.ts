@@ -127,6 +127,42 @@ describe("ajet-edge status", () => {
     expect(blocks[1]).toContain("phase finished  stop reason maxSteps");
   });
 
+  it("--watch lists the in-flight episodes, oldest first: age, time since the server saw LLM activity, LLM calls", async () => {
+    const seq = [view(), view({ phase: "finished", stopReason: "maxSteps", currentWindow: null, waitingFor: null, episodes: { inFlight: 0, ended: 60 } })];
+    let i = 0;
+    const row = (n: number, over: Record<string, unknown> = {}) => ({
+      episodeKey: `run-a:countdown:${n}:0`, taskId: `countdown:train:${n}@a1`, repeat: 0, attempt: 1, status: "running", swarms: ["default"],
+      ageSeconds: 75 - n, sinceLastLlmActivity: "1.5s", llmCalls: 2, ...over,
+    });
+    const inFlight = [row(0), row(1, { status: "dispatched", swarms: [], sinceLastLlmActivity: null, llmCalls: null }), ...Array.from({ length: 21 }, (_, k) => row(k + 2))];
+    const w = fakeWorker({
+      "GET /runs/run-a": () => [200, seq[Math.min(i++, seq.length - 1)]],
+      "GET /runs/run-a/dashboard": [200, { inFlight }],
+    });
+    const io = ioAt();
+    expect(await runStatusCommand(["run-a", "--worker", W, "--watch", "--interval", "0.2"], io, { AJET_API_TOKEN: "t" }, w.fn)).toBe(0);
+    const [first, last] = io.stdout.join("").split(/^run run-a /m).filter(Boolean);
+    const table = first!.slice(first!.indexOf("in flight:\n") + "in flight:\n".length).trimEnd().split("\n");
+    expect(table[0]).toMatch(/^episode\s+task\s+repeat\s+attempt\s+state\s+swarms\s+age\s+since LLM\s+LLM calls$/);
+    expect(table[1]).toMatch(/^run-a:countdown:0:0\s+countdown:train:0@a1\s+0\s+1\s+running\s+default\s+1m\s+1\.5s\s+2$/);
+    expect(table[2]).toMatch(/^run-a:countdown:1:0\s+countdown:train:1@a1\s+0\s+1\s+dispatched\s+-\s+1m\s+-\s+-$/);
+    expect(table).toHaveLength(1 + 20 + 1);
+    expect(table[21]).toBe("… and 3 more in flight");
+    expect(last).not.toContain("in flight:"); // a finished run lists none
+    expect(w.calls.filter((c) => c.includes("/dashboard"))).toHaveLength(1);
+  });
+
+  it("--watch against a Worker without the in-flight view still shows the counts", async () => {
+    const seq = [view(), view({ phase: "finished", stopReason: "maxSteps" })];
+    let i = 0;
+    const w = fakeWorker({ "GET /runs/run-a": () => [200, seq[Math.min(i++, seq.length - 1)]] }); // /dashboard answers 404
+    const io = ioAt();
+    expect(await runStatusCommand(["run-a", "--worker", W, "--watch", "--interval", "0.2"], io, { AJET_API_TOKEN: "t" }, w.fn)).toBe(0);
+    expect(w.calls.filter((c) => c.includes("/dashboard"))).toHaveLength(1);
+    expect(io.stdout.join("")).toContain("       16       4           2       14");
+    expect(io.stdout.join("")).not.toContain("in flight:");
+  });
+
   it("an unknown run: one line naming the runs command, exit 1", async () => {
     const w = fakeWorker({});
     const io = ioAt();
