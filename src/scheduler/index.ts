@@ -44,4 +44,3 @@ export { permuteIndex, permutationKey, takeTask, isExhausted, type SourceCursor 
 export { allocateSlots, throttleCap, sourceCapIssues, type Allocation } from "./mixing.ts";
 export { maxWindowGroups, windowCapacityIssues, WindowCapacityError, type CapacityRun, type CapacitySource } from "./window-capacity.ts";
 export { isGateOpen, type EngineView } from "./engine-gate.ts";
-export { batchKeyOf, stepOfBatchKey } from "./batches.ts";
