@@ -13,6 +13,7 @@ import { serverOfSwarm } from "../sdk/contract.ts";
 import type { RunDatasets } from "./datasets.ts";
 import { orphanClaims } from "./claim-sweep.ts";
 import type { Dispatcher } from "./dispatcher.ts";
+import type { RunLog } from "./log.ts";
 import type { RunMeta, SchedulerStorage } from "./storage.ts";
 
 /** How often the run log repeats that a swarm cannot be reached. */
@@ -24,9 +25,6 @@ const UNREACHABLE_LOG_INTERVAL_MS = 60_000;
 const CLAIM_GRACE_SECONDS = { oneSwarm: 10, multiSwarm: 30 } as const;
 /** An unknown claim this close to the server's discard timeout is left to the janitor (claim-sweep.ts), seconds. */
 const JANITOR_MARGIN_SECONDS = 5;
-
-/** A line of the run log: level, message, structured fields. */
-export type RunLog = (level: "info" | "warn" | "error", message: string, fields: Record<string, unknown>) => void;
 
 /** What the runner needs of its Durable Object. */
 export interface CommandRunnerHost {

@@ -5,8 +5,8 @@
  */
 import { AbortCause, type EventAck, type OutcomeReport, type ResultReport } from "../port/index.ts";
 import { reportedReward, type EpisodeRow } from "../scheduler/index.ts";
-import type { RunLog } from "./command-runner.ts";
 import { attemptRow } from "./dashboard/attempts.ts";
+import type { RunLog } from "./log.ts";
 import { ledgerRows, type SchedulerStorage } from "./storage.ts";
 
 /** Before the core hears of an outcome: its outputs go to the outbox (the current attempt only). */
