@@ -16,6 +16,10 @@ import type { Dispatcher } from "./dispatcher.ts";
 import type { RunLog } from "./log.ts";
 import type { RunMeta, SchedulerStorage } from "./storage.ts";
 
+/** Commands that call a swarm server and may take long (up to minutes): not run inside an episode-port RPC ({@link CommandRunner.split}). */
+const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox"]);
+/** How often an active run looks for its claims that nobody holds (claim-sweep.ts), ms. */
+const CLAIM_SWEEP_INTERVAL_MS = 5_000;
 /** How often the run log repeats that a swarm cannot be reached. */
 const UNREACHABLE_LOG_INTERVAL_MS = 60_000;
 /**
@@ -65,6 +69,7 @@ export class CommandRunner {
   readonly #resending = new Set<string>();
   /** the run's client of each swarm, made on first use (the spec never changes after `create`) */
   readonly #clients = new Map<string, SwarmClient>();
+  #claimsSweptAtMs = 0;
 
   constructor(private readonly host: CommandRunnerHost) {}
 
@@ -77,6 +82,31 @@ export class CommandRunner {
         this.host.log("error", `command ${c.type} failed`, { error: String(err) });
       }
     }
+  }
+
+  /**
+   * The commands of one decision, split: `now` runs at once, `later` is queued for the alarm. Inline (the alarm, the
+   * control calls) everything runs now; from an episode-port RPC the commands that talk to a swarm server wait for
+   * the alarm, so a consumer's `episodeClaimed` never waits behind them (its claim would sit idle, BC-23).
+   */
+  static split(commands: readonly SchedulerCommand[], inline: boolean): { now: SchedulerCommand[]; later: SchedulerCommand[] } {
+    if (inline) return { now: [...commands], later: [] };
+    return { now: commands.filter((c) => !SWARM_COMMANDS.has(c.type)), later: commands.filter((c) => SWARM_COMMANDS.has(c.type)) };
+  }
+
+  /** Carries out the commands RPCs queued for the alarm; each is deleted once done (at least once across resets). */
+  async drainQueued(): Promise<void> {
+    for (const { id, command } of this.host.storage.pendingCommands()) {
+      await this.execute([command], true);
+      this.host.storage.deletePendingCommand(id);
+    }
+  }
+
+  /** On each alarm tick of an active run: {@link sweepClaims} at most every {@link CLAIM_SWEEP_INTERVAL_MS}. */
+  async sweepClaimsWhenDue(nowMs: number): Promise<void> {
+    if (this.host.state().run.phase === "finished" || nowMs - this.#claimsSweptAtMs < CLAIM_SWEEP_INTERVAL_MS) return;
+    this.#claimsSweptAtMs = nowMs;
+    await this.sweepClaims();
   }
 
   /** The swarm's pool information (the dashboard's in-flight table); 5 s timeout. @throws transport errors */
