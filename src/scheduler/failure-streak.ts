@@ -4,11 +4,13 @@
  * error's name, message and first stack frames, recorded with the abort outcome) extends or restarts the streak;
  * the first one is kept as the run's `firstFailure` (shown by the status and the CLI). Pure.
  */
+import { AbortCause } from "../port/index.ts";
+
 /** Failed attempts in a row with the same error, before any episode ended, that stop the run (`functionError`). */
 export const DETERMINISTIC_FAILURE_ATTEMPTS = 3;
 
 /** The causes a streak counts: the function's own errors (not infrastructure, not the model's answers). */
-const STREAK_CAUSES: ReadonlySet<string> = new Set(["function_error"]);
+const STREAK_CAUSES: ReadonlySet<string> = new Set([AbortCause.functionError]);
 
 /** The first failure of a run: its cause, detail (with file:line) and when it was recorded (epoch ms). */
 export interface FirstFailure {
