@@ -1,9 +1,10 @@
 /**
  * @module edge/command-runner — carries out the scheduler core's commands for the `RolloutScheduler` Durable Object:
  * log lines, dispatches (queue messages), engine status polls (asked of the swarm server's object), aborts and
- * outbox resends, with the run's
- * `SwarmClient` of each swarm (made on first use). What a command learns goes back to the core as an event through
- * the object's loop (`feed`); the object owns the loop, this file owns the I/O.
+ * outbox resends, with the run's `SwarmClient` of each swarm (made on first use); the commands queued for the alarm,
+ * and the alarm's sweep of claims nobody holds. What a command learns goes back to the core as an event through the
+ * run's loop (`feed`, edge/run-loop.ts); the loop decides, this file owns the I/O, and which commands wait for the
+ * alarm when an RPC decided ({@link CommandRunner.split}).
  */
 import { SwarmClient } from "../client/index.ts";
 import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../port/index.ts";
@@ -40,7 +41,7 @@ export interface CommandRunnerHost {
   meta(): RunMeta;
   /** the core's current state (for the re-claimed check before an outbox resend) */
   state(): SchedulerState;
-  /** feeds an event a command produced back into the object's loop (`inline` as the command ran) */
+  /** feeds an event a command produced back into the run's loop (`inline` as the command ran) */
   feed(event: SchedulerEvent, inline: boolean): Promise<unknown>;
   /** the object's `episodeReported`: an outbox resend reports like a consumer does */
   report(report: ResultReport): Promise<unknown>;
