@@ -1,7 +1,9 @@
 /**
- * @module edge/alarm-plan — the run object's alarm arming rule, pure (time is an input): which alarm time to write,
- * if any, given the core's next wake-up and the alarm already armed.
+ * @module edge/alarm-plan — the run object's alarm: the arming rule, pure (time is an input: which alarm time to
+ * write, if any, given the core's next wake-up and the alarm already armed), and {@link RunAlarm}, which writes what
+ * the rule says and backs off after a failing tick.
  */
+import { nextWakeAtMs, type SchedulerState } from "../scheduler/index.ts";
 
 /** An active run's alarm fires at least this often (BC-45), even when the core has nothing scheduled sooner. */
 export const IDLE_ALARM_MS = 5_000;
@@ -22,4 +24,39 @@ export function planAlarm(input: { finished: boolean; wakeAtMs: number | null; a
   if (at === null) return { kind: "delete" };
   if (armedAtMs !== null && armedAtMs > nowMs && armedAtMs <= at) return { kind: "keep" };
   return { kind: "set", atMs: at };
+}
+
+/** Alarm back-off after a failing tick, ms (the handler itself never throws). */
+export const FAILED_TICK_ALARM_MS = 2_000;
+
+/** The alarm of one run object; it remembers the time it last wrote (in memory: unknown after a reset). */
+export class RunAlarm {
+  /** the alarm time last set (null: unknown, e.g. after a reset or once the alarm fired) */
+  #armedAtMs: number | null = null;
+
+  /** @param storage the object's storage (`ctx.storage`) */
+  constructor(private readonly storage: { setAlarm(atMs: number): Promise<void>; deleteAlarm(): Promise<void> }) {}
+
+  /** The alarm fired: the time it was set for is spent. */
+  fired(): void {
+    this.#armedAtMs = null;
+  }
+
+  /**
+   * Sets the alarm by {@link planAlarm} for the core's next wake-up, or for now with `wakeNow`. An alarm time already
+   * armed is not written again: each write is a storage operation every RPC's answer would wait for.
+   */
+  async arm(state: SchedulerState, wakeNow: boolean, nowMs: number): Promise<void> {
+    const plan = planAlarm({ finished: state.run.phase === "finished", wakeAtMs: wakeNow ? nowMs : nextWakeAtMs(state), armedAtMs: this.#armedAtMs, nowMs });
+    if (plan.kind === "keep") return;
+    this.#armedAtMs = plan.kind === "set" ? plan.atMs : null;
+    if (plan.kind === "set") await this.storage.setAlarm(plan.atMs);
+    else await this.storage.deleteAlarm();
+  }
+
+  /** A tick failed: the alarm fires again in {@link FAILED_TICK_ALARM_MS}. */
+  async retrySoon(nowMs: number): Promise<void> {
+    this.#armedAtMs = nowMs + FAILED_TICK_ALARM_MS;
+    await this.storage.setAlarm(this.#armedAtMs);
+  }
 }

@@ -1,9 +1,10 @@
 /**
  * @module edge/command-runner — carries out the scheduler core's commands for the `RolloutScheduler` Durable Object:
  * log lines, dispatches (queue messages), engine status polls (asked of the swarm server's object), aborts and
- * outbox resends, with the run's
- * `SwarmClient` of each swarm (made on first use). What a command learns goes back to the core as an event through
- * the object's loop (`feed`); the object owns the loop, this file owns the I/O.
+ * outbox resends, with the run's `SwarmClient` of each swarm (made on first use); the commands queued for the alarm,
+ * and the alarm's sweep of claims nobody holds. What a command learns goes back to the core as an event through the
+ * run's loop (`feed`, edge/run-loop.ts); the loop decides, this file owns the I/O, and which commands wait for the
+ * alarm when an RPC decided ({@link CommandRunner.split}).
  */
 import { SwarmClient } from "../client/index.ts";
 import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../port/index.ts";
@@ -13,8 +14,13 @@ import { serverOfSwarm } from "../sdk/contract.ts";
 import type { RunDatasets } from "./datasets.ts";
 import { orphanClaims } from "./claim-sweep.ts";
 import type { Dispatcher } from "./dispatcher.ts";
+import type { RunLog } from "./log.ts";
 import type { RunMeta, SchedulerStorage } from "./storage.ts";
 
+/** Commands that call a swarm server and may take long (up to minutes): not run inside an episode-port RPC ({@link CommandRunner.split}). */
+const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox"]);
+/** How often an active run looks for its claims that nobody holds (claim-sweep.ts), ms. */
+const CLAIM_SWEEP_INTERVAL_MS = 5_000;
 /** How often the run log repeats that a swarm cannot be reached. */
 const UNREACHABLE_LOG_INTERVAL_MS = 60_000;
 /**
@@ -24,9 +30,6 @@ const UNREACHABLE_LOG_INTERVAL_MS = 60_000;
 const CLAIM_GRACE_SECONDS = { oneSwarm: 10, multiSwarm: 30 } as const;
 /** An unknown claim this close to the server's discard timeout is left to the janitor (claim-sweep.ts), seconds. */
 const JANITOR_MARGIN_SECONDS = 5;
-
-/** A line of the run log: level, message, structured fields. */
-export type RunLog = (level: "info" | "warn" | "error", message: string, fields: Record<string, unknown>) => void;
 
 /** What the runner needs of its Durable Object. */
 export interface CommandRunnerHost {
@@ -38,7 +41,7 @@ export interface CommandRunnerHost {
   meta(): RunMeta;
   /** the core's current state (for the re-claimed check before an outbox resend) */
   state(): SchedulerState;
-  /** feeds an event a command produced back into the object's loop (`inline` as the command ran) */
+  /** feeds an event a command produced back into the run's loop (`inline` as the command ran) */
   feed(event: SchedulerEvent, inline: boolean): Promise<unknown>;
   /** the object's `episodeReported`: an outbox resend reports like a consumer does */
   report(report: ResultReport): Promise<unknown>;
@@ -67,6 +70,7 @@ export class CommandRunner {
   readonly #resending = new Set<string>();
   /** the run's client of each swarm, made on first use (the spec never changes after `create`) */
   readonly #clients = new Map<string, SwarmClient>();
+  #claimsSweptAtMs = 0;
 
   constructor(private readonly host: CommandRunnerHost) {}
 
@@ -79,6 +83,31 @@ export class CommandRunner {
         this.host.log("error", `command ${c.type} failed`, { error: String(err) });
       }
     }
+  }
+
+  /**
+   * The commands of one decision, split: `now` runs at once, `later` is queued for the alarm. Inline (the alarm, the
+   * control calls) everything runs now; from an episode-port RPC the commands that talk to a swarm server wait for
+   * the alarm, so a consumer's `episodeClaimed` never waits behind them (its claim would sit idle, BC-23).
+   */
+  static split(commands: readonly SchedulerCommand[], inline: boolean): { now: SchedulerCommand[]; later: SchedulerCommand[] } {
+    if (inline) return { now: [...commands], later: [] };
+    return { now: commands.filter((c) => !SWARM_COMMANDS.has(c.type)), later: commands.filter((c) => SWARM_COMMANDS.has(c.type)) };
+  }
+
+  /** Carries out the commands RPCs queued for the alarm; each is deleted once done (at least once across resets). */
+  async drainQueued(): Promise<void> {
+    for (const { id, command } of this.host.storage.pendingCommands()) {
+      await this.execute([command], true);
+      this.host.storage.deletePendingCommand(id);
+    }
+  }
+
+  /** On each alarm tick of an active run: {@link sweepClaims} at most every {@link CLAIM_SWEEP_INTERVAL_MS}. */
+  async sweepClaimsWhenDue(nowMs: number): Promise<void> {
+    if (this.host.state().run.phase === "finished" || nowMs - this.#claimsSweptAtMs < CLAIM_SWEEP_INTERVAL_MS) return;
+    this.#claimsSweptAtMs = nowMs;
+    await this.sweepClaims();
   }
 
   /** The swarm's pool information (the dashboard's in-flight table); 5 s timeout. @throws transport errors */

@@ -2,13 +2,15 @@
  * @module edge/engine-link — a run's side of its swarm servers' objects (`SwarmServer`, issue 8 §1): it subscribes
  * the run (job, batch settings, engine policy), turns each observation into the core's `engineStatusSeen` events
  * (a restart the server's watcher counted becomes an OFFLINE observation first, so the core's restart logic sees it
- * even when the run missed the down status), keeps the latest note per swarm for the run's status, tells the
- * watcher when a window is complete (an edge is due), and unsubscribes the run when it is finished.
+ * even when the run missed the down status), fails the run (once) on a `failed` note, keeps the latest note per swarm
+ * and the run's failure for its status, tells the watcher when a window is complete (an edge is due), and
+ * unsubscribes the run when it is finished.
  */
-import type { EngineStatusSeen, RunSpec } from "../scheduler/index.ts";
+import { currentStep, type EngineStatusSeen, type RunSpec, type SchedulerEvent, type SchedulerState } from "../scheduler/index.ts";
 import { ENGINE } from "../protocol/index.ts";
 import type { Env } from "./env.ts";
 import { normalizeServerUrl } from "../client/index.ts";
+import { runJob } from "./run-job.ts";
 import type { EngineNote, EngineObservation, EngineSubscription } from "./engine-note.ts";
 
 /** The object of the swarm server at `url` (one per normalised URL). @throws SwarmInputError for a non-http(s) URL */
@@ -24,7 +26,10 @@ export interface LinkedRun {
   jobYaml: string;
 }
 
-/** The run's links to its swarm servers' objects. Restart counts persist in the run object's KV storage. */
+/** The KV key of the run's failure (a `failed` note's message), kept across resets. */
+const FAILURE_KEY = "failure";
+
+/** The run's links to its swarm servers' objects. Restart counts and the run's failure persist in the run object's KV storage. */
 export class EngineLink {
   readonly #notes = new Map<string, EngineNote>();
   #lastExpectedWindow: number | null = null;
@@ -36,6 +41,14 @@ export class EngineLink {
     private readonly run: LinkedRun,
     private readonly gatewayHeaders: (swarm: string) => Record<string, string> = () => ({}),
   ) {}
+
+  /**
+   * The link of a stored run (its `jobYaml`, absent in runs created before it was stored, is built from the spec).
+   * @param gatewayHeaders as for the constructor
+   */
+  static of(env: Env, kv: SyncKvStorage, meta: { runId: string; spec: RunSpec; jobYaml?: string | undefined }, gatewayHeaders: (swarm: string) => Record<string, string>): EngineLink {
+    return new EngineLink(env, kv, { runId: meta.runId, spec: meta.spec, jobYaml: meta.jobYaml ?? runJob(meta.spec).toYaml() }, gatewayHeaders);
+  }
 
   /** The subscription of the run on swarm `name`. @throws Error when the run has no such swarm */
   subscription(name: string): EngineSubscription {
@@ -83,9 +96,33 @@ export class EngineLink {
     return events;
   }
 
+  /**
+   * The core events of one observation: a `failed` note first fails a run that is not finished (once: its message is
+   * kept as the run's {@link failure}; a ROLLING status that comes with it must not open the gate for one dispatch),
+   * then {@link eventsFor}. Lazy: each event is made once the one before it was applied.
+   */
+  *observed(obs: EngineObservation, finished: boolean): Generator<SchedulerEvent> {
+    if (obs.note.kind === "failed" && this.failure() === null && !finished) {
+      this.kv.put(FAILURE_KEY, obs.note.message);
+      yield { type: "stopRequested", reason: obs.note.message, failed: true };
+    }
+    yield* this.eventsFor(obs);
+  }
+
+  /** Why the run failed (a swarm server's object said so), null unless it did. */
+  failure(): string | null {
+    return this.kv.get<string>(FAILURE_KEY) ?? null;
+  }
+
   /** The last note per swarm (empty before the first observation; lost on a reset until the next one). */
   notes(): Record<string, EngineNote> {
     return Object.fromEntries(this.#notes);
+  }
+
+  /** After each decision: a complete window of a run not finished means the engine's edge is due ({@link windowComplete}). */
+  decided(state: SchedulerState): void {
+    const step = currentStep(state);
+    if (step && step.resolvedAtMs !== null && step.closedAtMs === null && state.run.phase !== "finished") this.windowComplete(step.windowIndex);
   }
 
   /** The window `windowIndex` is complete: tell the first swarm's watcher an edge is due (once per window; fire and forget). */

@@ -1,6 +1,7 @@
 /**
  * @module edge/log — the Worker's console lines: one JSON object per line, `{level, msg, ...tags, ...fields}`
- * (the dev CLI's `formatWorkerLog` renders them). Used by the queue consumer, the RolloutScheduler and the API.
+ * (the dev CLI's `formatWorkerLog` renders them). Used by the queue consumer, the RolloutScheduler and the API; and
+ * the run log of a run object ({@link runLog}: its SQLite lines, the console for warnings and errors).
  * Per-episode keys (`sk-ajet-…`) are redacted from every line, whatever field or error message carries them.
  */
 import { API_KEY_PREFIX } from "../protocol/index.ts";
@@ -24,5 +25,21 @@ export function jsonLogger(tags: Record<string, unknown> = {}): RolloutLogger {
     info: (m, f) => console.log(line("info", m, f)),
     warn: (m, f) => console.warn(line("warn", m, f)),
     error: (m, f) => console.error(line("error", m, f)),
+  };
+}
+
+/** A line of a run's log: level, message, structured fields. */
+export type RunLog = (level: "info" | "warn" | "error", message: string, fields: Record<string, unknown>) => void;
+
+/**
+ * The run log of a run object: every line is stored (shown by `GET /runs/:id`); warnings and errors go to the console
+ * too, tagged with the run's id.
+ * @param store writes one line (`atMs` epoch ms)
+ * @param runId the run's id, undefined before the run exists
+ */
+export function runLog(store: (line: { atMs: number; level: string; message: string; fields: Record<string, unknown> }) => void, runId: () => string | undefined): RunLog {
+  return (level, message, fields) => {
+    store({ atMs: Date.now(), level, message, fields });
+    if (level === "warn" || level === "error") jsonLogger({ run: runId() })[level](message, fields);
   };
 }

@@ -1,12 +1,13 @@
 /**
  * @module edge/report-ledger — what the run object writes around the core's answer to an episode's reports: the
  * outbox of an outcome's outputs (kept until the report is settled), the ledger of ended episodes, the attempt rows
- * of the dashboard, and the resend of an abort the consumer could not confirm.
+ * of the dashboard, and the resend of an abort the consumer could not confirm. {@link recordOutcome} and
+ * {@link recordResult} wrap the core's answer (`apply`) with them; the ledger is paged by {@link endedPage}.
  */
-import { AbortCause, type EventAck, type OutcomeReport, type ResultReport } from "../port/index.ts";
+import { AbortCause, type EndedEpisode, type EventAck, type OutcomeReport, type ResultReport } from "../port/index.ts";
 import { reportedReward, type EpisodeRow } from "../scheduler/index.ts";
-import type { RunLog } from "./command-runner.ts";
 import { attemptRow } from "./dashboard/attempts.ts";
+import type { RunLog } from "./log.ts";
 import { ledgerRows, type SchedulerStorage } from "./storage.ts";
 
 /** Before the core hears of an outcome: its outputs go to the outbox (the current attempt only). */
@@ -49,4 +50,33 @@ export function settleReport(
   }
   if (ack.status !== "stale") storage.deleteOutbox(report.episodeKey, report.attempt);
   return abortQueued;
+}
+
+/**
+ * An `episodeOutcomeRecorded`: the outputs go to the outbox, the core decides (`apply`, the report without its
+ * outputs), a stale or unknown outcome's outbox row goes.
+ * @param row the episode's row before the report is applied
+ */
+export async function recordOutcome(storage: SchedulerStorage, row: EpisodeRow | undefined, report: OutcomeReport, apply: (event: Omit<OutcomeReport, "outputs">) => Promise<EventAck>): Promise<EventAck> {
+  stashOutputs(storage, row, report);
+  const { outputs: _outputs, ...event } = report;
+  const ack = await apply(event);
+  settleOutcome(storage, report, ack);
+  return ack;
+}
+
+/**
+ * An `episodeReported`: the core decides (`apply`), then {@link settleReport} with the row and outbox read before.
+ * @param row the episode's row before the report is applied
+ * @returns the core's ack, and `wakeNow` when the alarm must fire at once (an abort was queued)
+ */
+export async function recordResult(storage: SchedulerStorage, log: RunLog, row: EpisodeRow | undefined, report: ResultReport, apply: (event: ResultReport) => Promise<EventAck>): Promise<{ ack: EventAck; wakeNow: boolean }> {
+  const box = storage.outbox(report.episodeKey, report.attempt);
+  const ack = await apply(report);
+  return { ack, wakeNow: settleReport(storage, log, { row, box, report, ack, nowMs: Date.now() }) };
+}
+
+/** A page of the ledger (`GET /runs/:id/episodes`), optionally of one global step: at most 1000 rows by default, 10 000 in all. */
+export function endedPage(storage: SchedulerStorage, query: { globalStep?: number; limit?: number; offset?: number }): EndedEpisode[] {
+  return storage.endedEpisodes({ globalStep: query.globalStep, limit: Math.min(query.limit ?? 1000, 10_000), offset: query.offset ?? 0 });
 }

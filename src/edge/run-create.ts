@@ -1,9 +1,12 @@
 /**
  * @module edge/run-create — `RolloutScheduler.create`'s preparation: every dataset prepared (a URL or R2 file is
  * indexed in one streaming pass, `edge/datasets.ts`), each checked for a usable task, the windows checked to fit, the
- * planned episodes checked against `maxEpisodesPerRun`; then the run's first state and its stored meta.
+ * planned episodes checked against `maxEpisodesPerRun`; then the run's first state and its stored meta. Before it,
+ * the inline rows staged in chunks ({@link stageTasks}).
  */
+import type { Task } from "../protocol/index.ts";
 import { initialState, windowCapacityIssues, type SchedulerState } from "../scheduler/index.ts";
+import { runScopedTaskId } from "../tasks/index.ts";
 import { datasetLimits } from "./dataset-limits.ts";
 import type { RunDatasets } from "./datasets.ts";
 import type { Issue } from "./errors.ts";
@@ -11,6 +14,35 @@ import { plannedEpisodes } from "./run-request.ts";
 import { runJob } from "./run-job.ts";
 import type { CreateRunInput } from "./run-views.ts";
 import type { RunMeta, SchedulerStorage } from "./storage.ts";
+
+/** One chunk of a new run's inline rows (`POST /runs` sends them in bounded chunks before `create`). */
+export interface StagedTasks {
+  runId: string;
+  /** the dataset's name */
+  source: string;
+  /** the 0-based index of the chunk's first row in its dataset */
+  start: number;
+  tasks: Task[];
+  /** "run": task ids are scoped to the run; "dataset": kept as the dataset names them */
+  scope: "run" | "dataset";
+}
+
+/**
+ * Stores one chunk of a new run's inline rows with their scoped task ids. Idempotent by position.
+ * @param heldRunId the run this object already holds, if any
+ * @throws Error once the run exists
+ */
+export function stageTasks(storage: SchedulerStorage, heldRunId: string | undefined, input: StagedTasks): void {
+  if (heldRunId) throw new Error(`run ${heldRunId} already exists; its tasks cannot change`);
+  const scoped = input.tasks.map((t) => ({ ...t, task_id: runScopedTaskId(t.task_id, input.runId, input.scope) }));
+  storage.putTasks(input.source, scoped, input.start);
+}
+
+/** Stores a prepared run: its meta and its first state (call inside one storage transaction). */
+export function storeRun(storage: SchedulerStorage, run: { state: SchedulerState; meta: RunMeta }): void {
+  storage.setMeta(run.meta);
+  storage.persist({ run: run.state.run, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [], batches: [] });
+}
 
 /**
  * Prepares a new run. On issues the staged dataset rows are cleared and nothing else is stored.

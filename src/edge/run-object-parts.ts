@@ -1,7 +1,8 @@
 /**
  * @module edge/run-object-parts — the parts of one `RolloutScheduler` instance, built once per wake: its SQLite
  * storage, its datasets, its command runner (with the Worker's outbound rules and the deployment's dispatcher) and
- * its dashboard with the live feed. The object keeps the state and the loop; the parts call back through `hooks`.
+ * its dashboard with the live feed. The run's loop (edge/run-loop.ts) builds them and keeps the state; the parts call
+ * back into it through `hooks`.
  */
 import { outboundFetch, outboundPolicy } from "../runtime/outbound.ts";
 import { runScopedTaskId } from "../tasks/index.ts";
@@ -14,7 +15,7 @@ import type { Env } from "./env.ts";
 import { parseOperatorSecrets } from "./secrets.ts";
 import { SchedulerStorage } from "./storage.ts";
 
-/** What the parts call back into their object: the runner's callbacks plus what the dashboard reads. */
+/** What the parts call back into their run's loop: the runner's callbacks plus what the dashboard reads. */
 export type RunObjectHooks = Omit<CommandRunnerHost, "storage" | "datasets" | "dispatcher" | "fetch"> & Pick<RunDashboardHost, "view"> & {
   /** the state and meta when a run exists, else null (the dashboard answers null then) */
   current(): { state: ReturnType<CommandRunnerHost["state"]> | null; meta: ReturnType<CommandRunnerHost["meta"]> | null };

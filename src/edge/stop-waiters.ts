@@ -4,6 +4,7 @@
  * answers the open RPCs with an error, and the consumers ask again.
  */
 
+import type { StopWatchAnswer } from "../port/index.ts";
 import type { RunRow } from "../scheduler/index.ts";
 
 /** The run stops before its end (stop requested, or failed): running functions are told (ctx.signal). */
@@ -14,9 +15,30 @@ export function runIsStopping(run: Pick<RunRow, "stopReason" | "phase"> | undefi
 /** The longest a stop watch is held open, ms (the consumer asks again: one subrequest per this much function time). */
 export const MAX_STOP_WATCH_MS = 60_000;
 
+/** What a stop watch reads of the run: its phase, why it stops, and the grace its functions get. */
+export type WatchedRun = Pick<RunRow, "stopReason" | "phase"> & { config: { timing: { stopGraceSeconds: number } } };
+
 /** The open stop watches of one Durable Object instance. */
 export class StopWaiters {
   readonly #waiters = new Set<() => void>();
+
+  /**
+   * One stop watch: answers at once when there is no run or it is stopping, else when it starts to (see
+   * {@link stateChanged}) or after `maxWaitMs` with `stopped: false`. `graceMs`: the run's `stopGraceSeconds` (30 s
+   * without a run), in ms.
+   * @param run the run's row now (read again once the wait ends)
+   */
+  async watch(run: () => WatchedRun | undefined, maxWaitMs: number): Promise<StopWatchAnswer> {
+    const graceMs = (run()?.config.timing.stopGraceSeconds ?? 30) * 1000;
+    if (!run() || runIsStopping(run())) return { stopped: true, graceMs };
+    await this.wait(maxWaitMs);
+    return { stopped: runIsStopping(run()), graceMs };
+  }
+
+  /** After each decision: every open watch is answered once the run is stopping. */
+  stateChanged(run: WatchedRun): void {
+    if (runIsStopping(run)) this.releaseAll();
+  }
 
   /**
    * Resolves when {@link releaseAll} is called or after `maxWaitMs` (clamped to 0…{@link MAX_STOP_WATCH_MS}),

@@ -9,21 +9,10 @@
  */
 import { z } from "zod";
 import { FaultSpec } from "./faults.ts";
+import { LatencySpecSchema } from "./latency.ts";
 
 const ms = (what: string) => z.number().min(0).describe(`${what}, milliseconds`);
 
-/** A latency distribution (see `sampleLatencyMs` in rng.ts). */
-export const LatencySpecSchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("fixed"), ms: ms("latency") }),
-  z.object({
-    kind: z.literal("lognormal"),
-    medianMs: ms("median latency"),
-    sigma: z.number().min(0).describe("log-space standard deviation"),
-    maxMs: ms("latency cap"),
-  }),
-]);
-/** A latency distribution in milliseconds: fixed, or lognormal (median, log-space `sigma`) capped at `maxMs`. */
-export type LatencySpec = z.infer<typeof LatencySpecSchema>;
 
 /** Every duration the emulator waits for. All values are milliseconds. */
 export const EmulatorTimings = z.object({

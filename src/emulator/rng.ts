@@ -1,9 +1,8 @@
 /**
  * @module emulator/rng — seeded, reproducible randomness: a small PRNG (mulberry32), string hashing for
- * per-call streams (so results do not depend on request interleaving), 32-hex ids and a lognormal sampler.
+ * per-call streams (so results do not depend on request interleaving), 32-hex ids and a standard normal sample.
  */
 import { mulberry32 } from "../util/mulberry32.ts";
-import type { LatencySpec } from "./options.ts";
 
 /** A stream of uniform numbers in [0, 1). */
 export interface Rng {
@@ -54,10 +53,4 @@ export function createRng(seed: number): Rng {
 /** A stream derived from a seed and any number of keys, e.g. `deriveRng(seed, episodeUuid, callIndex)`. */
 export function deriveRng(seed: number, ...keys: Array<string | number>): Rng {
   return createRng(hashString(`${seed}|${keys.join("|")}`));
-}
-
-/** Draws one latency in ms from `spec` using `rng`. */
-export function sampleLatencyMs(spec: LatencySpec, rng: Rng): number {
-  if (spec.kind === "fixed") return Math.max(0, spec.ms);
-  return Math.min(spec.maxMs, Math.max(0, spec.medianMs * Math.exp(spec.sigma * rng.normal())));
 }

@@ -60,6 +60,10 @@ export const AbortCause = {
   outboxMissing: "outbox_missing",
   /** an abort was reported without a cause */
   aborted: "aborted",
+  /** the scheduler's own: an episode not yet claimed, dropped because the run stops (nothing was sent to a server) */
+  stopped: "stopped",
+  /** the scheduler's own: the server batch an accepted end landed in was wiped before training; the repeat runs again (not a failure) */
+  wiped: "wiped",
 } as const;
 /** One of the project's own abort causes (see {@link AbortCause}). */
 export type AbortCause = (typeof AbortCause)[keyof typeof AbortCause];

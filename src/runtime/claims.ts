@@ -7,15 +7,16 @@
 import { ENGINE, type SwarmThrottlePolicy } from "../protocol/index.ts";
 import { isRetryableError, type ClaimedEpisode, type SleepFn, type SwarmClient } from "../client/index.ts";
 import { abortAll, type ClaimFailureCause, type ClaimHandle } from "../port/index.ts";
+import { backoffDelayMs, type BackoffPolicy } from "../util/backoff.ts";
 
 /**
  * The in-invocation claim back-off after "No available episodes": first wait and cap (ms, ±50 % jitter), doubling
- * until the claim deadline. One of the two claim back-offs that run: this one spans seconds inside one invocation;
+ * until the claim deadline (util/backoff, as the scheduler's with other numbers). One of the two claim back-offs that run: this one spans seconds inside one invocation;
  * the scheduler's (`tuning.claimRetry*Ms`, scheduler/dispatch `claimBackoffMs`) spaces re-dispatches after a
  * reported claim failure. The client's `SwarmBackoff` is the Python client's policy for `beginEpisode`, which the
  * product does not use (it is there for parity and its tests).
  */
-export const IN_INVOCATION_CLAIM_BACKOFF = { firstMs: 500, maxMs: 4_000 } as const;
+export const IN_INVOCATION_CLAIM_BACKOFF: BackoffPolicy = { firstMs: 500, maxMs: 4_000, jitter: [0.5, 1.5] };
 
 /** A claim held on one swarm: the handle to end or abort it with, and the claimed episode (endpoint and key). */
 export interface HeldClaim extends ClaimHandle {
@@ -93,8 +94,8 @@ async function claimOne(
   client: SwarmClient,
   o: ClaimAllOptions,
 ): Promise<{ episode: ClaimedEpisode; globalStep?: number | null } | { failure: ClaimFailure }> {
-  let delayMs = o.backoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.firstMs;
-  const maxDelayMs = o.maxBackoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.maxMs;
+  const backoff: BackoffPolicy = { ...IN_INVOCATION_CLAIM_BACKOFF, firstMs: o.backoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.firstMs, maxMs: o.maxBackoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.maxMs };
+  let slowWaits = 0;
   const fastUntilMs = o.now() + (o.fastWindowMs ?? 2_000);
   const fastPollMs = o.fastPollMs ?? 100;
   let lastDetail = "";
@@ -129,9 +130,10 @@ async function claimOne(
       lastKind = "other";
     }
     const fast = o.now() < fastUntilMs;
-    const wait = (fast ? fastPollMs : Math.min(delayMs, maxDelayMs)) * (0.5 + o.random());
+    const u = o.random();
+    const wait = fast ? fastPollMs * (0.5 + u) : backoffDelayMs(backoff, slowWaits + 1, u);
     if (o.now() + wait > o.deadlineAtMs) return { failure: { kind: lastKind, swarm, detail: lastDetail } };
     await o.sleep(wait, o.signal);
-    if (!fast) delayMs *= 2;
+    if (!fast) slowWaits++;
   }
 }

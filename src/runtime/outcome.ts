@@ -110,7 +110,7 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
   if (input.threw) {
     // past the server's idle deadline an abort could revert another client's claim of the same episode (spec
     // §3.10: abort does not check ownership): send nothing, the janitor reverts it (BC-23)
-    if (idleExpiredOnSome(input)) return abort("expired", input.error, "none");
+    if (idleExpiredOnSome(input)) return abort(AbortCause.expired, input.error, "none");
     const reason = findEpisodeAbortError(input.error)?.reason;
     if (reason) return abort(reason, input.error);
     if (findCause(input.error, SubrequestBudgetExceededError)) return abort(AbortCause.subrequestBudget, input.error);

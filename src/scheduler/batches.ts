@@ -18,18 +18,7 @@ import type { Draft } from "./draft.ts";
 import type { PoolSeen } from "./events.ts";
 import { ENGINE } from "../protocol/index.ts";
 import type { EngineView } from "./engine-gate.ts";
-import { isInFlight, type BatchRow, type EpisodeRow, type LandedEpisode } from "./state.ts";
-
-/** `"{engineEpoch}:{globalStep}"`, `"{engineEpoch}:?"` when the step is unknown. */
-export function batchKeyOf(engineEpoch: number, globalStep: number | null): string {
-  return `${engineEpoch}:${globalStep ?? "?"}`;
-}
-
-/** The global step of a batch key (null for `"…:?"`). */
-export function stepOfBatchKey(key: string): number | null {
-  const step = Number(key.slice(key.indexOf(":") + 1));
-  return Number.isInteger(step) ? step : null;
-}
+import { batchKeyOf, isInFlight, type BatchRow, type EpisodeRow, type LandedEpisode } from "./state.ts";
 
 const ROLLING_STATES: ReadonlySet<string> = new Set([ENGINE.ROLLING, ENGINE.ROLLING_POST]);
 

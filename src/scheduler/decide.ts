@@ -6,7 +6,7 @@
  */
 import type { Decision } from "./commands.ts";
 import { Draft } from "./draft.ts";
-import type { EventAck } from "../port/index.ts";
+import { AbortCause, type EventAck } from "../port/index.ts";
 import type { DispatchFailed, EngineStatusSeen, SchedulerEvent } from "./events.ts";
 import { isGateOpen, observeEngine } from "./engine-gate.ts";
 import { currentOpenBatch, groupsNeeded, observeBatches, openBatches, rewardsInOpenBatches } from "./batches.ts";
@@ -129,7 +129,7 @@ function beginDrain(d: Draft, stopReason: StopReason): EventAck {
   }
   d.run.phase = "draining";
   for (const row of d.rows()) {
-    if (row.status === "queued") d.patchEpisode(row.episodeKey, { status: "dropped", notBeforeMs: null, lastCause: "stopped" });
+    if (row.status === "queued") d.patchEpisode(row.episodeKey, { status: "dropped", notBeforeMs: null, lastCause: AbortCause.stopped });
   }
   for (const groupKey of new Set(d.rows().map((r) => r.groupKey))) resolveGroupIfDone(d, groupKey);
   return APPLIED;

@@ -5,12 +5,13 @@
  */
 import type { EpisodeDispatch } from "./commands.ts";
 import type { Draft } from "./draft.ts";
+import { backoffDelayMs } from "../util/backoff.ts";
 import { nextRandom } from "./rng.ts";
 import { isInFlight, type EpisodeRow } from "./state.ts";
 import type { SchedulerTiming } from "./tuning.ts";
 
-/** Up to this fraction of the delay is added as jitter (openai-node uses 25 %). */
-const JITTER_RATIO = 0.25;
+/** The delay is multiplied by a factor in this range: up to 25 % is added as jitter (openai-node uses 25 %). */
+const JITTER: readonly [number, number] = [1, 1.25];
 const NOT_ROLLING_KINDS = new Set(["syncing", "postRolling", "notReady", "other", "deadline"]);
 
 /**
@@ -21,10 +22,9 @@ const NOT_ROLLING_KINDS = new Set(["syncing", "postRolling", "notReady", "other"
  * @returns `[delayMs, nextRngState]`
  */
 export function claimBackoffMs(timing: SchedulerTiming, kind: string, failures: number, rngState: number): readonly [number, number] {
-  const base = NOT_ROLLING_KINDS.has(kind) ? timing.claimRetryNotRollingMs : timing.claimRetryMs;
-  const delay = Math.min(timing.claimRetryMaxMs, base * 2 ** Math.max(0, failures - 1));
+  const firstMs = NOT_ROLLING_KINDS.has(kind) ? timing.claimRetryNotRollingMs : timing.claimRetryMs;
   const [u, next] = nextRandom(rngState);
-  return [Math.round(delay * (1 + JITTER_RATIO * u)), next];
+  return [Math.round(backoffDelayMs({ firstMs, maxMs: timing.claimRetryMaxMs, jitter: JITTER }, failures, u)), next];
 }
 
 /** Queued episodes whose back-off has passed lose their `notBeforeMs`, so no alarm is ever set in the past. */

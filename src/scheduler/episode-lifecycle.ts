@@ -53,7 +53,7 @@ export function onEpisodeClaimed(d: Draft, e: EpisodeClaimed): EventAck {
     return same ? { status: "duplicate" } : { status: "stale", reason: `episode is ${row.status}, not waiting for a claim` };
   }
   if (d.run.phase === "draining") {
-    d.patchEpisode(row.episodeKey, { status: "dropped", deadlineAtMs: null, lastCause: "stopped" });
+    d.patchEpisode(row.episodeKey, { status: "dropped", deadlineAtMs: null, lastCause: AbortCause.stopped });
     resolveGroupIfDone(d, row.groupKey);
     return { status: "stale", reason: "the run is stopping: abort the claim" };
   }
@@ -85,7 +85,7 @@ export function onClaimFailed(d: Draft, e: ClaimFailed): EventAck {
 /** Back to queued after a claim or dispatch failure (same attempt), or dropped while draining. */
 export function requeueAfterClaimFailure(d: Draft, row: EpisodeRow, kind: string): void {
   if (d.run.phase === "draining") {
-    d.patchEpisode(row.episodeKey, { status: "dropped", deadlineAtMs: null, lastCause: "stopped" });
+    d.patchEpisode(row.episodeKey, { status: "dropped", deadlineAtMs: null, lastCause: AbortCause.stopped });
     resolveGroupIfDone(d, row.groupKey);
     return;
   }

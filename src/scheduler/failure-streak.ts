@@ -4,13 +4,13 @@
  * error's name, message and first stack frames, recorded with the abort outcome) extends or restarts the streak;
  * the first one is kept as the run's `firstFailure` (shown by the status and the CLI). Pure.
  */
-import type { RunRow } from "./state.ts";
+import { AbortCause } from "../port/index.ts";
 
 /** Failed attempts in a row with the same error, before any episode ended, that stop the run (`functionError`). */
 export const DETERMINISTIC_FAILURE_ATTEMPTS = 3;
 
 /** The causes a streak counts: the function's own errors (not infrastructure, not the model's answers). */
-const STREAK_CAUSES: ReadonlySet<string> = new Set(["function_error"]);
+const STREAK_CAUSES: ReadonlySet<string> = new Set([AbortCause.functionError]);
 
 /** The first failure of a run: its cause, detail (with file:line) and when it was recorded (epoch ms). */
 export interface FirstFailure {
@@ -25,6 +25,13 @@ export interface FailureStreak {
   count: number;
 }
 
+/** What a streak reads and writes of the run's row (scheduler/state `RunRow`). */
+export interface FailureRecord {
+  firstFailure?: FirstFailure | null;
+  failureStreak?: FailureStreak | null;
+  totals: { episodesEnded: number };
+}
+
 /** The signature two failures share: the detail without the numbers that vary per episode (ids, line columns kept). */
 function signature(detail: string): string {
   return detail.replace(/[0-9a-f]{32}/g, "<uuid>");
@@ -34,7 +41,7 @@ function signature(detail: string): string {
  * Records one failed attempt in `run` (mutates `firstFailure` and `failureStreak`).
  * @param detail the abort outcome's detail, if the function threw
  */
-export function noteFailedAttempt(run: RunRow, cause: string, detail: string | undefined, nowMs: number): void {
+export function noteFailedAttempt(run: FailureRecord, cause: string, detail: string | undefined, nowMs: number): void {
   if (detail && !run.firstFailure) run.firstFailure = { cause, detail, atMs: nowMs };
   if (!detail || !STREAK_CAUSES.has(cause)) return;
   const same = run.failureStreak && signature(run.failureStreak.detail) === signature(detail);
@@ -42,6 +49,6 @@ export function noteFailedAttempt(run: RunRow, cause: string, detail: string | u
 }
 
 /** True when the run should stop: {@link DETERMINISTIC_FAILURE_ATTEMPTS} identical function errors and nothing ended yet. */
-export function isDeterministicFailure(run: RunRow): boolean {
+export function isDeterministicFailure(run: FailureRecord): boolean {
   return run.totals.episodesEnded === 0 && (run.failureStreak?.count ?? 0) >= DETERMINISTIC_FAILURE_ATTEMPTS;
 }

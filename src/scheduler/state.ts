@@ -340,6 +340,17 @@ export interface BatchRow {
   wipedAtMs: number | null;
 }
 
+/** `"{engineEpoch}:{globalStep}"`, `"{engineEpoch}:?"` when the step is unknown. */
+export function batchKeyOf(engineEpoch: number, globalStep: number | null): string {
+  return `${engineEpoch}:${globalStep ?? "?"}`;
+}
+
+/** The global step of a batch key (null for `"…:?"`). */
+export function stepOfBatchKey(key: string): number | null {
+  const step = Number(key.slice(key.indexOf(":") + 1));
+  return Number.isInteger(step) ? step : null;
+}
+
 /** `"{groupKey}#{repeat}"`: the design note's `{taskId}#{repeat}` with the core's task reference in place of task_id. */
 export function episodeKeyOf(groupKey: string, repeat: number): string {
   return `${groupKey}#${repeat}`;

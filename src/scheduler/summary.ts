@@ -3,9 +3,8 @@
  * ended, mean reward and wall time, plus totals, failures by cause and dropped groups. Pure function of the state.
  */
 import type { FirstFailure } from "./failure-streak.ts";
-import type { RunPhase, RunTotals, SchedulerState, StepRow, StopReason } from "./state.ts";
+import { stepOfBatchKey, type RunPhase, type RunTotals, type SchedulerState, type StepRow, type StopReason } from "./state.ts";
 import type { EpisodeType } from "../protocol/index.ts";
-import { stepOfBatchKey } from "./batches.ts";
 
 /** One training step (one batch window) in the summary. */
 export interface StepSummary {

@@ -4,6 +4,7 @@
  * eval groups on demand, dropping a group after `maxAttempts` and replacing it in the same window with a task not
  * yet in it (BC-32), and folding a finished group into its step (or eval task) row.
  */
+import { AbortCause } from "../port/index.ts";
 import { allocateSlots, sourceCaps } from "./mixing.ts";
 import type { TakenTask } from "./epochs.ts";
 import { stepMarkOf } from "./engine-gate.ts";
@@ -248,12 +249,12 @@ function unrecordWiped(d: Draft, e: Pick<LandedEpisode, "windowIndex" | "reward"
 /** A live repeat whose accepted end was wiped runs again: a new attempt, same task id, same window (not a failure). */
 function requeueRepeat(d: Draft, row: EpisodeRow): void {
   if (d.run.phase === "draining") {
-    d.patchEpisode(row.episodeKey, { status: "aborted", reward: null, deadlineAtMs: null, lastCause: "wiped" });
+    d.patchEpisode(row.episodeKey, { status: "aborted", reward: null, deadlineAtMs: null, lastCause: AbortCause.wiped });
     return;
   }
   d.patchEpisode(row.episodeKey, {
     status: "queued", attempt: row.attempt + 1, wipes: (row.wipes ?? 0) + 1, claims: [], globalStep: null, engineEpoch: null, outcome: null, reward: null,
-    claimFailures: 0, notBeforeMs: null, deadlineAtMs: null, dispatchedAtMs: null, resolveRequestedAtMs: null, lastCause: "wiped",
+    claimFailures: 0, notBeforeMs: null, deadlineAtMs: null, dispatchedAtMs: null, resolveRequestedAtMs: null, lastCause: AbortCause.wiped,
   });
 }
 

@@ -4,6 +4,7 @@
  * A run where every episode failed (e.g. a function that refuses the dataset's tasks) otherwise looked like a
  * success (exit 0). Pure: summary in, one-line reason out.
  */
+import { AbortCause } from "../../port/index.ts";
 import type { RunSummary } from "../../scheduler/index.ts";
 import { formatCauses } from "./render.ts";
 
@@ -19,7 +20,7 @@ export type VerdictInput = Pick<RunSummary, "episodeType" | "stopReason" | "step
 /** What to check for the most frequent failure cause. */
 function advice(failuresByCause: Readonly<Record<string, number>>): string {
   const top = Object.entries(failuresByCause).sort((a, b) => b[1] - a[1])[0]?.[0];
-  if (top === "invalid_task") return "the function refused the tasks as invalid: check that --function fits the dataset (--kind)";
+  if (top === AbortCause.invalidTask) return "the function refused the tasks as invalid: check that --function fits the dataset (--kind)";
   if (top === undefined) return "see the warnings above";
   return "see the [run warn] / [worker warn] lines above";
 }

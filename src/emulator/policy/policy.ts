@@ -7,8 +7,10 @@
  * Deterministic for a seed: every draw comes from a stream derived from (seed, episode uuid, call index, prompt),
  * so results do not depend on how concurrent requests interleave.
  */
-import type { LatencySpec, PolicyOptions } from "../options.ts";
-import { deriveRng, hashString, sampleLatencyMs } from "../rng.ts";
+import type { LatencySpec } from "../latency.ts";
+import type { PolicyOptions } from "../options.ts";
+import { sampleLatencyMs } from "../latency.ts";
+import { deriveRng, hashString } from "../rng.ts";
 import type { AnswerKeyEntry, AnswerKeyStore } from "./answer-key.ts";
 import { messageText, type ChatMessage, type ToolCall } from "./chat-shapes.ts";
 import { composeReply, recogniseTask, taskExpression, type AnswerOutcome, type RecognisedTask } from "./replies.ts";

@@ -64,6 +64,7 @@ function scripted(script: (RunView["phase"] | Error)[]): RunsApi & { gets: numbe
     endedEpisodes: async () => { throw new Error("unused"); },
     metrics: async () => { throw new Error("unused"); },
     list: async () => { throw new Error("unused"); },
+    inFlight: async () => { throw new Error("unused"); },
   };
   return api;
 }

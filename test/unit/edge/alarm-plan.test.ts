@@ -1,6 +1,8 @@
-/** @module test/unit/edge/alarm-plan — the run object's alarm arming rule (pure: time is an input). */
+/** @module test/unit/edge/alarm-plan — the run object's alarm arming rule (pure: time is an input) and RunAlarm, which writes it. */
 import { describe, expect, it } from "vitest";
-import { IDLE_ALARM_MS, planAlarm } from "../../../src/edge/alarm-plan.ts";
+import { FAILED_TICK_ALARM_MS, IDLE_ALARM_MS, planAlarm, RunAlarm } from "../../../src/edge/alarm-plan.ts";
+import { initialState, RunSpec } from "../../../src/scheduler/index.ts";
+import { specInput } from "../scheduler/harness.ts";
 
 const nowMs = 1_000_000;
 
@@ -23,5 +25,41 @@ describe("planAlarm", () => {
   it("a finished run deletes its alarm when nothing is scheduled, and is not held to the idle interval", () => {
     expect(planAlarm({ finished: true, wakeAtMs: null, armedAtMs: nowMs + 100, nowMs })).toEqual({ kind: "delete" });
     expect(planAlarm({ finished: true, wakeAtMs: nowMs + 60_000, armedAtMs: null, nowMs })).toEqual({ kind: "set", atMs: nowMs + 60_000 });
+  });
+});
+
+describe("RunAlarm", () => {
+  /** A storage that records each alarm write. */
+  function fakeStorage() {
+    const writes: Array<number | "delete"> = [];
+    return { writes, setAlarm: async (atMs: number) => void writes.push(atMs), deleteAlarm: async () => void writes.push("delete") };
+  }
+  const state = initialState(RunSpec.parse(specInput()), { gsm8k: 100 });
+
+  it("writes the planned alarm once and keeps it while it is still ahead; after it fired it writes again", async () => {
+    const storage = fakeStorage();
+    const alarm = new RunAlarm(storage);
+    await alarm.arm(state, false, nowMs);
+    await alarm.arm(state, false, nowMs + 1_000);
+    expect(storage.writes).toEqual([nowMs + IDLE_ALARM_MS]);
+    alarm.fired();
+    await alarm.arm(state, false, nowMs + 1_000);
+    expect(storage.writes).toEqual([nowMs + IDLE_ALARM_MS, nowMs + 1_000 + IDLE_ALARM_MS]);
+  });
+
+  it("wakeNow sets the alarm to now, before one armed later", async () => {
+    const storage = fakeStorage();
+    const alarm = new RunAlarm(storage);
+    await alarm.arm(state, false, nowMs);
+    await alarm.arm(state, true, nowMs + 10);
+    expect(storage.writes).toEqual([nowMs + IDLE_ALARM_MS, nowMs + 10]);
+  });
+
+  it("after a failing tick the alarm fires again in FAILED_TICK_ALARM_MS, and an arm no later than that keeps it", async () => {
+    const storage = fakeStorage();
+    const alarm = new RunAlarm(storage);
+    await alarm.retrySoon(nowMs);
+    await alarm.arm(state, false, nowMs);
+    expect(storage.writes).toEqual([nowMs + FAILED_TICK_ALARM_MS]);
   });
 });

@@ -11,7 +11,8 @@ import { AnswerKeyStore, DEFAULT_POLICY, SimulatedPolicy, loadAnswerKeyFile, typ
 import { parseGsm8kGold } from "../../../src/rewards/index.ts";
 import { evaluateEquation, solveCountdown } from "../../../src/emulator/policy/countdown.ts";
 import { buildToolCall } from "../../../src/emulator/policy/tools.ts";
-import { createRng, sampleLatencyMs } from "../../../src/emulator/rng.ts";
+import { sampleLatencyMs } from "../../../src/emulator/latency.ts";
+import { createRng } from "../../../src/emulator/rng.ts";
 import { describeShared, sharedPath } from "../../support/shared.ts";
 import { advanceUntil, bootToRolling, chat, claim, end, makeEmulator } from "./helpers.ts";
 
