@@ -19,7 +19,6 @@ const commands: Record<string, { args?: string; summary: string; load: () => Pro
   emulator: { summary: "serve a local swarm emulator (default 127.0.0.1:10086)", load: () => import("./commands/emulator.ts") },
   init: { args: "DIR", summary: "make a new project in DIR that depends on ajet-edge, with one example function", load: () => import("./commands/init.ts") },
   new: { args: "NAME", summary: "scaffold functions/NAME.ts, its test and its registry entry", load: () => import("./commands/new.ts") },
-  bench: { summary: "run the benchmarks and write bench/results.json", load: () => import("./commands/bench.ts") },
 };
 
 /** The package's version (package.json next to `src/`). */
