@@ -70,12 +70,12 @@ export async function measureLoad(inFlight = 2_000, holdMs = 8_000, log: (line: 
   type SchedulerBlock = { events: number; eventsPerSecond: number; decideAndPersistMs: LoadResult["decideAndPersistMs"] };
   let scheduler = null as SchedulerBlock | null;
   try {
-    const api = runsApi(session.worker.url);
+    const api = runsApi(session.worker.url, fetch, { token: session.worker.token });
     const created = await api.create(session.spec);
     const deadline = Date.now() + holdMs * 4 + 120_000;
     for (;;) {
       const t0 = performance.now();
-      const res = await fetch(`${session.worker.url}/runs/${created.runId}`);
+      const res = await fetch(`${session.worker.url}/runs/${created.runId}`, { headers: { authorization: `Bearer ${session.worker.token}` } });
       const view = (await res.json()) as { phase?: string; scheduler?: SchedulerBlock };
       const ms = performance.now() - t0;
       if (claimed > 0) statusMs.push(ms); // while episodes are in flight (and until the run ends)

@@ -120,7 +120,7 @@ export async function measureSwarmCycle(settings: SwarmCycleSettings, log: (line
   const plan = await buildDevPlan(options);
   const session = await startDevSession(plan, { onLog: (l) => log(`  worker: ${l}`) });
   try {
-    const api = runsApi(session.worker.url);
+    const api = runsApi(session.worker.url, fetch, { token: session.worker.token });
     const created = await api.create(session.spec);
     const budgetMs = settings.steps * (stepFloorMs(settings) + 3 * settings.tickMs) + 60_000;
     const { outcome } = await waitForRun(api, created.runId, { timeoutMs: budgetMs, pollMs: 2_000 });

@@ -99,19 +99,19 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
   async episodeOutcomeRecorded(report: OutcomeReport): Promise<EventAck> {
     const { state, parts } = this.#run;
     if (!state) return NO_RUN;
-    return recordOutcome(parts.storage, state.episodes[report.episodeKey], report, (event) => this.#run.apply({ type: "episodeOutcomeRecorded", ...event }));
+    return recordOutcome(parts.storage, state.episodes.get(report.episodeKey), report, (event) => this.#run.apply({ type: "episodeOutcomeRecorded", ...event }));
   }
 
   async episodeReported(report: ResultReport): Promise<EventAck> {
     const { state, parts, log } = this.#run;
     if (!state) return NO_RUN;
-    const { ack, wakeNow } = await recordResult(parts.storage, log, state.episodes[report.episodeKey], report, (event) => this.#run.apply({ type: "episodeReported", ...event }));
+    const { ack, wakeNow } = await recordResult(parts.storage, log, state.episodes.get(report.episodeKey), report, (event) => this.#run.apply({ type: "episodeReported", ...event }));
     if (wakeNow) await this.#run.arm(true);
     return ack;
   }
 
   swarmHeaders(ref: { episodeKey: string; attempt: number; dispatchId: number }): Record<string, Record<string, string>> | null {
-    const row = this.#run.state?.episodes[ref.episodeKey];
+    const row = this.#run.state?.episodes.get(ref.episodeKey);
     if (!row || !this.#run.meta || row.attempt !== ref.attempt || row.dispatchId !== ref.dispatchId || row.status !== "dispatched") return null;
     return this.#run.gatewayHeaders();
   }
