@@ -221,6 +221,7 @@ export class CommandRunner {
       taskRef: { source: d.source, taskIndex: d.taskIndex },
       leaseDeadlineAtMs: d.leaseDeadlineAtMs,
       model: "agentjet-policy",
+      runHasSecrets: Object.keys(meta.spec.secrets).length > 0,
     };
   }
 
