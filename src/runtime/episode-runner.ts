@@ -65,6 +65,12 @@ export interface EpisodeRunnerDeps {
   keyFence?: KeyFence;
   /** the episode's stop, when the caller fires it too (e.g. the run was stopped); default a fresh one */
   stop?: EpisodeStop;
+  /**
+   * the message was delivered before (a queue redelivery): its attempt is likely someone else's or closed, so the
+   * function waits for the claim answer instead of starting while the claim is reported (no LLM call for a stale
+   * attempt). Default false.
+   */
+  redelivery?: boolean;
 }
 
 /** How the episode ended, from the invocation's point of view (the queue consumer acks or retries on it). */
@@ -127,8 +133,8 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     const task: Task = msg.task ?? (await port.once((p) => p.getTask(msg.taskRef)));
     const claimed = await claim(msg, deps, clients, port);
     if ("done" in claimed) return claimed.done;
-    // a run with secrets: their values come with the claim report's answer, so the function waits for it
-    const early = msg.runHasSecrets === false;
+    // a run with secrets (their values come with the claim report's answer) or a redelivered message waits for it
+    const early = msg.runHasSecrets === false && deps.redelivery !== true;
     // started early, the function is stopped before the claims are given back (its keys closed first, BC-23)
     const reported = reportClaim(msg, claimed, port, !early);
     const go = early ? null : await reported;

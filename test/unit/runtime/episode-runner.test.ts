@@ -115,6 +115,17 @@ describe("runEpisode: the function starts while the claim is reported (a run wit
     expect(net.to("/end_episode", uuid)).toHaveLength(0);
   });
 
+  it("a redelivered message waits for the claim answer before the function starts (its attempt is likely stale)", async () => {
+    let answered = false;
+    let startedBeforeAnswer = false;
+    const fn: RolloutFunction = { ...countdown, name: "early", async run(task, ctx) { startedBeforeAnswer = !answered; return countdown.run(task, ctx); } };
+    const { emu, deps } = await setup({ early: fn }, { episodeClaimed: async () => { const ack = await new Promise<{ status: "applied" }>((r) => setTimeout(() => r({ status: "applied" }), 20)); answered = true; return ack; } });
+    emu.answerKey.add([{ target: 24, nums: [2, 3, 4] }]);
+    const msg = episodeMessage(countdownTask(0), { functionName: "early", runHasSecrets: false }, deps.now());
+    await runEpisode(msg, { ...deps, redelivery: true });
+    expect(startedBeforeAnswer).toBe(false);
+  });
+
   it("a run with secrets waits for the claim answer before the function starts (the secrets come with it)", async () => {
     let answered = false;
     let startedBeforeAnswer = false;
