@@ -206,6 +206,11 @@ export class SchedulerStorage {
     return this.sql.exec<{ line: number }>(`SELECT line FROM dataset_ids WHERE source = ? AND task_id = ?`, source, taskId).one().line;
   }
 
+  /** Forgets the URL/R2 datasets' index rows (a background index pass starting again); staged inline rows stay. */
+  clearFileIndexes(): void {
+    for (const table of ["dataset_index", "dataset_ids"]) this.sql.exec(`DELETE FROM ${table}`);
+  }
+
   /** Forgets every dataset row (a create that failed its checks leaves nothing behind). */
   clearDatasets(): void {
     for (const table of ["tasks", "dataset_sources", "dataset_index", "dataset_ids"]) this.sql.exec(`DELETE FROM ${table}`);
