@@ -49,7 +49,8 @@ export class PendingRuns {
     const p = this.get();
     if (!p || p.failure) return p;
     const message = stopped ? "stopped while its datasets were being indexed" : `the run's datasets could not be used: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`;
-    const failed: PendingRun = { ...p, failure: { message, issues, atMs: nowMs, stopped } };
+    // the run never starts: its secrets are not kept (a started run's are deleted when it finishes)
+    const failed: PendingRun = { ...p, input: { ...p.input, spec: { ...p.input.spec, secrets: {} } }, failure: { message, issues, atMs: nowMs, stopped } };
     this.kv.put(KEY, failed);
     return failed;
   }

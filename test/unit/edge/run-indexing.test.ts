@@ -14,7 +14,7 @@ function memoryKv(): KvLike {
 
 const input: CreateRunInput = {
   runId: "run-1",
-  spec: RunSpec.parse({ swarms: [{ url: "http://127.0.0.1:10086" }], datasets: [{ name: "cd", url: "r2://DATASETS/cd.jsonl" }], function: "countdown", batchSize: 2, numRepeat: 2 }),
+  spec: RunSpec.parse({ swarms: [{ url: "http://127.0.0.1:10086" }], datasets: [{ name: "cd", url: "r2://DATASETS/cd.jsonl" }], function: "countdown", batchSize: 2, numRepeat: 2, secrets: { JUDGE_KEY: "s3cret" } }),
   sources: { cd: { type: "file", url: "r2://DATASETS/cd.jsonl", format: "jsonl", options: {} as never } },
   loadReports: {},
   principal: "token-a",
@@ -72,6 +72,7 @@ describe("background indexing of large dataset files", () => {
     await finishPendingCreate(bad, () => 9);
     expect(bad.pending.get()?.failure).toEqual({ message: `the run's datasets could not be used: datasets.0: dataset "cd" has no usable task`, issues: [{ path: "datasets.0", message: 'dataset "cd" has no usable task' }], atMs: 9, stopped: false });
     expect(bad.calls.filter((c) => c === "releaseQuota")).toHaveLength(1);
+    expect(bad.pending.get()?.input.spec.secrets).toEqual({}); // a run that never starts keeps no secret
     await finishPendingCreate(bad, () => 10); // a failed creation is not tried again
     expect(bad.calls.filter((c) => c === "create")).toHaveLength(1);
   });
