@@ -1,7 +1,8 @@
 /**
  * @module bench/datasets.bench — datasets of any size in flat memory, on the real stack: the Worker in local
  * workerd, `POST /runs` over URL JSONL files of 1,000,000 and then 3,000,000 rows (made on the fly by a 127.0.0.1
- * server with Range support), which the run's Durable Object indexes in one streaming pass. Prints the index time
+ * server with Range support), which the run's Durable Object indexes in one streaming pass after answering (phase `indexing`). Prints the answer
+ * time, the index time (until the phase moves on)
  * (rows per second) and every workerd process's peak resident memory (VmHWM) after each, against the bound the
  * e2e test states (256 MiB). Local workerd enforces no isolate heap limit, so its RSS also holds garbage V8 has not
  * collected yet; the same index pass run in Node with the V8 heap capped at 48 MiB over 3,000,000 rows shows what
@@ -34,13 +35,20 @@ export async function datasetBenchmarks(): Promise<BenchResult[]> {
   const worker = await startLocalWorker();
   const results: BenchResult[] = [];
   const auth = { authorization: `Bearer ${worker.token}` };
-  const post = async (body: unknown): Promise<{ status: number; ms: number; body: Record<string, unknown> }> => {
+  const post = async (body: unknown): Promise<{ status: number; ms: number; answerMs: number; body: Record<string, unknown> }> => {
     const t0 = performance.now();
     const res = await fetch(`${worker.url}/runs`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify(body) });
     const json = (await res.json()) as Record<string, unknown>;
+    const answerMs = performance.now() - t0;
+    // a large file is indexed after the answer (phase `indexing`): the index time runs until the phase moves on
+    let phase = json["phase"];
+    while (res.status === 201 && phase === "indexing") {
+      await new Promise((r) => setTimeout(r, 50));
+      phase = ((await (await fetch(`${worker.url}/runs/${String(json["runId"])}`, { headers: auth })).json()) as Record<string, unknown>)["phase"];
+    }
     const ms = performance.now() - t0;
     if (res.status === 201) await fetch(`${worker.url}/runs/${String(json["runId"])}/stop`, { method: "POST", headers: auth });
-    return { status: res.status, ms, body: json };
+    return { status: res.status, ms, answerMs, body: json };
   };
   const peakMiB = () => Math.max(0, ...workerdPids(worker.hostPid).map((p) => processMemoryMiB(p).peakMiB));
   try {
@@ -50,7 +58,7 @@ export async function datasetBenchmarks(): Promise<BenchResult[]> {
       const r = await post({ ...base, datasets: [{ name: `cd${rows}`, kind: "countdown", url: `${server.url}/countdown-${rows}.jsonl` }] });
       if (r.status !== 201) throw new Error(`POST /runs over ${rows} rows → ${r.status}: ${JSON.stringify(r.body)}`);
       const peak = peakMiB();
-      const result = summarize(`datasets: index a ${rows.toLocaleString("en-US")}-row URL JSONL`, [r.ms], { targetMs: rows / 100, note: `${Math.round(rows / (r.ms / 1000)).toLocaleString("en-US")} rows/s; workerd peak RSS ${peak.toFixed(0)} MiB (idle ${idle.toFixed(0)} MiB)` });
+      const result = summarize(`datasets: index a ${rows.toLocaleString("en-US")}-row URL JSONL`, [r.ms], { targetMs: rows / 100, note: `POST /runs answered in ${r.answerMs.toFixed(0)} ms (phase ${String(r.body["phase"])}), indexed ${Math.round(rows / (r.ms / 1000)).toLocaleString("en-US")} rows/s; workerd peak RSS ${peak.toFixed(0)} MiB (idle ${idle.toFixed(0)} MiB)` });
       results.push({ ...result, memoryMiB: peak, memoryTargetMiB: WORKERD_PEAK_BOUND_MIB, metTarget: result.metTarget !== false && peak < WORKERD_PEAK_BOUND_MIB });
     }
     // the same index pass in Node with the V8 heap capped: it finishes, so its memory does not grow with the rows

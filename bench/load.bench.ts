@@ -23,6 +23,12 @@ export interface LoadResult {
   statusP50Ms: number;
   statusP95Ms: number;
   statusSamples: number;
+  /** `GET /health` (the Worker alone, no Durable Object) sent at the same instant as each status poll: the local thread's own delay */
+  healthP50Ms: number;
+  healthP95Ms: number;
+  /** per poll, status time less the health time sent with it: the Durable Object's own share, p50 / p95 */
+  objectShareP50Ms: number;
+  objectShareP95Ms: number;
   decideAndPersistMs: { p50: number; p99: number; max: number; mean: number } | null;
   schedulerEvents: number;
   eventsPerSecond: number;
@@ -66,20 +72,31 @@ export async function measureLoad(inFlight = 2_000, holdMs = 8_000, log: (line: 
   const plan = await buildDevPlan(options);
   const session = await startDevSession(plan, { onLog: (l) => log(`  worker: ${l}`) });
   const statusMs: number[] = [];
+  const healthMs: number[] = [];
   let rss = 0;
   type SchedulerBlock = { events: number; eventsPerSecond: number; decideAndPersistMs: LoadResult["decideAndPersistMs"] };
+  type StatusView = { phase?: string; scheduler?: SchedulerBlock; episodes?: Record<string, number>; failuresByCause?: Record<string, number>; claimFailuresByKind?: Record<string, number>; waitingFor?: string | null };
   let scheduler = null as SchedulerBlock | null;
   try {
-    const api = runsApi(session.worker.url);
+    const api = runsApi(session.worker.url, fetch, { token: session.worker.token });
     const created = await api.create(session.spec);
     const deadline = Date.now() + holdMs * 4 + 120_000;
     for (;;) {
-      const t0 = performance.now();
-      const res = await fetch(`${session.worker.url}/runs/${created.runId}`);
-      const view = (await res.json()) as { phase?: string; scheduler?: SchedulerBlock };
-      const ms = performance.now() - t0;
-      if (claimed > 0) statusMs.push(ms); // while episodes are in flight (and until the run ends)
-      if (process.env["AJET_BENCH_TRACE"]) log(`  status ${ms.toFixed(0)} ms, claimed ${claimed}`);
+      const timed = async <T>(send: () => Promise<T>): Promise<[T, number]> => {
+        const t0 = performance.now();
+        const out = await send();
+        return [out, performance.now() - t0];
+      };
+      // the status poll and, at the same instant, the Worker alone (no object): which of the two is slow
+      const [[view, ms], [, hms]] = await Promise.all([
+        timed(async () => (await (await fetch(`${session.worker.url}/runs/${created.runId}`, { headers: { authorization: `Bearer ${session.worker.token}` } })).json()) as StatusView),
+        timed(async () => (await fetch(`${session.worker.url}/health`)).arrayBuffer()),
+      ]);
+      if (claimed > 0) {
+        statusMs.push(ms); // while episodes are in flight (and until the run ends)
+        healthMs.push(hms);
+      }
+      if (process.env["AJET_BENCH_TRACE"]) log(`  status ${ms.toFixed(0)} ms, health ${hms.toFixed(0)} ms, claimed ${claimed}, ${view.phase} ${JSON.stringify({ episodes: view.episodes, failures: view.failuresByCause, claimFailures: view.claimFailuresByKind, waitingFor: view.waitingFor })}`);
       rss = Math.max(rss, workerdRssMiB(session.worker.hostPid));
       if (view.scheduler) scheduler = view.scheduler;
       if (view.phase === "finished") break;
@@ -97,6 +114,10 @@ export async function measureLoad(inFlight = 2_000, holdMs = 8_000, log: (line: 
     statusP50Ms: quantile(statusMs, 0.5),
     statusP95Ms: quantile(statusMs, 0.95),
     statusSamples: statusMs.length,
+    healthP50Ms: quantile(healthMs, 0.5),
+    healthP95Ms: quantile(healthMs, 0.95),
+    objectShareP50Ms: quantile(statusMs.map((x, i) => x - healthMs[i]!), 0.5),
+    objectShareP95Ms: quantile(statusMs.map((x, i) => x - healthMs[i]!), 0.95),
     decideAndPersistMs: scheduler?.decideAndPersistMs ?? null,
     schedulerEvents: scheduler?.events ?? 0,
     eventsPerSecond: scheduler?.eventsPerSecond ?? 0,
@@ -112,6 +133,7 @@ export function formatLoad(r: LoadResult): string[] {
   return [
     `load: ${r.maxClaimedAtOnce} episodes claimed at once (${r.episodes} ended), ${r.wallS.toFixed(0)} s wall`,
     `  GET /runs/:id p50 ${r.statusP50Ms.toFixed(1)} ms, p95 ${r.statusP95Ms.toFixed(1)} ms over ${r.statusSamples} polls (target < ${LOAD_TARGETS.statusP95Ms} ms: ${ok(r.statusP95Ms < LOAD_TARGETS.statusP95Ms)})`,
+    `  GET /health (the Worker alone, sent with each status poll) p50 ${r.healthP50Ms.toFixed(1)} ms, p95 ${r.healthP95Ms.toFixed(1)} ms: what local workerd's one thread adds, object or not; status less health per poll (the object's own share) p50 ${r.objectShareP50Ms.toFixed(1)} ms, p95 ${r.objectShareP95Ms.toFixed(1)} ms (target < ${LOAD_TARGETS.statusP95Ms} ms: ${ok(r.objectShareP95Ms < LOAD_TARGETS.statusP95Ms)})`,
     `  DO decide + persist per event (last 4096 events, 1 ms timer resolution in workerd): p50 ${d?.p50.toFixed(1)} ms, p99 ${d?.p99.toFixed(1)} ms, max ${d?.max.toFixed(1)} ms, mean ${d?.mean.toFixed(3)} ms; ${r.schedulerEvents} events, ${r.eventsPerSecond.toFixed(0)} events/s`,
     `  workerd RSS peak ${r.workerdRssMiB.toFixed(0)} MiB (the DO and all ${r.maxClaimedAtOnce} invocations in one process; target for the DO < ${LOAD_TARGETS.memoryMiB} MB: ${ok(r.workerdRssMiB < LOAD_TARGETS.memoryMiB)} as an upper bound)`,
   ];

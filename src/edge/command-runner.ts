@@ -146,7 +146,7 @@ export class CommandRunner {
   async sweepClaims(graceSeconds?: number): Promise<void> {
     const meta = this.host.meta();
     const known = new Set<string>();
-    for (const row of Object.values(this.host.state().episodes)) {
+    for (const row of this.host.state().episodes.values()) {
       if (row.status === "running" || row.status === "reporting") for (const c of row.claims) known.add(c.episodeUuid);
     }
     const grace = graceSeconds ?? (meta.spec.swarms.length > 1 ? CLAIM_GRACE_SECONDS.multiSwarm : CLAIM_GRACE_SECONDS.oneSwarm);
@@ -221,6 +221,7 @@ export class CommandRunner {
       taskRef: { source: d.source, taskIndex: d.taskIndex },
       leaseDeadlineAtMs: d.leaseDeadlineAtMs,
       model: "agentjet-policy",
+      runHasSecrets: Object.keys(meta.spec.secrets).length > 0,
     };
   }
 
@@ -228,7 +229,7 @@ export class CommandRunner {
   async #resolve(e: EpisodeResolve): Promise<void> {
     // a finished record is never handed out again: another live episode holding one of these server episodes means
     // the end never landed and the janitor's revert let a consumer of this run take it (scheduler/leases)
-    const holder = reclaimedBy(Object.values(this.host.state().episodes), e.episodeKey, e.claims);
+    const holder = reclaimedBy(this.host.state().episodes.values(), e.episodeKey, e.claims);
     if (holder) {
       this.host.log("warn", "outbox end not resent: its server episode was re-claimed by another episode of this run", { episodeKey: e.episodeKey, heldBy: holder.episodeKey });
       await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: "expired", cause: `${AbortCause.expired}:reclaimed` });

@@ -154,6 +154,29 @@ export class RunDatasets {
   }
 
   /**
+   * The quick check of a new run's URL/R2 datasets: each file is reachable (one stat: its binding, key or URL).
+   * Never throws a DatasetLoadError.
+   * @returns their total size in bytes, and the issues (`datasets.N`) of the files that cannot be read
+   */
+  async statFiles(input: CreateRunInput): Promise<{ bytes: number; files: number; issues: Issue[] }> {
+    const issues: Issue[] = [];
+    let bytes = 0;
+    let files = 0;
+    for (const [i, d] of input.spec.datasets.entries()) {
+      const plan = input.sources[d.name];
+      if (plan?.type !== "file") continue;
+      files++;
+      try {
+        bytes += (await this.#source(plan.url).stat()).size;
+      } catch (err) {
+        if (!(err instanceof DatasetLoadError)) throw err;
+        issues.push({ path: `datasets.${i}`, message: err.message });
+      }
+    }
+    return { bytes, files, issues };
+  }
+
+  /**
    * Makes sure these tasks are stored, reading the missing ones (a few at a time). Never throws.
    * @returns the refs that could not be read, with the error (`source#index` → message)
    */

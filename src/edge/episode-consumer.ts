@@ -79,6 +79,8 @@ export async function runEpisodeMessage(
   env: Env,
   functions: Readonly<Record<string, RolloutFunction>>,
   share: InvocationShare,
+  /** how many times this message was delivered, this one included (the queue's `attempts`; 1 = first) */
+  deliveries = 1,
 ): Promise<MessageVerdict> {
   const parsed = EpisodeMessage.safeParse(body);
   if (!parsed.success) {
@@ -103,6 +105,7 @@ export async function runEpisodeMessage(
       secrets: share.secrets,
       invocationDeadlineAtMs: share.startedAtMs + CONSUMER_WALL_LIMIT_MS,
       transcripts: share.transcripts,
+      redelivery: deliveries > 1,
     });
   } catch (err) {
     log.error("episode crashed before any outcome; retrying the message", { error: String(err) });
@@ -131,7 +134,7 @@ export async function handleEpisodeBatch(
   const share = invocationShare(env, startedAtMs);
   await Promise.allSettled(
     batch.messages.map(async (m) => {
-      const verdict = await runEpisodeMessage(m.body, env, functions, share);
+      const verdict = await runEpisodeMessage(m.body, env, functions, share, m.attempts);
       if (verdict.kind === "retry") m.retry({ delaySeconds: verdict.delaySeconds });
       else m.ack();
     }),

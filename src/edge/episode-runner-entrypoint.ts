@@ -35,7 +35,7 @@ export class EpisodeRunner extends WorkerEntrypoint<Env> {
       (async () => {
         const share = invocationShare(env); // one invocation: one limiter, one budget, one wall deadline
         for (let attempt = 0; ; attempt++) {
-          const verdict = await runEpisodeMessage(parsed.data, env, rolloutFunctions(), share);
+          const verdict = await runEpisodeMessage(parsed.data, env, rolloutFunctions(), share, attempt + 1);
           if (verdict.kind === "ack") return;
           if (attempt >= DIRECT_MAX_RETRIES) {
             jsonLogger({ run: parsed.data.runId, episode: parsed.data.episodeKey }).warn("message dropped after its retries; the dispatch lease brings the episode back");

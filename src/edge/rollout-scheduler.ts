@@ -17,6 +17,7 @@ import type { EngineObservation } from "./engine-note.ts";
 import type { Env } from "./env.ts";
 import { endedPage, recordOutcome, recordResult } from "./report-ledger.ts";
 import { prepareRun, stageTasks, type StagedTasks } from "./run-create.ts";
+import { beginCreate, finishPendingCreate, type IndexingHost, PendingRuns, pendingView, stopPendingCreate } from "./run-indexing.ts";
 import { RunLoop } from "./run-loop.ts";
 import type { RunObjectRpc } from "./run-object-rpc.ts";
 import { runListing, runReport, type CreateRunInput, type CreateRunResult, type RunListing, type RunReport, type RunView } from "./run-views.ts";
@@ -48,23 +49,51 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
       if (run.meta.runId !== input.runId) throw new Error(`this object already holds run ${run.meta.runId}`);
       return { view: run.view()!, issues: [] };
     }
+    // large URL/R2 datasets are indexed in the background (edge/run-indexing): the answer is the `indexing` view
+    return (await beginCreate(input, this.#indexing(), Date.now())) ?? this.#create(input, () => true);
+  }
+
+  /** The creation itself (index pass, checks, first state); nothing is stored unless `wanted()` still holds after the pass. */
+  async #create(input: CreateRunInput, wanted: () => boolean): Promise<CreateRunResult> {
+    const run = this.#run;
     const prepared = await prepareRun(input, { datasets: run.parts.datasets, storage: run.parts.storage, env: this.env, nowMs: Date.now() });
     if (!("state" in prepared)) return { view: null, issues: prepared.issues };
+    if (!wanted()) {
+      run.parts.storage.clearDatasets();
+      return { view: null, issues: [] };
+    }
     await run.start(prepared);
     return { view: run.view()!, issues: [] };
   }
 
+  /** What the background creation needs of this object (edge/run-indexing). */
+  #indexing(): IndexingHost {
+    const { storage, datasets } = this.#run.parts;
+    return {
+      pending: new PendingRuns(this.ctx.storage.kv),
+      statFiles: (input) => datasets.statFiles(input),
+      clearDatasets: () => storage.clearDatasets(),
+      clearIndexes: () => storage.clearFileIndexes(),
+      env: this.env,
+      wakeNow: () => this.ctx.storage.setAlarm(Date.now()),
+      create: (input, wanted) => this.#create(input, wanted),
+      releaseQuota: async (input) => {
+        if (input.principal) await this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(input.principal)).release(input.runId);
+      },
+    };
+  }
+
   status(): RunView | null {
-    return this.#run.view();
+    return this.#run.view() ?? pendingView(this.ctx.storage.kv, Date.now());
   }
 
   listing(): RunListing | null {
-    const view = this.#run.view();
+    const view = this.status();
     return view && runListing(view);
   }
 
   async stop(reason = "stop requested"): Promise<RunView | null> {
-    if (!this.#run.state) return null;
+    if (!this.#run.state) return stopPendingCreate(this.#indexing(), Date.now());
     await this.#run.apply({ type: "stopRequested", reason }, true);
     return this.#run.view();
   }
@@ -99,19 +128,19 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
   async episodeOutcomeRecorded(report: OutcomeReport): Promise<EventAck> {
     const { state, parts } = this.#run;
     if (!state) return NO_RUN;
-    return recordOutcome(parts.storage, state.episodes[report.episodeKey], report, (event) => this.#run.apply({ type: "episodeOutcomeRecorded", ...event }));
+    return recordOutcome(parts.storage, state.episodes.get(report.episodeKey), report, (event) => this.#run.apply({ type: "episodeOutcomeRecorded", ...event }));
   }
 
   async episodeReported(report: ResultReport): Promise<EventAck> {
     const { state, parts, log } = this.#run;
     if (!state) return NO_RUN;
-    const { ack, wakeNow } = await recordResult(parts.storage, log, state.episodes[report.episodeKey], report, (event) => this.#run.apply({ type: "episodeReported", ...event }));
+    const { ack, wakeNow } = await recordResult(parts.storage, log, state.episodes.get(report.episodeKey), report, (event) => this.#run.apply({ type: "episodeReported", ...event }));
     if (wakeNow) await this.#run.arm(true);
     return ack;
   }
 
   swarmHeaders(ref: { episodeKey: string; attempt: number; dispatchId: number }): Record<string, Record<string, string>> | null {
-    const row = this.#run.state?.episodes[ref.episodeKey];
+    const row = this.#run.state?.episodes.get(ref.episodeKey);
     if (!row || !this.#run.meta || row.attempt !== ref.attempt || row.dispatchId !== ref.dispatchId || row.status !== "dispatched") return null;
     return this.#run.gatewayHeaders();
   }
@@ -159,6 +188,7 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
 
   /** One tick of the run's loop (edge/run-loop `tick`: never throws, always re-arms, BC-45). */
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    if (!this.#run.state) await finishPendingCreate(this.#indexing(), () => Date.now());
     await this.#run.tick(info?.retryCount ?? 0);
   }
 }

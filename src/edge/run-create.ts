@@ -41,7 +41,7 @@ export function stageTasks(storage: SchedulerStorage, heldRunId: string | undefi
 /** Stores a prepared run: its meta and its first state (call inside one storage transaction). */
 export function storeRun(storage: SchedulerStorage, run: { state: SchedulerState; meta: RunMeta }): void {
   storage.setMeta(run.meta);
-  storage.persist({ run: run.state.run, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [], batches: [] });
+  storage.persist({ run: run.state.run, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [], batches: [], landed: [] });
 }
 
 /**

@@ -56,6 +56,11 @@ export interface CreateRunInput {
   jobYaml?: string;
   /** the most episodes the run may plan (`AJET_MAX_EPISODES_PER_RUN`), checked once URL datasets are counted */
   maxEpisodesPerRun?: number;
+  /**
+   * total bytes of the URL/R2 dataset files above which they are indexed in the background (the run answers in phase
+   * `indexing`); default `AJET_BACKGROUND_INDEX_BYTES`, else 8 MiB (edge/run-indexing)
+   */
+  backgroundIndexBytes?: number;
 }
 
 /** `create`'s answer: the new run's view, or (view null) the problems, a 400 naming `datasets.N`; nothing is kept then. */
@@ -65,7 +70,9 @@ export interface CreateRunResult {
 }
 
 /** `GET /runs/:id`: the core's status view plus the run's identity, what it waits for, and recent log lines. */
-export type RunView = ReturnType<typeof runStatus> & {
+export type RunView = Omit<ReturnType<typeof runStatus>, "phase"> & {
+  /** the core's phase, or `indexing` while the run's large URL/R2 datasets are indexed before it starts (edge/run-indexing) */
+  phase: ReturnType<typeof runStatus>["phase"] | "indexing";
   runId: string;
   createdAtMs: number;
   function: string;

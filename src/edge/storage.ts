@@ -13,8 +13,8 @@
 import type { Task, ValidWorkflowOutput } from "../protocol/index.ts";
 import type { EndedEpisode } from "../port/index.ts";
 import { chunkFromBytes, deserializeTask, serializeTask, type CountdownGeneratorSettings, type DatasetFormat, type RowOptions } from "../tasks/index.ts";
-import type { BatchRow, EpisodeRow, EvalTaskRow, RowChanges, RunRow, RunSummary, SchedulerCommand, SchedulerState, StepRow } from "../scheduler/index.ts";
-import { stateFromRows } from "../scheduler/index.ts";
+import type { EpisodeRow, EvalTaskRow, LandedEpisode, RowChanges, RunRow, RunSummary, SchedulerCommand, SchedulerState, StepRow, StoredBatchRow } from "../scheduler/index.ts";
+import { stateFromRows, storedBatchRow } from "../scheduler/index.ts";
 import { redactEpisodeKeys } from "./log.ts";
 import type { LogLine, RunMeta } from "./run-views.ts";
 import type { AttemptRow } from "./dashboard/attempts.ts";
@@ -29,6 +29,8 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS steps (window_index INTEGER PRIMARY KEY, row TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS eval_tasks (group_key TEXT PRIMARY KEY, row TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS batches (batch_key TEXT PRIMARY KEY, row TEXT NOT NULL)`,
+  // a batch's landed episodes, one row each (a landing writes one small row, never the batch's whole list)
+  `CREATE TABLE IF NOT EXISTS batch_episodes (batch_key TEXT NOT NULL, uuid TEXT NOT NULL, row TEXT NOT NULL, PRIMARY KEY (batch_key, uuid))`,
   `CREATE TABLE IF NOT EXISTS tasks (source TEXT NOT NULL, task_index INTEGER NOT NULL, task_id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (source, task_index))`,
   `CREATE TABLE IF NOT EXISTS dataset_sources (name TEXT PRIMARY KEY, row TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS dataset_index (source TEXT NOT NULL, chunk INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (source, chunk))`,
@@ -119,7 +121,11 @@ export class SchedulerStorage {
       episodes: rows<EpisodeRow>("episodes"),
       steps: rows<StepRow>("steps"),
       evalTasks: rows<EvalTaskRow>("eval_tasks"),
-      batches: rows<BatchRow>("batches"),
+      batches: rows<StoredBatchRow>("batches"),
+      landed: this.sql
+        .exec<{ batch_key: string; uuid: string; row: string }>(`SELECT batch_key, uuid, row FROM batch_episodes`)
+        .toArray()
+        .map((r) => ({ batchKey: r.batch_key, uuid: r.uuid, episode: JSON.parse(r.row) as LandedEpisode })),
     });
   }
 
@@ -130,7 +136,11 @@ export class SchedulerStorage {
     for (const key of changes.deletedEpisodeKeys) this.sql.exec(`DELETE FROM episodes WHERE episode_key = ?`, key);
     for (const s of changes.steps) this.sql.exec(`INSERT OR REPLACE INTO steps (window_index, row) VALUES (?, ?)`, s.windowIndex, JSON.stringify(s));
     for (const t of changes.evalTasks) this.sql.exec(`INSERT OR REPLACE INTO eval_tasks (group_key, row) VALUES (?, ?)`, t.groupKey, JSON.stringify(t));
-    for (const b of changes.batches ?? []) this.sql.exec(`INSERT OR REPLACE INTO batches (batch_key, row) VALUES (?, ?)`, b.batchKey, JSON.stringify(b));
+    for (const b of changes.batches ?? []) this.sql.exec(`INSERT OR REPLACE INTO batches (batch_key, row) VALUES (?, ?)`, b.batchKey, JSON.stringify(storedBatchRow(b)));
+    for (const l of changes.landed ?? []) {
+      if (l.episode) this.sql.exec(`INSERT OR REPLACE INTO batch_episodes (batch_key, uuid, row) VALUES (?, ?, ?)`, l.batchKey, l.uuid, JSON.stringify(l.episode));
+      else this.sql.exec(`DELETE FROM batch_episodes WHERE batch_key = ? AND uuid = ?`, l.batchKey, l.uuid);
+    }
   }
 
   /** Queues commands for the next alarm (written in the same transaction as the decision that emitted them). */
@@ -194,6 +204,11 @@ export class SchedulerStorage {
     const cursor = this.sql.exec(`INSERT OR IGNORE INTO dataset_ids (source, task_id, line) VALUES (?, ?, ?)`, source, taskId, line);
     if (cursor.rowsWritten > 0) return undefined;
     return this.sql.exec<{ line: number }>(`SELECT line FROM dataset_ids WHERE source = ? AND task_id = ?`, source, taskId).one().line;
+  }
+
+  /** Forgets the URL/R2 datasets' index rows (a background index pass starting again); staged inline rows stay. */
+  clearFileIndexes(): void {
+    for (const table of ["dataset_index", "dataset_ids"]) this.sql.exec(`DELETE FROM ${table}`);
   }
 
   /** Forgets every dataset row (a create that failed its checks leaves nothing behind). */

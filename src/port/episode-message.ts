@@ -43,5 +43,11 @@ export const EpisodeMessage = z.object({
   leaseDeadlineAtMs: z.number(),
   /** the model name functions put in requests (swarm servers ignore it, spec §9.3) */
   model: z.string().default("agentjet-policy"),
+  /**
+   * the run has secrets (their values come only with the claim report's answer): the function then starts once
+   * that answer is in. False: the function starts while the claim is being reported (claim → first LLM call without
+   * the scheduler's round trip); nothing is committed before the answer. Absent (older messages): true.
+   */
+  runHasSecrets: z.boolean().optional(),
 });
 export type EpisodeMessage = z.infer<typeof EpisodeMessage>;

@@ -28,8 +28,8 @@ import { guardFetch, type BudgetReservation, type ConnectionLimiter, type FetchL
 import type { OutcomeDecision } from "./outcome.ts";
 import { EpisodePort } from "./episode-port.ts";
 import { runFunction } from "./run-function.ts";
+import { createEpisodeStop, type EpisodeStop } from "./episode-stop.ts";
 import { endsConfirmedByPool } from "./end-reconcile.ts";
-import type { EpisodeStop } from "./episode-stop.ts";
 import type { KeyFence } from "./key-fence.ts";
 import { sendServerAction } from "./server-action.ts";
 import { TranscriptRecorder, type TranscriptSink } from "./transcript.ts";
@@ -65,6 +65,12 @@ export interface EpisodeRunnerDeps {
   keyFence?: KeyFence;
   /** the episode's stop, when the caller fires it too (e.g. the run was stopped); default a fresh one */
   stop?: EpisodeStop;
+  /**
+   * the message was delivered before (a queue redelivery): its attempt is likely someone else's or closed, so the
+   * function waits for the claim answer instead of starting while the claim is reported (no LLM call for a stale
+   * attempt). Default false.
+   */
+  redelivery?: boolean;
 }
 
 /** How the episode ended, from the invocation's point of view (the queue consumer acks or retries on it). */
@@ -127,13 +133,28 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     const task: Task = msg.task ?? (await port.once((p) => p.getTask(msg.taskRef)));
     const claimed = await claim(msg, deps, clients, port);
     if ("done" in claimed) return claimed.done;
-    const go = await reportClaim(msg, claimed, port);
-    if ("done" in go) return go.done;
+    // a run with secrets (their values come with the claim report's answer) or a redelivered message waits for it
+    const early = msg.runHasSecrets === false && deps.redelivery !== true;
+    // started early, the function is stopped before the claims are given back (its keys closed first, BC-23)
+    const reported = reportClaim(msg, claimed, port, !early);
+    const go = early ? null : await reported;
+    if (go && "done" in go) return go.done;
     // LLM calls and ctx.canContinue() go through the guarded fetch: the 6 connections (BC-48) and the shared budget,
     // never the end/report reserve (BC-49)
     const recorder = deps.transcripts ? new TranscriptRecorder(deps.now) : undefined;
+    const stop = deps.stop ?? createEpisodeStop();
+    // started while the claim is reported: an answer other than applied stops the function (its claims were given back)
+    if (early) void reported.then((ack) => "done" in ack && stop.stop(AbortCause.aborted, "the claim report was not applied"), () => undefined);
     // the operator's secrets win over the run's (POST /runs refuses a run that names one; this holds regardless)
-    const decision = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets: { ...go.secrets, ...deps.secrets }, gatewayHeaders: headers, recorder }, claimed.held, claimed.atMs);
+    const secrets = { ...(go?.secrets ?? {}), ...deps.secrets };
+    const decision = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets, gatewayHeaders: headers, recorder, stop }, claimed.held, claimed.atMs);
+    // the commit waits for the claim's answer: an outcome is only recorded for a claim the scheduler applied (the
+    // claim report is the fence: nothing is ended for an attempt the scheduler does not hold as running)
+    const answer = go ?? (await reported);
+    if ("done" in answer) {
+      await abortAll(claimed.held);
+      return answer.done;
+    }
     if (decision.error) deps.log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
     const committed = await commit(msg, decision, claimed.held, port, deps.log);
     const done = committed ? committed.done : await closeAndReport(msg, decision, claimed.held, task.task_id, port, deps);
@@ -197,20 +218,21 @@ async function claim(
 }
 
 /**
- * Step 2: report the claim. Anything but `applied` means another delivery owns this attempt or it is closed — except
+ * Step 2: report the claim (`giveBack` false: the caller gives the claims back itself when the answer is not
+ * applied, after stopping a function it started meanwhile). Anything but `applied` means another delivery owns this attempt or it is closed — except
  * `duplicate` after a lost answer, which means our first report (these very claims) was applied: the episode is ours.
  */
-async function reportClaim(msg: EpisodeMessage, claimed: { held: HeldClaim[]; claims: EpisodeClaim[] }, port: EpisodePort): Promise<Done | ClaimAck> {
+async function reportClaim(msg: EpisodeMessage, claimed: { held: HeldClaim[]; claims: EpisodeClaim[] }, port: EpisodePort, giveBack = true): Promise<Done | ClaimAck> {
   let sent: { answer: ClaimAck; resent: boolean };
   try {
     sent = await port.twice((p) => p.episodeClaimed({ ...dispatchRef(msg), claims: claimed.claims }));
   } catch (err) {
-    await abortAll(claimed.held);
+    if (giveBack) await abortAll(claimed.held);
     return { done: { kind: "retry", reason: `episodeClaimed failed: ${String(err)}` } };
   }
   const { answer: ack, resent } = sent;
   if (ack.status === "applied" || (resent && ack.status === "duplicate")) return ack;
-  await abortAll(claimed.held);
+  if (giveBack) await abortAll(claimed.held);
   return { done: { kind: "stale", reason: ack.status === "duplicate" ? "duplicate delivery" : ack.reason } };
 }
 

@@ -18,7 +18,13 @@ import type { Draft } from "./draft.ts";
 import type { PoolSeen } from "./events.ts";
 import { ENGINE } from "../protocol/index.ts";
 import type { EngineView } from "./engine-gate.ts";
+import { Map as ImmutableMap } from "immutable";
 import { batchKeyOf, isInFlight, type BatchRow, type EpisodeRow, type LandedEpisode } from "./state.ts";
+
+/** A batch's landed episodes when it holds none. */
+export function emptyLanded(): BatchRow["episodes"] {
+  return ImmutableMap<string, LandedEpisode>();
+}
 
 const ROLLING_STATES: ReadonlySet<string> = new Set([ENGINE.ROLLING, ENGINE.ROLLING_POST]);
 
@@ -39,7 +45,7 @@ export function openBatches(d: Pick<Draft, "batches">): BatchRow[] {
 
 /** Accepted rewards that sit in batches the server has not trained (yet). */
 export function rewardsInOpenBatches(d: Pick<Draft, "batches">): number {
-  return openBatches(d).reduce((n, b) => n + Object.keys(b.episodes).length, 0);
+  return openBatches(d).reduce((n, b) => n + b.episodes.size, 0);
 }
 
 /**
@@ -60,16 +66,16 @@ export function landEpisode(d: Draft, row: EpisodeRow, reward: number): "landed"
   };
   const batch: BatchRow = existing ?? {
     batchKey: key, engineEpoch: epoch, globalStep: step, openedAtRollingEdges: stepSwarm(d)?.rollingEdges ?? 0, state: "open",
-    episodes: {}, episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
+    episodes: emptyLanded(), episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
     lastStatus: ENGINE.ROLLING, firstLandedAtMs: d.nowMs, closedAtMs: null, wipedAtMs: null,
   };
   d.putBatch({
     ...batch,
     // a closed batch keeps no episode list: a late report of an end it trained only adds to the counts
-    episodes: batch.state === "open" ? { ...batch.episodes, [uuid]: episode } : batch.episodes,
+    episodes: batch.state === "open" ? batch.episodes.set(uuid, episode) : batch.episodes,
     episodesLanded: batch.episodesLanded + 1,
     rewardSum: batch.rewardSum + reward,
-  });
+  }, [uuid]);
   if (row.windowIndex !== null) {
     const s = d.steps[String(row.windowIndex)];
     if (s) d.patchStep(s.windowIndex, { landed: { ...(s.landed ?? {}), [key]: (s.landed?.[key] ?? 0) + 1 } });
@@ -144,7 +150,7 @@ function observePool(d: Draft, view: EngineView, pool: PoolSeen, effects: BatchE
   const listed = new Set(pool.episodeUuids);
   let batch = d.batches[key];
   if (batch?.state === "open") {
-    const lost = Object.entries(batch.episodes).filter(([uuid, e]) => e.confirmed && !listed.has(uuid));
+    const lost = [...batch.episodes.entries()].filter(([uuid, e]) => e.confirmed && !listed.has(uuid));
     if (lost.length > 0) {
       wipeBatch(d, batch, "the pool information no longer lists episodes it listed for this step", effects);
       view.restarts++; // a new batch generation at the same step: later landings must not join the wiped one
@@ -154,32 +160,35 @@ function observePool(d: Draft, view: EngineView, pool: PoolSeen, effects: BatchE
   // landings the claim attributed to another open batch, listed here: move them (the pool names the batch)
   for (const other of openBatches(d)) {
     if (other.batchKey === key) continue;
-    const moving = Object.entries(other.episodes).filter(([uuid]) => listed.has(uuid));
+    const moving = [...other.episodes.entries()].filter(([uuid]) => listed.has(uuid));
     if (moving.length === 0) continue;
-    const rest = Object.fromEntries(Object.entries(other.episodes).filter(([uuid]) => !listed.has(uuid)));
+    const rest = other.episodes.deleteAll(moving.map(([uuid]) => uuid));
     const moved = moving.reduce((sum, [, e]) => sum + e.reward, 0);
     d.putBatch({ ...other, episodes: rest, episodesLanded: other.episodesLanded - moving.length, rewardSum: other.rewardSum - moved });
     const base: BatchRow = d.batches[key] ?? {
       batchKey: key, engineEpoch: view.restarts, globalStep: pool.globalStep, openedAtRollingEdges: view.rollingEdges, state: "open",
-      episodes: {}, episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
+      episodes: emptyLanded(), episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
       lastStatus: view.engineStatus, firstLandedAtMs: d.nowMs, closedAtMs: null, wipedAtMs: null,
     };
-    d.putBatch({ ...base, episodes: { ...base.episodes, ...Object.fromEntries(moving) }, episodesLanded: base.episodesLanded + moving.length, rewardSum: base.rewardSum + moved });
+    d.putBatch({ ...base, episodes: base.episodes.merge(moving), episodesLanded: base.episodesLanded + moving.length, rewardSum: base.rewardSum + moved });
     for (const [, e] of moving) moveStepLanding(d, e.windowIndex, other.batchKey, key);
   }
   batch = d.batches[key];
   if (batch?.state !== "open") return;
-  const ours = new Set(Object.keys(batch.episodes));
+  const ours = new Set(batch.episodes.keys());
   for (const row of d.rows()) if (isInFlight(row.status) || row.status === "ended") for (const c of row.claims) ours.add(c.episodeUuid);
   const foreign = pool.episodeUuids.filter((u) => !ours.has(u)).length;
-  const episodes = Object.fromEntries(Object.entries(batch.episodes).map(([uuid, e]) => [uuid, listed.has(uuid) && !e.confirmed ? { ...e, confirmed: true } : e]));
+  const confirming = [...listed].filter((uuid) => batch.episodes.get(uuid)?.confirmed === false);
+  const episodes = batch.episodes.withMutations((m) => {
+    for (const uuid of confirming) m.set(uuid, { ...m.get(uuid)!, confirmed: true });
+  });
   // the pool's complete tasks less our complete tasks it lists: other clients' (ours are counted fresh, at need time)
-  const oursListed = completeTasksOf(Object.entries(episodes).filter(([uuid]) => listed.has(uuid)).map(([, e]) => e), d.run.config.numRepeat);
+  const oursListed = completeTasksOf([...listed].map((uuid) => episodes.get(uuid)).filter((e): e is LandedEpisode => e !== undefined), d.run.config.numRepeat);
   d.putBatch({
     ...batch, episodes, foreignEpisodes: Math.max(batch.foreignEpisodes, foreign),
     poolCompletedTasks: pool.completedTasks, poolTaskTarget: pool.completedTaskTarget > 0 ? pool.completedTaskTarget : batch.poolTaskTarget,
     poolForeignTasks: Math.max(0, pool.completedTasks - oursListed),
-  });
+  }, confirming);
 }
 
 function moveStepLanding(d: Draft, windowIndex: number, from: string, to: string): void {
@@ -193,20 +202,20 @@ function moveStepLanding(d: Draft, windowIndex: number, from: string, to: string
 }
 
 function windowsOf(batch: BatchRow): number[] {
-  return [...new Set(Object.values(batch.episodes).map((e) => e.windowIndex))];
+  return [...new Set([...batch.episodes.values()].map((e) => e.windowIndex))];
 }
 
 function closeBatch(d: Draft, batch: BatchRow, effects: BatchEffects): void {
   const windows = windowsOf(batch);
-  d.putBatch({ ...batch, state: "closed", episodes: {}, closedAtMs: d.nowMs });
+  d.putBatch({ ...batch, state: "closed", episodes: emptyLanded(), closedAtMs: d.nowMs });
   d.log("info", "server batch trained", { batch: batch.batchKey, globalStep: batch.globalStep, episodes: batch.episodesLanded, otherClientsEpisodes: batch.foreignEpisodes });
   effects.windowsTouched(d, windows);
 }
 
 function wipeBatch(d: Draft, batch: BatchRow, why: string, effects: BatchEffects): void {
-  const landed = Object.values(batch.episodes);
+  const landed = [...batch.episodes.values()];
   const windows = windowsOf(batch);
-  d.putBatch({ ...batch, state: "wiped", episodes: {}, wipedAtMs: d.nowMs });
+  d.putBatch({ ...batch, state: "wiped", episodes: emptyLanded(), wipedAtMs: d.nowMs });
   d.log("warn", "server batch wiped before training; its groups run again", {
     batch: batch.batchKey, globalStep: batch.globalStep, episodes: landed.length, why,
   });
@@ -232,13 +241,13 @@ export function currentOpenBatch(d: Draft): BatchRow | undefined {
  */
 export function groupsNeeded(d: Draft, batch: BatchRow): number {
   const { batchSize, numRepeat } = d.run.config;
-  const ours = completeTasksOf(Object.values(batch.episodes), numRepeat);
+  const ours = completeTasksOf([...batch.episodes.values()], numRepeat);
   const target = batch.poolTaskTarget ?? batchSize;
   return target - ours - (batch.poolForeignTasks ?? 0);
 }
 
 /** Tasks (source, taskIndex: one task id) with at least `numRepeat` of these episodes. */
-function completeTasksOf(episodes: readonly LandedEpisode[], numRepeat: number): number {
+function completeTasksOf(episodes: Iterable<LandedEpisode>, numRepeat: number): number {
   const perTask = new Map<string, number>();
   for (const e of episodes) {
     const task = `${e.source}\u0000${e.taskIndex}`;
@@ -250,6 +259,6 @@ function completeTasksOf(episodes: readonly LandedEpisode[], numRepeat: number):
 /** Task indices per source that already have episodes in the batch (a top-up takes other tasks). */
 export function batchTaskIndices(batch: BatchRow): Record<string, number[]> {
   const out: Record<string, number[]> = {};
-  for (const e of Object.values(batch.episodes)) (out[e.source] ??= []).push(e.taskIndex);
+  for (const e of batch.episodes.values()) (out[e.source] ??= []).push(e.taskIndex);
   return out;
 }

@@ -14,9 +14,10 @@ import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecord
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
 import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone, topUpBatch } from "./task-groups.ts";
-import { currentStep, isInFlight, type SchedulerState, type StopReason } from "./state.ts";
+import { currentStep, type SchedulerState, type StopReason } from "./state.ts";
 import { DETERMINISTIC_FAILURE_ATTEMPTS, isDeterministicFailure } from "./failure-streak.ts";
 import { runSummary } from "./summary.ts";
+import { episodeIndex, inFlightCount } from "./episode-index.ts";
 
 const APPLIED: EventAck = { status: "applied" };
 
@@ -136,8 +137,12 @@ function beginDrain(d: Draft, stopReason: StopReason): EventAck {
 }
 
 function pump(d: Draft): void {
-  expireLeases(d);
-  releaseBackoffs(d);
+  // the passes over every row run only once the clock reaches the earliest lease or back-off (a maintained bound)
+  if (d.index.earliestMs <= d.nowMs) {
+    expireLeases(d);
+    releaseBackoffs(d);
+    d.refreshEarliest();
+  }
   if ((d.run.phase === "running" || d.run.phase === "finishing") && isGateOpen(d.run.engines)) {
     openWork(d);
     dispatchReady(d);
@@ -163,14 +168,14 @@ function openWork(d: Draft): void {
   if (run.config.episodeType === "eval") {
     if (run.dataExhausted) return;
     // count every queued row (back-offs too), so claim failures never make the eval run open groups without bound
-    const queued = d.rows().filter((r) => r.status === "queued").length;
+    const queued = d.index.counts.queued;
     const missing = freeSlots(d) - queued;
     if (missing > 0) openEvalGroups(d, Math.ceil(missing / run.config.numRepeat));
     return;
   }
   const current = currentStep(d);
   if (current && current.resolvedAtMs === null) return;
-  if (d.rows().length > 0) return; // re-runs or top-ups still queued or in flight
+  if (d.episodes.size > 0) return; // re-runs or top-ups still queued or in flight
   if (openBatches(d).length > 0) {
     const batch = currentOpenBatch(d);
     if (!batch) return; // draining or training: wait for the engine to close it
@@ -186,12 +191,11 @@ function openWork(d: Draft): void {
 
 function advancePhase(d: Draft): void {
   const { run } = d;
-  const live = d.rows();
   if (run.phase === "draining") {
-    if (!live.some((r) => isInFlight(r.status))) finish(d);
+    if (inFlightCount(d.index) === 0) finish(d);
     return;
   }
-  if (live.length > 0 || (run.phase !== "running" && run.phase !== "finishing")) return;
+  if (d.episodes.size > 0 || (run.phase !== "running" && run.phase !== "finishing")) return;
   if (run.config.episodeType === "eval") {
     if (run.dataExhausted) {
       run.stopReason ??= "epochsDone";
@@ -240,15 +244,13 @@ function schedulePoll(d: Draft): void {
 /**
  * The earliest instant (epoch ms) the core needs to be woken with a `tick`: the next engine status poll, the
  * nearest lease deadline, or the nearest claim back-off. The DO sets its alarm to it (or deletes the alarm on null:
- * the run is finished or not started). Always in the future of the last decision's `nowMs`.
+ * the run is finished or not started). Always in the future of the last decision's `nowMs`. O(1): the lease and
+ * back-off part is the episode index's bound, which is never later than the truth but may be earlier (a lease that
+ * was extended): such a wake is a tick that finds nothing due and tightens the bound.
  */
 export function nextWakeAtMs(state: SchedulerState): number | null {
   const { run } = state;
   if (run.phase === "finished" || run.phase === "created") return null;
-  let wake = run.nextPollAtMs ?? Number.POSITIVE_INFINITY;
-  for (const row of Object.values(state.episodes)) {
-    if (row.deadlineAtMs !== null && isInFlight(row.status)) wake = Math.min(wake, row.deadlineAtMs);
-    if (row.notBeforeMs !== null && row.status === "queued") wake = Math.min(wake, row.notBeforeMs);
-  }
+  const wake = Math.min(run.nextPollAtMs ?? Number.POSITIVE_INFINITY, episodeIndex(state.episodes).earliestMs);
   return Number.isFinite(wake) ? wake : null;
 }

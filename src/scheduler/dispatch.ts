@@ -7,7 +7,8 @@ import type { EpisodeDispatch } from "./commands.ts";
 import type { Draft } from "./draft.ts";
 import { backoffDelayMs } from "../util/backoff.ts";
 import { nextRandom } from "./rng.ts";
-import { isInFlight, type EpisodeRow } from "./state.ts";
+import type { EpisodeRow } from "./state.ts";
+import { inFlightCount } from "./episode-index.ts";
 import type { SchedulerTiming } from "./tuning.ts";
 
 /** The delay is multiplied by a factor in this range: up to 25 % is added as jitter (openai-node uses 25 %). */
@@ -27,8 +28,12 @@ export function claimBackoffMs(timing: SchedulerTiming, kind: string, failures: 
   return [Math.round(backoffDelayMs({ firstMs, maxMs: timing.claimRetryMaxMs, jitter: JITTER }, failures, u)), next];
 }
 
-/** Queued episodes whose back-off has passed lose their `notBeforeMs`, so no alarm is ever set in the past. */
+/**
+ * Queued episodes whose back-off has passed (or every back-off, `all`: a ROLLING edge) lose their `notBeforeMs`, so
+ * no alarm is ever set in the past. Scans the rows only when a back-off is pending and, unless `all`, due.
+ */
 export function releaseBackoffs(d: Draft, all = false): void {
+  if (d.index.backedOff === 0 || (!all && d.index.earliestMs > d.nowMs)) return;
   for (const row of d.rows()) {
     if (row.status === "queued" && row.notBeforeMs !== null && (all || row.notBeforeMs <= d.nowMs)) {
       d.patchEpisode(row.episodeKey, { notBeforeMs: null });
@@ -38,9 +43,7 @@ export function releaseBackoffs(d: Draft, all = false): void {
 
 /** Free `maxParallel` slots right now. */
 export function freeSlots(d: Draft): number {
-  let inFlight = 0;
-  for (const row of d.rows()) if (isInFlight(row.status)) inFlight++;
-  return Math.max(0, d.run.config.maxParallel - inFlight);
+  return Math.max(0, d.run.config.maxParallel - inFlightCount(d.index));
 }
 
 /** Queued rows ready to go (no back-off pending), in dispatch order (lowest seq first: retries and whole groups). */
@@ -58,7 +61,10 @@ function readyQueue(d: Draft): EpisodeRow[] {
  */
 export function dispatchReady(d: Draft): number {
   const { config } = d.run;
-  const ready = readyQueue(d).slice(0, freeSlots(d));
+  const free = freeSlots(d);
+  // nothing to do without a free slot or a ready row: no scan (the common case while every episode is in flight)
+  if (free === 0 || d.index.counts.queued - d.index.backedOff <= 0) return 0;
+  const ready = readyQueue(d).slice(0, free);
   const leaseDeadlineAtMs = d.nowMs + config.timing.dispatchLeaseSeconds * 1000;
   for (const row of ready) {
     const dispatchId = row.dispatchId + 1;

@@ -1,25 +1,33 @@
 /**
- * @module scheduler/draft — the working copy one `decide` call edits: copy-on-write rows, the set of changed rows
- * (so the DO upserts only those), and a command buffer that merges commands of one kind into one command.
+ * @module scheduler/draft — the working copy one `decide` call edits: copy-on-write rows (the episode table and the
+ * batches' landed episodes are persistent maps, so a write costs O(log n), never a copy of every row), the episode
+ * index kept row by row (scheduler/episode-index), the set of changed rows (so the DO upserts only those), and a
+ * command buffer that merges commands of one kind into one command.
  */
 import type { Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, LogMessage, SchedulerCommand } from "./commands.ts";
 import type { EventAck } from "../port/index.ts";
-import type { BatchRow, EpisodeRow, EvalTaskRow, RunRow, SchedulerState, StepRow } from "./state.ts";
+import { attentionAtMs, copyIndex, countRow, episodeIndex, exactEarliestMs, rememberIndex, type EpisodeIndex, type EpisodeTable } from "./episode-index.ts";
+import type { BatchRow, EpisodeRow, EvalTaskRow, LandedChange, RunRow, SchedulerState, StepRow } from "./state.ts";
 import type { RunSummary } from "./summary.ts";
 
 /** A mutable view of the state during one `decide`; the input state is never mutated. */
 export class Draft {
   readonly run: RunRow;
+  /** the episode table as this decision left it so far (the base's until the first write) */
+  private table: EpisodeTable;
+  /** the table's index, kept up to date by every episode write */
+  private readonly idx: EpisodeIndex;
   /** the records this decision wrote to (copied on the first write; the base's until then) */
   private readonly own: {
-    episodes: Record<string, EpisodeRow> | null;
     steps: Record<string, StepRow> | null;
     evalTasks: Record<string, EvalTaskRow> | null;
     batches: Record<string, BatchRow> | null;
-  } = { episodes: null, steps: null, evalTasks: null, batches: null };
-  /** `Object.values(episodes)`, kept until the next episode write (the pump reads the live rows several times) */
+  } = { steps: null, evalTasks: null, batches: null };
+  /** `[...episodes.values()]`, kept until the next episode write (for the few passes that need every row) */
   private liveRows: readonly EpisodeRow[] | null = null;
   private readonly touched = { episodes: new Set<string>(), deleted: new Set<string>(), steps: new Set<string>(), evalTasks: new Set<string>(), batches: new Set<string>() };
+  /** landed-episode writes by `"{batchKey}\u0000{uuid}"` (the last one wins) */
+  private readonly landed = new Map<string, LandedChange>();
   private readonly logs: LogMessage[] = [];
   private readonly aborts: EpisodeAbort[] = [];
   private readonly resolves: EpisodeResolve[] = [];
@@ -33,11 +41,18 @@ export class Draft {
     readonly nowMs: number,
   ) {
     this.run = cloneRun(base.run);
+    this.table = base.episodes;
+    this.idx = copyIndex(episodeIndex(base.episodes));
   }
 
   /** The live episode rows by key (read-only: write with the methods below). */
-  get episodes(): Readonly<Record<string, EpisodeRow>> {
-    return this.own.episodes ?? this.base.episodes;
+  get episodes(): EpisodeTable {
+    return this.table;
+  }
+
+  /** Counts per status and the attention bound of the live rows as they stand now (read-only). */
+  get index(): Readonly<EpisodeIndex> {
+    return this.idx;
   }
 
   /** The step rows by `String(windowIndex)` (read-only). */
@@ -55,33 +70,46 @@ export class Draft {
     return this.own.batches ?? this.base.batches ?? {};
   }
 
-  /** Inserts or replaces a batch row (the caller passes a fresh object) and marks it changed. */
-  putBatch(row: BatchRow): BatchRow {
+  /**
+   * Inserts or replaces a batch row (the caller passes a fresh object) and marks it changed. Its landed episodes
+   * that differ from the stored ones are written too: only `changedUuids` are compared when given (a landing names
+   * its one uuid), else every uuid of the old and the new row.
+   */
+  putBatch(row: BatchRow, changedUuids?: Iterable<string>): BatchRow {
+    const old = this.batches[row.batchKey]?.episodes;
+    if (old !== row.episodes) {
+      const keys = changedUuids ?? new Set([...(old?.keys() ?? []), ...row.episodes.keys()]);
+      for (const uuid of keys) {
+        const before = old?.get(uuid);
+        const after = row.episodes.get(uuid);
+        if (before !== after) this.landed.set(`${row.batchKey}\u0000${uuid}`, { batchKey: row.batchKey, uuid, episode: after ?? null });
+      }
+    }
     (this.own.batches ??= { ...(this.base.batches ?? {}) })[row.batchKey] = row;
     this.touched.batches.add(row.batchKey);
     return row;
   }
 
-  /** The live episode rows as they stand now: a snapshot, safe to iterate while writing. */
+  /** The live episode rows as they stand now: a snapshot, safe to iterate while writing. O(n): not for per-event paths. */
   rows(): readonly EpisodeRow[] {
-    return (this.liveRows ??= Object.values(this.episodes));
-  }
-
-  private writableEpisodes(): Record<string, EpisodeRow> {
-    this.liveRows = null;
-    return (this.own.episodes ??= { ...this.base.episodes });
+    return (this.liveRows ??= [...this.table.values()]);
   }
 
   /** Replaces a row with a patched copy and marks it changed. @throws Error when the key is not live (a core bug). */
   patchEpisode(key: string, patch: Partial<EpisodeRow>): EpisodeRow {
-    const row = this.episodes[key];
+    const row = this.table.get(key);
     if (!row) throw new Error(`scheduler: no live episode ${key}`);
     return this.putEpisode({ ...row, ...patch, updatedAtMs: this.nowMs });
   }
 
   /** Inserts or replaces a row (the caller passes a fresh object) and marks it changed. */
   putEpisode(row: EpisodeRow): EpisodeRow {
-    this.writableEpisodes()[row.episodeKey] = row;
+    const old = this.table.get(row.episodeKey);
+    if (old) countRow(this.idx, old, -1);
+    countRow(this.idx, row, 1);
+    this.idx.earliestMs = Math.min(this.idx.earliestMs, attentionAtMs(row));
+    this.table = this.table.set(row.episodeKey, row);
+    this.liveRows = null;
     this.touched.episodes.add(row.episodeKey);
     this.touched.deleted.delete(row.episodeKey);
     return row;
@@ -89,9 +117,18 @@ export class Draft {
 
   /** Removes a live row; reported in `deletedEpisodeKeys` only if the base state had it (it is stored). */
   deleteEpisode(key: string): void {
-    delete this.writableEpisodes()[key];
+    const old = this.table.get(key);
+    if (!old) return;
+    countRow(this.idx, old, -1);
+    this.table = this.table.delete(key);
+    this.liveRows = null;
     this.touched.episodes.delete(key);
-    if (this.base.episodes[key]) this.touched.deleted.add(key);
+    if (this.base.episodes.has(key)) this.touched.deleted.add(key);
+  }
+
+  /** Recomputes the attention bound exactly (after a pass that handled every row due by `nowMs`). O(n). */
+  refreshEarliest(): void {
+    this.idx.earliestMs = exactEarliestMs(this.table.values());
   }
 
   /** Replaces a step row with a patched copy. @throws Error when the window has no row (a core bug). */
@@ -160,18 +197,20 @@ export class Draft {
     if (this.summary) commands.push({ type: "finishRun", summary: this.summary });
     const runChanged = !sameData(this.run, this.base.run);
     const pick = <T>(record: Readonly<Record<string, T>>, keys: Set<string>) => [...keys].map((k) => record[k]).filter((r): r is T => r !== undefined);
+    rememberIndex(this.table, this.idx); // an unchanged table keeps its counts; its bound may have been tightened
     return {
-      state: runChanged || this.touched.episodes.size || this.touched.deleted.size || this.touched.steps.size || this.touched.evalTasks.size || this.touched.batches.size
+      state: runChanged || this.table !== this.base.episodes || this.touched.episodes.size || this.touched.deleted.size || this.touched.steps.size || this.touched.evalTasks.size || this.touched.batches.size
         ? this.snapshot()
         : this.base,
       commands,
       changes: {
         run: runChanged ? this.run : null,
-        episodes: pick(this.episodes, this.touched.episodes),
+        episodes: [...this.touched.episodes].map((k) => this.table.get(k)).filter((r): r is EpisodeRow => r !== undefined),
         deletedEpisodeKeys: [...this.touched.deleted],
         steps: pick(this.steps, this.touched.steps),
         evalTasks: pick(this.evalTasks, this.touched.evalTasks),
         batches: pick(this.batches, this.touched.batches),
+        landed: [...this.landed.values()],
       },
       ack,
     };

@@ -9,7 +9,7 @@ import type { ClaimFailed, EpisodeClaimed, EpisodeOutcomeRecorded, EpisodeReport
 import { claimBackoffMs } from "./dispatch.ts";
 import { observeEngine } from "./engine-gate.ts";
 import { noteFailedAttempt } from "./failure-streak.ts";
-import { dropGroup, recordEnded, rerunWipedRepeat, resolveGroupIfDone } from "./task-groups.ts";
+import { dropGroup, groupRows, recordEnded, rerunWipedRepeat, resolveGroupIfDone } from "./task-groups.ts";
 import { currentEngineEpoch, landEpisode } from "./batches.ts";
 import { isTerminal, type EpisodeRow, type SchedulerState } from "./state.ts";
 
@@ -17,7 +17,7 @@ const APPLIED: EventAck = { status: "applied" };
 
 /** Finds the row an episode event is about, or the ack that explains why it does not apply. */
 function lookupAttempt(d: Draft, ref: EpisodeRef): EpisodeRow | EventAck {
-  const row = d.episodes[ref.episodeKey];
+  const row = d.episodes.get(ref.episodeKey);
   if (!row) return { status: "unknown", reason: `no live episode ${ref.episodeKey} (resolved or never dispatched)` };
   if (ref.attempt < row.attempt) return { status: "stale", reason: `attempt ${ref.attempt} was closed; attempt ${row.attempt} is current` };
   if (ref.attempt > row.attempt) return { status: "unknown", reason: `attempt ${ref.attempt} was never dispatched` };
@@ -36,7 +36,7 @@ export function lookupDispatch(d: Draft, ref: DispatchRef): EpisodeRow | EventAc
  * claim, run active): a consumer may ask this before claiming, so a redelivered old message costs no claim + abort.
  */
 export function isDispatchCurrent(state: SchedulerState, ref: DispatchRef): boolean {
-  const row = state.episodes[ref.episodeKey];
+  const row = state.episodes.get(ref.episodeKey);
   return state.run.phase === "running" && row !== undefined && row.status === "dispatched" && row.attempt === ref.attempt && row.dispatchId === ref.dispatchId;
 }
 
@@ -176,7 +176,7 @@ export const STARTED_GROUP_ATTEMPT_FACTOR = 3;
 
 /** The attempts a repeat may use: `maxAttempts`, or {@link STARTED_GROUP_ATTEMPT_FACTOR} × that once a repeat of its group ended. */
 function attemptLimit(d: Draft, row: EpisodeRow): number {
-  const started = d.run.config.episodeType === "train" && d.rows().some((r) => r.groupKey === row.groupKey && r.status === "ended");
+  const started = d.run.config.episodeType === "train" && groupRows(d, row.groupKey).some((r) => r.status === "ended");
   return d.run.config.maxAttempts * (started ? STARTED_GROUP_ATTEMPT_FACTOR : 1);
 }
 

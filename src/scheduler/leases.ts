@@ -82,7 +82,7 @@ export function expireLeases(d: Draft): void {
   const { timing } = d.run.config;
   for (const seen of d.rows()) {
     if (seen.deadlineAtMs === null || seen.deadlineAtMs > d.nowMs) continue;
-    const row = d.episodes[seen.episodeKey]; // re-read: handling one row may patch or delete its siblings
+    const row = d.episodes.get(seen.episodeKey); // re-read: handling one row may patch or delete its siblings
     if (!row || row.deadlineAtMs === null || row.deadlineAtMs > d.nowMs) continue;
     const fields = { episodeKey: row.episodeKey, attempt: row.attempt, status: row.status };
     if (row.status === "dispatched") {

@@ -10,6 +10,8 @@ import { schedulerConfig, type SchedulerConfig } from "./config.ts";
 import type { SourceCursor, TakenTask } from "./epochs.ts";
 import { initialEngineView, type EngineView } from "./engine-gate.ts";
 import { seedRng } from "./rng.ts";
+import { Map as ImmutableMap } from "immutable";
+import { episodeTable, type EpisodeTable } from "./episode-index.ts";
 
 /** created → running → (draining | finishing) → finished. */
 export type RunPhase = "created" | "running" | "draining" | "finishing" | "finished";
@@ -210,12 +212,12 @@ export interface RunRow {
 }
 
 /**
- * The whole state. Records are keyed by `episodeKey`, `String(windowIndex)`, `groupKey` and `batchKey`. Treat as
- * immutable.
+ * The whole state. Records are keyed by `episodeKey` (a persistent map, scheduler/episode-index), `String(windowIndex)`,
+ * `groupKey` and `batchKey`. Treat as immutable.
  */
 export interface SchedulerState {
   run: RunRow;
-  episodes: Readonly<Record<string, EpisodeRow>>;
+  episodes: EpisodeTable;
   steps: Readonly<Record<string, StepRow>>;
   evalTasks: Readonly<Record<string, EvalTaskRow>>;
   /** the server batches that hold (or held) this run's accepted train episodes (scheduler/batches) */
@@ -255,7 +257,7 @@ export function initialState(spec: RunSpec, taskCounts: Readonly<Record<string, 
     firstFailure: null,
     failureStreak: null,
   };
-  return { run, episodes: {}, steps: {}, evalTasks: {}, batches: {} };
+  return { run, episodes: episodeTable(), steps: {}, evalTasks: {}, batches: {} };
 }
 
 /** Rebuilds the state from stored rows (the DO's load step). */
@@ -265,15 +267,49 @@ export function stateFromRows(rows: {
   steps: readonly StepRow[];
   evalTasks: readonly EvalTaskRow[];
   /** absent for state stored before batches were tracked */
-  batches?: readonly BatchRow[];
+  batches?: readonly StoredBatchRow[];
+  /** the batches' landed episodes, one row each (absent or empty for rows that carry them inline) */
+  landed?: readonly LandedRow[];
 }): SchedulerState {
+  const landed = new Map<string, LandedRow[]>();
+  for (const l of rows.landed ?? []) landed.set(l.batchKey, [...(landed.get(l.batchKey) ?? []), l]);
+  const batch = (r: StoredBatchRow): BatchRow => {
+    const episodes = ImmutableMap<string, LandedEpisode>().withMutations((m) => {
+      for (const [uuid, e] of Object.entries(r.episodes ?? {})) m.set(uuid, e);
+      for (const l of landed.get(r.batchKey) ?? []) m.set(l.uuid, l.episode);
+    });
+    return { ...r, episodes };
+  };
   return {
     run: rows.run,
-    episodes: Object.fromEntries(rows.episodes.map((r) => [r.episodeKey, r])),
+    episodes: episodeTable(rows.episodes),
     steps: Object.fromEntries(rows.steps.map((r) => [String(r.windowIndex), r])),
     evalTasks: Object.fromEntries(rows.evalTasks.map((r) => [r.groupKey, r])),
-    batches: Object.fromEntries((rows.batches ?? []).map((r) => [r.batchKey, r])),
+    batches: Object.fromEntries((rows.batches ?? []).map((r) => [r.batchKey, batch(r)])),
   };
+}
+
+/** A batch row as stored: its landed episodes are rows of their own ({@link LandedRow}); older rows carry them inline. */
+export type StoredBatchRow = Omit<BatchRow, "episodes"> & { episodes?: Readonly<Record<string, LandedEpisode>> };
+
+/** One landed episode as stored (key: batch key and server episode uuid). */
+export interface LandedRow {
+  batchKey: string;
+  uuid: string;
+  episode: LandedEpisode;
+}
+
+/** A write of one landed episode: upsert it, or delete it (`episode` null). */
+export interface LandedChange {
+  batchKey: string;
+  uuid: string;
+  episode: LandedEpisode | null;
+}
+
+/** The batch row to store: without its landed episodes (those are written as {@link LandedChange}s). */
+export function storedBatchRow(row: BatchRow): StoredBatchRow {
+  const { episodes: _episodes, ...rest } = row;
+  return rest;
 }
 
 /** The step row of the open (or last) train window, `windowsOpened − 1`; undefined before the first window. */
@@ -321,8 +357,8 @@ export interface BatchRow {
   /** the first swarm's ROLLING edges when the batch was first seen (closes a batch whose step is unknown) */
   openedAtRollingEdges: number;
   state: BatchState;
-  /** server episode uuid → what landed; emptied once the batch closed or was wiped (the counts stay) */
-  episodes: Record<string, LandedEpisode>;
+  /** server episode uuid → what landed; emptied once the batch closed or was wiped (the counts stay). Stored as one row per episode */
+  episodes: ImmutableMap<string, LandedEpisode>;
   /** accepted episodes that landed here, over its life (wiped ones included) */
   episodesLanded: number;
   rewardSum: number;

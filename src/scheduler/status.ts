@@ -8,6 +8,7 @@ import { nextWakeAtMs } from "./decide.ts";
 import { currentStep, type EpisodeStatus, type RunPhase, type SchedulerState, type StopReason } from "./state.ts";
 import { runSummary, type RunSummary } from "./summary.ts";
 import { deferredCount, isSourceDone } from "./window-tasks.ts";
+import { episodeIndex } from "./episode-index.ts";
 
 /** Progress of one source through its epochs. */
 export interface SourceProgress {
@@ -92,13 +93,13 @@ function batchTruth(state: SchedulerState): BatchTruth {
   const open = all.filter((b) => b.state === "open");
   return {
     open: open.map((b) => ({
-      batchKey: b.batchKey, globalStep: b.globalStep, episodes: Object.keys(b.episodes).length, poolCompletedTasks: b.poolCompletedTasks,
+      batchKey: b.batchKey, globalStep: b.globalStep, episodes: b.episodes.size, poolCompletedTasks: b.poolCompletedTasks,
       poolTaskTarget: b.poolTaskTarget, otherClientsEpisodes: b.foreignEpisodes,
     })),
     trained: all.filter((b) => b.state === "closed").length,
     wiped: all.filter((b) => b.state === "wiped").length,
     episodesTrained: all.filter((b) => b.state === "closed").reduce((n, b) => n + b.episodesLanded, 0),
-    episodesUntrained: open.reduce((n, b) => n + Object.keys(b.episodes).length, 0),
+    episodesUntrained: open.reduce((n, b) => n + b.episodes.size, 0),
     episodesWiped: state.run.totals.episodesWiped ?? 0,
     groupsRerun: state.run.totals.groupsRerun ?? 0,
     groupsToppedUp: state.run.totals.groupsToppedUp ?? 0,
@@ -112,8 +113,8 @@ export function runStatus(state: SchedulerState): RunStatus {
   const { run } = state;
   const { config } = run;
   const summary = runSummary(state);
-  const episodes = { queued: 0, dispatched: 0, running: 0, reporting: 0, ended: 0, failed: 0, aborted: 0, dropped: 0 };
-  for (const row of Object.values(state.episodes)) episodes[row.status]++;
+  // maintained counts (scheduler/episode-index): the view never scans the episode rows
+  const episodes = { ...episodeIndex(state.episodes).counts };
   const step = currentStep(state);
   const resolved = step ? step.groupsCompleted + step.groupsDropped + step.groupsAbandoned : 0;
   return {

@@ -114,11 +114,11 @@ export function openEvalGroups(d: Draft, count: number): number {
   return opened;
 }
 
-/** The live rows of a group, repeat order. */
-function groupRows(d: Draft, groupKey: string): EpisodeRow[] {
+/** The live rows of a group, repeat order (numRepeat lookups). */
+export function groupRows(d: Draft, groupKey: string): EpisodeRow[] {
   const rows: EpisodeRow[] = [];
   for (let r = 0; r < d.run.config.numRepeat; r++) {
-    const row = d.episodes[episodeKeyOf(groupKey, r)];
+    const row = d.episodes.get(episodeKeyOf(groupKey, r));
     if (row) rows.push(row);
   }
   return rows;
@@ -225,7 +225,7 @@ export function resolveGroupIfDone(d: Draft, groupKey: string): void {
 export function refreshWindowClosure(d: Draft, windowIndex: number): void {
   const step = d.steps[String(windowIndex)];
   if (!step || step.resolvedAtMs === null || step.closedAtMs !== null) return;
-  const held = openBatches(d).some((b) => Object.values(b.episodes).some((e) => e.windowIndex === windowIndex));
+  const held = openBatches(d).some((b) => b.episodes.some((e) => e.windowIndex === windowIndex));
   if (!held) d.patchStep(windowIndex, { closedAtMs: d.nowMs });
 }
 
@@ -288,7 +288,7 @@ function rerunWiped(d: Draft, batch: BatchRow, landed: LandedEpisode[]): void {
     if (live.length > 0) {
       if (live.some((r) => r.groupDropped)) continue;
       for (const e of episodes) {
-        const row = d.episodes[e.episodeKey];
+        const row = d.episodes.get(e.episodeKey);
         if (row && row.status === "ended") requeueRepeat(d, row);
       }
       continue;

@@ -135,11 +135,15 @@ describe("the queue consumer", () => {
     const stopped = await apiFetch(`/runs/${run.runId}/stop`, { method: "POST" });
     expect(((await stopped.json()) as unknown as RunView).phase).toBe("draining");
 
-    // a message delivered after the stop claims, is told stale, and gives the claim back
+    // a message delivered after the stop claims, is told stale, and gives the claim back; its function, started
+    // while the claim was reported (a first delivery of a run without secrets), was stopped first: any LLM call it
+    // made came before the abort, and nothing was ended
     expect(await deliver([late])).toEqual({ acked: ["m0-1"], retried: [] });
     const afterLate = await emu.requests();
     expect(afterLate.filter((r) => r.path === "/abort_episode")).toHaveLength(1);
-    expect(afterLate.filter((r) => r.path === "/v1/chat/completions")).toHaveLength(0);
+    const abortAt = afterLate.findIndex((r) => r.path === "/abort_episode");
+    expect(afterLate.slice(abortAt).filter((r) => r.path === "/v1/chat/completions")).toHaveLength(0);
+    expect(afterLate.filter((r) => r.path === "/end_episode")).toHaveLength(0);
 
     // the episode that was running finishes normally
     const output = { reward: 1, is_success: true, metadata: {}, log_metrics: {} };

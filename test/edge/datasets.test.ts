@@ -87,6 +87,41 @@ describe("datasets in R2", () => {
   });
 });
 
+describe("large dataset files are indexed in the background (AJET_BACKGROUND_INDEX_BYTES, 64 KiB in these tests)", () => {
+  /** A JSONL file over the threshold: `n` rows of ~50 bytes each. */
+  async function bigFile(key: string, n: number, row: (i: number) => unknown): Promise<string> {
+    const text = Array.from({ length: n }, (_, i) => JSON.stringify(row(i))).join("\n") + "\n";
+    expect(text.length).toBeGreaterThan(65_536);
+    await env.DATASETS!.put(key, text);
+    return `r2://DATASETS/${key}`;
+  }
+
+  it("POST /runs answers at once in phase indexing (no rows counted yet); the object's alarm indexes the file, then the run starts and trains", async () => {
+    const url = await bigFile("bg/train.jsonl", 3000, (i) => ({ target: 24, nums: [2, 3, 4], level: i }));
+    const emu = await TestEmulator.start({ policy: { initialAccuracy: 1, malformedRate: 0 }, answerKey: [{ target: 24, nums: [2, 3, 4] }] });
+    await emu.boot({ batchSize: 2, numRepeat: 2, maxEnvWorker: 4 });
+    const spec = countdownSpec(emu.url, { maxSteps: 1, tuning: { statusPollRollingMs: 100, statusPollWaitingMs: 100 } });
+    const { view: created, stub } = await createRun({ ...spec, datasets: [{ name: "cd", kind: "countdown", url }] });
+    expect(created).toMatchObject({ phase: "indexing", stopReason: null, failure: null, episodes: { inFlight: 0 } });
+    expect(created.waitingFor).toMatch(/^indexing dataset cd for \d+ s/);
+    expect(created.datasets).toEqual({});
+    const view = await untilFinished(stub);
+    expect(view).toMatchObject({ phase: "finished", stopReason: "maxSteps", totals: { episodesEnded: 4, groupsCompleted: 2 } });
+    expect(view.datasets).toEqual({ cd: { accepted: 3000, rejected: 0, namespace: "cd:train" } });
+  });
+
+  it("a large file without a usable row: 201 in phase indexing, then the run fails naming the dataset, and its rows are forgotten", async () => {
+    const url = await bigFile("bg/bad.jsonl", 3000, (i) => ({ target: "not a number", nums: [i] }));
+    const { view: created, stub } = await createRun({ ...countdownSpec(DEAD_SWARM), datasets: [{ name: "cd", kind: "countdown", url }] });
+    expect(created.phase).toBe("indexing");
+    const view = await untilFinished(stub);
+    expect(view).toMatchObject({ phase: "finished", stopReason: "failed", waitingFor: null });
+    expect(view.failure).toMatch(/^the run's datasets could not be used: datasets\.0: dataset "cd" has no usable task/);
+    const left = await runInDurableObject(stub, (_i, state) => state.storage.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM dataset_index) + (SELECT count(*) FROM dataset_ids) AS n").one().n);
+    expect(left).toBe(0);
+  });
+});
+
 describe("inline rows and generated tasks", () => {
   it("3 MB of inline rows (over SQLite's 2 MB row): 201; the stored spec holds no rows, each task its own row", async () => {
     const big = Array.from({ length: 3000 }, (_, i) => ({ target: 24, nums: [2, 3, 4], note: `${i}:`.padEnd(1000, "x") }));

@@ -334,7 +334,8 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTa
   const claimedLeft = countClaimed(session);
   const interrupted = c.interrupts.signal !== null;
   const final = report.value?.summary ?? last;
-  const failure = !interrupted && outcome === "finished" && final ? runFailure(final, plan) : null;
+  // a run that never started (its datasets failed their background index pass) has no report: its view says why
+  const failure = !interrupted && outcome === "finished" && final ? ((!report.value && last?.failure) || runFailure(final, plan)) : null;
   const exitCode = interrupted ? c.interrupts.exitCode : outcome === "finished" && !failure ? 0 : 1;
   const json = summaryJson({ runId, outcome: interrupted ? "interrupted" : failure ? "failed" : outcome, exitCode, failure, report: report.value, last, session, claimedLeft });
   const metrics = plan.swarmNames.length > 1 ? await api.metrics(runId).catch(() => null) : null;

@@ -51,7 +51,7 @@ const StepShape = z.looseObject({
 
 const RunViewShape = z.looseObject({
   runId: z.string(),
-  phase: z.enum(["created", "running", "draining", "finishing", "finished"]),
+  phase: z.enum(["indexing", "created", "running", "draining", "finishing", "finished"]),
   stopReason: z.string().nullable(),
   episodeType: z.enum(["train", "eval"]),
   engines: z.array(z.looseObject({ swarm: z.string(), engineStatus: z.string(), globalStep: z.number().nullable() })),

@@ -79,7 +79,7 @@ export class RunDashboard {
   }
 
   async #refreshPools(state: SchedulerState, nowMs: number): Promise<void> {
-    const inFlight = Object.values(state.episodes).some((e) => e.claims.length > 0 && (e.status === "running" || e.status === "reporting"));
+    const inFlight = state.episodes.some((e) => e.claims.length > 0 && (e.status === "running" || e.status === "reporting"));
     if (!inFlight) {
       this.#pools = {};
       return;

@@ -60,7 +60,7 @@ export function inFlightRows(
   pools: Readonly<Record<string, CurrentBatchRolloutPoolInformation | undefined>>,
   nowMs: number,
 ): InFlightRow[] {
-  const rows = Object.values(state.episodes).filter((e) => isInFlight(e.status));
+  const rows = [...state.episodes.values()].filter((e) => isInFlight(e.status));
   rows.sort((a, b) => (a.dispatchedAtMs ?? 0) - (b.dispatchedAtMs ?? 0));
   return rows.map((e) => {
     let since: string | null = null;

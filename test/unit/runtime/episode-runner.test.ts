@@ -58,3 +58,82 @@ describe("runEpisode: a train episode that ends", () => {
     expect(claim?.body).toMatchObject({ client_uuid: msg.clientUuid, episode_type: "train", discard_episode_timeout: 90, throttle_policy: { current_task_id: "countdown:test:0" } });
   });
 });
+
+describe("runEpisode: the function starts while the claim is reported (a run without secrets)", () => {
+  /** A port whose claim answer is held until `release(ack)`; records when the function first ran. */
+  function heldClaimAnswer() {
+    let release: (ack: { status: "applied" } | { status: "stale"; reason: string }) => void = () => {};
+    const answer = new Promise<{ status: "applied" } | { status: "stale"; reason: string }>((resolve) => (release = resolve));
+    return { release: (ack: Parameters<typeof release>[0]) => release(ack), script: { episodeClaimed: () => answer } };
+  }
+
+  it("the function's first LLM call goes out before the claim report is answered, and the outcome is recorded only after it", async () => {
+    const held = heldClaimAnswer();
+    const events: string[] = [];
+    const fn: RolloutFunction = {
+      ...countdown,
+      name: "early",
+      async run(task, ctx) {
+        events.push("function started");
+        const out = await countdown.run(task, ctx);
+        events.push("function done");
+        held.release({ status: "applied" });
+        return out;
+      },
+    };
+    const { emu, port, deps } = await setup({ early: fn }, held.script);
+    emu.answerKey.add([{ target: 24, nums: [2, 3, 4] }]);
+    const msg = episodeMessage(countdownTask(0), { functionName: "early", runHasSecrets: false }, deps.now());
+    const result = await runEpisode(msg, deps);
+    expect(events).toEqual(["function started", "function done"]);
+    expect(methodsOf(port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded", "episodeReported"]);
+    expect(result).toEqual({ kind: "reported", result: "ended", outcome: { kind: "end", reward: 1 } });
+  });
+
+  it("a stale claim answer stops the running function, gives the claim back and records no outcome", async () => {
+    const held = heldClaimAnswer();
+    let sawStop = false;
+    const fn: RolloutFunction = {
+      ...countdown,
+      name: "early",
+      async run(_task, ctx) {
+        held.release({ status: "stale", reason: "dispatch 2 is current" });
+        await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve(), { once: true }));
+        sawStop = true;
+        return { reward: 0 };
+      },
+    };
+    const { net, port, deps } = await setup({ early: fn }, held.script);
+    const msg = episodeMessage(countdownTask(0), { functionName: "early", runHasSecrets: false }, deps.now());
+    const result = await runEpisode(msg, deps);
+    expect(sawStop).toBe(true);
+    expect(result).toEqual({ kind: "stale", reason: "dispatch 2 is current" });
+    expect(methodsOf(port.calls)).toEqual(["episodeClaimed"]);
+    const [claim] = port.calls;
+    const uuid = claim?.method === "episodeClaimed" ? claim.report.claims[0]!.episodeUuid : "";
+    expect(net.to("/abort_episode", uuid)).toHaveLength(1);
+    expect(net.to("/end_episode", uuid)).toHaveLength(0);
+  });
+
+  it("a redelivered message waits for the claim answer before the function starts (its attempt is likely stale)", async () => {
+    let answered = false;
+    let startedBeforeAnswer = false;
+    const fn: RolloutFunction = { ...countdown, name: "early", async run(task, ctx) { startedBeforeAnswer = !answered; return countdown.run(task, ctx); } };
+    const { emu, deps } = await setup({ early: fn }, { episodeClaimed: async () => { const ack = await new Promise<{ status: "applied" }>((r) => setTimeout(() => r({ status: "applied" }), 20)); answered = true; return ack; } });
+    emu.answerKey.add([{ target: 24, nums: [2, 3, 4] }]);
+    const msg = episodeMessage(countdownTask(0), { functionName: "early", runHasSecrets: false }, deps.now());
+    await runEpisode(msg, { ...deps, redelivery: true });
+    expect(startedBeforeAnswer).toBe(false);
+  });
+
+  it("a run with secrets waits for the claim answer before the function starts (the secrets come with it)", async () => {
+    let answered = false;
+    let startedBeforeAnswer = false;
+    const fn: RolloutFunction = { ...countdown, name: "early", async run(task, ctx) { startedBeforeAnswer = !answered; return countdown.run(task, ctx); } };
+    const { emu, deps } = await setup({ early: fn }, { episodeClaimed: async () => { const ack = await new Promise<{ status: "applied" }>((r) => setTimeout(() => r({ status: "applied" }), 20)); answered = true; return ack; } });
+    emu.answerKey.add([{ target: 24, nums: [2, 3, 4] }]);
+    const msg = episodeMessage(countdownTask(0), { functionName: "early", runHasSecrets: true }, deps.now());
+    await runEpisode(msg, deps);
+    expect(startedBeforeAnswer).toBe(false);
+  });
+});

@@ -97,7 +97,7 @@ describe("wipes are re-run", () => {
     h.finishEpisode(a0!, 1, 3);
     h.finishEpisode(a1!, 0, 3); // group a complete in batch 3; group b is dispatched next
     seen(h, "ENGINE.ROLLING", 3, pool(3, [uuidOf(a0!), uuidOf(a1!)], 1, 2));
-    expect(Object.values(h.state.batches["0:3"]!.episodes).every((e) => e.confirmed)).toBe(true);
+    expect([...h.state.batches["0:3"]!.episodes.values()].every((e) => e.confirmed)).toBe(true);
     seen(h, "ENGINE.ROLLING", 3, pool(3, [], 0, 2)); // restarted at the same step from a checkpoint
     expect(h.state.batches["0:3"]?.state).toBe("wiped");
     expect(h.state.run.totals).toMatchObject({ episodesWiped: 2, groupsRerun: 1 });

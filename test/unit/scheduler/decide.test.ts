@@ -173,7 +173,7 @@ describe("stop conditions", () => {
     const stop = h.apply({ type: "stopRequested", reason: "user" });
     expect(stop.ack).toEqual({ status: "applied" });
     expect(h.state.run.phase).toBe("draining");
-    expect(Object.values(h.state.episodes).filter((r) => r.status === "queued")).toEqual([]);
+    expect([...h.state.episodes.values()].filter((r) => r.status === "queued")).toEqual([]);
     const late = h.claim(sent[2]!, 1);
     expect(late.ack.status).toBe("stale"); // the consumer aborts its claim
     h.outcome(sent[0]!, { kind: "end", reward: 1 });

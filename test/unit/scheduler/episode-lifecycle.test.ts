@@ -20,7 +20,7 @@ describe("idempotent events (BC-45, BC-47)", () => {
       const again = h.apply(event);
       expect(again.ack.status).toBe("duplicate");
       expect(again.state).toBe(before);
-      expect(again.changes).toEqual({ run: null, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [], batches: [] });
+      expect(again.changes).toEqual({ run: null, episodes: [], deletedEpisodeKeys: [], steps: [], evalTasks: [], batches: [], landed: [] });
       expect(again.commands).toEqual([]);
     }
     expect(h.state.run.totals.episodesEnded).toBe(1);
@@ -98,7 +98,7 @@ describe("retries under the same task id", () => {
     expect(h.commands).toContainEqual(expect.objectContaining({ type: "log", level: "warn", message: "task group dropped after maxAttempts tries of one repeat" }));
     const step = h.state.steps["0"]!;
     expect(step).toMatchObject({ groupsOpened: 3, replacementGroups: 1 });
-    const replacement = Object.values(h.state.episodes).filter((r) => ![bad.groupKey, sent[2]!.groupKey].includes(r.groupKey));
+    const replacement = [...h.state.episodes.values()].filter((r) => ![bad.groupKey, sent[2]!.groupKey].includes(r.groupKey));
     expect(replacement.map((r) => [r.source, r.windowIndex, r.attempt])).toEqual([["gsm8k", 0, 1], ["gsm8k", 0, 1]]);
     // the sibling ends: counted, and the dropped group resolves as dropped; its failure would not have been retried
     h.outcome(sibling, { kind: "end", reward: 1 });

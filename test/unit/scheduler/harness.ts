@@ -7,12 +7,15 @@ import { expect } from "vitest";
 import {
   RunSpec,
   decide,
+  episodeIndex,
   initialState,
+  storedBatchRow,
   stateFromRows,
   type Decision,
   type EpisodeDispatch,
   type EpisodeOutcome,
-  type BatchRow,
+  type LandedRow,
+  type StoredBatchRow,
   type EpisodeRow,
   type EvalTaskRow,
   type RunRow,
@@ -57,7 +60,10 @@ export class Harness {
   state: SchedulerState;
   nowMs = 1_000_000;
   readonly commands: SchedulerCommand[] = [];
-  private readonly store = { run: null as RunRow | null, episodes: new Map<string, EpisodeRow>(), steps: new Map<string, StepRow>(), evalTasks: new Map<string, EvalTaskRow>(), batches: new Map<string, BatchRow>() };
+  private readonly store = {
+    run: null as RunRow | null, episodes: new Map<string, EpisodeRow>(), steps: new Map<string, StepRow>(), evalTasks: new Map<string, EvalTaskRow>(),
+    batches: new Map<string, StoredBatchRow>(), landed: new Map<string, LandedRow>(),
+  };
 
   constructor(input: RunSpecInput = specInput(), taskCounts: Record<string, number> = { gsm8k: 100 }, readonly checkRows = true) {
     this.state = initialState(RunSpec.parse(input), taskCounts);
@@ -79,15 +85,26 @@ export class Harness {
     for (const key of changes.deletedEpisodeKeys) this.store.episodes.delete(key);
     for (const row of changes.steps) this.store.steps.set(String(row.windowIndex), row);
     for (const row of changes.evalTasks) this.store.evalTasks.set(row.groupKey, row);
-    for (const row of changes.batches) this.store.batches.set(row.batchKey, row);
+    for (const row of changes.batches) this.store.batches.set(row.batchKey, storedBatchRow(row));
+    for (const l of changes.landed) {
+      const key = `${l.batchKey}\u0000${l.uuid}`;
+      if (l.episode) this.store.landed.set(key, { batchKey: l.batchKey, uuid: l.uuid, episode: l.episode });
+      else this.store.landed.delete(key);
+    }
     const loaded = stateFromRows({
       run: this.store.run ?? state.run,
       episodes: [...this.store.episodes.values()],
       steps: [...this.store.steps.values()],
       evalTasks: [...this.store.evalTasks.values()],
       batches: [...this.store.batches.values()],
+      landed: [...this.store.landed.values()],
     });
     expect(loaded).toEqual(state);
+    // the index decide kept row by row equals the one computed from the rows; its bound is never later than the truth
+    const kept = episodeIndex(state.episodes);
+    const fresh = episodeIndex(loaded.episodes);
+    expect({ counts: kept.counts, backedOff: kept.backedOff }).toEqual({ counts: fresh.counts, backedOff: fresh.backedOff });
+    expect(kept.earliestMs).toBeLessThanOrEqual(fresh.earliestMs);
   }
 
   start(): Decision {
@@ -155,10 +172,10 @@ export class Harness {
   }
 
   row(episodeKey: string): EpisodeRow | undefined {
-    return this.state.episodes[episodeKey];
+    return this.state.episodes.get(episodeKey);
   }
 
   inFlight(): number {
-    return Object.values(this.state.episodes).filter((r) => ["dispatched", "running", "reporting"].includes(r.status)).length;
+    return [...this.state.episodes.values()].filter((r) => ["dispatched", "running", "reporting"].includes(r.status)).length;
   }
 }

@@ -96,12 +96,12 @@ class World {
 
   private check(decision: Decision, event: SchedulerEvent): void {
     const { state } = decision;
-    const inFlight = Object.values(state.episodes).filter((r) => ["dispatched", "running", "reporting"].includes(r.status));
+    const inFlight = [...state.episodes.values()].filter((r) => ["dispatched", "running", "reporting"].includes(r.status));
     expect(inFlight.length).toBeLessThanOrEqual(state.run.config.maxParallel); // BC-47
-    for (const r of Object.values(state.episodes)) {
+    for (const r of [...state.episodes.values()]) {
       // past maxAttempts (wipes not counted) only in a group the server already has ended repeats of
       expect(r.attempt - (r.wipes ?? 0)).toBeLessThanOrEqual(state.run.config.maxAttempts * STARTED_GROUP_ATTEMPT_FACTOR);
-      if (r.attempt - (r.wipes ?? 0) > state.run.config.maxAttempts) expect(Object.values(state.episodes).some((o) => o.groupKey === r.groupKey && o.status === "ended")).toBe(true);
+      if (r.attempt - (r.wipes ?? 0) > state.run.config.maxAttempts) expect([...state.episodes.values()].some((o) => o.groupKey === r.groupKey && o.status === "ended")).toBe(true);
       if (r.status === "queued" && r.notBeforeMs !== null) expect(r.notBeforeMs).toBeGreaterThan(this.h.nowMs);
       if (["dispatched", "running", "reporting"].includes(r.status)) expect(r.deadlineAtMs).toBeGreaterThan(this.h.nowMs);
     }
@@ -215,7 +215,7 @@ describe("random event sequences (property-style)", () => {
         }
       }
       expect(h.state.run.phase, `seed ${seed}`).toBe("finished");
-      expect(Object.keys(h.state.episodes), `seed ${seed}`).toEqual([]);
+      expect([...h.state.episodes.keys()], `seed ${seed}`).toEqual([]);
       const t = h.state.run.totals;
       expect(t.groupsCompleted + t.groupsDropped + t.groupsAbandoned, `seed ${seed}`).toBe(t.groupsOpened);
       if (input.episodeType !== "eval") {

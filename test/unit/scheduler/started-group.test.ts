@@ -43,6 +43,6 @@ describe("groups with ended repeats", () => {
     ref = nextDispatch(h, ref.episodeKey)!;
     failOnce(h, ref);
     expect(nextDispatch(h, ref.episodeKey)?.attempt ?? null).toBeNull(); // not tried a third time
-    expect(h.state.episodes[ref.episodeKey]).toMatchObject({ status: "failed", attempt: 2 });
+    expect(h.state.episodes.get(ref.episodeKey)).toMatchObject({ status: "failed", attempt: 2 });
   });
 });
