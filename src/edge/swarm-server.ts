@@ -100,6 +100,9 @@ export function batchMismatchMessage(url: string, server: Batching, run: { batch
   );
 }
 
+/** How long one pool read (with its status poll) answers the runs that ask for the pool information, ms. */
+export const POOL_SHARE_MS = 1_000;
+
 /** The Durable Object of one swarm server. RPC: `subscribe`, `unsubscribe`, `expectEdge`, `view`. */
 export class SwarmServer extends DurableObject<Env> {
   readonly #kv: SyncKvStorage;
@@ -107,6 +110,8 @@ export class SwarmServer extends DurableObject<Env> {
   /** the poll budget (in memory: a reset object starts with a full bucket) */
   #bucket: PollBucket | null = null;
   #polling: Promise<{ before: Seen; seen: Seen }> | null = null;
+  /** the last pool read with the fresh status poll after it, shared by the runs that ask within {@link POOL_SHARE_MS} */
+  #poolRead: { doneAtMs: number | null; result: Promise<PoolSeen | undefined> } | null = null;
   /** gateway headers per subscribed run (memory only: secrets never reach this object's storage) */
   readonly #headers = new Map<string, Record<string, string>>();
 
@@ -154,9 +159,9 @@ export class SwarmServer extends DurableObject<Env> {
     const seen = this.#seen();
     const timing = this.#timing(Object.values(subs));
     // batch truth asks for the pool information: read it first, then a status poll that starts after it
-    const pool = options.withPool ? await this.#readPool(normalizeServerUrl(sub.url)) : undefined;
-    if (pool !== undefined) await this.#freshPoll(normalizeServerUrl(sub.url), sub.runId);
-    else if (seen.seenAtMs === null || now - seen.seenAtMs > 2 * timing.slowMs) await this.#pollAndLearn(normalizeServerUrl(sub.url), sub.runId);
+    const pool = options.withPool ? await this.#sharedPoolRead(normalizeServerUrl(sub.url), sub.runId) : undefined;
+    // with a pool read, the status seen now was polled after it; without one, poll when nobody did lately
+    if (pool === undefined && (seen.seenAtMs === null || now - seen.seenAtMs > 2 * timing.slowMs)) await this.#pollAndLearn(normalizeServerUrl(sub.url), sub.runId);
     if (!known) {
       // a run already running on a server we know the batching of fails at once
       this.#checkBatching(subs[sub.runId]!);
@@ -166,6 +171,31 @@ export class SwarmServer extends DurableObject<Env> {
     }
     const obs = this.#observationFor(this.#subs()[sub.runId]!);
     return pool !== undefined ? { ...obs, pool } : obs;
+  }
+
+  /**
+   * The pool information read before a fresh status poll, shared: a run asking while one is in flight, or within
+   * {@link POOL_SHARE_MS} of the last, gets that one. However many runs share the server, it answers at most one
+   * pool read and one status poll for them per {@link POOL_SHARE_MS}. A run never gets a read older than one it got
+   * before (the newest completed read is the one shared).
+   */
+  async #sharedPoolRead(url: string, runId: string): Promise<PoolSeen | undefined> {
+    const last = this.#poolRead;
+    if (last && (last.doneAtMs === null || Date.now() - last.doneAtMs < POOL_SHARE_MS)) return last.result;
+    const read: { doneAtMs: number | null; result: Promise<PoolSeen | undefined> } = { doneAtMs: null, result: Promise.resolve(undefined) };
+    read.result = (async () => {
+      try {
+        const pool = await this.#readPool(url);
+        if (pool !== undefined) await this.#freshPoll(url, runId);
+        return pool;
+      } finally {
+        read.doneAtMs = Date.now();
+      }
+    })();
+    this.#poolRead = read;
+    const pool = await read.result;
+    if (pool === undefined && this.#poolRead === read) this.#poolRead = null; // a failed read is not shared: the next ask reads again
+    return pool;
   }
 
   /** The pool information as the core reads it, or undefined when it cannot be read (the next ask reads it again). */

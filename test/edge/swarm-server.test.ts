@@ -7,6 +7,7 @@ import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { RunView } from "../../src/edge/run-views.ts";
 import { normalizeServerUrl } from "../../src/client/index.ts";
+import { POOL_SHARE_MS } from "../../src/edge/swarm-server.ts";
 import { countdownSpec, createRun, TestEmulator } from "./support.ts";
 
 const FAST = { statusPollRollingMs: 100, statusPollWaitingMs: 100 };
@@ -52,5 +53,29 @@ describe("the SwarmServer object", () => {
     expect(view.phase).not.toBe("finished");
     expect((await emu.requests()).filter((r) => r.path === "/start_engine")).toHaveLength(1); // the test's own
     await stub.stop();
+  });
+
+  it("runs that ask for the pool information at once share one pool read and one status poll after it", async () => {
+    const emu = await TestEmulator.start();
+    await emu.boot({ batchSize: 2, numRepeat: 2, maxEnvWorker: 4 });
+    const swarm = env.SWARM_SERVERS.get(env.SWARM_SERVERS.idFromName(normalizeServerUrl(emu.url)));
+    const sub = (runId: string) => ({
+      runId, swarm: "default", url: emu.url, yaml: "", batchSize: 2, numRepeat: 2, start: "never" as const, stopWhenDone: false, bootTimeoutSeconds: 60, ...WATCH,
+    });
+    const counts = async () => {
+      const paths = (await emu.requests()).map((r) => r.path);
+      return { pool: paths.filter((p) => p === "/get_current_batch_rollout_pool_information").length, status: paths.filter((p) => p === "/get_engine_status").length };
+    };
+    await swarm.subscribe(sub("run-0")); // the watcher's first poll
+    const before = await counts();
+    const seen = await Promise.all(Array.from({ length: 6 }, (_, i) => swarm.subscribe(sub(`run-${i}`), { withPool: true })));
+    for (const o of seen) expect(o.pool?.globalStep).toBe(seen[0]!.pool!.globalStep);
+    const shared = await counts();
+    expect(shared.pool - before.pool).toBe(1);
+    expect(shared.status - before.status).toBeLessThanOrEqual(2); // the shared fresh poll (+ at most one the watcher's alarm made)
+    await new Promise((r) => setTimeout(r, POOL_SHARE_MS + 50));
+    await swarm.subscribe(sub("run-1"), { withPool: true });
+    expect((await counts()).pool - shared.pool).toBe(1); // past the share window a run reads afresh
+    for (let i = 0; i < 6; i++) await swarm.unsubscribe(`run-${i}`);
   });
 });
