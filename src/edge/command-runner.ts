@@ -220,6 +220,7 @@ export class CommandRunner {
       ...(task ? { task } : {}),
       taskRef: { source: d.source, taskIndex: d.taskIndex },
       leaseDeadlineAtMs: d.leaseDeadlineAtMs,
+      heartbeatSeconds: d.heartbeatSeconds,
       model: "agentjet-policy",
       runHasSecrets: Object.keys(meta.spec.secrets).length > 0,
     };

@@ -13,6 +13,7 @@ import { currentOpenBatch, groupsNeeded, observeBatches, openBatches, rewardsInO
 import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecorded, onReported, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
+import { onEpisodeHeartbeat } from "./heartbeats.ts";
 import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone, topUpBatch } from "./task-groups.ts";
 import { currentStep, type SchedulerState, type StopReason } from "./state.ts";
 import { DETERMINISTIC_FAILURE_ATTEMPTS, isDeterministicFailure } from "./failure-streak.ts";
@@ -36,7 +37,10 @@ export function decide(state: SchedulerState, event: SchedulerEvent, nowMs: numb
     d.log("error", `the function failed the same way on its first ${DETERMINISTIC_FAILURE_ATTEMPTS} attempts; stopping the run`, { detail });
     beginDrain(d, "functionError");
   }
-  if (d.run.phase === "running" || d.run.phase === "draining" || d.run.phase === "finishing") pump(d);
+  // a heartbeat only moves one lease later (or drops a dispatch while draining): nothing else can have become due, so
+  // the pump (leases, windows, dispatch: every live row) is left to the next event or tick
+  const light = event.type === "episodeHeartbeat" && d.run.phase !== "draining";
+  if (!light && (d.run.phase === "running" || d.run.phase === "draining" || d.run.phase === "finishing")) pump(d);
   return d.done(ack);
 }
 
@@ -60,6 +64,8 @@ function applyEvent(d: Draft, event: SchedulerEvent): EventAck {
       return onDispatchFailed(d, event);
     case "episodeClaimed":
       return onEpisodeClaimed(d, event);
+    case "episodeHeartbeat":
+      return onEpisodeHeartbeat(d, event);
     case "claimFailed":
       return onClaimFailed(d, event);
     case "episodeOutcomeRecorded":

@@ -12,6 +12,7 @@ import { noteFailedAttempt } from "./failure-streak.ts";
 import { dropGroup, groupRows, recordEnded, rerunWipedRepeat, resolveGroupIfDone } from "./task-groups.ts";
 import { currentEngineEpoch, landEpisode } from "./batches.ts";
 import { isTerminal, type EpisodeRow, type SchedulerState } from "./state.ts";
+import { runningDeadlineAtMs } from "./lease-deadlines.ts";
 
 const APPLIED: EventAck = { status: "applied" };
 
@@ -43,7 +44,10 @@ export function isDispatchCurrent(state: SchedulerState, ref: DispatchRef): bool
 /** Narrows a lookup result to the row. */
 export const isRow = (x: EpisodeRow | EventAck): x is EpisodeRow => "episodeKey" in x;
 
-/** `episodeClaimed`: dispatched → running (lease: runLeaseSeconds). While draining the claim is refused (stale). */
+/**
+ * `episodeClaimed`: dispatched → running (lease: runLeaseSeconds, or the heartbeat lease once the run's consumers
+ * heartbeat, scheduler/heartbeats). While draining the claim is refused (stale).
+ */
 export function onEpisodeClaimed(d: Draft, e: EpisodeClaimed): EventAck {
   const row = lookupDispatch(d, e);
   if (!isRow(row)) return row;
@@ -63,7 +67,9 @@ export function onEpisodeClaimed(d: Draft, e: EpisodeClaimed): EventAck {
     globalStep: e.claims[0]?.globalStep ?? null,
     engineEpoch: currentEngineEpoch(d),
     claimFailures: 0,
-    deadlineAtMs: d.nowMs + d.run.config.timing.runLeaseSeconds * 1000,
+    unstartedExpiries: 0,
+    claimedAtMs: d.nowMs,
+    deadlineAtMs: runningDeadlineAtMs(d, d.nowMs),
   });
   return APPLIED;
 }
@@ -200,7 +206,7 @@ export function failAttempt(d: Draft, row: EpisodeRow, cause: string): EventAck 
   } else {
     d.patchEpisode(row.episodeKey, {
       ...closed, status: "queued", attempt: row.attempt + 1, claims: [], globalStep: null, outcome: null,
-      claimFailures: 0, notBeforeMs: null, dispatchedAtMs: null,
+      claimFailures: 0, unstartedExpiries: 0, notBeforeMs: null, dispatchedAtMs: null,
     });
   }
   resolveGroupIfDone(d, row.groupKey);

@@ -3,7 +3,7 @@
  * events are keyed by `(episodeKey, attempt)` and applied at most once: alarms, queue deliveries and RPCs are at
  * least once (BC-45, BC-47, BC-51).
  */
-import type { ClaimFailureReport, ClaimReport, DispatchRef, OutcomeRecord, ResultReport } from "../port/index.ts";
+import type { ClaimFailureReport, ClaimReport, DispatchRef, HeartbeatReport, OutcomeRecord, ResultReport } from "../port/index.ts";
 
 /** The DO created the run and wants it going: the core schedules the first engine status poll. */
 export interface RunStarted {
@@ -48,6 +48,11 @@ export interface EpisodeClaimed extends ClaimReport {
   type: "episodeClaimed";
 }
 
+/** The port's `episodeHeartbeat` report: the invocation started, or its function is still running. Moves a lease only. */
+export interface EpisodeHeartbeat extends HeartbeatReport {
+  type: "episodeHeartbeat";
+}
+
 /** The port's `claimFailed` report: not an attempt, re-dispatched with back-off + jitter. */
 export interface ClaimFailed extends ClaimFailureReport {
   type: "claimFailed";
@@ -82,6 +87,7 @@ export type SchedulerEvent =
   | EngineStatusSeen
   | DispatchFailed
   | EpisodeClaimed
+  | EpisodeHeartbeat
   | ClaimFailed
   | EpisodeOutcomeRecorded
   | EpisodeReported

@@ -69,6 +69,17 @@ export interface EpisodeRow {
   /** in flight: the lease deadline (BC-51), else null */
   deadlineAtMs: number | null;
   dispatchedAtMs: number | null;
+  /**
+   * the current dispatch's invocation reported its start (`episodeHeartbeat` stage `started`), epoch ms; null or
+   * absent while it has not (its dispatch then has the short un-started lease, scheduler/heartbeats)
+   */
+  startedAtMs?: number | null;
+  /** un-started dispatch expiries of this attempt in a row (each doubles the next un-started lease); absent = 0 */
+  unstartedExpiries?: number;
+  /** when the claim was reported, epoch ms (the run lease counts from it); null before the claim */
+  claimedAtMs?: number | null;
+  /** the last heartbeat of the invocation running this attempt, epoch ms; null when none came */
+  heartbeatAtMs?: number | null;
   claims: EpisodeClaim[];
   /** the first swarm's `global_step` at claim time (attributes the episode to a step) */
   globalStep: number | null;
@@ -196,6 +207,11 @@ export interface RunRow {
   stopRequestedAtMs: number | null;
   finishedAtMs: number | null;
   totals: RunTotals;
+  /**
+   * a consumer of this run reported an invocation's start (`episodeHeartbeat`): from then on dispatches have the short
+   * un-started lease and running episodes the heartbeat lease (a consumer without heartbeats keeps the long leases)
+   */
+  consumersHeartbeat?: boolean;
   /** failed attempts by cause (expired, no_llm_call, invalid_reward, lease_expired …) */
   failuresByCause: Record<string, number>;
   /** claim failures by kind (noEpisodes, syncing, postRolling, notReady, deadline, other, dispatch, undelivered); they sum to `totals.claimFailures` */
