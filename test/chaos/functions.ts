@@ -1,7 +1,8 @@
 /**
  * @module test/chaos/functions — rollout functions that misbehave on purpose, for the chaos suite's Worker: on
  * about a third of the episodes (chosen by the server's episode uuid, so the retry of the same repeat usually
- * behaves) they throw, hang ignoring `ctx.signal`, or return NaN; otherwise they play Countdown.
+ * behaves) they throw, hang ignoring `ctx.signal`, or return NaN; otherwise they play Countdown. `chaos-slow` plays
+ * Countdown after a pause, so episodes are mid-run when a consumer is killed.
  */
 import countdown from "../../functions/countdown.ts";
 import { defineRolloutFunction, type RolloutFunction } from "../../src/sdk/contract.ts";
@@ -25,6 +26,23 @@ function misbehaving(name: string, act: () => Promise<never> | never | { reward:
   });
 }
 
+/**
+ * Countdown after a pause of `ms` (cut short by `ctx.signal`): every episode is mid-run for a while, so a consumer
+ * killed then dies holding its claim.
+ */
+function slow(name: string, ms: number): RolloutFunction {
+  return defineRolloutFunction({
+    name,
+    async run(task, ctx) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        ctx.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      return countdown.run(task, ctx);
+    },
+  });
+}
+
 /** The chaos functions by name. */
 export const chaosFunctions: Record<string, RolloutFunction> = {
   "chaos-throws": misbehaving("chaos-throws", () => {
@@ -32,4 +50,5 @@ export const chaosFunctions: Record<string, RolloutFunction> = {
   }),
   "chaos-hangs": misbehaving("chaos-hangs", () => new Promise<never>(() => undefined)),
   "chaos-nan": misbehaving("chaos-nan", () => ({ reward: Number.NaN })),
+  "chaos-slow": slow("chaos-slow", 4_000),
 };
