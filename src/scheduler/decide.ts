@@ -9,7 +9,7 @@ import { Draft } from "./draft.ts";
 import { AbortCause, type EventAck } from "../port/index.ts";
 import type { DispatchFailed, EngineStatusSeen, SchedulerEvent } from "./events.ts";
 import { isGateOpen, observeEngine } from "./engine-gate.ts";
-import { currentOpenBatch, groupsNeeded, observeBatches, openBatches, rewardsInOpenBatches } from "./batches.ts";
+import { batchesToWaitFor, currentOpenBatch, groupsNeeded, observeBatches, openBatches, rewardsInOpenBatches } from "./batches.ts";
 import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecorded, onReported, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
@@ -100,8 +100,8 @@ function onEngineStatus(d: Draft, e: EngineStatusSeen): EventAck {
   const { view: next, enteredRolling } = observeEngine(view, e.engineStatus, e.globalStep, d.nowMs);
   d.run.engines[i] = next;
   if (enteredRolling) releaseBackoffs(d, true); // BC-25: resume on the edge, not after a fixed sleep
-  // batch truth: the first swarm's status, step and pool information close or wipe the batches holding our rewards
-  if (i === 0 && d.run.config.episodeType === "train") observeBatches(d, next, e.pool, BATCH_EFFECTS);
+  // batch truth: each server's status, step and pool information close or wipe its batches holding our rewards
+  if (d.run.config.episodeType === "train") observeBatches(d, i, next, e.pool, BATCH_EFFECTS);
   return APPLIED;
 }
 
@@ -164,10 +164,11 @@ function windowsDone(d: Draft): boolean {
 }
 
 /**
- * Eval: groups to fill free slots. Train, once the current window is resolved: while a server batch holding this
- * run's rewards is collecting and lacks complete tasks, top it up (`topUpLastBatch`, the default) so it closes and
- * the next window starts with the next batch; without top-up, the next window fills it (its boundaries shift). When
- * no open batch holds our rewards (all trained), the next window opens.
+ * Eval: groups to fill free slots. Train, once the current window is resolved: while a batch of the first server
+ * holding this run's rewards is collecting and lacks complete tasks, top it up (`topUpLastBatch`, the default) so it
+ * closes and the next window starts with the next batch; without top-up, the next window fills it (its boundaries
+ * shift). When no open batch of the first server holds our rewards (all trained), the next window opens (another
+ * server's open batch is filled by it).
  */
 function openWork(d: Draft): void {
   const { run } = d;
@@ -182,7 +183,7 @@ function openWork(d: Draft): void {
   const current = currentStep(d);
   if (current && current.resolvedAtMs === null) return;
   if (d.episodes.size > 0) return; // re-runs or top-ups still queued or in flight
-  if (openBatches(d).length > 0) {
+  if (openBatches(d, null).length > 0) {
     const batch = currentOpenBatch(d);
     if (!batch) return; // draining or training: wait for the engine to close it
     const need = groupsNeeded(d, batch);
@@ -215,6 +216,12 @@ function advancePhase(d: Draft): void {
   // every accepted reward must be trained before the run says it is done; without top-up, say how many are not
   if (held === 0 || !(run.config.topUpLastBatch ?? true)) {
     finish(d);
+  } else if (batchesToWaitFor(d).length === 0) {
+    // only other servers' batches hold rewards, and they lack tasks a top-up could not give without unbalancing the first
+    d.log("warn", "another server's batch holds this run's rewards and lacks tasks; finishing and reporting them untrained", {
+      rewardsUntrained: held, batches: openBatches(d).map((b) => b.batchKey).join(","),
+    });
+    finish(d);
   } else if (run.phase === "running") {
     run.phase = "finishing";
     const last = currentStep(d);
@@ -239,10 +246,10 @@ function finish(d: Draft): void {
 function schedulePoll(d: Draft): void {
   const { run } = d;
   if (run.phase === "finished" || run.nextPollAtMs === null || run.nextPollAtMs > d.nowMs) return;
-  const first = run.config.swarms[0];
-  // the pool information only matters while a batch holds rewards of this run (confirmations, other clients, top-up)
-  if (run.config.episodeType === "train" && first !== undefined && openBatches(d).length > 0) d.pollEngines([...run.config.swarms], [first]);
-  else d.pollEngines([...run.config.swarms]);
+  // the pool information of a server only matters while one of its batches holds rewards of this run (confirmations,
+  // other clients, top-up)
+  const withPool = run.config.episodeType === "train" ? run.config.swarms.filter((s, i) => openBatches(d, i === 0 ? null : s).length > 0) : [];
+  d.pollEngines([...run.config.swarms], withPool);
   const { timing } = run.config;
   run.nextPollAtMs = d.nowMs + (isGateOpen(run.engines) ? timing.statusPollRollingMs : timing.statusPollWaitingMs);
 }

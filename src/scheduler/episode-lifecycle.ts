@@ -10,7 +10,7 @@ import { claimBackoffMs } from "./dispatch.ts";
 import { observeEngine } from "./engine-gate.ts";
 import { noteFailedAttempt } from "./failure-streak.ts";
 import { dropGroup, groupRows, recordEnded, rerunWipedRepeat, resolveGroupIfDone } from "./task-groups.ts";
-import { currentEngineEpoch, landEpisode } from "./batches.ts";
+import { claimEpochs, currentEngineEpoch, landEpisode } from "./batches.ts";
 import { isTerminal, type EpisodeRow, type SchedulerState } from "./state.ts";
 import { runningDeadlineAtMs } from "./lease-deadlines.ts";
 
@@ -66,6 +66,7 @@ export function onEpisodeClaimed(d: Draft, e: EpisodeClaimed): EventAck {
     claims: e.claims.map((c) => ({ swarm: c.swarm, episodeUuid: c.episodeUuid, globalStep: c.globalStep })),
     globalStep: e.claims[0]?.globalStep ?? null,
     engineEpoch: currentEngineEpoch(d),
+    engineEpochs: claimEpochs(d, e.claims),
     claimFailures: 0,
     unstartedExpiries: 0,
     claimedAtMs: d.nowMs,

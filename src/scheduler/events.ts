@@ -24,6 +24,10 @@ export interface PoolSeen {
   completedTaskTarget: number;
   /** every episode uuid of `completed_tasks_details` (all tasks of the batch, complete or not) */
   episodeUuids: string[];
+  /** `completed_tasks_details` itself: task id → the ended episode uuids of that task in the batch (absent: not read) */
+  taskEpisodes?: Record<string, string[]>;
+  /** `running_episode_details`: claimed episode uuid → its `optional_task_id` ("" when none); absent: not read */
+  runningTaskIds?: Record<string, string>;
 }
 
 /** The DO polled `GET /get_engine_status` of one swarm (spec §3.6). Use `ENGINE.CANNOT_CONNECT` when the poll failed. */
