@@ -96,6 +96,12 @@ export interface ResultReport extends EpisodeRef {
   cause?: string;
   /** the reward, when `ended` arrives without a recorded outcome */
   reward?: number;
+  /**
+   * when `result` is not `ended`: the swarms whose `/end_episode` the server accepted all the same (a multi-swarm
+   * episode refused on another server). The repeat runs again on every swarm; these rewards stay on their servers
+   * (the ledger keeps them, their batches are tracked), so nothing the servers accepted goes uncounted.
+   */
+  endedSwarms?: string[];
 }
 
 /**

@@ -299,7 +299,8 @@ async function closeAndReport(
   if (sent.kind === "unresolved") return sent;
   if (sent.cause === AbortCause.abortUnconfirmed) deps.log.warn("abort not confirmed by the server after retries; the scheduler releases the claim", { outcome: outcomeCause(decision.outcome) });
   try {
-    await port.twice((p) => p.episodeReported({ ...episodeRef(msg), result: sent.result, cause: sent.cause }));
+    const partial = sent.endedSwarms ? { endedSwarms: sent.endedSwarms } : {};
+    await port.twice((p) => p.episodeReported({ ...episodeRef(msg), result: sent.result, cause: sent.cause, ...partial }));
   } catch (err) {
     return { kind: "unresolved", reason: `episodeReported failed: ${String(err)}` };
   }

@@ -158,6 +158,33 @@ export function landEpisode(d: Draft, row: EpisodeRow, reward: number): "landed"
   return "landed";
 }
 
+/**
+ * A multi-swarm end refused on some servers but accepted on `swarms`: the repeat runs again (a failed attempt), and
+ * the accepted rewards are tracked in their servers' batches as `rerunElsewhere` (held there — trained or stranded —
+ * but neither counted nor re-run). Their servers get one more episode of the task when the repeat runs again: a
+ * group of independent servers cannot be made whole on one of them alone.
+ */
+export function landPartialEnd(d: Draft, row: EpisodeRow, reward: number, swarms: readonly string[]): void {
+  const accepted = new Set(swarms);
+  const episode: LandedEpisode = {
+    episodeKey: row.episodeKey, groupKey: row.groupKey, source: row.source, taskIndex: row.taskIndex, epoch: row.epoch,
+    windowIndex: row.windowIndex ?? 0, rerun: rerunOf(row.groupKey), reward, confirmed: false, rerunElsewhere: true,
+  };
+  for (const t of landingTargets(d, { ...row, claims: row.claims.filter((c) => accepted.has(c.swarm)) })) {
+    if (!accepted.has(row.claims.find((c) => c.episodeUuid === t.uuid)?.swarm ?? "")) continue;
+    const existing = d.batches[t.key];
+    if (existing && existing.state !== "open") continue;
+    const view = d.run.engines[t.server];
+    const batch: BatchRow = existing ?? {
+      batchKey: t.key, ...(t.server > 0 ? { server: d.run.config.swarms[t.server]! } : {}), engineEpoch: t.epoch, globalStep: t.step,
+      openedAtRollingEdges: view?.rollingEdges ?? 0, state: "open",
+      episodes: emptyLanded(), episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
+      lastStatus: ENGINE.ROLLING, firstLandedAtMs: d.nowMs, closedAtMs: null, wipedAtMs: null,
+    };
+    d.putBatch({ ...batch, episodes: batch.episodes.set(t.uuid, episode) }, [t.uuid]);
+  }
+}
+
 /** The re-run generation of a group key (`…~N`), 0 for a first run. */
 export function rerunOf(groupKey: string): number {
   const i = groupKey.lastIndexOf("~");

@@ -10,7 +10,7 @@ import { claimBackoffMs } from "./dispatch.ts";
 import { observeEngine } from "./engine-gate.ts";
 import { noteFailedAttempt } from "./failure-streak.ts";
 import { dropGroup, groupRows, recordEnded, rerunWipedRepeat, resolveGroupIfDone } from "./task-groups.ts";
-import { claimEpochs, currentEngineEpoch, landEpisode } from "./batches.ts";
+import { claimEpochs, currentEngineEpoch, landEpisode, landPartialEnd } from "./batches.ts";
 import { isTerminal, type EpisodeRow, type SchedulerState } from "./state.ts";
 import { runningDeadlineAtMs } from "./lease-deadlines.ts";
 
@@ -153,6 +153,10 @@ export function onReported(d: Draft, e: EpisodeReported): EventAck {
     }
     endEpisode(d, row, reward);
     return APPLIED;
+  }
+  // a multi-swarm end refused on one server but accepted on others: those rewards sit in their servers' batches
+  if (e.endedSwarms?.length && outcome?.kind === "end" && d.run.config.episodeType === "train" && row.windowIndex !== null) {
+    landPartialEnd(d, row, outcome.reward, e.endedSwarms);
   }
   const cause =
     e.result === "expired" ? AbortCause.expired

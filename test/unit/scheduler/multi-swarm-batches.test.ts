@@ -91,4 +91,18 @@ describe("batch truth on every swarm server of a run", () => {
     const polls = h.commands.filter((c) => c.type === "pollEngineStatus");
     expect(polls.at(-1)).toMatchObject({ swarms: ["policy", "judge"], withPool: ["policy", "judge"] });
   });
+
+  it("an end accepted on one server and lost on the other: the repeat runs again, and the accepted reward stays tracked in its server's batch without counting", () => {
+    const h = twoServers();
+    const [a, b] = h.takeDispatches();
+    h.finishEpisode(a!, 1, 1);
+    h.claim(b!, 1);
+    h.outcome(b!, { kind: "end", reward: 0.5 });
+    h.apply({ type: "episodeReported", episodeKey: b!.episodeKey, attempt: 1, result: "lost", cause: "lost:engineNotRolling", endedSwarms: ["policy"] });
+    expect(h.row(b!.episodeKey)).toMatchObject({ attempt: 2, lastCause: "lost:engineNotRolling" });
+    expect(h.state.run.totals.episodesEnded).toBe(1);
+    const onPolicy = [...h.state.batches["0:1"]!.episodes.values()];
+    expect(onPolicy.map((e) => [e.episodeKey, e.rerunElsewhere ?? false])).toEqual([[a!.episodeKey, false], [b!.episodeKey, true]]);
+    expect(h.state.batches["judge@0:1"]!.episodes.size).toBe(1);
+  });
 });
