@@ -32,7 +32,7 @@ export function decide(state: SchedulerState, event: SchedulerEvent, nowMs: numb
   const d = new Draft(state, nowMs);
   const ack = applyEvent(d, event);
   // the same function error on the first attempts: a bug, not bad luck; stop instead of retrying every task
-  if (d.run.phase === "running" && isDeterministicFailure(d.run)) {
+  if (d.run.phase === "running" && isDeterministicFailure(d.run, d.rows().some((r) => r.status === "ended" || r.outcome?.kind === "end"))) {
     const detail = d.run.firstFailure?.detail ?? d.run.failureStreak?.detail ?? null;
     d.log("error", `the function failed the same way on its first ${DETERMINISTIC_FAILURE_ATTEMPTS} attempts; stopping the run`, { detail });
     beginDrain(d, "functionError");

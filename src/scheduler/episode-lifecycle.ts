@@ -111,6 +111,12 @@ export function onOutcomeRecorded(d: Draft, e: EpisodeOutcomeRecorded): EventAck
     return { status: "stale", reason: `episode is ${row.status}, not running` };
   }
   const outcome = outcomeForRun(d, e.outcome);
+  // a run stopped on a plain bug in its function trains nothing more: a reward sent now would sit in a batch the
+  // server never closes for this run, so the consumer is told to abort instead of ending
+  if (outcome.kind === "end" && d.run.phase === "draining" && d.run.stopReason === "functionError") {
+    failAttempt(d, row, AbortCause.runStopped);
+    return { status: "stale", reason: "the run stopped on a function error: abort the claim, do not end it" };
+  }
   d.patchEpisode(row.episodeKey, { status: "reporting", outcome, deadlineAtMs: d.nowMs + d.run.config.timing.reportLeaseSeconds * 1000 });
   return APPLIED;
 }
@@ -200,7 +206,7 @@ function attemptLimit(d: Draft, row: EpisodeRow): number {
 export function failAttempt(d: Draft, row: EpisodeRow, cause: string): EventAck {
   d.run.totals.attemptsFailed++;
   d.count(d.run.failuresByCause, cause);
-  noteFailedAttempt(d.run, cause, row.outcome?.kind === "abort" ? row.outcome.detail : undefined, d.nowMs);
+  noteFailedAttempt(d.run, cause, row.outcome?.kind === "abort" ? row.outcome.detail : undefined, d.nowMs, row.attempt);
   const closed = { deadlineAtMs: null, lastCause: cause, resolveRequestedAtMs: null };
   if (d.run.phase === "draining") {
     d.patchEpisode(row.episodeKey, { ...closed, status: "aborted" });

@@ -14,16 +14,23 @@ function picked(uuid: string, share: number): boolean {
   return (h % 1000) / 1000 < share;
 }
 
-function misbehaving(name: string, act: () => Promise<never> | never | { reward: number }): RolloutFunction {
+function misbehaving(name: string, act: (uuid: string) => Promise<never> | never | { reward: number }): RolloutFunction {
   return defineRolloutFunction({
     name,
     async run(task, ctx) {
       const uuid = Object.values(ctx.episodes)[0]?.episodeUuid ?? "";
       if (!picked(uuid, 0.35)) return countdown.run(task, ctx);
       await ctx.llm.chat.completions.create({ model: ctx.model, messages: [{ role: "user", content: "What is 2 + 3?" }] });
-      return act();
+      return act(uuid);
     },
   });
+}
+
+/** A number from the episode uuid (the transient error's text differs per episode, as a flaky tool's does). */
+function callNumber(uuid: string): number {
+  let h = 7;
+  for (let i = 0; i < uuid.length; i++) h = (h * 131 + uuid.charCodeAt(i)) >>> 0;
+  return h % 100_000;
 }
 
 /**
@@ -45,8 +52,10 @@ function slow(name: string, ms: number): RolloutFunction {
 
 /** The chaos functions by name. */
 export const chaosFunctions: Record<string, RolloutFunction> = {
-  "chaos-throws": misbehaving("chaos-throws", () => {
-    throw new Error("a bug in the function");
+  // transient errors whose text varies (a flaky tool): not a plain bug, so the run must not stop on them (a plain
+  // bug, the same error on every attempt and its retry, stops the run: test/unit/scheduler/deterministic-failure.test.ts)
+  "chaos-throws": misbehaving("chaos-throws", (uuid) => {
+    throw new Error(`a flaky tool failed on call ${callNumber(uuid)}`);
   }),
   "chaos-hangs": misbehaving("chaos-hangs", () => new Promise<never>(() => undefined)),
   "chaos-nan": misbehaving("chaos-nan", () => ({ reward: Number.NaN })),
