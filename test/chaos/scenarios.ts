@@ -61,8 +61,10 @@ export const SCENARIOS: Scenario[] = [
     function: "chaos-slow",
     spec: { discardEpisodeTimeoutSeconds: 120 },
     async during(ctx) {
-      await ctx.untilEnded(1);
-      await ctx.until((v) => Number(v.episodes["running"]) > 0, 30_000);
+      // the first window's 4 episodes ended; kill once the second window's are in their pause (running, not
+      // reporting: a consumer killed after recording its end is resolved by the report lease, not the heartbeat)
+      await ctx.untilEnded(4);
+      await ctx.until((v) => Number(v.episodes["running"]) > 0 && Number(v.episodes["reporting"]) === 0, 30_000);
       const running = await ctx.api.get(ctx.runId).then((v) => Number(v.episodes["running"]), () => 0);
       process.kill(-ctx.worker.hostPid, "SIGKILL");
       const killedAt = Date.now();
