@@ -29,7 +29,8 @@ const APPLIED: EventAck = { status: "applied" };
  * from its dispatch (and the run's consumers are known to heartbeat). While the run drains the dispatch is dropped
  * and answered stale (the consumer skips it: no claim to abort). Stage `running`: a running row's lease moves to
  * the heartbeat lease from now. Only the message whose dispatch is current counts; anything else is `stale` (the
- * consumer stops) or `duplicate` (nothing to move: the outcome is recorded and the report lease applies).
+ * consumer stops) or `duplicate` (nothing to move: the outcome is recorded and the report lease applies, or the
+ * claim of a function started early is still being reported).
  */
 export function onEpisodeHeartbeat(d: Draft, e: EpisodeHeartbeat): EventAck {
   const row = lookupDispatch(d, e);
@@ -50,7 +51,9 @@ export function onEpisodeHeartbeat(d: Draft, e: EpisodeHeartbeat): EventAck {
     });
     return APPLIED;
   }
-  if (row.status === "reporting") return { status: "duplicate" };
+  // the outcome is recorded (the report lease applies), or the claim is still being reported (a function started
+  // early, runtime/episode-runner): nothing to move, and nothing to stop either — the claim answer decides
+  if (row.status === "reporting" || row.status === "dispatched") return { status: "duplicate" };
   if (row.status !== "running") return { status: "stale", reason: `episode is ${row.status}, not running` };
   d.run.consumersHeartbeat = true;
   const claimedAtMs = row.claimedAtMs ?? null;

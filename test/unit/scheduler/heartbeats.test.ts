@@ -78,6 +78,15 @@ describe("heartbeats: a dead consumer is noticed in seconds (scheduler/heartbeat
     expect(h.row(d.episodeKey)?.deadlineAtMs).toBe(deadline);
   });
 
+  it("a running heartbeat that overtakes its claim report (a function started early) moves nothing and stops nothing", () => {
+    const { h, sent } = run();
+    const d = sent[0]!;
+    started(h, d);
+    expect(beat(h, d).ack).toEqual({ status: "duplicate" });
+    expect(h.row(d.episodeKey)?.status).toBe("dispatched");
+    expect(h.claim(d, 1).ack).toEqual({ status: "applied" });
+  });
+
   it("a heartbeat only moves a lease: it dispatches nothing and emits no command", () => {
     const { h, sent } = run();
     const d = sent[0]!;
