@@ -220,6 +220,7 @@ export class CommandRunner {
       ...(task ? { task } : {}),
       taskRef: { source: d.source, taskIndex: d.taskIndex },
       leaseDeadlineAtMs: d.leaseDeadlineAtMs,
+      heartbeatSeconds: d.heartbeatSeconds,
       model: "agentjet-policy",
       runHasSecrets: Object.keys(meta.spec.secrets).length > 0,
     };
@@ -248,7 +249,7 @@ export class CommandRunner {
       this.#resending.delete(key);
     }
     if (sent.kind === "unresolved") return this.host.log("warn", "outbox resend still unresolved; will retry", { episodeKey: e.episodeKey, reason: sent.reason });
-    await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: sent.result, cause: sent.cause, reward: e.reward });
+    await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: sent.result, cause: sent.cause, reward: e.reward, ...(sent.endedSwarms ? { endedSwarms: sent.endedSwarms } : {}) });
   }
 
   /** The run's client (its client uuid) of a swarm, on the server {@link serverOfSwarm} names. @throws Error for a swarm the run lacks */

@@ -23,7 +23,8 @@ export function settleOutcome(storage: SchedulerStorage, report: OutcomeReport, 
 /**
  * After the core's answer to an episode's report: an unconfirmed abort of the current attempt with claims is queued
  * again; an applied report of the current attempt writes its attempt row and, when ended, its ledger rows (the
- * reward by the core's own rule, `reportedReward`); the outbox row goes unless the report was stale.
+ * reward by the core's own rule, `reportedReward`) — when refused on some swarms but accepted on others
+ * (`endedSwarms`), the rows of those; the outbox row goes unless the report was stale.
  * @param row the episode's row before the report was applied; `box` its outbox row read then
  * @returns true when the alarm must fire at once (an abort was queued)
  */
@@ -46,6 +47,11 @@ export function settleReport(
     const taskId = box?.taskId ?? storage.taskId(row.source, row.taskIndex);
     // applied + ended: the core found a finite reward by the same rule
     if (report.result === "ended") storage.recordEnded(ledgerRows(row, taskId, box?.outputs, reportedReward(row.outcome, report) ?? 0, nowMs));
+    // refused on one server, accepted on others (a multi-swarm episode): those rewards are on their servers, so in the ledger
+    else if (report.endedSwarms?.length) {
+      const swarms = new Set(report.endedSwarms);
+      storage.recordEnded(ledgerRows({ ...row, claims: row.claims.filter((c) => swarms.has(c.swarm)) }, taskId, box?.outputs, reportedReward(row.outcome, report) ?? 0, nowMs));
+    }
     storage.recordAttempt(attemptRow(row, report, taskId, box?.outputs, nowMs));
   }
   if (ack.status !== "stale") storage.deleteOutbox(report.episodeKey, report.attempt);

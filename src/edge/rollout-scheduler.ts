@@ -7,7 +7,7 @@
  * watches (stop-waiters), the dashboard (edge/dashboard).
  */
 import { DurableObject } from "cloudflare:workers";
-import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, OutcomeReport, ResultReport, StopWatchAnswer } from "../port/index.ts";
+import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, HeartbeatReport, OutcomeReport, ResultReport, StopWatchAnswer } from "../port/index.ts";
 import type { Task } from "../protocol/index.ts";
 import type { AttemptRow } from "./dashboard/attempts.ts";
 import { noRunResponse } from "./dashboard/live.ts";
@@ -119,6 +119,10 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
     // `duplicate` = these very claims were applied before (a resent RPC whose first answer was lost): the consumer
     // carries on with the episode, so it needs the secrets too
     return ack.status === "applied" || ack.status === "duplicate" ? { ...ack, secrets: this.#run.meta?.spec.secrets ?? {} } : ack;
+  }
+
+  async episodeHeartbeat(report: HeartbeatReport): Promise<EventAck> {
+    return this.#run.state ? this.#run.apply({ type: "episodeHeartbeat", ...report }) : NO_RUN;
   }
 
   async claimFailed(report: ClaimFailureReport): Promise<EventAck> {

@@ -4,7 +4,7 @@
  * swarm servers' objects' push, and the dashboard's reads. Every call that needs a run answers null (the API: 404) or,
  * on the episode port, `unknown` when the object holds none. Types only: the class implements it.
  */
-import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, OutcomeReport, ResultReport, SchedulerPort, StopWatchAnswer } from "../port/index.ts";
+import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, HeartbeatReport, OutcomeReport, ResultReport, SchedulerPort, StopWatchAnswer } from "../port/index.ts";
 import type { Task } from "../protocol/index.ts";
 import type { AttemptRow } from "./dashboard/attempts.ts";
 import type { RunMetrics } from "./dashboard/metrics.ts";
@@ -59,6 +59,9 @@ export interface RunObjectRpc extends SchedulerPort {
 
   /** The consumer holds its claims: the core's ack, with the run's secrets when the episode may go on (`applied`, `duplicate`). */
   episodeClaimed(report: ClaimReport): Promise<ClaimAck>;
+
+  /** The invocation started, or its function still runs (scheduler/heartbeats): moves the episode's lease. */
+  episodeHeartbeat(report: HeartbeatReport): Promise<EventAck>;
 
   /** The consumer could not claim (not an attempt). */
   claimFailed(report: ClaimFailureReport): Promise<EventAck>;

@@ -207,6 +207,8 @@ export class SwarmServer extends DurableObject<Env> {
         completedTasks: info.completed_tasks,
         completedTaskTarget: info.completed_task_target,
         episodeUuids: Object.values(info.completed_tasks_details).flat(),
+        taskEpisodes: info.completed_tasks_details,
+        runningTaskIds: Object.fromEntries(Object.entries(info.running_episode_details ?? {}).map(([uuid, d]) => [uuid, d["optional_task_id"] ?? ""])),
       };
     } catch {
       return undefined;

@@ -29,8 +29,12 @@ export interface ClaimHandle {
   episodeUuid: string;
 }
 
-/** What was sent and how the server answered, or why the outcome is still unknown. */
-export type SentAction = { kind: "sent"; result: EpisodeReportResult; cause?: string } | { kind: "unresolved"; reason: string };
+/**
+ * What was sent and how the server answered, or why the outcome is still unknown. `endedSwarms`: when the result is
+ * not `ended`, the swarms whose end the server accepted all the same (a multi-swarm episode refused on another
+ * server): their rewards are on those servers.
+ */
+export type SentAction = { kind: "sent"; result: EpisodeReportResult; cause?: string; endedSwarms?: string[] } | { kind: "unresolved"; reason: string };
 
 /**
  * Ends every claim with its output. A transport error or timeout leaves the outcome unknown, so the end is resent
@@ -49,6 +53,7 @@ export async function endAll(
   let cause: string | undefined;
   // an unknown outcome on one swarm does not stop the others: their claims are ended now, not left held (BC-33)
   const unknown: string[] = [];
+  const ended: string[] = [];
   for (const c of claims) {
     const output = outputs[c.swarm];
     if (!output) return { kind: "unresolved", reason: `no recorded output for swarm '${c.swarm}'` };
@@ -64,7 +69,9 @@ export async function endAll(
         continue;
       }
     }
-    if (r.kind === "expired") {
+    if (r.kind === "ended") {
+      ended.push(c.swarm);
+    } else if (r.kind === "expired") {
       result = "expired";
       cause = `${AbortCause.expired}:${r.reason}`;
     } else if (r.kind === "lost" && result !== "expired") {
@@ -76,7 +83,7 @@ export async function endAll(
     }
   }
   if (unknown.length) return { kind: "unresolved", reason: unknown.join("; ") };
-  return { kind: "sent", result, cause };
+  return result !== "ended" && ended.length > 0 ? { kind: "sent", result, cause, endedSwarms: ended } : { kind: "sent", result, cause };
 }
 
 /** Pauses between the tries of one abort (ms): three tries in all. */

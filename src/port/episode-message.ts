@@ -41,6 +41,8 @@ export const EpisodeMessage = z.object({
   taskRef: z.object({ source: z.string(), taskIndex: z.number().int().min(0) }),
   /** epoch ms: report the claim before this instant or the scheduler's lease expires the attempt */
   leaseDeadlineAtMs: z.number(),
+  /** seconds between the running episode's heartbeats (`SchedulerPort.episodeHeartbeat`); absent: none are sent */
+  heartbeatSeconds: z.number().positive().optional(),
   /** the model name functions put in requests (swarm servers ignore it, spec §9.3) */
   model: z.string().default("agentjet-policy"),
   /**

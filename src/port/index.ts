@@ -9,3 +9,4 @@ export * from "./abort.ts";
 export * from "./close-claims.ts";
 export * from "./episode-message.ts";
 export * from "./reports.ts";
+export * from "./swarms.ts";

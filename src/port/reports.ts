@@ -56,6 +56,17 @@ export interface ClaimReport extends DispatchRef {
   claims: EpisodeClaim[];
 }
 
+/**
+ * `episodeHeartbeat`: the invocation of this queue message is alive. `started`: sent first, before the claim, so the
+ * scheduler knows the message was delivered (an un-started dispatch is sent again after a short lease, a started one
+ * keeps the long one). `running`: sent every `heartbeatSeconds` while the function runs, so a consumer that died is
+ * given up after the short heartbeat lease instead of the whole run lease. Answered `applied`; `stale`/`unknown`
+ * mean the scheduler gave up on this message or attempt: skip it (started) or stop the function (running).
+ */
+export interface HeartbeatReport extends DispatchRef {
+  stage: "started" | "running";
+}
+
 /** `claimFailed`: the consumer could not claim (not ROLLING, no episodes before its deadline). Not an attempt. */
 export interface ClaimFailureReport extends DispatchRef {
   kind: ClaimFailureCause;
@@ -85,6 +96,12 @@ export interface ResultReport extends EpisodeRef {
   cause?: string;
   /** the reward, when `ended` arrives without a recorded outcome */
   reward?: number;
+  /**
+   * when `result` is not `ended`: the swarms whose `/end_episode` the server accepted all the same (a multi-swarm
+   * episode refused on another server). The repeat runs again on every swarm; these rewards stay on their servers
+   * (the ledger keeps them, their batches are tracked), so nothing the servers accepted goes uncounted.
+   */
+  endedSwarms?: string[];
 }
 
 /**
@@ -114,6 +131,8 @@ export interface SchedulerPort {
   claimFailed(report: ClaimFailureReport): Promise<EventAck>;
   episodeOutcomeRecorded(report: OutcomeReport): Promise<EventAck>;
   episodeReported(report: ResultReport): Promise<EventAck>;
+  /** The invocation is alive ({@link HeartbeatReport}). Optional: a port without it gets the long leases only. */
+  episodeHeartbeat?(report: HeartbeatReport): Promise<EventAck>;
   /**
    * The resolved gateway headers of the run's swarms (by run-spec swarm name) for this dispatch, asked for before
    * the claim only when a swarm has header templates; null when the dispatch is no longer current (skip it).

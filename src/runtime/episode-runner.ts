@@ -117,12 +117,15 @@ type Done = { done: EpisodeRunResult };
 export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): Promise<EpisodeRunResult> {
   const target = deliverable(msg, deps);
   if ("done" in target) return target.done;
-  const reservation = deps.budget?.reserve(target.swarms.length * 3 + 4, "episode end/abort and reports");
+  // the end/abort per swarm, the reports, and the start report when the port takes heartbeats
+  const reservation = deps.budget?.reserve(target.swarms.length * 3 + 4 + (deps.port.episodeHeartbeat ? 1 : 0), "episode end/abort and reports");
   const port = new EpisodePort(deps.port, reservation, deps);
   // Ordinary calls (claims, LLM) spend the shared budget; the end/abort and reports spend this episode's reservation.
   const fetch = guardFetch(deps.fetch, deps.limiter, deps.budget);
   const swarmFetch = guardFetch(deps.fetch, deps.limiter, swarmBudget(deps.budget, reservation));
   try {
+    const start = await reportStart(msg, port, deps.log);
+    if (start) return start.done;
     const gateway = await gatewayHeaders(msg, port);
     if ("done" in gateway) return gateway.done;
     const headers = Object.fromEntries(target.swarms.map((name) => [name, gateway.headers[serverOfSwarm(name, msg.swarms)?.name ?? ""] ?? {}]));
@@ -174,6 +177,24 @@ function deliverable(msg: EpisodeMessage, deps: EpisodeRunnerDeps): Done | { fn:
   const { urls, missing } = bindSwarms(fn, msg.swarms);
   if (missing.length) return skipped(`the run names no swarm ${missing.join(", ")} that '${fn.name}' needs`);
   return { fn, swarms: swarmsOf(fn), urls };
+}
+
+/**
+ * Step 0a: tell the run this message's invocation started (before any claim), so a dispatch whose message was lost
+ * is sent again after a short lease while this one keeps the long one (scheduler/heartbeats). `stale`/`unknown`:
+ * the dispatch is no longer current (sent again already, or the run stops): skip it, nothing was claimed. A failed
+ * report is not fatal: the claim report decides (a stale claim is given back).
+ */
+async function reportStart(msg: EpisodeMessage, port: EpisodePort, log: RolloutLogger): Promise<Done | null> {
+  let ack: EventAck | undefined;
+  try {
+    ack = await port.once((p) => (p.episodeHeartbeat ? p.episodeHeartbeat({ ...dispatchRef(msg), stage: "started" }) : undefined));
+  } catch (err) {
+    log.warn("start report failed; claiming anyway (the claim report decides)", { error: String(err) });
+    return null;
+  }
+  if (ack && (ack.status === "stale" || ack.status === "unknown")) return { done: { kind: "stale", reason: ack.reason } };
+  return null;
 }
 
 /**
@@ -278,7 +299,8 @@ async function closeAndReport(
   if (sent.kind === "unresolved") return sent;
   if (sent.cause === AbortCause.abortUnconfirmed) deps.log.warn("abort not confirmed by the server after retries; the scheduler releases the claim", { outcome: outcomeCause(decision.outcome) });
   try {
-    await port.twice((p) => p.episodeReported({ ...episodeRef(msg), result: sent.result, cause: sent.cause }));
+    const partial = sent.endedSwarms ? { endedSwarms: sent.endedSwarms } : {};
+    await port.twice((p) => p.episodeReported({ ...episodeRef(msg), result: sent.result, cause: sent.cause, ...partial }));
   } catch (err) {
     return { kind: "unresolved", reason: `episodeReported failed: ${String(err)}` };
   }

@@ -7,7 +7,7 @@
  * run's grace (`tuning.stopGraceSeconds`).
  */
 import type { RolloutFunction, RolloutLogger } from "../sdk/contract.ts";
-import { EpisodeAbortError, type EpisodeMessage } from "../port/index.ts";
+import { AbortCause, EpisodeAbortError, type EpisodeMessage } from "../port/index.ts";
 import { EPISODE_LIFETIME_FACTOR, type Task } from "../protocol/index.ts";
 import type { HeldClaim } from "./claims.ts";
 import type { FetchLike } from "./limits.ts";
@@ -16,6 +16,7 @@ import { createEpisodeStop, StopCause, type EpisodeStop } from "./episode-stop.t
 import { EPISODE_OVER, type KeyFence } from "./key-fence.ts";
 import { createRolloutContext } from "./rollout-context.ts";
 import { watchRunStop, type StopWatchDeps } from "./stop-watch.ts";
+import { startHeartbeat, type HeartbeatDeps } from "./heartbeat.ts";
 import type { TranscriptRecorder } from "./transcript.ts";
 
 /** What running a function needs of its invocation (a part of `EpisodeRunnerDeps`). */
@@ -39,9 +40,9 @@ export interface FunctionRunDeps {
   keyFence?: KeyFence;
   /** the episode's stop, when the caller fires it too; default a fresh one */
   stop?: EpisodeStop;
-  /** the run's stop watch (the scheduler port's `watchStop`), when the port has one */
-  port?: { watchStop?: StopWatchDeps["watchStop"] };
-  /** the invocation's shared subrequest budget: each stop-watch call is one subrequest */
+  /** the run's stop watch (the scheduler port's `watchStop`) and heartbeat (`episodeHeartbeat`), when the port has them */
+  port?: { watchStop?: StopWatchDeps["watchStop"]; episodeHeartbeat?: HeartbeatDeps["beat"] };
+  /** the invocation's shared subrequest budget: each stop-watch call and each heartbeat is one subrequest */
   budget?: StopWatchDeps["budget"];
   /** records the function's LLM calls and log lines (the episode's transcript) */
   recorder?: TranscriptRecorder;
@@ -90,6 +91,21 @@ export async function runFunction(
         graceMs = grace;
         stop.stop(StopCause.runStopped, "run stopped");
       })
+    : null;
+  let givenUp = false;
+  // heartbeats while the function runs (runtime/heartbeat): the run notices a dead consumer within seconds; when it
+  // answers that it gave up on this attempt, the function is stopped at once
+  const heartbeat = port?.episodeHeartbeat && msg.heartbeatSeconds
+    ? startHeartbeat(
+        { beat: (r) => port.episodeHeartbeat!(r), budget: deps.budget, sleep: deps.sleep, log: deps.log },
+        { episodeKey: msg.episodeKey, attempt: msg.attempt, dispatchId: msg.dispatchId },
+        msg.heartbeatSeconds * 1000,
+        (reason) => {
+          givenUp = true;
+          deps.log.warn("the run gave up on this episode (no heartbeat within its lease); stopping the function", { reason });
+          stop.stop(AbortCause.leaseExpired, "the run gave up on this episode: its heartbeat lease expired");
+        },
+      )
     : null;
   const primary = held[0]!;
   // the watchdog: one timer at the earliest local deadline, re-armed whenever LLM activity changes
@@ -144,10 +160,14 @@ export async function runFunction(
     if (timer !== null) clearTimeout(timer);
     if (graceTimer !== undefined) clearTimeout(graceTimer);
     stopWatch?.cancel();
+    heartbeat?.cancel();
     built.close(); // no request with these keys leaves the runtime any more (BC-23)
     if (!stop.signal.aborted) stop.stop(EPISODE_OVER, "the episode is over");
   }
   const nowMs = deps.now();
+  // the run gave up on this attempt and already aborted its claims once (scheduler/leases): whatever the function
+  // did, nothing is sent to the server for it — the claims may be another attempt's by now (same client uuid)
+  if (givenUp) return { outcome: { kind: "abort", cause: AbortCause.leaseExpired }, action: "none", error };
   return decideOutcome({
     result,
     error,

@@ -1,7 +1,10 @@
 /**
  * @module scheduler/batches — batch truth: which server batch each accepted train episode landed in, and what became
- * of that batch. A batch is named by the first swarm's engine epoch (its restart count) and `global_step`: within one
- * engine run a step number names one batch (spec §4.4), and a restart wipes every episode record (spec §4.3).
+ * of that batch, on every swarm server of the run. A batch is named by its server, that server's engine epoch (its
+ * restart count) and `global_step`: within one engine run a step number names one batch (spec §4.4), and a restart
+ * wipes every episode record (spec §4.3). An episode of a multi-swarm function lands once per claim, each in its own
+ * server's batch; a wipe on any of them runs the episode again once (its landings elsewhere stay tracked as rewards
+ * those servers hold, never counted or re-run twice). The run's steps and top-ups follow the first server.
  *
  * What the core learns from the server and how it reads it:
  *  - an accepted end lands in the batch of its claim (the step read right after the claim; the server wipes every
@@ -17,6 +20,7 @@
 import type { Draft } from "./draft.ts";
 import type { PoolSeen } from "./events.ts";
 import { ENGINE } from "../protocol/index.ts";
+import { serverOfSwarm } from "../port/index.ts";
 import type { EngineView } from "./engine-gate.ts";
 import { Map as ImmutableMap } from "immutable";
 import { batchKeyOf, isInFlight, type BatchRow, type EpisodeRow, type LandedEpisode } from "./state.ts";
@@ -26,6 +30,34 @@ export function emptyLanded(): BatchRow["episodes"] {
   return ImmutableMap<string, LandedEpisode>();
 }
 
+
+/** The index in `config.swarms` of the server a claim's swarm name runs on (the port's rule), -1 when none. */
+export function serverIndexOf(d: Pick<Draft, "run">, swarm: string): number {
+  const server = serverOfSwarm(swarm, d.run.config.swarms.map((name) => ({ name })));
+  return server ? d.run.config.swarms.indexOf(server.name) : -1;
+}
+
+/** The batch key prefix argument of server `index`: null for the first server, else its name. */
+function serverName(d: Pick<Draft, "run">, index: number): string | null {
+  return index <= 0 ? null : (d.run.config.swarms[index] ?? null);
+}
+
+/** The server index of a batch row (0 for the first server). */
+function serverIndexOfBatch(d: Pick<Draft, "run">, batch: BatchRow): number {
+  return batch.server ? Math.max(0, d.run.config.swarms.indexOf(batch.server)) : 0;
+}
+
+/**
+ * The key a window's `landed` counts an episode of `batch` under: the batch's own key on the first server; for a
+ * batch of another server, the first server's open batch holding the same episode (null when none: nothing to
+ * take back from the window's landings).
+ */
+export function stepBatchKeyOf(d: Pick<Draft, "batches">, batch: BatchRow, episodeKey: string): string | null {
+  if (!batch.server) return batch.batchKey;
+  const first = openBatches(d, null).find((b) => [...b.episodes.values()].some((e) => e.episodeKey === episodeKey));
+  return first?.batchKey ?? null;
+}
+
 const ROLLING_STATES: ReadonlySet<string> = new Set([ENGINE.ROLLING, ENGINE.ROLLING_POST]);
 
 /** The first swarm's view (the run's steps come from it). */
@@ -33,14 +65,25 @@ function stepSwarm(d: Draft): EngineView | undefined {
   return d.run.engines[0];
 }
 
-/** The first swarm's engine epoch now (0 before any observation). */
-export function currentEngineEpoch(d: Draft): number {
-  return stepSwarm(d)?.restarts ?? 0;
+/** A server's engine epoch now (0 before any observation). @param server index in `config.swarms`, default the first */
+export function currentEngineEpoch(d: Draft, server = 0): number {
+  return d.run.engines[server]?.restarts ?? 0;
 }
 
-/** The batches still collecting (neither trained nor wiped). */
-export function openBatches(d: Pick<Draft, "batches">): BatchRow[] {
-  return Object.values(d.batches).filter((b) => b.state === "open");
+/**
+ * The engine epoch of each claim's server now, by the claim's swarm name (stored on the row at claim time: with the
+ * claim's step it names the server batch each of its ends lands in).
+ */
+export function claimEpochs(d: Draft, claims: readonly { swarm: string }[]): Record<string, number> {
+  return Object.fromEntries(claims.map((c) => [c.swarm, currentEngineEpoch(d, Math.max(0, serverIndexOf(d, c.swarm)))]));
+}
+
+/**
+ * The batches still collecting (neither trained nor wiped), of every server or of one.
+ * @param server a run-spec swarm name (null: the first server); omitted: every server
+ */
+export function openBatches(d: Pick<Draft, "batches">, server?: string | null): BatchRow[] {
+  return Object.values(d.batches).filter((b) => b.state === "open" && (server === undefined || (b.server ?? null) === server));
 }
 
 /** Accepted rewards that sit in batches the server has not trained (yet). */
@@ -48,39 +91,98 @@ export function rewardsInOpenBatches(d: Pick<Draft, "batches">): number {
   return openBatches(d).reduce((n, b) => n + b.episodes.size, 0);
 }
 
+/** A claim's target batch: its server, epoch, step and key. */
+interface LandingTarget {
+  server: number;
+  uuid: string;
+  epoch: number;
+  step: number | null;
+  key: string;
+}
+
+/** Where each claim of an ended row lands (claims on a server the run lacks are skipped). */
+function landingTargets(d: Draft, row: EpisodeRow): LandingTarget[] {
+  const out: LandingTarget[] = [];
+  row.claims.forEach((claim, i) => {
+    const server = serverIndexOf(d, claim.swarm);
+    if (server < 0) return;
+    const epoch = (server === 0 ? row.engineEpoch : undefined) ?? row.engineEpochs?.[claim.swarm] ?? currentEngineEpoch(d, server);
+    const step = claim.globalStep ?? (i === 0 ? row.globalStep : null) ?? d.run.engines[server]?.globalStep ?? null;
+    out.push({ server, uuid: claim.episodeUuid, epoch, step, key: batchKeyOf(epoch, step, serverName(d, server)) });
+  });
+  // a row without claims (an ended report with none recorded) lands in the first server's batch under its key
+  if (out.length === 0) {
+    const epoch = row.engineEpoch ?? currentEngineEpoch(d);
+    const step = row.globalStep ?? stepSwarm(d)?.globalStep ?? null;
+    out.push({ server: 0, uuid: row.episodeKey, epoch, step, key: batchKeyOf(epoch, step) });
+  }
+  return out;
+}
+
 /**
- * Lands one accepted train episode (status `ended`, in a window) in the batch of its claim.
- * @returns `"landed"`, or `"wiped"` when that batch is already known to be wiped (the end was accepted before a
- * restart the core saw first): the caller runs the repeat again instead of counting it
+ * Lands one accepted train episode (status `ended`, in a window) in the batch of each of its claims (one per
+ * server its function claimed on).
+ * @returns `"landed"`, or `"wiped"` when one of those batches is already known to be wiped (the end was accepted
+ * before a restart the core saw first): the caller runs the repeat again instead of counting it, and nothing lands
  */
 export function landEpisode(d: Draft, row: EpisodeRow, reward: number): "landed" | "wiped" {
-  const epoch = row.engineEpoch ?? currentEngineEpoch(d);
-  const step = row.globalStep ?? stepSwarm(d)?.globalStep ?? null;
-  const key = batchKeyOf(epoch, step);
-  const existing = d.batches[key];
-  if (existing?.state === "wiped") return "wiped";
-  const uuid = row.claims[0]?.episodeUuid ?? row.episodeKey;
+  const targets = landingTargets(d, row);
+  if (targets.some((t) => d.batches[t.key]?.state === "wiped")) return "wiped";
   const episode: LandedEpisode = {
     episodeKey: row.episodeKey, groupKey: row.groupKey, source: row.source, taskIndex: row.taskIndex, epoch: row.epoch,
     windowIndex: row.windowIndex ?? 0, rerun: rerunOf(row.groupKey), reward, confirmed: false,
   };
-  const batch: BatchRow = existing ?? {
-    batchKey: key, engineEpoch: epoch, globalStep: step, openedAtRollingEdges: stepSwarm(d)?.rollingEdges ?? 0, state: "open",
-    episodes: emptyLanded(), episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
-    lastStatus: ENGINE.ROLLING, firstLandedAtMs: d.nowMs, closedAtMs: null, wipedAtMs: null,
-  };
-  d.putBatch({
-    ...batch,
-    // a closed batch keeps no episode list: a late report of an end it trained only adds to the counts
-    episodes: batch.state === "open" ? batch.episodes.set(uuid, episode) : batch.episodes,
-    episodesLanded: batch.episodesLanded + 1,
-    rewardSum: batch.rewardSum + reward,
-  }, [uuid]);
-  if (row.windowIndex !== null) {
+  for (const t of targets) {
+    const existing = d.batches[t.key];
+    const view = d.run.engines[t.server];
+    const batch: BatchRow = existing ?? {
+      batchKey: t.key, ...(t.server > 0 ? { server: d.run.config.swarms[t.server]! } : {}), engineEpoch: t.epoch, globalStep: t.step,
+      openedAtRollingEdges: view?.rollingEdges ?? 0, state: "open",
+      episodes: emptyLanded(), episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
+      lastStatus: ENGINE.ROLLING, firstLandedAtMs: d.nowMs, closedAtMs: null, wipedAtMs: null,
+    };
+    d.putBatch({
+      ...batch,
+      // a closed batch keeps no episode list: a late report of an end it trained only adds to the counts
+      episodes: batch.state === "open" ? batch.episodes.set(t.uuid, episode) : batch.episodes,
+      episodesLanded: batch.episodesLanded + 1,
+      rewardSum: batch.rewardSum + reward,
+    }, [t.uuid]);
+  }
+  // the window's real global steps are the first server's (the run's steps follow it)
+  const first = targets.find((t) => t.server === 0);
+  if (row.windowIndex !== null && first) {
     const s = d.steps[String(row.windowIndex)];
-    if (s) d.patchStep(s.windowIndex, { landed: { ...(s.landed ?? {}), [key]: (s.landed?.[key] ?? 0) + 1 } });
+    if (s) d.patchStep(s.windowIndex, { landed: { ...(s.landed ?? {}), [first.key]: (s.landed?.[first.key] ?? 0) + 1 } });
   }
   return "landed";
+}
+
+/**
+ * A multi-swarm end refused on some servers but accepted on `swarms`: the repeat runs again (a failed attempt), and
+ * the accepted rewards are tracked in their servers' batches as `rerunElsewhere` (held there — trained or stranded —
+ * but neither counted nor re-run). Their servers get one more episode of the task when the repeat runs again: a
+ * group of independent servers cannot be made whole on one of them alone.
+ */
+export function landPartialEnd(d: Draft, row: EpisodeRow, reward: number, swarms: readonly string[]): void {
+  const accepted = new Set(swarms);
+  const episode: LandedEpisode = {
+    episodeKey: row.episodeKey, groupKey: row.groupKey, source: row.source, taskIndex: row.taskIndex, epoch: row.epoch,
+    windowIndex: row.windowIndex ?? 0, rerun: rerunOf(row.groupKey), reward, confirmed: false, rerunElsewhere: true,
+  };
+  for (const t of landingTargets(d, { ...row, claims: row.claims.filter((c) => accepted.has(c.swarm)) })) {
+    if (!accepted.has(row.claims.find((c) => c.episodeUuid === t.uuid)?.swarm ?? "")) continue;
+    const existing = d.batches[t.key];
+    if (existing && existing.state !== "open") continue;
+    const view = d.run.engines[t.server];
+    const batch: BatchRow = existing ?? {
+      batchKey: t.key, ...(t.server > 0 ? { server: d.run.config.swarms[t.server]! } : {}), engineEpoch: t.epoch, globalStep: t.step,
+      openedAtRollingEdges: view?.rollingEdges ?? 0, state: "open",
+      episodes: emptyLanded(), episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
+      lastStatus: ENGINE.ROLLING, firstLandedAtMs: d.nowMs, closedAtMs: null, wipedAtMs: null,
+    };
+    d.putBatch({ ...batch, episodes: batch.episodes.set(t.uuid, episode) }, [t.uuid]);
+  }
 }
 
 /** The re-run generation of a group key (`…~N`), 0 for a first run. */
@@ -104,12 +206,13 @@ export interface BatchEffects {
 }
 
 /**
- * Applies one observation of the first swarm (status, step and, optionally, pool information) to the open
- * batches: closes the trained ones, wipes the lost ones (and has their groups run again), confirms landings and
- * counts other clients' episodes from the pool. Call after the engine view was updated.
+ * Applies one observation of one server (status, step and, optionally, pool information) to its open batches:
+ * closes the trained ones, wipes the lost ones (and has their groups run again), confirms landings and counts other
+ * clients' episodes from the pool. Call after the engine view was updated.
+ * @param server the server's index in `config.swarms`
  */
-export function observeBatches(d: Draft, view: EngineView, pool: PoolSeen | undefined, effects: BatchEffects): void {
-  for (const batch of openBatches(d)) {
+export function observeBatches(d: Draft, server: number, view: EngineView, pool: PoolSeen | undefined, effects: BatchEffects): void {
+  for (const batch of openBatches(d, serverName(d, server))) {
     const sameEpoch = view.restarts === batch.engineEpoch;
     if (!sameEpoch) {
       // left the rolling states: trained only on a clean exit after it drained (OFFLINE, global_step 0, spec §4.2)
@@ -131,7 +234,7 @@ export function observeBatches(d: Draft, view: EngineView, pool: PoolSeen | unde
       closeBatch(d, batch, effects);
     }
   }
-  if (pool) observePool(d, view, pool, effects);
+  if (pool) observePool(d, server, view, pool, effects);
 }
 
 function isBatchStatus(status: string): boolean {
@@ -144,9 +247,10 @@ function isBatchStatus(status: string): boolean {
  * uuids it lists that are no episode of this run are other clients'; a confirmed uuid it no longer lists means the
  * engine's batch was emptied at the same step (a restart between polls, or its cached-episodes valve): wiped.
  */
-function observePool(d: Draft, view: EngineView, pool: PoolSeen, effects: BatchEffects): void {
+function observePool(d: Draft, server: number, view: EngineView, pool: PoolSeen, effects: BatchEffects): void {
   if (!ROLLING_STATES.has(view.engineStatus) || pool.globalStep === null || pool.globalStep !== view.globalStep) return;
-  const key = batchKeyOf(view.restarts, pool.globalStep);
+  const name = serverName(d, server);
+  const key = batchKeyOf(view.restarts, pool.globalStep, name);
   const listed = new Set(pool.episodeUuids);
   let batch = d.batches[key];
   if (batch?.state === "open") {
@@ -157,8 +261,8 @@ function observePool(d: Draft, view: EngineView, pool: PoolSeen, effects: BatchE
       return;
     }
   }
-  // landings the claim attributed to another open batch, listed here: move them (the pool names the batch)
-  for (const other of openBatches(d)) {
+  // landings the claim attributed to another open batch of this server, listed here: move them (the pool names the batch)
+  for (const other of openBatches(d, name)) {
     if (other.batchKey === key) continue;
     const moving = [...other.episodes.entries()].filter(([uuid]) => listed.has(uuid));
     if (moving.length === 0) continue;
@@ -166,29 +270,55 @@ function observePool(d: Draft, view: EngineView, pool: PoolSeen, effects: BatchE
     const moved = moving.reduce((sum, [, e]) => sum + e.reward, 0);
     d.putBatch({ ...other, episodes: rest, episodesLanded: other.episodesLanded - moving.length, rewardSum: other.rewardSum - moved });
     const base: BatchRow = d.batches[key] ?? {
-      batchKey: key, engineEpoch: view.restarts, globalStep: pool.globalStep, openedAtRollingEdges: view.rollingEdges, state: "open",
+      batchKey: key, ...(name !== null ? { server: name } : {}), engineEpoch: view.restarts, globalStep: pool.globalStep, openedAtRollingEdges: view.rollingEdges, state: "open",
       episodes: emptyLanded(), episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
       lastStatus: view.engineStatus, firstLandedAtMs: d.nowMs, closedAtMs: null, wipedAtMs: null,
     };
     d.putBatch({ ...base, episodes: base.episodes.merge(moving), episodesLanded: base.episodesLanded + moving.length, rewardSum: base.rewardSum + moved });
-    for (const [, e] of moving) moveStepLanding(d, e.windowIndex, other.batchKey, key);
+    if (name === null) for (const [, e] of moving) moveStepLanding(d, e.windowIndex, other.batchKey, key);
   }
   batch = d.batches[key];
   if (batch?.state !== "open") return;
   const ours = new Set(batch.episodes.keys());
-  for (const row of d.rows()) if (isInFlight(row.status) || row.status === "ended") for (const c of row.claims) ours.add(c.episodeUuid);
+  for (const row of d.rows()) {
+    if (isInFlight(row.status) || row.status === "ended") for (const c of row.claims) if (serverIndexOf(d, c.swarm) === server) ours.add(c.episodeUuid);
+  }
   const foreign = pool.episodeUuids.filter((u) => !ours.has(u)).length;
   const confirming = [...listed].filter((uuid) => batch.episodes.get(uuid)?.confirmed === false);
   const episodes = batch.episodes.withMutations((m) => {
     for (const uuid of confirming) m.set(uuid, { ...m.get(uuid)!, confirmed: true });
   });
-  // the pool's complete tasks less our complete tasks it lists: other clients' (ours are counted fresh, at need time)
-  const oursListed = completeTasksOf([...listed].map((uuid) => episodes.get(uuid)).filter((e): e is LandedEpisode => e !== undefined), d.run.config.numRepeat);
   d.putBatch({
     ...batch, episodes, foreignEpisodes: Math.max(batch.foreignEpisodes, foreign),
     poolCompletedTasks: pool.completedTasks, poolTaskTarget: pool.completedTaskTarget > 0 ? pool.completedTaskTarget : batch.poolTaskTarget,
-    poolForeignTasks: Math.max(0, pool.completedTasks - oursListed),
+    poolForeignTasks: foreignTasks(pool, ours, episodes, listed, d.run.config.numRepeat),
   }, confirming);
+}
+
+/**
+ * Other clients' tasks that take a place in the batch, from the pool information (ours are counted fresh, from our
+ * own landings, at need time): their complete tasks, and their tasks still being served (a claimed episode of that
+ * task id is running now). Counting those in progress keeps concurrent top-ups of one shared batch from overflowing
+ * into the next one (several runs topping up the last places at once); an incomplete task with no running episode
+ * is not counted (its client may have left it), so a batch never waits for it. Without the per-task details
+ * (older observations): the pool's complete tasks less ours it lists.
+ * @param ours every episode uuid of this run on the batch's server
+ */
+function foreignTasks(pool: PoolSeen, ours: ReadonlySet<string>, episodes: BatchRow["episodes"], listed: ReadonlySet<string>, numRepeat: number): number {
+  if (!pool.taskEpisodes) {
+    const oursListed = completeTasksOf([...listed].map((uuid) => episodes.get(uuid)).filter((e): e is LandedEpisode => e !== undefined), numRepeat);
+    return Math.max(0, pool.completedTasks - oursListed);
+  }
+  const ourTasks = new Set<string>();
+  const counted = new Set<string>();
+  for (const [taskId, uuids] of Object.entries(pool.taskEpisodes)) {
+    if (uuids.some((u) => ours.has(u))) ourTasks.add(taskId);
+    else if (uuids.length >= numRepeat) counted.add(taskId);
+  }
+  for (const [uuid, taskId] of Object.entries(pool.runningTaskIds ?? {})) {
+    if (taskId !== "" && !ours.has(uuid) && !ourTasks.has(taskId)) counted.add(taskId);
+  }
+  return counted.size;
 }
 
 function moveStepLanding(d: Draft, windowIndex: number, from: string, to: string): void {
@@ -212,25 +342,42 @@ function closeBatch(d: Draft, batch: BatchRow, effects: BatchEffects): void {
   effects.windowsTouched(d, windows);
 }
 
+/**
+ * A batch gone before training: its episodes run again — each once, whatever number of servers lose it. Their
+ * landings on the run's other servers stay in those batches (the rewards are on those servers: trained or stranded
+ * there), marked `rerunElsewhere` so that a later wipe there neither re-runs nor uncounts them again.
+ */
 function wipeBatch(d: Draft, batch: BatchRow, why: string, effects: BatchEffects): void {
-  const landed = [...batch.episodes.values()];
+  const all = [...batch.episodes.values()];
+  const landed = all.filter((e) => e.rerunElsewhere !== true);
   const windows = windowsOf(batch);
   d.putBatch({ ...batch, state: "wiped", episodes: emptyLanded(), wipedAtMs: d.nowMs });
   d.log("warn", "server batch wiped before training; its groups run again", {
     batch: batch.batchKey, globalStep: batch.globalStep, episodes: landed.length, why,
   });
-  if (landed.length > 0) effects.rerun(d, batch, landed);
+  if (landed.length > 0) {
+    const keys = new Set(landed.map((e) => e.episodeKey));
+    for (const other of openBatches(d)) {
+      const marking = [...other.episodes.entries()].filter(([, e]) => keys.has(e.episodeKey) && e.rerunElsewhere !== true).map(([uuid]) => uuid);
+      if (marking.length === 0) continue;
+      const episodes = other.episodes.withMutations((m) => {
+        for (const uuid of marking) m.set(uuid, { ...m.get(uuid)!, rerunElsewhere: true });
+      });
+      d.putBatch({ ...other, episodes }, marking);
+    }
+    effects.rerun(d, batch, landed);
+  }
   effects.windowsTouched(d, windows);
 }
 
 /**
- * The open batch the engine is collecting right now (same epoch and step, status ROLLING), if it holds episodes of
- * this run: the one a top-up would fill. Undefined while the engine drains or trains, or when no open batch is current.
+ * The open batch the first server's engine is collecting right now (same epoch and step, status ROLLING), if it
+ * holds episodes of this run: the one a top-up would fill (the run's steps and top-ups follow the first server). Undefined while the engine drains or trains, or when no open batch is current.
  */
 export function currentOpenBatch(d: Draft): BatchRow | undefined {
   const view = stepSwarm(d);
   if (!view || view.engineStatus !== ENGINE.ROLLING) return undefined;
-  return openBatches(d).find((b) =>
+  return openBatches(d, null).find((b) =>
     b.engineEpoch === view.restarts && (b.globalStep === null ? b.openedAtRollingEdges === view.rollingEdges : b.globalStep === view.globalStep));
 }
 
@@ -241,9 +388,27 @@ export function currentOpenBatch(d: Draft): BatchRow | undefined {
  */
 export function groupsNeeded(d: Draft, batch: BatchRow): number {
   const { batchSize, numRepeat } = d.run.config;
-  const ours = completeTasksOf([...batch.episodes.values()], numRepeat);
+  const ours = completeTasksOf(batch.episodes.values(), numRepeat);
   const target = batch.poolTaskTarget ?? batchSize;
   return target - ours - (batch.poolForeignTasks ?? 0);
+}
+
+/**
+ * Whether the finishing run should wait for the server batches that hold its rewards: yes while the first server
+ * holds any (it is topped up, or trains), or another server's batch will close by itself (complete, or its engine
+ * is draining or training it). An open batch of another server that lacks tasks while its engine collects it is not
+ * waited for: topping it up would put the same groups into a new, partial batch on the first server (the servers'
+ * boundaries no longer line up, e.g. after a wipe on one of them), so the run finishes and reports those rewards as
+ * untrained instead.
+ */
+export function batchesToWaitFor(d: Draft): BatchRow[] {
+  return openBatches(d).filter((b) => {
+    const server = serverIndexOfBatch(d, b);
+    if (server === 0) return true;
+    const view = d.run.engines[server];
+    const collecting = view?.engineStatus === ENGINE.ROLLING && view.restarts === b.engineEpoch && (b.globalStep === null || b.globalStep === view.globalStep);
+    return !collecting || groupsNeeded(d, b) <= 0;
+  });
 }
 
 /** Tasks (source, taskIndex: one task id) with at least `numRepeat` of these episodes. */

@@ -25,8 +25,10 @@ export interface EpisodeDispatch
   discardEpisodeTimeoutSeconds: number;
   /** train: the claim's throttle policy minus `current_task_id` (see {@link throttlePolicyFor}); eval: null (spec §5.8) */
   throttle: ThrottleTemplate | null;
-  /** the lease: the claim must be reported before this epoch-ms instant */
+  /** the lease of a started invocation: the claim must be reported before this epoch-ms instant */
   leaseDeadlineAtMs: number;
+  /** seconds between the running episode's heartbeats (tuning.heartbeatSeconds) */
+  heartbeatSeconds: number;
 }
 
 /**

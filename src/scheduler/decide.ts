@@ -9,10 +9,11 @@ import { Draft } from "./draft.ts";
 import { AbortCause, type EventAck } from "../port/index.ts";
 import type { DispatchFailed, EngineStatusSeen, SchedulerEvent } from "./events.ts";
 import { isGateOpen, observeEngine } from "./engine-gate.ts";
-import { currentOpenBatch, groupsNeeded, observeBatches, openBatches, rewardsInOpenBatches } from "./batches.ts";
+import { batchesToWaitFor, currentOpenBatch, groupsNeeded, observeBatches, openBatches, rewardsInOpenBatches } from "./batches.ts";
 import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecorded, onReported, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
+import { onEpisodeHeartbeat } from "./heartbeats.ts";
 import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone, topUpBatch } from "./task-groups.ts";
 import { currentStep, type SchedulerState, type StopReason } from "./state.ts";
 import { DETERMINISTIC_FAILURE_ATTEMPTS, isDeterministicFailure } from "./failure-streak.ts";
@@ -31,12 +32,15 @@ export function decide(state: SchedulerState, event: SchedulerEvent, nowMs: numb
   const d = new Draft(state, nowMs);
   const ack = applyEvent(d, event);
   // the same function error on the first attempts: a bug, not bad luck; stop instead of retrying every task
-  if (d.run.phase === "running" && isDeterministicFailure(d.run)) {
+  if (d.run.phase === "running" && isDeterministicFailure(d.run, d.rows().some((r) => r.status === "ended" || r.outcome?.kind === "end"))) {
     const detail = d.run.firstFailure?.detail ?? d.run.failureStreak?.detail ?? null;
     d.log("error", `the function failed the same way on its first ${DETERMINISTIC_FAILURE_ATTEMPTS} attempts; stopping the run`, { detail });
     beginDrain(d, "functionError");
   }
-  if (d.run.phase === "running" || d.run.phase === "draining" || d.run.phase === "finishing") pump(d);
+  // a heartbeat only moves one lease later (or drops a dispatch while draining): nothing else can have become due, so
+  // the pump (leases, windows, dispatch: every live row) is left to the next event or tick
+  const light = event.type === "episodeHeartbeat" && d.run.phase !== "draining";
+  if (!light && (d.run.phase === "running" || d.run.phase === "draining" || d.run.phase === "finishing")) pump(d);
   return d.done(ack);
 }
 
@@ -60,6 +64,8 @@ function applyEvent(d: Draft, event: SchedulerEvent): EventAck {
       return onDispatchFailed(d, event);
     case "episodeClaimed":
       return onEpisodeClaimed(d, event);
+    case "episodeHeartbeat":
+      return onEpisodeHeartbeat(d, event);
     case "claimFailed":
       return onClaimFailed(d, event);
     case "episodeOutcomeRecorded":
@@ -94,8 +100,8 @@ function onEngineStatus(d: Draft, e: EngineStatusSeen): EventAck {
   const { view: next, enteredRolling } = observeEngine(view, e.engineStatus, e.globalStep, d.nowMs);
   d.run.engines[i] = next;
   if (enteredRolling) releaseBackoffs(d, true); // BC-25: resume on the edge, not after a fixed sleep
-  // batch truth: the first swarm's status, step and pool information close or wipe the batches holding our rewards
-  if (i === 0 && d.run.config.episodeType === "train") observeBatches(d, next, e.pool, BATCH_EFFECTS);
+  // batch truth: each server's status, step and pool information close or wipe its batches holding our rewards
+  if (d.run.config.episodeType === "train") observeBatches(d, i, next, e.pool, BATCH_EFFECTS);
   return APPLIED;
 }
 
@@ -158,10 +164,11 @@ function windowsDone(d: Draft): boolean {
 }
 
 /**
- * Eval: groups to fill free slots. Train, once the current window is resolved: while a server batch holding this
- * run's rewards is collecting and lacks complete tasks, top it up (`topUpLastBatch`, the default) so it closes and
- * the next window starts with the next batch; without top-up, the next window fills it (its boundaries shift). When
- * no open batch holds our rewards (all trained), the next window opens.
+ * Eval: groups to fill free slots. Train, once the current window is resolved: while a batch of the first server
+ * holding this run's rewards is collecting and lacks complete tasks, top it up (`topUpLastBatch`, the default) so it
+ * closes and the next window starts with the next batch; without top-up, the next window fills it (its boundaries
+ * shift). When no open batch of the first server holds our rewards (all trained), the next window opens (another
+ * server's open batch is filled by it).
  */
 function openWork(d: Draft): void {
   const { run } = d;
@@ -176,7 +183,7 @@ function openWork(d: Draft): void {
   const current = currentStep(d);
   if (current && current.resolvedAtMs === null) return;
   if (d.episodes.size > 0) return; // re-runs or top-ups still queued or in flight
-  if (openBatches(d).length > 0) {
+  if (openBatches(d, null).length > 0) {
     const batch = currentOpenBatch(d);
     if (!batch) return; // draining or training: wait for the engine to close it
     const need = groupsNeeded(d, batch);
@@ -209,6 +216,12 @@ function advancePhase(d: Draft): void {
   // every accepted reward must be trained before the run says it is done; without top-up, say how many are not
   if (held === 0 || !(run.config.topUpLastBatch ?? true)) {
     finish(d);
+  } else if (batchesToWaitFor(d).length === 0) {
+    // only other servers' batches hold rewards, and they lack tasks a top-up could not give without unbalancing the first
+    d.log("warn", "another server's batch holds this run's rewards and lacks tasks; finishing and reporting them untrained", {
+      rewardsUntrained: held, batches: openBatches(d).map((b) => b.batchKey).join(","),
+    });
+    finish(d);
   } else if (run.phase === "running") {
     run.phase = "finishing";
     const last = currentStep(d);
@@ -233,10 +246,10 @@ function finish(d: Draft): void {
 function schedulePoll(d: Draft): void {
   const { run } = d;
   if (run.phase === "finished" || run.nextPollAtMs === null || run.nextPollAtMs > d.nowMs) return;
-  const first = run.config.swarms[0];
-  // the pool information only matters while a batch holds rewards of this run (confirmations, other clients, top-up)
-  if (run.config.episodeType === "train" && first !== undefined && openBatches(d).length > 0) d.pollEngines([...run.config.swarms], [first]);
-  else d.pollEngines([...run.config.swarms]);
+  // the pool information of a server only matters while one of its batches holds rewards of this run (confirmations,
+  // other clients, top-up)
+  const withPool = run.config.episodeType === "train" ? run.config.swarms.filter((s, i) => openBatches(d, i === 0 ? null : s).length > 0) : [];
+  d.pollEngines([...run.config.swarms], withPool);
   const { timing } = run.config;
   run.nextPollAtMs = d.nowMs + (isGateOpen(run.engines) ? timing.statusPollRollingMs : timing.statusPollWaitingMs);
 }

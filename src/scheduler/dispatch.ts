@@ -9,7 +9,8 @@ import { backoffDelayMs } from "../util/backoff.ts";
 import { nextRandom } from "./rng.ts";
 import type { EpisodeRow } from "./state.ts";
 import { inFlightCount } from "./episode-index.ts";
-import type { SchedulerTiming } from "./tuning.ts";
+import { heartbeatTiming, type SchedulerTiming } from "./tuning.ts";
+import { dispatchDeadlineAtMs } from "./lease-deadlines.ts";
 
 /** The delay is multiplied by a factor in this range: up to 25 % is added as jitter (openai-node uses 25 %). */
 const JITTER: readonly [number, number] = [1, 1.25];
@@ -55,8 +56,9 @@ function readyQueue(d: Draft): EpisodeRow[] {
 
 /**
  * Dispatches ready episodes into the free slots: each becomes `dispatched` (the slot is reserved in this very
- * decision, BC-47) with a dispatch lease, and one `dispatchEpisodes` command lists them all. The caller has
- * checked the gate and the phase.
+ * decision, BC-47) with a dispatch lease (the short un-started one once the run's consumers report starts,
+ * scheduler/heartbeats; the message carries the long one), and one `dispatchEpisodes` command lists them all. The
+ * caller has checked the gate and the phase.
  * @returns how many were dispatched
  */
 export function dispatchReady(d: Draft): number {
@@ -66,9 +68,13 @@ export function dispatchReady(d: Draft): number {
   if (free === 0 || d.index.counts.queued - d.index.backedOff <= 0) return 0;
   const ready = readyQueue(d).slice(0, free);
   const leaseDeadlineAtMs = d.nowMs + config.timing.dispatchLeaseSeconds * 1000;
+  const { heartbeatSeconds } = heartbeatTiming(config.timing);
   for (const row of ready) {
     const dispatchId = row.dispatchId + 1;
-    d.patchEpisode(row.episodeKey, { status: "dispatched", dispatchId, dispatchedAtMs: d.nowMs, deadlineAtMs: leaseDeadlineAtMs });
+    d.patchEpisode(row.episodeKey, {
+      status: "dispatched", dispatchId, dispatchedAtMs: d.nowMs, deadlineAtMs: dispatchDeadlineAtMs(d, row),
+      startedAtMs: null, heartbeatAtMs: null, claimedAtMs: null,
+    });
     d.run.totals.dispatches++;
     const step = row.windowIndex === null ? undefined : d.steps[String(row.windowIndex)];
     if (step && step.firstDispatchAtMs === null) d.patchStep(step.windowIndex, { firstDispatchAtMs: d.nowMs });
@@ -81,6 +87,7 @@ export function dispatchReady(d: Draft): number {
         ? { ratio: config.throttleRatio, expected_batch_size: config.batchSize, expected_num_repeat: config.numRepeat }
         : null,
       leaseDeadlineAtMs,
+      heartbeatSeconds,
     };
     d.dispatch(message);
   }

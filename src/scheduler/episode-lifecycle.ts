@@ -10,8 +10,9 @@ import { claimBackoffMs } from "./dispatch.ts";
 import { observeEngine } from "./engine-gate.ts";
 import { noteFailedAttempt } from "./failure-streak.ts";
 import { dropGroup, groupRows, recordEnded, rerunWipedRepeat, resolveGroupIfDone } from "./task-groups.ts";
-import { currentEngineEpoch, landEpisode } from "./batches.ts";
+import { claimEpochs, currentEngineEpoch, landEpisode, landPartialEnd } from "./batches.ts";
 import { isTerminal, type EpisodeRow, type SchedulerState } from "./state.ts";
+import { runningDeadlineAtMs } from "./lease-deadlines.ts";
 
 const APPLIED: EventAck = { status: "applied" };
 
@@ -43,7 +44,10 @@ export function isDispatchCurrent(state: SchedulerState, ref: DispatchRef): bool
 /** Narrows a lookup result to the row. */
 export const isRow = (x: EpisodeRow | EventAck): x is EpisodeRow => "episodeKey" in x;
 
-/** `episodeClaimed`: dispatched → running (lease: runLeaseSeconds). While draining the claim is refused (stale). */
+/**
+ * `episodeClaimed`: dispatched → running (lease: runLeaseSeconds, or the heartbeat lease once the run's consumers
+ * heartbeat, scheduler/heartbeats). While draining the claim is refused (stale).
+ */
 export function onEpisodeClaimed(d: Draft, e: EpisodeClaimed): EventAck {
   const row = lookupDispatch(d, e);
   if (!isRow(row)) return row;
@@ -62,8 +66,11 @@ export function onEpisodeClaimed(d: Draft, e: EpisodeClaimed): EventAck {
     claims: e.claims.map((c) => ({ swarm: c.swarm, episodeUuid: c.episodeUuid, globalStep: c.globalStep })),
     globalStep: e.claims[0]?.globalStep ?? null,
     engineEpoch: currentEngineEpoch(d),
+    engineEpochs: claimEpochs(d, e.claims),
     claimFailures: 0,
-    deadlineAtMs: d.nowMs + d.run.config.timing.runLeaseSeconds * 1000,
+    unstartedExpiries: 0,
+    claimedAtMs: d.nowMs,
+    deadlineAtMs: runningDeadlineAtMs(d, d.nowMs),
   });
   return APPLIED;
 }
@@ -104,6 +111,12 @@ export function onOutcomeRecorded(d: Draft, e: EpisodeOutcomeRecorded): EventAck
     return { status: "stale", reason: `episode is ${row.status}, not running` };
   }
   const outcome = outcomeForRun(d, e.outcome);
+  // a run stopped on a plain bug in its function trains nothing more: a reward sent now would sit in a batch the
+  // server never closes for this run, so the consumer is told to abort instead of ending
+  if (outcome.kind === "end" && d.run.phase === "draining" && d.run.stopReason === "functionError") {
+    failAttempt(d, row, AbortCause.runStopped);
+    return { status: "stale", reason: "the run stopped on a function error: abort the claim, do not end it" };
+  }
   d.patchEpisode(row.episodeKey, { status: "reporting", outcome, deadlineAtMs: d.nowMs + d.run.config.timing.reportLeaseSeconds * 1000 });
   return APPLIED;
 }
@@ -147,6 +160,10 @@ export function onReported(d: Draft, e: EpisodeReported): EventAck {
     endEpisode(d, row, reward);
     return APPLIED;
   }
+  // a multi-swarm end refused on one server but accepted on others: those rewards sit in their servers' batches
+  if (e.endedSwarms?.length && outcome?.kind === "end" && d.run.config.episodeType === "train" && row.windowIndex !== null) {
+    landPartialEnd(d, row, outcome.reward, e.endedSwarms);
+  }
   const cause =
     e.result === "expired" ? AbortCause.expired
     : e.result === "lost" ? (e.cause ?? AbortCause.lost)
@@ -189,7 +206,7 @@ function attemptLimit(d: Draft, row: EpisodeRow): number {
 export function failAttempt(d: Draft, row: EpisodeRow, cause: string): EventAck {
   d.run.totals.attemptsFailed++;
   d.count(d.run.failuresByCause, cause);
-  noteFailedAttempt(d.run, cause, row.outcome?.kind === "abort" ? row.outcome.detail : undefined, d.nowMs);
+  noteFailedAttempt(d.run, cause, row.outcome?.kind === "abort" ? row.outcome.detail : undefined, d.nowMs, row.attempt);
   const closed = { deadlineAtMs: null, lastCause: cause, resolveRequestedAtMs: null };
   if (d.run.phase === "draining") {
     d.patchEpisode(row.episodeKey, { ...closed, status: "aborted" });
@@ -200,7 +217,7 @@ export function failAttempt(d: Draft, row: EpisodeRow, cause: string): EventAck 
   } else {
     d.patchEpisode(row.episodeKey, {
       ...closed, status: "queued", attempt: row.attempt + 1, claims: [], globalStep: null, outcome: null,
-      claimFailures: 0, notBeforeMs: null, dispatchedAtMs: null,
+      claimFailures: 0, unstartedExpiries: 0, notBeforeMs: null, dispatchedAtMs: null,
     });
   }
   resolveGroupIfDone(d, row.groupKey);

@@ -3,7 +3,7 @@
  * events are keyed by `(episodeKey, attempt)` and applied at most once: alarms, queue deliveries and RPCs are at
  * least once (BC-45, BC-47, BC-51).
  */
-import type { ClaimFailureReport, ClaimReport, DispatchRef, OutcomeRecord, ResultReport } from "../port/index.ts";
+import type { ClaimFailureReport, ClaimReport, DispatchRef, HeartbeatReport, OutcomeRecord, ResultReport } from "../port/index.ts";
 
 /** The DO created the run and wants it going: the core schedules the first engine status poll. */
 export interface RunStarted {
@@ -24,6 +24,10 @@ export interface PoolSeen {
   completedTaskTarget: number;
   /** every episode uuid of `completed_tasks_details` (all tasks of the batch, complete or not) */
   episodeUuids: string[];
+  /** `completed_tasks_details` itself: task id → the ended episode uuids of that task in the batch (absent: not read) */
+  taskEpisodes?: Record<string, string[]>;
+  /** `running_episode_details`: claimed episode uuid → its `optional_task_id` ("" when none); absent: not read */
+  runningTaskIds?: Record<string, string>;
 }
 
 /** The DO polled `GET /get_engine_status` of one swarm (spec §3.6). Use `ENGINE.CANNOT_CONNECT` when the poll failed. */
@@ -46,6 +50,11 @@ export interface DispatchFailed {
 /** The episode port's `episodeClaimed` report (port/reports). */
 export interface EpisodeClaimed extends ClaimReport {
   type: "episodeClaimed";
+}
+
+/** The port's `episodeHeartbeat` report: the invocation started, or its function is still running. Moves a lease only. */
+export interface EpisodeHeartbeat extends HeartbeatReport {
+  type: "episodeHeartbeat";
 }
 
 /** The port's `claimFailed` report: not an attempt, re-dispatched with back-off + jitter. */
@@ -82,6 +91,7 @@ export type SchedulerEvent =
   | EngineStatusSeen
   | DispatchFailed
   | EpisodeClaimed
+  | EpisodeHeartbeat
   | ClaimFailed
   | EpisodeOutcomeRecorded
   | EpisodeReported

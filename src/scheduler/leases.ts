@@ -8,6 +8,7 @@ import type { ClaimRef } from "./commands.ts";
 import type { Draft } from "./draft.ts";
 import { endEpisode, failAttempt, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
 import type { EpisodeRow } from "./state.ts";
+import { expiredUnstarted } from "./lease-deadlines.ts";
 
 /** Cause recorded for attempts closed by a lease. */
 export const LEASE_EXPIRED = AbortCause.leaseExpired;
@@ -69,9 +70,12 @@ function abortOnServer(d: Draft, row: EpisodeRow, reason: string): void {
 /**
  * Handles every in-flight episode whose lease deadline has passed (checked on every decision, so a reset DO
  * reconciles on its next wake):
- *  - dispatched (no claim reported within `dispatchLeaseSeconds`): dispatched again, not an attempt (nothing ran);
- *    after {@link MAX_UNDELIVERED_DISPATCHES} such expiries in a row the attempt fails with `lease_expired`;
- *  - running (no outcome within `runLeaseSeconds`): abort its claims once, the attempt fails with `lease_expired`;
+ *  - dispatched (no start reported within the un-started lease, or no claim within `dispatchLeaseSeconds` of a
+ *    started one, scheduler/heartbeats): dispatched again, not an attempt (nothing ran; a late invocation of the old
+ *    message is stale); after {@link MAX_UNDELIVERED_DISPATCHES} such expiries in a row the attempt fails with
+ *    `lease_expired`;
+ *  - running (no heartbeat within `heartbeatLeaseSeconds`, or no outcome within `runLeaseSeconds`): abort its
+ *    claims once, the attempt fails with `lease_expired` (a late report of its consumer is stale: never a second end);
  *  - reporting an `abort`: abort its claims once (not for `expired`: the server reverted it already), the attempt
  *    fails with the recorded cause;
  *  - reporting a `score` (eval): abort its claims once, the episode counts as scored;
@@ -86,18 +90,22 @@ export function expireLeases(d: Draft): void {
     if (!row || row.deadlineAtMs === null || row.deadlineAtMs > d.nowMs) continue;
     const fields = { episodeKey: row.episodeKey, attempt: row.attempt, status: row.status };
     if (row.status === "dispatched") {
+      const unstarted = expiredUnstarted(d, row);
       if (row.claimFailures + 1 >= MAX_UNDELIVERED_DISPATCHES) {
         d.log("warn", "dispatched episode was never claimed within its lease, again; attempt closed", fields);
         failAttempt(d, row, LEASE_EXPIRED);
       } else {
-        d.log("warn", "dispatched episode was never claimed within its lease; dispatching it again (not an attempt)", fields);
+        const why = unstarted ? "dispatched episode's invocation did not start within its lease" : "dispatched episode was never claimed within its lease";
+        d.log("warn", `${why}; dispatching it again (not an attempt)`, fields);
         d.run.totals.claimFailures++;
         d.count(d.run.claimFailuresByKind, "undelivered");
-        requeueAfterClaimFailure(d, row, "undelivered");
+        if (unstarted) d.patchEpisode(row.episodeKey, { unstartedExpiries: (row.unstartedExpiries ?? 0) + 1 });
+        requeueAfterClaimFailure(d, d.episodes.get(row.episodeKey)!, "undelivered");
       }
     } else if (row.status === "running") {
       d.run.totals.reconciles++;
-      d.log("warn", "claimed episode went quiet past its lease; aborting it once and re-queuing", fields);
+      const quiet = row.heartbeatAtMs != null && d.run.consumersHeartbeat === true ? "sent no heartbeat within its lease" : "went quiet past its lease";
+      d.log("warn", `claimed episode ${quiet}; aborting it once and re-queuing`, fields);
       abortOnServer(d, row, LEASE_EXPIRED);
       failAttempt(d, row, LEASE_EXPIRED);
     } else if (row.status === "reporting" && row.outcome?.kind === "end") {

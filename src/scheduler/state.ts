@@ -69,6 +69,17 @@ export interface EpisodeRow {
   /** in flight: the lease deadline (BC-51), else null */
   deadlineAtMs: number | null;
   dispatchedAtMs: number | null;
+  /**
+   * the current dispatch's invocation reported its start (`episodeHeartbeat` stage `started`), epoch ms; null or
+   * absent while it has not (its dispatch then has the short un-started lease, scheduler/heartbeats)
+   */
+  startedAtMs?: number | null;
+  /** un-started dispatch expiries of this attempt in a row (each doubles the next un-started lease); absent = 0 */
+  unstartedExpiries?: number;
+  /** when the claim was reported, epoch ms (the run lease counts from it); null before the claim */
+  claimedAtMs?: number | null;
+  /** the last heartbeat of the invocation running this attempt, epoch ms; null when none came */
+  heartbeatAtMs?: number | null;
   claims: EpisodeClaim[];
   /** the first swarm's `global_step` at claim time (attributes the episode to a step) */
   globalStep: number | null;
@@ -77,6 +88,11 @@ export interface EpisodeRow {
    * `globalStep` it names the server batch an accepted end lands in (scheduler/batches). Null before the claim.
    */
   engineEpoch?: number | null;
+  /**
+   * each claim's server's engine epoch when the claim was reported, by the claim's swarm name (multi-swarm functions:
+   * each claim's end lands in its own server's batch, scheduler/batches); absent in rows claimed before
+   */
+  engineEpochs?: Record<string, number> | null;
   outcome: EpisodeOutcome | null;
   /** the delivered (train) or scored (eval) reward of an ended episode */
   reward: number | null;
@@ -196,6 +212,11 @@ export interface RunRow {
   stopRequestedAtMs: number | null;
   finishedAtMs: number | null;
   totals: RunTotals;
+  /**
+   * a consumer of this run reported an invocation's start (`episodeHeartbeat`): from then on dispatches have the short
+   * un-started lease and running episodes the heartbeat lease (a consumer without heartbeats keeps the long leases)
+   */
+  consumersHeartbeat?: boolean;
   /** failed attempts by cause (expired, no_llm_call, invalid_reward, lease_expired …) */
   failuresByCause: Record<string, number>;
   /** claim failures by kind (noEpisodes, syncing, postRolling, notReady, deadline, other, dispatch, undelivered); they sum to `totals.claimFailures` */
@@ -339,6 +360,11 @@ export interface LandedEpisode {
   reward: number;
   /** seen in the server's pool information (`completed_tasks_details`) for this batch */
   confirmed: boolean;
+  /**
+   * another server of the run wiped this episode (a multi-swarm function's claim there), so it runs again: its
+   * reward here still sits in this batch, but it is neither counted nor re-run a second time
+   */
+  rerunElsewhere?: boolean;
 }
 
 /** open: collecting (not yet trained); closed: trained (the engine moved past it); wiped: gone before training. */
@@ -349,12 +375,17 @@ export type BatchState = "open" | "closed" | "wiped";
  * landed there, what the pool information says of it, and whether the server trained or wiped it.
  */
 export interface BatchRow {
-  /** `"{engineEpoch}:{globalStep}"` (`"{engineEpoch}:?"` when the step is unknown) */
+  /**
+   * `"{engineEpoch}:{globalStep}"` on the run's first server, `"{server}@{engineEpoch}:{globalStep}"` on another
+   * (`"…:?"` when the step is unknown)
+   */
   batchKey: string;
-  /** the first swarm's restart count: a restart wipes every batch (spec §4.3), so a step number names one batch only within an epoch */
+  /** the run-spec swarm name of its server; absent for the run's first server */
+  server?: string;
+  /** its server's restart count: a restart wipes every batch (spec §4.3), so a step number names one batch only within an epoch */
   engineEpoch: number;
   globalStep: number | null;
-  /** the first swarm's ROLLING edges when the batch was first seen (closes a batch whose step is unknown) */
+  /** its server's ROLLING edges when the batch was first seen (closes a batch whose step is unknown) */
   openedAtRollingEdges: number;
   state: BatchState;
   /** server episode uuid → what landed; emptied once the batch closed or was wiped (the counts stay). Stored as one row per episode */
@@ -376,15 +407,25 @@ export interface BatchRow {
   wipedAtMs: number | null;
 }
 
-/** `"{engineEpoch}:{globalStep}"`, `"{engineEpoch}:?"` when the step is unknown. */
-export function batchKeyOf(engineEpoch: number, globalStep: number | null): string {
-  return `${engineEpoch}:${globalStep ?? "?"}`;
+/**
+ * `"{engineEpoch}:{globalStep}"` for the run's first server, `"{server}@{engineEpoch}:{globalStep}"` for another
+ * (swarm names never hold "@"); `"…:?"` when the step is unknown.
+ * @param server the run-spec swarm name of a server other than the first; omit (or null) for the first
+ */
+export function batchKeyOf(engineEpoch: number, globalStep: number | null, server: string | null = null): string {
+  return `${server === null ? "" : `${server}@`}${engineEpoch}:${globalStep ?? "?"}`;
 }
 
 /** The global step of a batch key (null for `"…:?"`). */
 export function stepOfBatchKey(key: string): number | null {
-  const step = Number(key.slice(key.indexOf(":") + 1));
+  const step = Number(key.slice(key.lastIndexOf(":") + 1));
   return Number.isInteger(step) ? step : null;
+}
+
+/** The server of a batch key: null for the run's first server, else its run-spec swarm name. */
+export function serverOfBatchKey(key: string): string | null {
+  const at = key.indexOf("@");
+  return at < 0 ? null : key.slice(0, at);
 }
 
 /** `"{groupKey}#{repeat}"`: the design note's `{taskId}#{repeat}` with the core's task reference in place of task_id. */

@@ -64,7 +64,7 @@ export interface RunStatus {
 /** What the server did with a train run's accepted rewards, from status edges, steps and pool information. */
 export interface BatchTruth {
   /** batches still collecting that hold our rewards: key, global step, our episodes, complete tasks the pool counts */
-  open: { batchKey: string; globalStep: number | null; episodes: number; poolCompletedTasks: number | null; poolTaskTarget: number | null; otherClientsEpisodes: number }[];
+  open: { batchKey: string; server: string | null; globalStep: number | null; episodes: number; poolCompletedTasks: number | null; poolTaskTarget: number | null; otherClientsEpisodes: number }[];
   /** batches the server trained / wiped that held our rewards */
   trained: number;
   wiped: number;
@@ -93,7 +93,7 @@ function batchTruth(state: SchedulerState): BatchTruth {
   const open = all.filter((b) => b.state === "open");
   return {
     open: open.map((b) => ({
-      batchKey: b.batchKey, globalStep: b.globalStep, episodes: b.episodes.size, poolCompletedTasks: b.poolCompletedTasks,
+      batchKey: b.batchKey, server: b.server ?? state.run.config.swarms[0] ?? null, globalStep: b.globalStep, episodes: b.episodes.size, poolCompletedTasks: b.poolCompletedTasks,
       poolTaskTarget: b.poolTaskTarget, otherClientsEpisodes: b.foreignEpisodes,
     })),
     trained: all.filter((b) => b.state === "closed").length,

@@ -11,7 +11,7 @@ import { stepMarkOf } from "./engine-gate.ts";
 import type { Draft } from "./draft.ts";
 import { deferredCount, isSourceDone, takeDistinct, takeNext, taskIndicesOf, windowTaskSets } from "./window-tasks.ts";
 import { episodeKeyOf, groupKeyOf, isTerminal, type BatchRow, type EpisodeRow, type GroupResolution, type LandedEpisode } from "./state.ts";
-import { baseGroupKey, batchTaskIndices, openBatches, type BatchEffects } from "./batches.ts";
+import { baseGroupKey, batchTaskIndices, openBatches, stepBatchKeyOf, type BatchEffects } from "./batches.ts";
 
 /** Creates the `numRepeat` queued rows of one group (same task, same window); returns its group key. */
 function openGroup(d: Draft, sourceIndex: number, task: TakenTask, windowIndex: number | null, rerun = 0): string {
@@ -253,7 +253,7 @@ function requeueRepeat(d: Draft, row: EpisodeRow): void {
     return;
   }
   d.patchEpisode(row.episodeKey, {
-    status: "queued", attempt: row.attempt + 1, wipes: (row.wipes ?? 0) + 1, claims: [], globalStep: null, engineEpoch: null, outcome: null, reward: null,
+    status: "queued", attempt: row.attempt + 1, wipes: (row.wipes ?? 0) + 1, claims: [], globalStep: null, engineEpoch: null, engineEpochs: null, outcome: null, reward: null,
     claimFailures: 0, notBeforeMs: null, deadlineAtMs: null, dispatchedAtMs: null, resolveRequestedAtMs: null, lastCause: AbortCause.wiped,
   });
 }
@@ -279,7 +279,7 @@ export function rerunWipedRepeat(d: Draft, row: EpisodeRow, reward: number): voi
  * nothing is re-run: the wiped rewards are reported.
  */
 function rerunWiped(d: Draft, batch: BatchRow, landed: LandedEpisode[]): void {
-  for (const e of landed) unrecordWiped(d, e, batch.batchKey);
+  for (const e of landed) unrecordWiped(d, e, stepBatchKeyOf(d, batch, e.episodeKey));
   if (d.run.phase === "draining" || d.run.phase === "finished") return;
   const byGroup = new Map<string, LandedEpisode[]>();
   for (const e of landed) byGroup.set(e.groupKey, [...(byGroup.get(e.groupKey) ?? []), e]);

@@ -21,6 +21,13 @@ const CLAIM_TIMEOUT_SECONDS = endpoints.claimEpisode.timeoutMs / 1000;
 /** The consumer's claim budget in seconds (it keeps claiming this long before it reports a claim failure). */
 const CLAIM_BUDGET_SECONDS = CONSUMER_CLAIM_BUDGET_MS / 1000;
 
+/** Default un-started dispatch lease (s): a lost queue message (a workerd crash) is sent again after this. */
+export const DEFAULT_DISPATCH_START_LEASE_SECONDS = 15;
+/** Default interval of a running episode's heartbeats (s). */
+export const DEFAULT_HEARTBEAT_SECONDS = 10;
+/** Default lease of a running episode after a heartbeat (s): three intervals, so two lost heartbeats cost nothing. */
+export const DEFAULT_HEARTBEAT_LEASE_SECONDS = 3 * DEFAULT_HEARTBEAT_SECONDS;
+
 const positive = (field: string, unit: string, example: string, min = 0) =>
   z
     .number({ error: `tuning.${field} must be a number of ${unit}` })
@@ -37,7 +44,16 @@ export const RunTuning = z.strictObject({
     "engine status poll interval while every swarm is ROLLING (default 3000 ms)",
   ),
   dispatchLeaseSeconds: positive("dispatchLeaseSeconds", "seconds", "300").describe(
-    "a dispatched episode must be claimed within this (default 300 s), else the attempt is closed",
+    "a dispatched episode whose invocation started must be claimed within this (default 300 s), else it is dispatched again",
+  ),
+  dispatchStartLeaseSeconds: positive("dispatchStartLeaseSeconds", "seconds", "15").describe(
+    `a dispatched episode whose invocation has not reported its start within this is dispatched again (default ${DEFAULT_DISPATCH_START_LEASE_SECONDS} s or dispatchLeaseSeconds if shorter, doubling with each such expiry in a row up to dispatchLeaseSeconds; only once the run's consumers report starts)`,
+  ),
+  heartbeatSeconds: positive("heartbeatSeconds", "seconds", "10").describe(
+    `how often a running episode's invocation tells the run it is alive (default ${DEFAULT_HEARTBEAT_SECONDS} s)`,
+  ),
+  heartbeatLeaseSeconds: positive("heartbeatLeaseSeconds", "seconds", "30").describe(
+    `a running episode whose invocation sent no heartbeat within this is reconciled (default ${DEFAULT_HEARTBEAT_LEASE_SECONDS} s = 3 × heartbeatSeconds); runLeaseSeconds still bounds the whole run`,
   ),
   runLeaseSeconds: positive("runLeaseSeconds", "seconds", "1980").describe(
     `a claimed episode must record its outcome within this (default ${EPISODE_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds + ${RUN_LEASE_MARGIN_SECONDS} s)`,
@@ -72,6 +88,10 @@ export function resolveTuning(t: RunTuningInput, discardEpisodeTimeoutSeconds: n
     statusPollWaitingMs: t.statusPollWaitingMs ?? 1000,
     statusPollRollingMs: t.statusPollRollingMs ?? 3000,
     dispatchLeaseSeconds: t.dispatchLeaseSeconds ?? 300,
+    // never longer than the dispatch lease it gives way to (a shorter dispatch lease set alone keeps its own)
+    dispatchStartLeaseSeconds: t.dispatchStartLeaseSeconds ?? Math.min(DEFAULT_DISPATCH_START_LEASE_SECONDS, t.dispatchLeaseSeconds ?? 300),
+    heartbeatSeconds: t.heartbeatSeconds ?? DEFAULT_HEARTBEAT_SECONDS,
+    heartbeatLeaseSeconds: t.heartbeatLeaseSeconds ?? DEFAULT_HEARTBEAT_LEASE_SECONDS,
     runLeaseSeconds: t.runLeaseSeconds ?? EPISODE_LIFETIME_FACTOR * discardEpisodeTimeoutSeconds + RUN_LEASE_MARGIN_SECONDS,
     reportLeaseSeconds: t.reportLeaseSeconds ?? DEFAULT_REPORT_LEASE_SECONDS,
     claimRetryMs: t.claimRetryMs ?? 2000,
@@ -96,7 +116,11 @@ export interface LeaseIssue {
  *  - `runLeaseSeconds` > 8 × `discardEpisodeTimeoutSeconds`: the consumer's own lifetime cap (BC-24); a shorter
  *    lease reconciles episodes that are still running, whose end then races the abort;
  *  - `dispatchLeaseSeconds` > the consumer's claim budget (20 s) + the `/claim_episode` timeout (30 s): a shorter
- *    lease re-dispatches while the first consumer's claim may still succeed, so one repeat runs twice.
+ *    lease re-dispatches while the first consumer's claim may still succeed, so one repeat runs twice;
+ *  - `dispatchStartLeaseSeconds` ≤ `dispatchLeaseSeconds`: the un-started lease is the short one (a longer one would
+ *    outlast the started lease it gives way to);
+ *  - `heartbeatLeaseSeconds` > 2 × `heartbeatSeconds`: one late or lost heartbeat must not reconcile a live episode
+ *    (a reconciled episode is never ended twice — its late reports are stale — but its work is thrown away).
  * @param t the resolved timing; @param discardEpisodeTimeoutSeconds the run's idle timeout (seconds)
  * @returns one issue per relation that does not hold (empty when all hold)
  */
@@ -130,5 +154,33 @@ export function leaseIssues(t: SchedulerTiming, discardEpisodeTimeoutSeconds: nu
         `(a shorter lease dispatches the episode again while the first claim may still succeed, so one repeat would run twice); omit it for the default 300`,
     });
   }
+  if (t.dispatchStartLeaseSeconds > t.dispatchLeaseSeconds) {
+    issues.push({
+      path: ["tuning", "dispatchStartLeaseSeconds"],
+      message:
+        `tuning.dispatchStartLeaseSeconds ${t.dispatchStartLeaseSeconds} must not exceed tuning.dispatchLeaseSeconds ${t.dispatchLeaseSeconds} ` +
+        `(the lease of a dispatch whose invocation has not started is the short one); lower it or omit it for the default ${DEFAULT_DISPATCH_START_LEASE_SECONDS}`,
+    });
+  }
+  if (t.heartbeatLeaseSeconds <= 2 * t.heartbeatSeconds) {
+    issues.push({
+      path: ["tuning", "heartbeatLeaseSeconds"],
+      message:
+        `tuning.heartbeatLeaseSeconds ${t.heartbeatLeaseSeconds} must exceed 2 × tuning.heartbeatSeconds ${t.heartbeatSeconds} = ${2 * t.heartbeatSeconds} s ` +
+        `(one late heartbeat would otherwise give up an episode that is still running); raise it, lower heartbeatSeconds, or omit both for the defaults ${DEFAULT_HEARTBEAT_LEASE_SECONDS} and ${DEFAULT_HEARTBEAT_SECONDS}`,
+    });
+  }
   return issues;
+}
+
+/**
+ * The heartbeat timing of a run, defaults filled for a config stored before these knobs existed (seconds).
+ * @returns the un-started dispatch lease, the heartbeat interval and the heartbeat lease
+ */
+export function heartbeatTiming(t: Partial<SchedulerTiming>): { startLeaseSeconds: number; heartbeatSeconds: number; heartbeatLeaseSeconds: number } {
+  return {
+    startLeaseSeconds: t.dispatchStartLeaseSeconds ?? DEFAULT_DISPATCH_START_LEASE_SECONDS,
+    heartbeatSeconds: t.heartbeatSeconds ?? DEFAULT_HEARTBEAT_SECONDS,
+    heartbeatLeaseSeconds: t.heartbeatLeaseSeconds ?? DEFAULT_HEARTBEAT_LEASE_SECONDS,
+  };
 }

@@ -4,11 +4,11 @@
  * Worker, the Durable Object or the swarm protocol.
  */
 import type OpenAI from "openai";
-import { AbortCause, EpisodeAbortError } from "../port/index.ts";
+import { AbortCause, DEFAULT_SWARM, EpisodeAbortError, serverOfSwarm } from "../port/index.ts";
 import type { Task, WorkflowOutput } from "../protocol/index.ts";
 
-/** The name of the single swarm a function uses unless it declares `swarms` (issue 4 §1). */
-export const DEFAULT_SWARM = "default";
+// the swarm-name rule lives in the port (the scheduler core reads it too); the SDK's names are unchanged
+export { DEFAULT_SWARM, serverOfSwarm };
 
 /** A WorkflowOutput as a function returns it: `reward` must be one finite number (BC-22); the rest is optional. */
 export type RolloutOutput = Partial<Omit<WorkflowOutput, "reward">> & { reward: number };
@@ -121,16 +121,6 @@ export function fromAgentRun(name: string, runAgentAndComputeReward: SeedAgentRu
 /** The swarm names a function needs, defaulting to `["default"]`. */
 export function swarmsOf(fn: RolloutFunction): readonly string[] {
   return fn.swarms && fn.swarms.length > 0 ? fn.swarms : [DEFAULT_SWARM];
-}
-
-/**
- * The run's server a swarm name runs on: the one of that name, except that `"default"` (what a single-swarm
- * function claims on) is the run's first server when none is named `"default"` (issue 4 §4). The one home of that
- * rule: {@link bindSwarms} and the Durable Object's clients use it.
- * @returns undefined when the run has no such server
- */
-export function serverOfSwarm<S extends { name: string }>(swarm: string, runSwarms: readonly S[]): S | undefined {
-  return runSwarms.find((s) => s.name === swarm) ?? (swarm === DEFAULT_SWARM ? runSwarms[0] : undefined);
 }
 
 /**

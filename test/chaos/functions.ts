@@ -1,7 +1,8 @@
 /**
  * @module test/chaos/functions — rollout functions that misbehave on purpose, for the chaos suite's Worker: on
  * about a third of the episodes (chosen by the server's episode uuid, so the retry of the same repeat usually
- * behaves) they throw, hang ignoring `ctx.signal`, or return NaN; otherwise they play Countdown.
+ * behaves) they throw, hang ignoring `ctx.signal`, or return NaN; otherwise they play Countdown. `chaos-slow` plays
+ * Countdown after a pause, so episodes are mid-run when a consumer is killed.
  */
 import countdown from "../../functions/countdown.ts";
 import { defineRolloutFunction, type RolloutFunction } from "../../src/sdk/contract.ts";
@@ -13,23 +14,50 @@ function picked(uuid: string, share: number): boolean {
   return (h % 1000) / 1000 < share;
 }
 
-function misbehaving(name: string, act: () => Promise<never> | never | { reward: number }): RolloutFunction {
+function misbehaving(name: string, act: (uuid: string) => Promise<never> | never | { reward: number }): RolloutFunction {
   return defineRolloutFunction({
     name,
     async run(task, ctx) {
       const uuid = Object.values(ctx.episodes)[0]?.episodeUuid ?? "";
       if (!picked(uuid, 0.35)) return countdown.run(task, ctx);
       await ctx.llm.chat.completions.create({ model: ctx.model, messages: [{ role: "user", content: "What is 2 + 3?" }] });
-      return act();
+      return act(uuid);
+    },
+  });
+}
+
+/** A number from the episode uuid (the transient error's text differs per episode, as a flaky tool's does). */
+function callNumber(uuid: string): number {
+  let h = 7;
+  for (let i = 0; i < uuid.length; i++) h = (h * 131 + uuid.charCodeAt(i)) >>> 0;
+  return h % 100_000;
+}
+
+/**
+ * Countdown after a pause of `ms` (cut short by `ctx.signal`): every episode is mid-run for a while, so a consumer
+ * killed then dies holding its claim.
+ */
+function slow(name: string, ms: number): RolloutFunction {
+  return defineRolloutFunction({
+    name,
+    async run(task, ctx) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        ctx.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      return countdown.run(task, ctx);
     },
   });
 }
 
 /** The chaos functions by name. */
 export const chaosFunctions: Record<string, RolloutFunction> = {
-  "chaos-throws": misbehaving("chaos-throws", () => {
-    throw new Error("a bug in the function");
+  // transient errors whose text varies (a flaky tool): not a plain bug, so the run must not stop on them (a plain
+  // bug, the same error on every attempt and its retry, stops the run: test/unit/scheduler/deterministic-failure.test.ts)
+  "chaos-throws": misbehaving("chaos-throws", (uuid) => {
+    throw new Error(`a flaky tool failed on call ${callNumber(uuid)}`);
   }),
   "chaos-hangs": misbehaving("chaos-hangs", () => new Promise<never>(() => undefined)),
   "chaos-nan": misbehaving("chaos-nan", () => ({ reward: Number.NaN })),
+  "chaos-slow": slow("chaos-slow", 4_000),
 };

@@ -219,6 +219,8 @@ export interface ScenarioContext {
   note(text: string): void;
   /** resolves once the run's ledger has at least `n` episodes (or the run finished) */
   untilEnded(n: number, timeoutMs?: number): Promise<void>;
+  /** polls the run's status (every 250 ms) until `check` holds; false when it did not within `timeoutMs` */
+  until(check: (view: RunView) => boolean, timeoutMs?: number): Promise<boolean>;
 }
 
 /** One scenario: emulator faults, the function, run overrides, and what to do while the run runs. */
@@ -297,6 +299,15 @@ export class ChaosStack {
           return worker;
         },
         note: (t) => notes.push(t),
+        until: async (check, timeoutMs = 60_000) => {
+          const end = Date.now() + timeoutMs;
+          while (Date.now() < end) {
+            const v = await ctx.api.get(runId).catch(() => null);
+            if (v && check(v)) return true;
+            await new Promise((r) => setTimeout(r, 250));
+          }
+          return false;
+        },
         untilEnded: async (n, timeoutMs = 60_000) => {
           const until = Date.now() + timeoutMs;
           while (Date.now() < until) {

@@ -56,6 +56,28 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
+    // the run lease would be 8 × 120 + 60 = 1020 s: only the heartbeat lease (30 s) lets this run finish in time
+    name: "consumer killed mid-episode",
+    function: "chaos-slow",
+    spec: { discardEpisodeTimeoutSeconds: 120 },
+    async during(ctx) {
+      // the first window's 4 episodes ended; kill once the second window's are in their pause (running, not
+      // reporting: a consumer killed after recording its end is resolved by the report lease, not the heartbeat)
+      await ctx.untilEnded(4);
+      await ctx.until((v) => Number(v.episodes["running"]) > 0 && Number(v.episodes["reporting"]) === 0, 30_000);
+      const running = await ctx.api.get(ctx.runId).then((v) => Number(v.episodes["running"]), () => 0);
+      process.kill(-ctx.worker.hostPid, "SIGKILL");
+      const killedAt = Date.now();
+      await ctx.respawnWorker();
+      const gaveUp = await ctx.until((v) => (v.failuresByCause["lease_expired"] ?? 0) > 0, 90_000);
+      ctx.note(
+        gaveUp
+          ? `workerd SIGKILLed with ${running} episode(s) running; the run gave up on them (lease_expired) ${Math.round((Date.now() - killedAt) / 1000)} s later`
+          : `workerd SIGKILLed with ${running} episode(s) running; no lease_expired within 90 s`,
+      );
+    },
+  },
+  {
     name: "engine stop+start by other",
     async during(ctx) {
       await ctx.untilEnded(2);

@@ -37,14 +37,15 @@ describe("endAll across swarms", () => {
   ] as const) {
     it(`expired wins over lost (${label}): reported expired with the expiry's reason, every claim sent its end once`, async () => {
       const cs = claims(...answers);
-      expect(await endAll(cs, "task-1", outputsFor(cs))).toEqual({ kind: "sent", result: "expired", cause: "expired:notClaimed" });
+      const accepted = (answers as readonly EndAnswer[]).includes(ENDED) ? { endedSwarms: ["s0"] } : {};
+      expect(await endAll(cs, "task-1", outputsFor(cs))).toEqual({ kind: "sent", result: "expired", cause: "expired:notClaimed", ...accepted });
       for (const c of cs) expect(c.client.ends).toEqual([c.episodeUuid]);
     });
   }
 
-  it("lost and ended: reported lost with the loss's reason", async () => {
+  it("lost and ended: reported lost with the loss's reason, naming the swarm whose server accepted its reward", async () => {
     const cs = claims(ENDED, LOST);
-    expect(await endAll(cs, "task-1", outputsFor(cs))).toEqual({ kind: "sent", result: "lost", cause: "lost:weightSyncing" });
+    expect(await endAll(cs, "task-1", outputsFor(cs))).toEqual({ kind: "sent", result: "lost", cause: "lost:weightSyncing", endedSwarms: ["s0"] });
   });
 
   it("ended everywhere: reported ended, no cause", async () => {

@@ -59,6 +59,44 @@ describe("batch truth: which server batch each reward landed in", () => {
   });
 });
 
+describe("top-ups of a batch other runs share", () => {
+  /** One step of 2 groups × 2 repeats served at global step 1; then the pool says the server's batch takes 3 tasks. */
+  function sharedBatch(p: Omit<PoolSeen, "globalStep" | "episodeUuids" | "completedTasks" | "completedTaskTarget">) {
+    const h = new Harness(specInput({ batchSize: 2, numRepeat: 2, maxParallel: 4, maxSteps: 1 }), { gsm8k: 10 });
+    h.start();
+    h.rolling(1);
+    const sent = h.takeDispatches();
+    for (const d of sent) h.finishEpisode(d, 1, 1);
+    const ours = sent.map(uuidOf);
+    const taskEpisodes = { "ours-a": ours.slice(0, 2), "ours-b": ours.slice(2), ...(p.taskEpisodes ?? {}) };
+    const uuids = Object.values(taskEpisodes).flat();
+    seen(h, "ENGINE.ROLLING", 1, { globalStep: 1, episodeUuids: uuids, completedTasks: 2, completedTaskTarget: 3, taskEpisodes, ...(p.runningTaskIds ? { runningTaskIds: p.runningTaskIds } : {}) });
+    return h;
+  }
+
+  it("another run's task still being served (its claims running, from the pool) takes the last place: no top-up that would overflow into the next batch", () => {
+    const h = sharedBatch({ taskEpisodes: { "other:7": ["x1"] }, runningTaskIds: { x2: "other:7" } });
+    expect(h.state.batches["0:1"]?.poolForeignTasks).toBe(1);
+    expect(h.takeDispatches()).toEqual([]);
+    expect(h.state.run.totals.groupsToppedUp ?? 0).toBe(0);
+    expect(h.state.run.phase).toBe("finishing");
+  });
+
+  it("an incomplete task of another client with nothing running is not counted: the batch is topped up with what is missing", () => {
+    const h = sharedBatch({ taskEpisodes: { "other:7": ["x1"] }, runningTaskIds: {} });
+    expect(h.state.batches["0:1"]?.poolForeignTasks).toBe(0);
+    const topUp = h.takeDispatches();
+    expect(topUp).toHaveLength(2); // one group of 2 repeats
+    expect(h.state.run.totals.groupsToppedUp).toBe(1);
+  });
+
+  it("another client's complete task counts as taken, and ours are never counted as theirs", () => {
+    const h = sharedBatch({ taskEpisodes: { "other:8": ["y1", "y2"] }, runningTaskIds: { "uuid-ours-not-in-flight": "ours-a" } });
+    expect(h.state.batches["0:1"]?.poolForeignTasks).toBe(1);
+    expect(h.takeDispatches()).toEqual([]);
+  });
+});
+
 describe("wipes are re-run", () => {
   it("another client's restart mid-batch (fake server): the wiped groups run again, nothing is stranded, and the run's counts match what the server trained", () => {
     const h = new Harness(specInput({ batchSize: 4, numRepeat: 2, maxParallel: 4, maxSteps: 2 }), { gsm8k: 50 });

@@ -18,7 +18,7 @@ describe("RunSpec defaults", () => {
       episodeType: "train", maxSteps: null, maxAttempts: 3, throttleRatio: 1.5, seed: 0, secrets: {}, job: {},
     });
     expect(spec.tuning).toEqual({
-      statusPollWaitingMs: 1000, statusPollRollingMs: 3000, dispatchLeaseSeconds: 300,
+      statusPollWaitingMs: 1000, statusPollRollingMs: 3000, dispatchLeaseSeconds: 300, dispatchStartLeaseSeconds: 15, heartbeatSeconds: 10, heartbeatLeaseSeconds: 30,
       runLeaseSeconds: 8 * 240 + 60, reportLeaseSeconds: 720, claimRetryMs: 2000, claimRetryNotRollingMs: 15000, claimRetryMaxMs: 60000, stopGraceSeconds: 30,
     });
   });
@@ -103,6 +103,19 @@ describe("RunSpec validation names the field and the fix", () => {
     const issues = issuesOf(specInput({ tuning: { dispatchLeaseSeconds: 45 } }));
     expect(issues).toEqual([{ path: "tuning.dispatchLeaseSeconds", message: expect.stringContaining("tuning.dispatchLeaseSeconds 45 must exceed the consumer's claim budget 20 s + the claim_episode timeout 30 s = 50 s") }]);
     expect(issuesOf(specInput({ tuning: { dispatchLeaseSeconds: 51 } }))).toEqual([]);
+  });
+
+  it("rejects a heartbeat lease that one late heartbeat could expire, naming both values", () => {
+    const issues = issuesOf(specInput({ tuning: { heartbeatSeconds: 10, heartbeatLeaseSeconds: 20 } }));
+    expect(issues).toEqual([{ path: "tuning.heartbeatLeaseSeconds", message: expect.stringContaining("tuning.heartbeatLeaseSeconds 20 must exceed 2 × tuning.heartbeatSeconds 10 = 20 s") }]);
+    expect(issuesOf(specInput({ tuning: { heartbeatSeconds: 20 } })).map((i) => i.path)).toEqual(["tuning.heartbeatLeaseSeconds"]);
+    expect(issuesOf(specInput({ tuning: { heartbeatSeconds: 5, heartbeatLeaseSeconds: 11 } }))).toEqual([]);
+  });
+
+  it("rejects an un-started dispatch lease longer than the dispatch lease; a shorter dispatch lease alone lowers its default", () => {
+    const issues = issuesOf(specInput({ tuning: { dispatchStartLeaseSeconds: 400 } }));
+    expect(issues).toEqual([{ path: "tuning.dispatchStartLeaseSeconds", message: expect.stringContaining("tuning.dispatchStartLeaseSeconds 400 must not exceed tuning.dispatchLeaseSeconds 300") }]);
+    expect(issuesOf(specInput({ tuning: { dispatchLeaseSeconds: 60 } }))).toEqual([]);
   });
 
   it("checks the run lease against the lifetime of the run's own discard timeout, defaults included, and names every broken relation at once", () => {
