@@ -6,8 +6,8 @@
  */
 import type { ClosedAttempt, Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, LogMessage, SchedulerCommand } from "./commands.ts";
 import type { EventAck } from "../port/index.ts";
-import { attentionAtMs, copyIndex, countRow, episodeIndex, exactEarliestMs, rememberIndex, type EpisodeIndex, type EpisodeTable } from "./episode-index.ts";
-import type { BatchRow, EpisodeRow, EvalTaskRow, LandedChange, RunRow, SchedulerState, StepRow } from "./state.ts";
+import { attentionAtMs, copyIndex, countRow, episodeIndex, exactEarliestMs, rememberIndex, type EpisodeIndex } from "./episode-index.ts";
+import type { BatchRow, EpisodeRow, EpisodeTable, EvalTaskRow, LandedChange, RunRow, SchedulerState, StepRow } from "./state.ts";
 import type { RunSummary } from "./summary.ts";
 
 /** A mutable view of the state during one `decide`; the input state is never mutated. */
