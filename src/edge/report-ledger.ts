@@ -5,10 +5,15 @@
  * {@link recordResult} wrap the core's answer (`apply`) with them; the ledger is paged by {@link endedPage}.
  */
 import { AbortCause, type EndedEpisode, type EventAck, type OutcomeReport, type ResultReport } from "../port/index.ts";
-import { reportedReward, type EpisodeRow } from "../scheduler/index.ts";
-import { attemptRow } from "./dashboard/attempts.ts";
+import { reportedReward, type ClosedAttempt, type EpisodeRow } from "../scheduler/index.ts";
+import { attemptRow, closedAttemptRow } from "./dashboard/attempts.ts";
 import type { RunLog } from "./log.ts";
 import { ledgerRows, type SchedulerStorage } from "./storage.ts";
+
+/** The attempt rows of the attempts a decision closed on a lease expiry (no report will bring them). */
+export function recordClosedAttempts(storage: SchedulerStorage, closed: readonly ClosedAttempt[] | undefined): void {
+  for (const c of closed ?? []) storage.recordAttempt(closedAttemptRow(c.row, c.cause, storage.taskId(c.row.source, c.row.taskIndex), c.atMs));
+}
 
 /** Before the core hears of an outcome: its outputs go to the outbox (the current attempt only). */
 export function stashOutputs(storage: SchedulerStorage, row: EpisodeRow | undefined, report: OutcomeReport): void {

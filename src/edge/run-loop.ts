@@ -16,6 +16,7 @@ import type { EngineObservation } from "./engine-note.ts";
 import type { Env } from "./env.ts";
 import { runLog, type RunLog } from "./log.ts";
 import { storeRun } from "./run-create.ts";
+import { recordClosedAttempts } from "./report-ledger.ts";
 import { runObjectParts, type RunObjectParts } from "./run-object-parts.ts";
 import { runView, type RunView } from "./run-views.ts";
 import { runGatewayHeaders } from "./secrets.ts";
@@ -119,6 +120,7 @@ export class RunLoop {
     // all rows of one decision or none: a failed write must not leave half a decision for the next reload (BC-51)
     this.ctx.storage.transactionSync(() => {
       this.parts.storage.persist(changes);
+      recordClosedAttempts(this.parts.storage, changes.closedAttempts);
       this.parts.storage.queueCommands(later);
     });
     this.#applyStats.record(performance.now() - startedMs, Date.now());

@@ -111,6 +111,15 @@ export interface RowChanges {
   batches: BatchRow[];
   /** the batches' landed episodes that changed: upsert, or delete when `episode` is null */
   landed: LandedChange[];
+  /** attempts the core closed itself (a lease expired with no report of their consumer): the dashboard's attempt rows */
+  closedAttempts?: ClosedAttempt[];
+}
+
+/** An attempt the core closed on a lease expiry: the episode's row as it was before, the cause, the instant (epoch ms). */
+export interface ClosedAttempt {
+  row: EpisodeRow;
+  cause: string;
+  atMs: number;
 }
 
 /** The result of one `decide`. */

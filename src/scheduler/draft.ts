@@ -4,10 +4,10 @@
  * index kept row by row (scheduler/episode-index), the set of changed rows (so the DO upserts only those), and a
  * command buffer that merges commands of one kind into one command.
  */
-import type { Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, LogMessage, SchedulerCommand } from "./commands.ts";
+import type { ClosedAttempt, Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, LogMessage, SchedulerCommand } from "./commands.ts";
 import type { EventAck } from "../port/index.ts";
-import { attentionAtMs, copyIndex, countRow, episodeIndex, exactEarliestMs, rememberIndex, type EpisodeIndex, type EpisodeTable } from "./episode-index.ts";
-import type { BatchRow, EpisodeRow, EvalTaskRow, LandedChange, RunRow, SchedulerState, StepRow } from "./state.ts";
+import { attentionAtMs, copyIndex, countRow, episodeIndex, exactEarliestMs, rememberIndex, type EpisodeIndex } from "./episode-index.ts";
+import type { BatchRow, EpisodeRow, EpisodeTable, EvalTaskRow, LandedChange, RunRow, SchedulerState, StepRow } from "./state.ts";
 import type { RunSummary } from "./summary.ts";
 
 /** A mutable view of the state during one `decide`; the input state is never mutated. */
@@ -26,6 +26,8 @@ export class Draft {
   /** `[...episodes.values()]`, kept until the next episode write (for the few passes that need every row) */
   private liveRows: readonly EpisodeRow[] | null = null;
   private readonly touched = { episodes: new Set<string>(), deleted: new Set<string>(), steps: new Set<string>(), evalTasks: new Set<string>(), batches: new Set<string>() };
+  /** attempts closed on a lease expiry in this decision */
+  private readonly closed: ClosedAttempt[] = [];
   /** landed-episode writes by `"{batchKey}\u0000{uuid}"` (the last one wins) */
   private readonly landed = new Map<string, LandedChange>();
   private readonly logs: LogMessage[] = [];
@@ -174,6 +176,10 @@ export class Draft {
   pollEngines(swarms: string[], withPool: string[] = []): void {
     this.poll = { swarms, withPool };
   }
+  /** Notes an attempt the core closes itself (no report will say so), before its row is patched. */
+  closedAttempt(row: EpisodeRow, cause: string): void {
+    this.closed.push({ row, cause, atMs: this.nowMs });
+  }
   finishRun(summary: RunSummary): void {
     this.summary = summary;
   }
@@ -211,6 +217,7 @@ export class Draft {
         evalTasks: pick(this.evalTasks, this.touched.evalTasks),
         batches: pick(this.batches, this.touched.batches),
         landed: [...this.landed.values()],
+        ...(this.closed.length ? { closedAttempts: [...this.closed] } : {}),
       },
       ack,
     };

@@ -9,18 +9,7 @@
  * WeakMap — a pure function's cache — and computed from the rows for a table it has not seen (a state rebuilt from
  * storage, or one a test built by hand).
  */
-import { Map as ImmutableMap } from "immutable";
-import type { EpisodeRow, EpisodeStatus } from "./state.ts";
-
-/** The live episode rows of a run by `episodeKey` (a persistent map: a write copies O(log n), never the table). */
-export type EpisodeTable = ImmutableMap<string, EpisodeRow>;
-
-/** An episode table of these rows (keyed by `episodeKey`). */
-export function episodeTable(rows: Iterable<EpisodeRow> = []): EpisodeTable {
-  return ImmutableMap<string, EpisodeRow>().withMutations((m) => {
-    for (const r of rows) m.set(r.episodeKey, r);
-  });
-}
+import type { EpisodeRow, EpisodeStatus, EpisodeTable } from "./state.ts";
 
 /** Counts and bounds of one episode table. Instants are epoch ms. */
 export interface EpisodeIndex {

@@ -29,7 +29,7 @@ export type { DatasetEntrySchema, RunSpecInput, RunSpecIssue } from "./run-spec.
 export { RunTuning, resolveTuning, type SchedulerTiming } from "./tuning.ts";
 export { schedulerConfig, type SchedulerConfig, type SourceConfig } from "./config.ts";
 export * from "./state.ts";
-export { episodeTable, episodeIndex, inFlightCount, type EpisodeTable, type EpisodeIndex } from "./episode-index.ts";
+export { episodeIndex, inFlightCount, type EpisodeIndex } from "./episode-index.ts";
 export type * from "./events.ts";
 /** the port words the core's events, rows and acks are made of (their home is src/port) */
 export type { ClaimFailureCause, DispatchRef, EpisodeClaim, EpisodeOutcome, EpisodeRef, EpisodeReportResult, EventAck } from "../port/index.ts";

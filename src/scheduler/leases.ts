@@ -93,6 +93,7 @@ export function expireLeases(d: Draft): void {
       const unstarted = expiredUnstarted(d, row);
       if (row.claimFailures + 1 >= MAX_UNDELIVERED_DISPATCHES) {
         d.log("warn", "dispatched episode was never claimed within its lease, again; attempt closed", fields);
+        d.closedAttempt(row, LEASE_EXPIRED);
         failAttempt(d, row, LEASE_EXPIRED);
       } else {
         const why = unstarted ? "dispatched episode's invocation did not start within its lease" : "dispatched episode was never claimed within its lease";
@@ -107,6 +108,7 @@ export function expireLeases(d: Draft): void {
       const quiet = row.heartbeatAtMs != null && d.run.consumersHeartbeat === true ? "sent no heartbeat within its lease" : "went quiet past its lease";
       d.log("warn", `claimed episode ${quiet}; aborting it once and re-queuing`, fields);
       abortOnServer(d, row, LEASE_EXPIRED);
+      d.closedAttempt(row, LEASE_EXPIRED);
       failAttempt(d, row, LEASE_EXPIRED);
     } else if (row.status === "reporting" && row.outcome?.kind === "end") {
       d.run.totals.reconciles++;
@@ -119,7 +121,10 @@ export function expireLeases(d: Draft): void {
       const cause = row.outcome?.kind === "abort" ? row.outcome.cause : LEASE_EXPIRED;
       if (!LEFT_TO_THE_SERVER.has(cause)) abortOnServer(d, row, cause);
       if (row.outcome?.kind === "score") endEpisode(d, row, row.outcome.reward);
-      else failAttempt(d, row, row.outcome?.kind === "abort" ? row.outcome.cause : LEASE_EXPIRED);
+      else {
+        d.closedAttempt(row, cause);
+        failAttempt(d, row, cause);
+      }
     }
   }
 }

@@ -11,7 +11,6 @@ import type { SourceCursor, TakenTask } from "./epochs.ts";
 import { initialEngineView, type EngineView } from "./engine-gate.ts";
 import { seedRng } from "./rng.ts";
 import { Map as ImmutableMap } from "immutable";
-import { episodeTable, type EpisodeTable } from "./episode-index.ts";
 
 /** created → running → (draining | finishing) → finished. */
 export type RunPhase = "created" | "running" | "draining" | "finishing" | "finished";
@@ -29,6 +28,16 @@ export type StopReason = "epochsDone" | "maxSteps" | "stopRequested" | "failed" 
  * retried); `dropped` = never (re)run because its group was dropped (BC-32) or the run stopped.
  */
 export type EpisodeStatus = "queued" | "dispatched" | "running" | "reporting" | "ended" | "failed" | "aborted" | "dropped";
+
+/** The live episode rows of a run by `episodeKey` (a persistent map: a write copies O(log n), never the table). */
+export type EpisodeTable = ImmutableMap<string, EpisodeRow>;
+
+/** An episode table of these rows (keyed by `episodeKey`). */
+export function episodeTable(rows: Iterable<EpisodeRow> = []): EpisodeTable {
+  return ImmutableMap<string, EpisodeRow>().withMutations((m) => {
+    for (const r of rows) m.set(r.episodeKey, r);
+  });
+}
 
 const IN_FLIGHT: ReadonlySet<EpisodeStatus> = new Set(["dispatched", "running", "reporting"]);
 const TERMINAL: ReadonlySet<EpisodeStatus> = new Set(["ended", "failed", "aborted", "dropped"]);

@@ -118,6 +118,11 @@ describe("BC-51 rebuild from storage", () => {
     expect(after.filter((r) => r.path === "/abort_episode" || r.path === "/end_episode")).toHaveLength(aborts.length + 2);
     const view = (await run.call((s) => s.status()))!;
     expect(view.totals).toMatchObject({ episodesEnded: 1, reconciles: 2, attemptsFailed: 1 });
+    // the attempt the object closed itself has its attempt row (the dashboard's failures and /metrics count it)
+    const attempts = (await run.call((s) => s.attempts({ limit: 100 }))) ?? [];
+    expect(attempts.filter((a) => a.kind === "failed").map((a) => [a.episodeKey, a.attempt, a.cause])).toEqual([[running.episodeKey, 1, "lease_expired"]]);
+    const metrics = (await run.call((s) => s.metrics()))!;
+    expect(metrics.groups.reduce((n, g) => n + (g.failuresByCause["lease_expired"] ?? 0), 0)).toBe(1);
   });
 
   it("BC-26 an outbox resend never ends a server episode that another consumer of the run holds now (reverted, then re-claimed)", async () => {

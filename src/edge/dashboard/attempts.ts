@@ -1,8 +1,8 @@
 /**
  * @module edge/dashboard/attempts — one row per reported episode attempt (ended, scored or failed): what the
  * metrics export and the dashboard's curves are built from. The Durable Object stores the row when a report is
- * applied (edge/storage `recordAttempt`); building it is here, so the DO stays thin. Attempts the core closes by
- * itself (a lease that expired with no report) are in the run's `failuresByCause` totals but have no row.
+ * applied (edge/storage `recordAttempt`), and for an attempt the core closes by itself (a lease that expired with no
+ * report: {@link closedAttemptRow}); building it is here, so the DO stays thin.
  */
 import type { EpisodeOutcome, ResultReport } from "../../port/index.ts";
 import type { ValidWorkflowOutput } from "../../protocol/index.ts";
@@ -68,6 +68,19 @@ export function attemptRow(
     episodeKey: row.episodeKey, attempt: row.attempt, taskId, source: row.source, repeat: row.repeat, windowIndex: row.windowIndex,
     globalStep: row.globalStep, kind, reward, swarmRewards, logMetrics,
     cause: kind === "failed" ? failureCause(row.outcome, report) : null,
+    durationMs: row.dispatchedAtMs !== null ? atMs - row.dispatchedAtMs : null, atMs,
+  };
+}
+
+/**
+ * The row of an attempt the core closed on a lease expiry (no report came): failed, with the core's cause
+ * (`lease_expired`, or the abort cause its consumer recorded).
+ * @param row the episode's row before the core closed the attempt; `atMs` the instant it did (epoch ms)
+ */
+export function closedAttemptRow(row: EpisodeRow, cause: string, taskId: string, atMs: number): AttemptRow {
+  return {
+    episodeKey: row.episodeKey, attempt: row.attempt, taskId, source: row.source, repeat: row.repeat, windowIndex: row.windowIndex,
+    globalStep: row.globalStep, kind: "failed", reward: null, swarmRewards: {}, logMetrics: {}, cause,
     durationMs: row.dispatchedAtMs !== null ? atMs - row.dispatchedAtMs : null, atMs,
   };
 }

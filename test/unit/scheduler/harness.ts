@@ -60,6 +60,8 @@ export class Harness {
   state: SchedulerState;
   nowMs = 1_000_000;
   readonly commands: SchedulerCommand[] = [];
+  /** every attempt the core closed on a lease expiry, as the decisions' `changes` listed them */
+  readonly closedAttempts: NonNullable<Decision["changes"]["closedAttempts"]> = [];
   private readonly store = {
     run: null as RunRow | null, episodes: new Map<string, EpisodeRow>(), steps: new Map<string, StepRow>(), evalTasks: new Map<string, EvalTaskRow>(),
     batches: new Map<string, StoredBatchRow>(), landed: new Map<string, LandedRow>(),
@@ -75,6 +77,7 @@ export class Harness {
     const decision = decide(deepFreeze(this.state), event, this.nowMs); // decide must never mutate its input
     this.state = decision.state;
     this.commands.push(...decision.commands);
+    this.closedAttempts.push(...(decision.changes.closedAttempts ?? []));
     if (this.checkRows) this.persist(decision);
     return decision;
   }

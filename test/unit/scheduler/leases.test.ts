@@ -24,6 +24,11 @@ describe("leases and reconciliation (BC-51)", () => {
     h.advance(1000);
     expect(abortsOf(h)).toHaveLength(1); // once
     expect(h.state.run.totals.reconciles).toBe(1);
+    // no report will bring this attempt's row: the decision lists it for the dashboard's attempt rows
+    expect(h.closedAttempts.map((c) => ({ key: c.row.episodeKey, attempt: c.row.attempt, status: c.row.status, cause: c.cause }))).toEqual([
+      { key: d.episodeKey, attempt: 1, status: "running", cause: "lease_expired" },
+    ]);
+    expect(h.closedAttempts[0]!.atMs).toBe(h.nowMs - 2000);
     // the old consumer wakes up and tries to record an end: refused, so it aborts instead of ending
     expect(h.outcome({ episodeKey: d.episodeKey, attempt: 1 }, { kind: "end", reward: 1 }).ack.status).toBe("stale");
   });
@@ -53,6 +58,7 @@ describe("leases and reconciliation (BC-51)", () => {
     expect(h.state.run.claimFailuresByKind).toMatchObject({ undelivered: 1 });
     expect(h.state.run.failuresByCause).toEqual({});
     expect(abortsOf(h)).toEqual([]);
+    expect(h.closedAttempts).toEqual([]); // not an attempt: nothing ran
   });
 
   it(`BC-51 after ${MAX_UNDELIVERED_DISPATCHES} undelivered dispatches in a row the attempt is closed (no loop for ever)`, () => {
@@ -60,6 +66,7 @@ describe("leases and reconciliation (BC-51)", () => {
     const key = sent[0]!.episodeKey;
     for (let i = 0; i < MAX_UNDELIVERED_DISPATCHES * 4 && h.row(key)?.attempt === 1; i++) h.advance(60_000);
     expect(h.row(key)).toMatchObject({ attempt: 2, lastCause: "lease_expired" });
+    expect(h.closedAttempts.map((c) => [c.row.attempt, c.row.status, c.cause])).toEqual([[1, "dispatched", "lease_expired"]]);
     expect(h.state.run.claimFailuresByKind["undelivered"]).toBeGreaterThanOrEqual(MAX_UNDELIVERED_DISPATCHES - 1);
     expect(abortsOf(h)).toEqual([]);
   });
@@ -72,6 +79,7 @@ describe("leases and reconciliation (BC-51)", () => {
     h.advance(700_000);
     expect(abortsOf(h)).toEqual([expect.objectContaining({ episodeKey: sent[0]!.episodeKey, reason: "infra_error" })]);
     expect(h.state.run.failuresByCause).toEqual({ infra_error: 1 });
+    expect(h.closedAttempts.map((c) => [c.row.attempt, c.row.status, c.cause])).toEqual([[1, "reporting", "infra_error"]]);
 
     const e = new Harness(specInput({ episodeType: "eval", batchSize: 1, numRepeat: 1, maxParallel: 1, tuning }), { gsm8k: 1 });
     e.start();
