@@ -101,6 +101,16 @@ interface LandingTarget {
 }
 
 /** Where each claim of an ended row lands (claims on a server the run lacks are skipped). */
+/** The batch a first landing opens on its server (empty; the caller adds the landing). */
+function openedBatch(d: Draft, t: LandingTarget): BatchRow {
+  return {
+    batchKey: t.key, ...(t.server > 0 ? { server: d.run.config.swarms[t.server]! } : {}), engineEpoch: t.epoch, globalStep: t.step,
+    openedAtRollingEdges: d.run.engines[t.server]?.rollingEdges ?? 0, state: "open",
+    episodes: emptyLanded(), episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
+    lastStatus: ENGINE.ROLLING, firstLandedAtMs: d.nowMs, closedAtMs: null, wipedAtMs: null,
+  };
+}
+
 function landingTargets(d: Draft, row: EpisodeRow): LandingTarget[] {
   const out: LandingTarget[] = [];
   row.claims.forEach((claim, i) => {
@@ -134,13 +144,7 @@ export function landEpisode(d: Draft, row: EpisodeRow, reward: number): "landed"
   };
   for (const t of targets) {
     const existing = d.batches[t.key];
-    const view = d.run.engines[t.server];
-    const batch: BatchRow = existing ?? {
-      batchKey: t.key, ...(t.server > 0 ? { server: d.run.config.swarms[t.server]! } : {}), engineEpoch: t.epoch, globalStep: t.step,
-      openedAtRollingEdges: view?.rollingEdges ?? 0, state: "open",
-      episodes: emptyLanded(), episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
-      lastStatus: ENGINE.ROLLING, firstLandedAtMs: d.nowMs, closedAtMs: null, wipedAtMs: null,
-    };
+    const batch = existing ?? openedBatch(d, t);
     d.putBatch({
       ...batch,
       // a closed batch keeps no episode list: a late report of an end it trained only adds to the counts
@@ -174,13 +178,7 @@ export function landPartialEnd(d: Draft, row: EpisodeRow, reward: number, swarms
     if (!accepted.has(row.claims.find((c) => c.episodeUuid === t.uuid)?.swarm ?? "")) continue;
     const existing = d.batches[t.key];
     if (existing && existing.state !== "open") continue;
-    const view = d.run.engines[t.server];
-    const batch: BatchRow = existing ?? {
-      batchKey: t.key, ...(t.server > 0 ? { server: d.run.config.swarms[t.server]! } : {}), engineEpoch: t.epoch, globalStep: t.step,
-      openedAtRollingEdges: view?.rollingEdges ?? 0, state: "open",
-      episodes: emptyLanded(), episodesLanded: 0, rewardSum: 0, foreignEpisodes: 0, poolCompletedTasks: null, poolTaskTarget: null,
-      lastStatus: ENGINE.ROLLING, firstLandedAtMs: d.nowMs, closedAtMs: null, wipedAtMs: null,
-    };
+    const batch = existing ?? openedBatch(d, t);
     d.putBatch({ ...batch, episodes: batch.episodes.set(t.uuid, episode) }, [t.uuid]);
   }
 }

@@ -66,3 +66,21 @@ export function liveProcessesInGroup(pgid: number): string[] {
     .filter(([group, , stat]) => Number(group) === pgid && stat !== undefined && !stat.startsWith("Z"))
     .map((parts) => parts.slice(1).join(" "));
 }
+
+/** The batches an emulator trained (`"{engine run}:{global step}"`): seen ROLLING at the next step in the same engine run. */
+export function trainedBatches(emulator: RunningEmulator): Set<string> {
+  const trained = new Set<string>();
+  let run = 0;
+  let step: number | null = null;
+  for (const change of emulator.emulator.engine.statusHistory) {
+    if (change.to === "ENGINE.BOOTING") {
+      run++;
+      step = null;
+    }
+    if (change.to === "ENGINE.ROLLING" && change.globalStep !== null) {
+      if (step !== null && change.globalStep === step + 1) trained.add(`${run}:${step}`);
+      step = change.globalStep;
+    }
+  }
+  return trained;
+}

@@ -9,7 +9,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { waitForRun, type RunView } from "../../src/cli/dev/runs-api.ts";
 import type { StepLogEntry } from "../../src/emulator/index.ts";
-import { episodeBuffer, startRig, type E2eRig } from "./_support.ts";
+import { episodeBuffer, startRig, trainedBatches, type E2eRig } from "./_support.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -22,23 +22,6 @@ async function until(what: string, check: () => boolean, timeoutMs = 60_000): Pr
   }
 }
 
-/** A batch the engine trained: it was later seen ROLLING at a higher step in the same engine run (status history). */
-function trainedSteps(rig: E2eRig): Set<string> {
-  const trained = new Set<string>();
-  let run = 0;
-  let step: number | null = null;
-  for (const change of rig.emulator.emulator.engine.statusHistory) {
-    if (change.to === "ENGINE.BOOTING") {
-      run++;
-      step = null;
-    }
-    if (change.to === "ENGINE.ROLLING" && change.globalStep !== null) {
-      if (step !== null && change.globalStep === step + 1) trained.add(`${run}:${step}`);
-      step = change.globalStep;
-    }
-  }
-  return trained;
-}
 
 /** Our accepted episodes on the server: per step-log entry, those of this run's client. */
 function serverEpisodes(entries: readonly StepLogEntry[], clientUuid: string): { key: string; uuid: string; taskId: string }[] {
@@ -75,7 +58,7 @@ describe("e2e: batch truth under another client's restart and a shared dataset",
     expect(clientUuids.size).toBe(1);
     const [clientUuid] = [...clientUuids];
     const ours = serverEpisodes(emulator.stepLog, clientUuid!);
-    const trained = trainedSteps(rig);
+    const trained = trainedBatches(rig.emulator);
     const wipedOnServer = ours.filter((e) => e.key.startsWith("1:"));
     const trainedOnServer = ours.filter((e) => trained.has(e.key));
     const untrainedOnServer = ours.filter((e) => !trained.has(e.key) && !e.key.startsWith("1:"));
@@ -122,7 +105,7 @@ describe("e2e: batch truth under another client's restart and a shared dataset",
       if (!idsA.includes(id) && !idsB.includes(id)) continue;
       expect(clients.size, `task ${id} merged episodes of two runs`).toBe(1);
     }
-    const trained = trainedSteps(rig);
+    const trained = trainedBatches(rig.emulator);
     for (const [view, runId] of [[sa, a.runId], [sb, b.runId]] as const) {
       const report = await rig.api.report(runId);
       expect(report.summary).toMatchObject({ verdict: "trained", untrainedRewards: 0 });

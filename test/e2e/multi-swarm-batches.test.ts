@@ -10,28 +10,10 @@ import { parseDevArgs } from "../../src/cli/dev/options.ts";
 import { buildDevPlan } from "../../src/cli/dev/plan.ts";
 import { runsApi, waitForRun } from "../../src/cli/dev/runs-api.ts";
 import { startDevSession, type DevSession } from "../../src/cli/dev/session.ts";
-import type { RunningEmulator } from "../../src/emulator/index.ts";
-import { episodeBuffer } from "./_support.ts";
+import { episodeBuffer, trainedBatches } from "./_support.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The batches an emulator trained (`"{engine run}:{global step}"`): seen ROLLING at the next step in the same engine run. */
-function trainedBatches(emulator: RunningEmulator): Set<string> {
-  const trained = new Set<string>();
-  let run = 0;
-  let step: number | null = null;
-  for (const change of emulator.emulator.engine.statusHistory) {
-    if (change.to === "ENGINE.BOOTING") {
-      run++;
-      step = null;
-    }
-    if (change.to === "ENGINE.ROLLING" && change.globalStep !== null) {
-      if (step !== null && change.globalStep === step + 1) trained.add(`${run}:${step}`);
-      step = change.globalStep;
-    }
-  }
-  return trained;
-}
 
 describe("e2e: batch truth on both servers of a two-model run", () => {
   let session: DevSession | undefined;
