@@ -64,7 +64,11 @@ export interface ClaimReport extends DispatchRef {
  * mean the scheduler gave up on this message or attempt: skip it (started) or stop the function (running).
  */
 export interface HeartbeatReport extends DispatchRef {
-  stage: "started" | "running";
+  /**
+   * `started`: the invocation is alive, before its claim; `running`: the function runs; `quiet`: the last beat —
+   * the invocation has no subrequest left for more, so the run lease (not the heartbeat lease) bounds the episode
+   */
+  stage: "started" | "running" | "quiet";
 }
 
 /** `claimFailed`: the consumer could not claim (not ROLLING, no episodes before its deadline). Not an attempt. */

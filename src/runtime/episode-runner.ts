@@ -117,8 +117,8 @@ type Done = { done: EpisodeRunResult };
 export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): Promise<EpisodeRunResult> {
   const target = deliverable(msg, deps);
   if ("done" in target) return target.done;
-  // the end/abort per swarm, the reports, and the start report when the port takes heartbeats
-  const reservation = deps.budget?.reserve(target.swarms.length * 3 + 4 + (deps.port.episodeHeartbeat ? 1 : 0), "episode end/abort and reports");
+  // the end/abort per swarm, the reports, and the start report and the last (quiet) beat when the port takes heartbeats
+  const reservation = deps.budget?.reserve(target.swarms.length * 3 + 4 + (deps.port.episodeHeartbeat ? 2 : 0), "episode end/abort and reports");
   const port = new EpisodePort(deps.port, reservation, deps);
   // Ordinary calls (claims, LLM) spend the shared budget; the end/abort and reports spend this episode's reservation.
   const fetch = guardFetch(deps.fetch, deps.limiter, deps.budget);
@@ -150,7 +150,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     if (early) void reported.then((ack) => "done" in ack && stop.stop(AbortCause.aborted, "the claim report was not applied"), () => undefined);
     // the operator's secrets win over the run's (POST /runs refuses a run that names one; this holds regardless)
     const secrets = { ...(go?.secrets ?? {}), ...deps.secrets };
-    const decision = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets, gatewayHeaders: headers, recorder, stop }, claimed.held, claimed.atMs);
+    const decision = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets, gatewayHeaders: headers, recorder, stop, ...(reservation ? { reserve: reservation } : {}) }, claimed.held, claimed.atMs);
     // the commit waits for the claim's answer: an outcome is only recorded for a claim the scheduler applied (the
     // claim report is the fence: nothing is ended for an attempt the scheduler does not hold as running)
     const answer = go ?? (await reported);

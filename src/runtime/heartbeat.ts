@@ -3,7 +3,8 @@
  * `heartbeatSeconds` (`SchedulerPort.episodeHeartbeat`, stage `running`), so the run gives up on a consumer that
  * died within its heartbeat lease (seconds) instead of 8 × the discard timeout (scheduler/heartbeats). Each beat is
  * one subrequest from the invocation's shared budget (BC-49: an exhausted budget ends the beats, never the
- * episode; the run lease still bounds it). A `stale` or `unknown` answer means the run gave up on this attempt: the
+ * episode). The beats end with one `quiet` beat paid from the episode's reserve, so the run puts the episode back on
+ * its run lease instead of giving up on a live consumer when the beats stop. A `stale` or `unknown` answer means the run gave up on this attempt: the
  * function is stopped at once, so it sends nothing more with its keys.
  */
 import type { SleepFn } from "../client/index.ts";
@@ -16,6 +17,8 @@ export interface HeartbeatDeps {
   beat(report: HeartbeatReport): Promise<EventAck>;
   /** one subrequest per beat (the invocation's shared budget); throws when exhausted */
   budget?: { take(purpose?: string): void };
+  /** the episode's reserve, which pays for the one `quiet` beat sent when the shared budget is exhausted */
+  reserve?: { take(): void };
   /** waits `ms` on the injected clock; rejects or resolves early when `signal` aborts */
   sleep: SleepFn;
   log: RolloutLogger;
@@ -40,7 +43,16 @@ export function startHeartbeat(deps: HeartbeatDeps, ref: Omit<HeartbeatReport, "
       try {
         deps.budget?.take("heartbeat");
       } catch {
-        return; // no budget left for beats: the run lease still bounds the episode
+        // no budget left for beats: the last one says so, and the run lease bounds the episode again
+        if (!deps.reserve) return;
+        try {
+          deps.reserve.take();
+          const ack = await deps.beat({ ...ref, stage: "quiet" });
+          if (!stop.signal.aborted && (ack.status === "stale" || ack.status === "unknown")) onGivenUp(ack.reason);
+        } catch (err) {
+          deps.log.warn("the last heartbeat failed; the run may give up on this episode at its heartbeat lease", { error: String(err) });
+        }
+        return;
       }
       try {
         const ack = await deps.beat({ ...ref, stage: "running" });

@@ -44,6 +44,8 @@ export interface FunctionRunDeps {
   port?: { watchStop?: StopWatchDeps["watchStop"]; episodeHeartbeat?: HeartbeatDeps["beat"] };
   /** the invocation's shared subrequest budget: each stop-watch call and each heartbeat is one subrequest */
   budget?: StopWatchDeps["budget"];
+  /** the episode's reserve (its end/abort and reports), which also pays for the last, `quiet`, heartbeat */
+  reserve?: HeartbeatDeps["reserve"];
   /** records the function's LLM calls and log lines (the episode's transcript) */
   recorder?: TranscriptRecorder;
 }
@@ -97,7 +99,7 @@ export async function runFunction(
   // answers that it gave up on this attempt, the function is stopped at once
   const heartbeat = port?.episodeHeartbeat && msg.heartbeatSeconds
     ? startHeartbeat(
-        { beat: (r) => port.episodeHeartbeat!(r), budget: deps.budget, sleep: deps.sleep, log: deps.log },
+        { beat: (r) => port.episodeHeartbeat!(r), budget: deps.budget, reserve: deps.reserve, sleep: deps.sleep, log: deps.log },
         { episodeKey: msg.episodeKey, attempt: msg.attempt, dispatchId: msg.dispatchId },
         msg.heartbeatSeconds * 1000,
         (reason) => {

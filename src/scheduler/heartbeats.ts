@@ -11,7 +11,8 @@
  *  - a running episode gets the **heartbeat lease** (`heartbeatLeaseSeconds`, 30 s) from its claim and from each
  *    heartbeat, never past the run lease from its claim: a consumer that died mid-episode is reconciled (its claims
  *    aborted once, the attempt failed `lease_expired`, retried) within seconds instead of 8 × the discard timeout.
- *    A late report of a consumer given up on is stale (its attempt is closed): it is never ended twice.
+ *    A late report of a consumer given up on is stale (its attempt is closed): it is never ended twice. A
+ *    consumer that can pay for no more beats says so once (stage `quiet`): its episode is back on the run lease.
  * The short leases apply once a consumer of the run reported a start (`RunRow.consumersHeartbeat`): a consumer that
  * never heartbeats keeps the long leases. Pure: time is the decision's `nowMs`.
  */
@@ -28,7 +29,7 @@ const APPLIED: EventAck = { status: "applied" };
  * `episodeHeartbeat`. Stage `started`: a dispatched row's invocation is alive — it keeps the long dispatch lease
  * from its dispatch (and the run's consumers are known to heartbeat). While the run drains the dispatch is dropped
  * and answered stale (the consumer skips it: no claim to abort). Stage `running`: a running row's lease moves to
- * the heartbeat lease from now. Only the message whose dispatch is current counts; anything else is `stale` (the
+ * the heartbeat lease from now; stage `quiet` (the last beat) back to the run lease from its claim. Only the message whose dispatch is current counts; anything else is `stale` (the
  * consumer stops) or `duplicate` (nothing to move: the outcome is recorded and the report lease applies, or the
  * claim of a function started early is still being reported).
  */
@@ -57,8 +58,11 @@ export function onEpisodeHeartbeat(d: Draft, e: EpisodeHeartbeat): EventAck {
   if (row.status !== "running") return { status: "stale", reason: `episode is ${row.status}, not running` };
   d.run.consumersHeartbeat = true;
   const claimedAtMs = row.claimedAtMs ?? null;
-  // a row claimed before claims were timed keeps its run lease; only the heartbeat is noted
-  const deadlineAtMs = claimedAtMs === null ? row.deadlineAtMs : runningDeadlineAtMs(d, claimedAtMs);
+  // a row claimed before claims were timed keeps its run lease; only the heartbeat is noted. A quiet consumer sends
+  // no more beats: the run lease from its claim bounds it again
+  const deadlineAtMs = claimedAtMs === null
+    ? row.deadlineAtMs
+    : e.stage === "quiet" ? claimedAtMs + d.run.config.timing.runLeaseSeconds * 1000 : runningDeadlineAtMs(d, claimedAtMs);
   d.patchEpisode(row.episodeKey, { heartbeatAtMs: d.nowMs, deadlineAtMs });
   return APPLIED;
 }

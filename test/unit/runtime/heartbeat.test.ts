@@ -54,6 +54,21 @@ describe("heartbeats of a running episode", () => {
     expect(log.lines.filter((l) => l.level === "warn").map((l) => l.msg)).toEqual(["heartbeat failed; the next one goes on time"]);
   });
 
+  it("when the shared budget has no subrequest left, one last quiet beat is paid from the episode's reserve and the beats end", async () => {
+    const sent: HeartbeatReport[] = [];
+    let shared = 2;
+    let reserved = 0;
+    const budget = { take: () => { if (shared-- <= 0) throw new Error("subrequest budget exhausted"); } };
+    startHeartbeat(
+      { beat: async (r) => (sent.push(r), { status: "applied" }), budget, reserve: { take: () => void reserved++ }, sleep: realSleep, log: recordingLogger() },
+      ref, 5, () => expect.fail("not given up"),
+    );
+    while (sent.length < 3) await realSleep(5);
+    await realSleep(40);
+    expect(sent.map((r) => r.stage)).toEqual(["running", "running", "quiet"]);
+    expect(reserved).toBe(1);
+  });
+
   it("a stale answer calls onGivenUp once and ends the beats", async () => {
     let given: string[] = [];
     let n = 0;

@@ -28,6 +28,21 @@ describe("heartbeats: a dead consumer is noticed in seconds (scheduler/heartbeat
     expect(abortsOf(h)).toHaveLength(1);
   });
 
+  it("a quiet consumer (no subrequest left for beats) is back on the run lease: not given up at the heartbeat lease", () => {
+    // discard 5 s: run lease 8 × 5 + 60 = 100 s
+    const { h, sent } = run({ discardEpisodeTimeoutSeconds: 5 });
+    const d = sent[0]!;
+    started(h, d);
+    h.claim(d, 1, "uuid-a");
+    h.advance(10_000);
+    expect(h.apply({ type: "episodeHeartbeat", episodeKey: d.episodeKey, attempt: 1, dispatchId: d.dispatchId, stage: "quiet" }).ack).toEqual({ status: "applied" });
+    h.advance(60_000); // 70 s after the claim: far past the 30 s heartbeat lease
+    expect(abortsOf(h)).toEqual([]);
+    expect(h.row(d.episodeKey)).toMatchObject({ status: "running", attempt: 1 });
+    h.advance(30_000); // 100 s after the claim: the run lease
+    expect(abortsOf(h).map((a) => a.reason)).toEqual(["lease_expired"]);
+  });
+
   it("a consumer given up on cannot post its reward: its heartbeat, outcome and report of the closed attempt are stale", () => {
     const { h, sent } = run();
     const d = sent[0]!;
