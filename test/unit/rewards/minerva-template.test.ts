@@ -55,4 +55,8 @@ describe("BC-14 the Minerva template", () => {
     expect(scoreMathAnswer(`${minerva("$18$")} \\boxed{19}`, "18", { readers: FINAL })).toMatchObject({ reward: 0, source: "boxed" });
     expect(scoreMathAnswer(`Final Answer: The final answer is $\\boxed{18}$. I hope it is correct.`, "18")).toMatchObject({ reward: 1, source: "boxed" });
   });
+
+  it("a prose-only run reads the template too (the final-number reader sees `… is $18$.`)", () => {
+    expect(scoreMathAnswer(minerva("$18$"), "18", { readers: ["final-number"] })).toMatchObject({ reward: 1, source: "final-number" });
+  });
 });

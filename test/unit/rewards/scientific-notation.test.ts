@@ -75,9 +75,12 @@ describe("E notation aEn", () => {
 });
 
 describe("scientific notation behind the other readers", () => {
-  it("#### N and a Final Answer line", () => {
+  it("#### N, a Final Answer line and inline math in prose", () => {
     expect(scoreMathAnswer("#### 1.5 \\times 10^{3}", "1500", { readers: ["hash"] }).reward).toBe(1);
     expect(scoreMathAnswer("Final Answer: $1.5\\times 10^3$", "1500", { readers: ["final-answer"] }).reward).toBe(1);
+    expect(scoreMathAnswer("The mass is $1.5 \\times 10^{3}$ kg.", "1500", { readers: ["final-number"] }).reward).toBe(1);
+    expect(scoreMathAnswer("The mass is 1.5 × 10^3 kg.", "1500", { readers: ["final-number"] }).reward).toBe(1);
+    expect(scoreMathAnswer("The mass is 1.5e3 kg.", "1500", { readers: ["final-number"] }).reward).toBe(1);
   });
 });
 
