@@ -31,11 +31,13 @@ const MAX_INLINE_MATH_CHARS = 200;
 const NUMBER = /[-+\u2212]?\$?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+|[ \t]*(?:×|·|x|\\times|\\cdot)[ \t]*10\^(?:\{[+-]?\d+\}|[+-]?\d+))?/g;
 
 /**
- * Inline math that is one value is replaced by one private-use character (U+E000 + its index), which is neither a
- * letter nor a digit, so sentence splitting and the boundary checks see one token.
+ * Inline math with a digit in it is replaced by one private-use character (U+E000 + its index), which is neither a
+ * letter nor a digit, so sentence splitting and the boundary checks see one token. Only the marks of the sentence
+ * finally read are resolved ({@link resolveMarks}): a value stays one token, other math becomes its bare text.
  */
 const VALUE_MARK = 0xe000;
 const VALUE_MARKS = /[\uE000-\uF8FF]/u;
+const MAX_MARKS = 0x1800;
 
 interface NumberToken {
   text: string;
@@ -47,10 +49,10 @@ function isWordChar(c: string | undefined): boolean {
   return c !== undefined && /[\p{L}\p{N}_]/u.test(c);
 }
 
-/** The prose with its inline math marked: each value span a mark, other spans their bare content. */
+/** The prose with its inline math marked: each span with a digit a mark (its content in `spans`), others bare. */
 interface MarkedProse {
   plain: string;
-  values: string[];
+  spans: string[];
 }
 
 /**
@@ -83,14 +85,14 @@ function mathSpanAt(text: string, at: number): { content: string; end: number } 
 /** Marks the inline math of `text` ({@link MarkedProse}); markdown `*`/`_` outside math is dropped (`**18**`). */
 function markInlineMath(text: string): MarkedProse {
   const out: string[] = [];
-  const values: string[] = [];
+  const spans: string[] = [];
   let i = 0;
   while (i < text.length) {
     const span = text[i] === "$" || text[i] === "\\" ? mathSpanAt(text, i) : null;
     if (span) {
-      const isValue = values.length < 0x1800 && parseNumericAnswer(normalizeAnswer(span.content)) !== null;
-      out.push(isValue ? String.fromCharCode(VALUE_MARK + values.length) : span.content);
-      if (isValue) values.push(span.content);
+      const mark = spans.length < MAX_MARKS && /\d/.test(span.content);
+      out.push(mark ? String.fromCharCode(VALUE_MARK + spans.length) : span.content);
+      if (mark) spans.push(span.content);
       i = span.end;
       continue;
     }
@@ -98,15 +100,31 @@ function markInlineMath(text: string): MarkedProse {
     if (c !== "*" && c !== "_") out.push(c);
     i++;
   }
-  return { plain: out.join(""), values };
+  return { plain: out.join(""), spans };
+}
+
+/**
+ * The marks of `sentence` resolved: a span that is one value (`18`, `\frac{1}{2}`, `18\text{ cm}^2`) keeps its mark
+ * and is listed in `values`; other math (`9 \times 2 = 18`) becomes its text, read as prose.
+ */
+function resolveMarks(sentence: string, spans: readonly string[]): { sentence: string; values: Map<string, string> } {
+  const values = new Map<string, string>();
+  const resolved = sentence.replace(new RegExp(VALUE_MARKS.source, "gu"), (mark) => {
+    const content = spans[mark.charCodeAt(0) - VALUE_MARK]!;
+    if (parseNumericAnswer(content.trim()) === null && parseNumericAnswer(normalizeAnswer(content)) === null) return content;
+    values.set(mark, content);
+    return mark;
+  });
+  return { sentence: resolved, values };
 }
 
 /** The numbers and marked values of `sentence` with clean boundaries (no letter, digit, `.`, `,` or `^` glued). */
-function numbersIn(sentence: string, values: readonly string[]): NumberToken[] {
+function numbersIn(sentence: string, values: ReadonlyMap<string, string>): NumberToken[] {
   const out: NumberToken[] = [];
   const candidates: NumberToken[] = [...sentence.matchAll(NUMBER)].map((m) => ({ text: m[0], start: m.index, end: m.index + m[0].length }));
   for (const m of sentence.matchAll(new RegExp(VALUE_MARKS.source, "gu"))) {
-    candidates.push({ text: values[m[0].charCodeAt(0) - VALUE_MARK]!, start: m.index, end: m.index + 1 });
+    const value = values.get(m[0]);
+    if (value !== undefined) candidates.push({ text: value, start: m.index, end: m.index + 1 });
   }
   candidates.sort((a, b) => a.start - b.start);
   for (const candidate of candidates) {
@@ -153,9 +171,10 @@ function lastSentenceWithNumber(text: string): string | null {
  *   result.
  */
 export function extractFinalNumber(text: string): string | null {
-  const { plain, values } = markInlineMath(text.slice(Math.max(0, text.length - FINAL_NUMBER_TAIL_CHARS)));
-  const sentence = lastSentenceWithNumber(plain);
-  if (sentence === null) return null;
+  const { plain, spans } = markInlineMath(text.slice(Math.max(0, text.length - FINAL_NUMBER_TAIL_CHARS)));
+  const marked = lastSentenceWithNumber(plain);
+  if (marked === null) return null;
+  const { sentence, values } = resolveMarks(marked, spans);
   const numbers = numbersIn(sentence, values);
   const last = numbers.at(-1);
   if (!last || !endsTheSentence(sentence.slice(last.end))) return null;

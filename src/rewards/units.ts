@@ -71,11 +71,8 @@ const SPACINGS = ["\\qquad", "\\quad", "\\,", "\\;", "\\:", "\\!", "\\ ", "~", "
 /** `text` without its trailing spacing: a loop over {@link SPACINGS}, not a `(…)+$` regex (quadratic on long runs). */
 function trimSpacingEnd(text: string): string {
   let end = text.length;
-  for (let found = true; found && end > 0; ) {
-    const head = text.slice(0, end);
-    const spacing = SPACINGS.find((s) => head.endsWith(s));
-    found = spacing !== undefined;
-    if (spacing) end -= spacing.length;
+  for (let spacing = SPACINGS.find((s) => text.endsWith(s, end)); spacing && end > 0; spacing = SPACINGS.find((s) => text.endsWith(s, end))) {
+    end -= spacing.length;
   }
   return text.slice(0, end);
 }
