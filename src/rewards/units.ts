@@ -28,6 +28,22 @@ export const MAX_UNIT_WORDS = 3;
 const UNIT_PART = String.raw`°?\p{L}[\p{L}'’-]*\.?(?:\^\{?-?\d{1,2}\}?|[²³])?`;
 const UNIT_WORD = new RegExp(`^${UNIT_PART}(?:/${UNIT_PART})*$`, "u");
 
+/**
+ * The one-letter words that are units (metre, gram, second, hour, litre, and the SI symbols that are capitals). Any
+ * other single letter is a variable, so `\pi r^2`, `4 y` and `2 b` stay as written; `a` is the article of a rate
+ * (`dollars a day`), never the last word.
+ */
+const ONE_LETTER_UNITS: ReadonlySet<string> = new Set(["m", "g", "s", "h", "l", "L", "K", "N", "J", "W", "V", "A", "C", "F"]);
+
+/** True when no word of `words` is a one-letter variable (see {@link ONE_LETTER_UNITS}). */
+function noVariables(words: readonly string[]): boolean {
+  return words.every((w, i) => {
+    if (w.includes("/")) return true;
+    const core = w.replace(/[.^{}\-\d²³°]+/gu, "");
+    return core.length !== 1 || ONE_LETTER_UNITS.has(core) || (core === "a" && i < words.length - 1);
+  });
+}
+
 /** The letters of a unit word, lower-cased, for the relation-word check: `Dollars.` → `dollars`, `cm^2` → `cm`. */
 function bareWord(word: string): string {
   return word.replace(/[.^{}\-\d²³°]+/gu, "").toLowerCase();
@@ -38,14 +54,15 @@ function bareWord(word: string): string {
  * optionally followed by `per` and one to `maxWords` more (`dollars per day`, `per hour`), or a rate written
  * `a day` / `each` / `every week`, or `/day`. No digits except an exponent, and no relation word
  * ({@link RELATION_WORDS}) other than that one `per`, so `or 19`, `more than Bob`, `and cents` are not units; `of` is
- * accepted before a word (`cups of flour`, `of a pizza`: with no digit in a unit, `of 10` never qualifies).
+ * accepted before a word (`cups of flour`, `of a pizza`: with no digit in a unit, `of 10` never qualifies); a single
+ * letter is a unit only if it is one ({@link ONE_LETTER_UNITS}: `5 m`, not `\pi r^2`).
  * @param maxWords most words on either side of `per`; default {@link MAX_UNIT_WORDS} (the prose reader allows more:
  *   `$18 every day at the farmers' market`)
  */
 export function isUnitPhrase(text: string, maxWords = MAX_UNIT_WORDS): boolean {
   const words = text.trim().replace(/^\/\s*/u, "per ").split(/\s+/u);
   if (words.length === 0 || words[0] === "" || words.length > 2 * maxWords + 1) return false;
-  if (!words.every((w) => UNIT_WORD.test(w))) return false;
+  if (!words.every((w) => UNIT_WORD.test(w)) || !noVariables(words)) return false;
   const bare = words.map(bareWord);
   const per = bare.indexOf("per");
   if (per >= 0) {

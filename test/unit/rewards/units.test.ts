@@ -111,16 +111,23 @@ describe("BC-13 plain units and rates after the value", () => {
   });
 
   it("relations, variables and lists are not units", () => {
-    for (const raw of ["10 and 20", "18 or more", "18 more than Bob", "18 times", "2x", "5 e3", "18 per"]) {
+    for (const raw of ["10 and 20", "18 or more", "18 more than Bob", "18 times", "2x", "5 e3", "18 per", "\\pi r^2", "4 y", "2 \\pi r", "\\frac{1}{2} b h"]) {
       expect(stripPlainUnits(raw), raw).toBe(raw);
     }
   });
 
+  it("a symbolic answer keeps its variables: \\pi is not \\pi r^2, 4 is not 4 y", () => {
+    expect(scoreMathAnswer("\\boxed{\\pi}", "\\pi r^2").reward).toBe(0);
+    expect(scoreMathAnswer("\\boxed{\\pi r^2}", "\\pi r^2").reward).toBe(1);
+    expect(scoreMathAnswer("\\boxed{4}", "4 y").reward).toBe(0);
+    expect(scoreMathAnswer("\\boxed{5}", "5 m").reward).toBe(1);
+  });
+
   it("isUnitPhrase: one to three unit words, an optional rate, no relation word but that `per`", () => {
-    for (const unit of ["cm", "cm^2", "m²", "km/h", "dollars", "square feet", "dollars per day", "per hour", "cups of flour", "of a pizza", "°C", "ft.", "dollars a week"]) {
+    for (const unit of ["cm", "cm^2", "m²", "km/h", "dollars", "square feet", "dollars per day", "per hour", "cups of flour", "of a pizza", "°C", "ft.", "dollars a week", "m", "s^{-1}", "N"]) {
       expect(isUnitPhrase(unit), unit).toBe(true);
     }
-    for (const not of ["", "or more", "and 5", "5", "of", "of 10", "per", "dollars per", "x", "more than Bob", "a b c d", "18.5", "(B)", "\\pi"]) {
+    for (const not of ["", "or more", "and 5", "5", "of", "of 10", "per", "dollars per", "x", "more than Bob", "a b c d", "18.5", "(B)", "\\pi", "r^2", "y", "dollars a"]) {
       expect(isUnitPhrase(not), not).toBe(false);
     }
   });
