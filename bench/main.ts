@@ -3,7 +3,8 @@
  * table and writes `bench/results.json` (or `--out FILE`). Speed and memory targets live here, never in tests.
  * Besides the timing groups, two system benchmarks run on the real stack (emulator + the Worker in local workerd):
  * `swarm-cycle` (issue 11's timing shape at LLM 200 ms and 1000 ms, ~3 min) and `load` (2,000 episodes in flight,
- * ~1–2 min). `--skip swarm-cycle,load` leaves them out; `--only` picks groups of either kind.
+ * ~1–2 min). `--skip swarm-cycle,load` leaves them out; `--only` picks groups of either kind. `gsm8k-recall` is a
+ * measurement, not a timing: the graders' recall per answer shape on the GSM8K test golds (a few seconds).
  */
 import { writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -12,6 +13,7 @@ import type { Command } from "commander";
 import { helpOf, parseFlags } from "../src/cli/args.ts";
 import { formatResults, type BenchResult } from "./harness.ts";
 import { datasetBenchmarks } from "./datasets.bench.ts";
+import { measureGsm8kRecall } from "./gsm8k-recall.bench.ts";
 import { rewardBenchmarks } from "./rewards.bench.ts";
 import { runtimeBenchmarks } from "./runtime.bench.ts";
 import { schedulerBenchmarks } from "./scheduler.bench.ts";
@@ -45,11 +47,16 @@ const SYSTEM: Record<string, () => Promise<SystemBench>> = {
   },
 };
 
+/** Measurements that are not timings, printed and written like the system benchmarks (in-process, seconds). */
+const MEASURES: Record<string, () => Promise<SystemBench>> = {
+  "gsm8k-recall": measureGsm8kRecall,
+};
+
 /** The command's flags (the help is generated from these). */
 function defineBenchFlags(cmd: Command): void {
   cmd
     .description("Runs the benchmarks in bench/, prints a table and writes the results as JSON.")
-    .option("--only <groups>", `comma-separated groups: ${[...Object.keys(GROUPS), ...Object.keys(SYSTEM)].join(", ")} (default: all)`)
+    .option("--only <groups>", `comma-separated groups: ${[...Object.keys(GROUPS), ...Object.keys(MEASURES), ...Object.keys(SYSTEM)].join(", ")} (default: all)`)
     .option("--skip <groups>", "comma-separated groups to leave out, e.g. swarm-cycle,load (the system benchmarks take minutes)")
     .option("--out <file>", "where to write the results", "bench/results.json");
 }
@@ -68,7 +75,7 @@ export async function runBench(argv: string[]): Promise<number> {
   const only = flags.values["only"] as string | undefined;
   const out = flags.values["out"] as string;
   const skip = new Set(((flags.values["skip"] as string | undefined) ?? "").split(",").filter(Boolean));
-  const known = [...Object.keys(GROUPS), ...Object.keys(SYSTEM)];
+  const known = [...Object.keys(GROUPS), ...Object.keys(MEASURES), ...Object.keys(SYSTEM)];
   const names = (only ? only.split(",") : known).filter((n) => !skip.has(n));
   const unknown = [...names, ...skip].filter((n) => !known.includes(n));
   if (unknown.length) throw new CliError(`unknown benchmark group ${unknown.join(", ")}; known: ${known.join(", ")}`);
@@ -81,6 +88,12 @@ export async function runBench(argv: string[]): Promise<number> {
   }
   const system: Record<string, unknown> = {};
   let systemMet = true;
+  for (const n of names.filter((x) => MEASURES[x])) {
+    const m = await MEASURES[n]!();
+    for (const line of m.lines) console.log(line);
+    system[n] = m.json;
+    systemMet &&= m.met;
+  }
   for (const n of names.filter((x) => SYSTEM[x])) {
     console.log(`${n} (emulator + the Worker in local workerd) …`);
     // a system benchmark that cannot finish is reported as missed with its reason; the others still run

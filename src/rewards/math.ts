@@ -72,7 +72,17 @@ export type MathExtraction =
   | { kind: "answer"; text: string; source: AnswerSource }
   | { kind: "none" | "too_long" };
 
-/** Reads the line after the last "Final Answer" in the tail; strips markdown `*` and `_` (BC-14). */
+/**
+ * The closing words of the Minerva template, "Final Answer: The final answer is X. I hope it is correct." (the MATH
+ * few-shot format lm-evaluation-harness reads): cut with the period before them, as its reader does.
+ */
+const MINERVA_CLOSING = /\.?\s*I hope (?:it|this) is correct\.?\s*$/i;
+
+/**
+ * Reads the line after the last "Final Answer" in the tail (BC-14): `Final Answer: **73**`, `Final answer is 73`,
+ * and the Minerva template `Final Answer: The final answer is $73$. I hope it is correct.` (whose last marker is
+ * "final answer is"). Strips markdown `*` and `_` and the template's closing sentence.
+ */
 function extractFinalAnswerLine(text: string, maxChars: number): { at: number; text: string } | null {
   const offset = Math.max(0, text.length - FINAL_ANSWER_TAIL_CHARS);
   const tail = text.slice(offset);
@@ -82,7 +92,11 @@ function extractFinalAnswerLine(text: string, maxChars: number): { at: number; t
   if (!last) return null;
   const lines = tail.slice(last.index + last[0].length).split("\n", 3);
   const clean = (line: string) =>
-    trimChars(line.replace(/\*/g, "").trim(), "_").trim().replace(/^(?:is\s*)?[:：]/i, "").trim();
+    trimChars(line.replace(/\*/g, "").trim(), "_")
+      .trim()
+      .replace(/^(?:is\b\s*[:：]?|[:：])/i, "")
+      .replace(MINERVA_CLOSING, "")
+      .trim();
   const first = clean(lines[0] ?? "");
   const answer = first !== "" ? first : clean(lines[1] ?? "");
   return { at: offset + last.index, text: answer.slice(0, maxChars + 1) };

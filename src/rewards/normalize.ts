@@ -3,6 +3,9 @@
  * canonical string before comparison: LaTeX wrappers and delimiters, currency, signs, percent and unit words,
  * choice letters (BC-07, BC-08, BC-12, BC-13). Single pass per step, bounded input: linear time.
  */
+import { stripLatexUnits, stripPlainUnits } from "./units.ts";
+
+export { RELATION_WORDS } from "./units.ts";
 
 /** Commands whose braces are dropped and whose content is kept: `\text{13}` → `13` (BC-12). */
 const WRAPPERS = ["\\textbf", "\\textit", "\\textrm", "\\text", "\\mathrm", "\\mathbf", "\\mbox", "\\operatorname"];
@@ -134,58 +137,62 @@ export function braceArguments(text: string): string {
   return out.join("");
 }
 
-/** Unicode minus signs and dashes used as minus (U+2212, U+FE63, U+FF0D) → `-`; odd spaces → ` ` (BC-08). */
+/**
+ * Unicode minus signs and dashes used as minus (U+2212, U+FE63, U+FF0D) → `-` (BC-08); a thin or narrow no-break
+ * space between digit groups (the SI thousands separator, `1 000`) removed; other odd spaces → ` `.
+ */
 function unifyCharacters(text: string): string {
-  return text.replace(/[\u2212\uFE63\uFF0D]/g, "-").replace(/[\u00A0\u2009\u202F\u2007]/g, " ");
+  return text
+    .replace(/[\u2212\uFE63\uFF0D]/g, "-")
+    .replace(/(\d)[\u2009\u202F](?=\d{3}(?!\d))/g, "$1")
+    .replace(/[\u00A0\u2009\u202F\u2007]/g, " ");
+}
+
+/** Trailing `%`, `\%`, `percent`, degree signs (`^\circ`, `°`, `°C`), then a unit after the value; never rescales (BC-13). */
+function stripUnits(text: string): string {
+  let s = text.replace(/(?:\\%|%|percent|per\s+cent)$/i, "").trimEnd();
+  s = s.replace(/(?:\^\{?\\circ\}?|°|degrees?)\s*[CF]?$/i, "").trimEnd();
+  return stripPlainUnits(s);
 }
 
 /**
- * Words that relate a number to another value rather than name a unit: `10 and 20` must not become `10`, and the
- * final-number reader never takes `18 or 19` or `18 more than Bob` as 18.
+ * Collapses whitespace: a single space is kept only between two word characters (`x y`), else removed; and after a
+ * comma that separates two numbers (`18, 190`), so a list never reads as one number with a thousands comma (18190).
  */
-export const RELATION_WORDS: ReadonlySet<string> = new Set([
-  "and", "or", "to", "plus", "minus", "times", "over", "divided", "multiplied", "by", "of", "x", "per", "more", "less",
-  "than", "out", "but", "not", "from", "if", "instead", "except", "fewer", "greater", "smaller", "larger",
-]);
-
-/** Trailing `%`, `\%`, `percent`, degree signs, then unit words after a number; never rescales (BC-13). */
-function stripUnits(text: string): string {
-  let s = text.replace(/(?:\\%|%|percent|per\s+cent)$/i, "").trimEnd();
-  s = s.replace(/(?:\^\{?\\circ\}?|°|degrees?)$/i, "").trimEnd();
-  // "28 dollars", "5 cm", "12 square meters": a number, a space, then one to three unit words and nothing else.
-  const unit = /^([+-]?[\d.,]+)\s+((?:[A-Za-z]+\.?)(?:\s+[A-Za-z]+\.?){0,2})$/.exec(s);
-  if (!unit) return s;
-  const words = unit[2]!.toLowerCase().split(/\s+/);
-  return words.some((w) => RELATION_WORDS.has(w.replace(/\.$/, ""))) ? s : unit[1]!;
-}
-
-/** Collapses whitespace: a single space is kept only between two word characters (`x y`), else removed. */
 function squeezeSpaces(text: string): string {
   return text.trim().replace(/\s+/g, (run: string, at: number, all: string) => {
     const before = all[at - 1] ?? "";
     const after = all[at + run.length] ?? "";
+    if (before === "," && /\d/.test(all[at - 2] ?? "") && /^\d{3}(?!\d)/.test(all.slice(at + run.length, at + run.length + 4))) return " ";
     return /\w/.test(before) && /\w/.test(after) ? " " : "";
   });
 }
 
 /**
  * Canonical form of an answer for comparison. Steps, in order: Unicode minus/space; brace-less arguments braced
- * (`\frac12` → `\frac{1}{2}`); LaTeX wrappers (`\text`,
- * `\textbf`, `\mathrm` …) and delimiters; `{,}` → `,`; `\$` and `$` removed; markdown `*`/`_` around the answer
- * removed; trailing `.`/`;`; trailing percent, degree and unit words (no rescaling); a leading `x =`; one pair of
- * outer braces; whitespace; a single choice letter `(b)`/`B)`/`b` → `B`.
+ * (`\frac12` → `\frac{1}{2}`); `{,}` → `,`; `\$` and `$` removed; markdown `*`/`_` around the answer and a trailing
+ * `.`/`;` removed; LaTeX unit blocks after the value (`12\text{ cm}^2`, `3.5\,\mathrm{m}`, see `units.ts`); LaTeX
+ * wrappers (`\text`, `\textbf`, `\mathrm` …) and delimiters; trailing percent, degree and unit words, rates included
+ * (`18 dollars per day`; no rescaling); a leading `x =`; one pair of outer braces; whitespace; a single choice letter
+ * `(b)`/`B)`/`b` → `B`.
  * @param raw extracted answer text (already bounded by the caller)
  * @returns the canonical string; `""` means "no answer" (an empty box is not the number 0, BC-05)
  */
 export function normalizeAnswer(raw: string): string {
-  let s = unwrapLatex(braceArguments(unifyCharacters(raw)));
+  let s = braceArguments(unifyCharacters(raw));
   s = s.replace(/\{,\}/g, ",").replace(/\\\$/g, "").replace(/\$/g, "");
-  s = trimChars(s.trim(), "*_").trim();
-  s = trimChars(s, ".;", "end").trim();
+  s = trimPunctuation(s);
+  s = unwrapLatex(stripLatexUnits(s));
+  s = trimPunctuation(s);
   s = stripUnits(s).trim();
   s = s.replace(/^[A-Za-z]\s*=\s*/, "");
   if (s.startsWith("{") && s.endsWith("}") && s.indexOf("}") === s.length - 1) s = s.slice(1, -1);
   s = squeezeSpaces(s);
   const choice = /^\(?([A-Za-z])\)?[.:]?$/.exec(s);
   return choice ? choice[1]!.toUpperCase() : s;
+}
+
+/** Markdown `*`/`_` around the answer and a trailing `.`/`;` removed (BC-07, BC-14). */
+function trimPunctuation(text: string): string {
+  return trimChars(trimChars(text.trim(), "*_").trim(), ".;", "end").trim();
 }

@@ -18,6 +18,9 @@ export const STRICT_DECIMAL = /^[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\
 /** Largest exponent {@link parseNumericAnswer} evaluates in `a^{n}`; larger powers are left as text. */
 export const MAX_POWER_EXPONENT = 64;
 
+/** Largest power of ten (either sign) {@link parseNumericAnswer} reads in scientific notation (`1.5 \times 10^{n}`). */
+export const MAX_SCIENTIFIC_EXPONENT = 400;
+
 /** Longest number (in characters) read exactly; longer strings are not numbers for scoring purposes. */
 const MAX_NUMBER_CHARS = 400;
 
@@ -47,11 +50,21 @@ function divide(a: Rational, b: Rational): Rational | null {
 const FRAC = /^([+-]?)\\frac\{([^{}]+)\}\{([^{}]+)\}$/;
 const SLASH = /^([+-]?)([^/]+)\/([^/]+)$/;
 const POWER = /^([+-]?)([^^]+)\^(?:\{(\d+)\}|(\d))$/;
+/**
+ * `a \times 10^{n}`, `a\cdot 10^n`, `a × {10}^{n}`, `a x 10^n`, `a*10^n`, and a bare `10^{-n}`; `n` may be signed.
+ * After `10^` an unbraced exponent is read whole (`10^12`, `10^-3`: what plain-text answers mean; TeX's `10^{1}2`
+ * is nobody's answer).
+ */
+const SCIENTIFIC = /^(?:([^\s\\×·*x]+)\s*(?:\\times|\\cdot|×|·|\*|x)\s*)?(?:10|\{10\})\^(?:\{\s*([+-]?\d+)\s*\}|([+-]?\d+))$/;
+/** `1.5e3`, `2E-4`, `1.5E+03`: a strict decimal mantissa, `e`/`E`, an integer exponent. */
+const E_NOTATION = /^([^eE]+)[eE]([+-]?\d+)$/;
 
 /**
  * Reads a normalised answer as an exact number, or `null` when it is not one. Accepted forms (BC-01, BC-05):
  * a strict decimal; `\frac{a}{b}` and `a/b` with strict-decimal parts (b ≠ 0); `a^{n}` / `a^n` with a strict
- * decimal base and an integer exponent 0…64. Anything else (hex, `1e3`, `\sqrt{2}`, `x+1`) is `null`.
+ * decimal base and an integer exponent 0…64; scientific notation with a strict-decimal mantissa and an integer
+ * power of ten up to ±400: `a \times 10^{n}`, `a \cdot 10^n`, `a × 10^n`, `10^{-3}`, `1.5e3`, `2E-4`. Anything else
+ * (hex, `\sqrt{2}`, `x+1`, `3 \times 10`) is `null`.
  */
 export function parseNumericAnswer(text: string): Rational | null {
   if (text.length > MAX_NUMBER_CHARS) return null;
@@ -64,6 +77,10 @@ export function parseNumericAnswer(text: string): Rational | null {
     const q = a && b ? divide(a, b) : null;
     return q && signed(frac[1], q);
   }
+  const times = SCIENTIFIC.exec(text);
+  if (times) return scientific(times[1] === undefined ? "1" : times[1], times[2] ?? times[3]!);
+  const e = E_NOTATION.exec(text);
+  if (e) return scientific(e[1]!, e[2]!);
   const power = POWER.exec(text);
   if (power) {
     const base = parseStrictDecimal(power[2]!);
@@ -73,6 +90,15 @@ export function parseNumericAnswer(text: string): Rational | null {
     return signed(power[1], { num: base.num ** n, den: base.den ** n });
   }
   return null;
+}
+
+/** `mantissa × 10^exponent` exactly, or `null` when the mantissa is not a strict decimal or the exponent is too large. */
+function scientific(mantissa: string, exponent: string): Rational | null {
+  const r = parseStrictDecimal(mantissa);
+  const n = Number(exponent);
+  if (!r || !(Math.abs(n) <= MAX_SCIENTIFIC_EXPONENT)) return null;
+  const scale = 10n ** BigInt(Math.abs(n));
+  return n >= 0 ? { num: r.num * scale, den: r.den } : { num: r.num, den: r.den * scale };
 }
 
 /** Exact equality of two rationals (cross-multiplication; no rounding, BC-07). */

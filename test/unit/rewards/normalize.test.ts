@@ -68,6 +68,22 @@ describe("exact numbers", () => {
   });
 });
 
+describe("lists and digit groups", () => {
+  it("BC-05 a comma followed by a space separates a list: `18, 190` is never 18190, `18,190` still is", () => {
+    expect(normalizeAnswer("18, 190")).toBe("18, 190");
+    expect(parseNumericAnswer(normalizeAnswer("18, 190"))).toBeNull();
+    expect(scoreMathAnswer("\\boxed{18, 190}", "18190")).toMatchObject({ reward: 0, reason: "unparseable" });
+    expect(scoreMathAnswer("\\boxed{18,190}", "18190").reward).toBe(1);
+    expect(normalizeAnswer("\\left( 1, 2 \\right)")).toBe("(1,2)");
+  });
+
+  it("BC-05 a thin or narrow no-break space between digit groups is the SI thousands separator", () => {
+    expect(normalizeAnswer("1\u2009000")).toBe("1000");
+    expect(normalizeAnswer("1\u202F250\u202F000")).toBe("1250000");
+    expect(normalizeAnswer("12\u200934")).toBe("12 34");
+  });
+});
+
 describe("unwrapLatex command boundaries", () => {
   it("drops \\left but not the start of \\leftarrow", () => {
     expect(unwrapLatex("\\left(1\\right)")).toBe("(1)");
