@@ -172,7 +172,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   scheduleJanitor();
 
   const requestLog: RequestLogEntry[] = [];
-  const app = createApp({ state, engine, policy, hooks, clock, timings: config.timings, workDir: config.workDir, ids: serverIds, upstream: config.upstream, journal, requireHeaders: config.requireHeaders, requestLog });
+  const app = createApp({ state, engine, policy, hooks, clock, timings: config.timings, workDir: config.workDir, ids: serverIds, upstream: config.upstream, journal, requireHeaders: config.requireHeaders, requestLog, manners: config.manners });
   const engineView: EmulatorEngineView = {
     get status() { return state.engineStatus; },
     get statusDetail() { return state.engineStatusDetail; },
