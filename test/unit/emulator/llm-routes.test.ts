@@ -389,7 +389,7 @@ describe("POST /v1/messages (llm-routes §4)", () => {
   });
 
   it("a call held open 10 minutes streams ~120 heartbeats and completes once, counted once (a long call on the slow path)", async () => {
-    const { emu, clock } = await rolling();
+    const { emu, clock } = await rolling({ timings: { tickMs: 1_000 } });
     const c = await claim(emu, "client-a", { discard_episode_timeout: 3600 });
     emu.hooks.llmLatencyMs = 600_000;
     const r = reading(await post(emu, "/v1/messages", { max_tokens: 8, messages: [{ role: "user", content: "What is 1 + 1?" }], stream: true }, { authorization: `Bearer ${c.openai_api_key}` }));
