@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ServerText, defaultEpisodeKey } from "../../../src/protocol/index.ts";
-import type { ChatCallInfo, Emulator, EmulatorOptions } from "../../../src/emulator/index.ts";
+import type { ChatCallInfo, Emulator, EmulatorOptions, SimulatedPolicy } from "../../../src/emulator/index.ts";
 import { stopReasonOf } from "../../../src/emulator/proxy/messages-api.ts";
 import { responseObject, responsesSseEvents } from "../../../src/emulator/proxy/responses-api.ts";
 import { createRng } from "../../../src/emulator/rng.ts";
@@ -302,6 +302,32 @@ describe("pre-flight and errors (llm-routes §1, §9.6)", () => {
     const stream = await post(emu, "/v1/responses", { input: "hi", stream: true }, bearer(c.openai_api_key));
     expect(await stream.text()).toBe(": keepalive\n\n");
     expect(emu.journal.events.filter((e) => e.ev === "fault").map((e) => (e as { path: string }).path)).toEqual(["chatCompletion", "chatCompletion"]);
+    emu.close();
+  });
+});
+
+describe("routes around them (llm-routes §1, §6)", () => {
+  it("nothing else under /v1: count_tokens and models answer FastAPI's 404, GET on a proxy route its 405; /health is ok", async () => {
+    const { emu } = await rolling();
+    for (const path of ["/v1/messages/count_tokens", "/v1/models"]) {
+      const res = path.endsWith("models") ? await call(emu, "GET", path) : await call(emu, "POST", path, {});
+      expect([res.status, res.json]).toEqual([404, { detail: "Not Found" }]);
+    }
+    expect((await call(emu, "GET", "/v1/messages")).status).toBe(405);
+    expect((await call(emu, "GET", "/v1/responses")).status).toBe(405);
+    expect((await call(emu, "GET", "/health")).json).toEqual({ status: "ok" });
+    expect(await call(emu, "POST", "/replay_latest_llm_call")).toMatchObject({ status: 404, json: { detail: ServerText.noLlmCallYet } });
+    emu.close();
+  });
+
+  it("the slow profile makes coding-agent episodes last minutes: calls of ~20 s median, capped at 5 min", async () => {
+    const { emu } = makeEmulator({ profile: "slow" });
+    expect(emu.config.timings.llmLatency).toEqual({ kind: "lognormal", medianMs: 20_000, sigma: 0.8, maxMs: 300_000 });
+    expect(emu.config.timings.llmCallBudgetMs).toBe(3_600_000);
+    const policy = emu.policy as SimulatedPolicy;
+    const latencies = Array.from({ length: 8 }, (_, i) => policy.respond({ messages: [{ role: "user", content: "hi" }], episodeUuid: "e", callIndex: i + 1 }).latencyMs);
+    expect(latencies.reduce((a, b) => a + b, 0)).toBeGreaterThan(60_000); // an 8-call episode lasts minutes
+    expect(Math.max(...latencies)).toBeLessThanOrEqual(300_000);
     emu.close();
   });
 });

@@ -152,6 +152,23 @@ describe("@anthropic-ai/sdk: Messages API against the emulator", () => {
     expect(text.length).toBeGreaterThan(0);
   });
 
+  it("over a real socket the prologue is flushed while the engine still works (first bytes before the answer)", async () => {
+    const ep = await claimEpisode();
+    running.emulator.hooks.llmLatencyMs = 1_500;
+    try {
+      const res = await fetch(`${rootOf(ep.baseURL)}/v1/messages`, { method: "POST", headers: { "x-api-key": ep.apiKey, "content-type": "application/json" }, body: JSON.stringify({ max_tokens: 8, messages: [{ role: "user", content: "hi" }], stream: true }) });
+      const reader = res.body!.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      expect(first).toMatch(/^event: message_start\n/);
+      expect(first).not.toContain("message_stop");
+      let rest = "";
+      for (let r = await reader.read(); !r.done; r = await reader.read()) rest += new TextDecoder().decode(r.value);
+      expect(rest).toContain("event: message_stop");
+    } finally {
+      running.emulator.hooks.llmLatencyMs = undefined;
+    }
+  });
+
   it("a base URL that keeps /v1 reaches /v1/v1/messages: FastAPI's 404, as upstream", async () => {
     const ep = await claimEpisode();
     const anthropic = new Anthropic({ baseURL: ep.baseURL, apiKey: ep.apiKey, maxRetries: 0 });
