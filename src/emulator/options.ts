@@ -45,8 +45,22 @@ export type EmulatorProfile = z.infer<typeof EmulatorProfile>;
 
 const common = { activeClientTimeoutMs: 600_000, verboseLogTtlMs: 30_000, llmCallBudgetMs: 3_600_000 };
 
+/** `dev`: the real shape, about ten times faster (and the base of `slow`). */
+const DEV_TIMINGS: EmulatorTimings = {
+  startEngineMs: 1_000,
+  bootMs: 1_500,
+  registrationDelayMs: 100,
+  tickMs: 500,
+  weightSyncMs: 1_000,
+  stopEngineMs: 100,
+  janitorIntervalMs: 1_000,
+  endAckMs: 0,
+  llmLatency: { kind: "lognormal", medianMs: 60, sigma: 0.5, maxMs: 1_000 },
+  ...common,
+};
+
 /**
- * The three profiles. `real`: boot 2 s + 60 s, registration 1 s after each ROLLING edge, tick 4 s, weight sync 60 s, janitor 10 s, LLM ~1.5 s lognormal.
+ * The four profiles. `real`: boot 2 s + 60 s, registration 1 s after each ROLLING edge, tick 4 s, weight sync 60 s, janitor 10 s, LLM ~1.5 s lognormal.
  * `dev`: boot 1 s + 1.5 s (the /start_engine answer is held ≥ 1 s as on the real server: a client that caches the
  * status for 0.5 s must not read a faster answer as OFFLINE), registration 0.1 s after each ROLLING edge, tick 0.5 s, weight sync 1 s (ROLLING_POST + WEIGHT_SYNCING ≈ 1–1.5 s, shorter than
  * the Python client's 5 s status poll but still observable by a 1 s poller), janitor 1 s, LLM ~60 ms.
@@ -66,18 +80,7 @@ export const PROFILES: Record<EmulatorProfile, EmulatorTimings> = {
     llmLatency: { kind: "lognormal", medianMs: 1_500, sigma: 0.5, maxMs: 60_000 },
     ...common,
   },
-  dev: {
-    startEngineMs: 1_000,
-    bootMs: 1_500,
-    registrationDelayMs: 100,
-    tickMs: 500,
-    weightSyncMs: 1_000,
-    stopEngineMs: 100,
-    janitorIntervalMs: 1_000,
-    endAckMs: 0,
-    llmLatency: { kind: "lognormal", medianMs: 60, sigma: 0.5, maxMs: 1_000 },
-    ...common,
-  },
+  dev: DEV_TIMINGS,
   fast: {
     startEngineMs: 10,
     bootMs: 20,
@@ -90,18 +93,7 @@ export const PROFILES: Record<EmulatorProfile, EmulatorTimings> = {
     llmLatency: { kind: "fixed", ms: 0 },
     ...common,
   },
-  slow: {
-    startEngineMs: 1_000,
-    bootMs: 1_500,
-    registrationDelayMs: 100,
-    tickMs: 500,
-    weightSyncMs: 1_000,
-    stopEngineMs: 100,
-    janitorIntervalMs: 1_000,
-    endAckMs: 0,
-    llmLatency: { kind: "lognormal", medianMs: 20_000, sigma: 0.8, maxMs: 300_000 },
-    ...common,
-  },
+  slow: { ...DEV_TIMINGS, llmLatency: { kind: "lognormal", medianMs: 20_000, sigma: 0.8, maxMs: 300_000 } },
 };
 
 /**

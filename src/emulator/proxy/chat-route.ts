@@ -8,31 +8,18 @@
  * frame and no `[DONE]` (llm-routes §1, §2). Every counted call is journaled when it ends.
  */
 import { ServerText, isRollingState } from "../../protocol/index.ts";
-import type { Clock } from "../clock.ts";
-import { applyFault, type ChatCallInfo, type EmulatorHooks } from "../hooks.ts";
+import { applyFault, type ChatCallInfo } from "../hooks.ts";
 import { httpException, internalServerError, jsonResponse } from "../http/fastapi.ts";
-import type { Journal } from "../journal.ts";
 import type { ChatMessage } from "../policy/chat-shapes.ts";
-import type { SimulatedPolicy } from "../policy/policy.ts";
 import { pyJsonLoads } from "../python/json-parse.ts";
-import type { Rng } from "../rng.ts";
 import { refreshClientActivity } from "../server/pool.ts";
 import type { ServerState } from "../server/state.ts";
 import { decodeEpisodeKey } from "./auth.ts";
 import { chatCompletionBody, chatCompletionSse, SSE_HEADERS, type EngineCompletion } from "./completion.ts";
-import { generate, journalLlmCall, preflight, streamCall } from "./llm-call.ts";
-import type { ResolvedUpstream } from "./upstream.ts";
+import { generate, journalLlmCall, preflight, streamCall, type LlmCallDeps } from "./llm-call.ts";
 
-/** What the proxy needs from the emulator. */
-export interface ProxyDeps {
-  state: ServerState;
-  policy: SimulatedPolicy;
-  hooks: EmulatorHooks;
-  clock: Clock;
-  /** Stream for timeline uuids (completion ids). */
-  ids: Rng;
-  upstream?: ResolvedUpstream;
-  journal?: Journal;
+/** What the proxy needs from the emulator (the LLM routes' deps; the budget only matters for the keepalive stream). */
+export interface ProxyDeps extends Omit<LlmCallDeps, "llmCallBudgetMs"> {
   /** newest server: stream:true opens the SSE at once with keepalives (default false: the recorded server) */
   chatStreamKeepalive?: boolean;
   /** with `chatStreamKeepalive`: how long a streamed call waits for its generation, ms (default 1 h) */
