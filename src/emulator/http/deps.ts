@@ -35,6 +35,8 @@ export interface AppDeps {
   requestLog?: RequestLogEntry[];
   /** server manners besides timings (the stream ones are read by the LLM routes); default DEFAULT_MANNERS */
   manners?: ServerManners;
+  /** aborted by `emulator.close()`: pending LLM generations stop */
+  shutdown?: AbortSignal;
 }
 
 /** One request the emulator received. */

@@ -37,6 +37,8 @@ export interface LlmCallDeps {
   journal?: Journal;
   /** How long one call may wait for its generation before the proxy gives up (500), ms. */
   llmCallBudgetMs: number;
+  /** Aborted when the emulator closes: pending generations stop (a 10-minute call must not hold a stopping process). */
+  shutdown?: AbortSignal;
 }
 
 /** The engine's answer to one call, as the stored converter reports it. */
@@ -49,15 +51,24 @@ export interface EngineAnswer extends EngineCompletion {
 export type EngineCallResult = { ok: true; answer: EngineAnswer } | { ok: false; response: Response };
 
 /** Generates one reply: the upstream forwarder or the simulated policy, after its (hook-overridable) latency. */
-export async function generate(deps: Pick<LlmCallDeps, "upstream" | "policy" | "hooks" | "clock">, call: ChatCallInfo): Promise<Omit<EngineCompletion, "id" | "created">> {
+export async function generate(deps: Pick<LlmCallDeps, "upstream" | "policy" | "hooks" | "clock" | "shutdown">, call: ChatCallInfo): Promise<Omit<EngineCompletion, "id" | "created">> {
   const body = call.body as { tools?: unknown; model?: unknown };
   const tools = call.tools ?? body.tools;
-  if (deps.upstream) return callUpstream(deps.upstream, call.messages, tools, body.model);
+  if (deps.upstream) return callUpstream(deps.upstream, call.messages.map(asFunctionToolCalls), tools, body.model);
   const reply = deps.policy.respond({ messages: call.messages, tools, episodeUuid: call.episodeUuid, callIndex: call.callIndex });
   const override = deps.hooks.llmLatencyMs;
   const latencyMs = (typeof override === "function" ? override(call) : override) ?? reply.latencyMs;
-  if (latencyMs > 0) await deps.clock.sleep(latencyMs);
+  if (latencyMs > 0) await deps.clock.sleep(latencyMs, deps.shutdown);
   return { content: reply.content, toolCalls: reply.toolCalls, usage: chatUsage(call.messages, reply.content, reply.toolCalls) };
+}
+
+/**
+ * The Messages adapter marks replayed tool calls `type: "custom"` (what verl's engine wants); an OpenAI-compatible
+ * upstream wants `function`, so the forwarder sends them as function calls.
+ */
+function asFunctionToolCalls(m: ChatMessage): ChatMessage {
+  if (!Array.isArray(m.tool_calls)) return m;
+  return { ...m, tool_calls: (m.tool_calls as Array<Record<string, unknown>>).map((c) => (c?.["type"] === "custom" ? { ...c, type: "function" } : c)) };
 }
 
 /** A call that passed the pre-flight: counted, activity refreshed. */

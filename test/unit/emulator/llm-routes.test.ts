@@ -294,6 +294,21 @@ describe("pre-flight and errors (llm-routes §1, §9.6)", () => {
     emu.close();
   });
 
+  it("closing the emulator stops pending generations: no timer is left to hold a stopping process", async () => {
+    const { emu, clock } = await rolling();
+    const c = await claim(emu, "client-a", { discard_episode_timeout: 3600 });
+    emu.hooks.llmLatencyMs = 600_000;
+    const plain = call(emu, "POST", "/v1/responses", { input: "hi" }, bearer(c.openai_api_key));
+    const s = reading(await post(emu, "/v1/messages", { max_tokens: 8, messages: [{ role: "user", content: "hi" }], stream: true }, { "x-api-key": c.openai_api_key }));
+    await clock.advance(10_000);
+    emu.close();
+    await clock.flush();
+    expect((await plain).status).toBe(500);
+    await s.pump;
+    expect(s.out.text).not.toContain("message_stop");
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
   it("fault hooks apply to every route: llm-500 fails a plain call with 500 and ends a stream without its terminal event", async () => {
     const { emu } = await rolling({ faults: [{ kind: "llm-500", rate: 1 }] });
     const c = await claim(emu);
