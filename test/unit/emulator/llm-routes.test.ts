@@ -140,6 +140,9 @@ describe("POST /v1/responses (llm-routes §3)", () => {
     }
     expect(names(frames(r.out.text))).toEqual([":keepalive", ":keepalive", ":keepalive", ":keepalive"]); // t = 0, 5, 10, 15 s
     expect(new Set(activity).size).toBeGreaterThanOrEqual(3); // refreshed before each 6 s slice
+    const running = emu.engine.poolInformation().running_episode_details?.[c.episode_uuid];
+    expect(running).toMatchObject({ llm_call_count: "1", client_uuid: "client-a" });
+    expect(Number.parseFloat(running!.time_since_last_activity!)).toBeLessThan(6); // a pending call is never idle
     await clock.advance(2_000);
     await r.pump;
     const fs = frames(r.out.text).filter((f) => !("comment" in f)) as Array<{ event: string; data: any }>;
