@@ -8,6 +8,7 @@
  * closed and drained; WEIGHT_SYNCING lasts `weightSyncMs`; the janitor runs every `janitorIntervalMs` (10 s).
  */
 import { z } from "zod";
+import { LLM_CALL_BUDGET_SECONDS } from "../protocol/index.ts";
 import { FaultSpec } from "./faults.ts";
 import { LatencySpecSchema } from "./latency.ts";
 
@@ -43,7 +44,7 @@ export type EmulatorTimings = z.infer<typeof EmulatorTimings>;
 export const EmulatorProfile = z.enum(["real", "dev", "fast", "slow"]);
 export type EmulatorProfile = z.infer<typeof EmulatorProfile>;
 
-const common = { activeClientTimeoutMs: 600_000, verboseLogTtlMs: 30_000, llmCallBudgetMs: 3_600_000 };
+const common = { activeClientTimeoutMs: 600_000, verboseLogTtlMs: 30_000, llmCallBudgetMs: LLM_CALL_BUDGET_SECONDS * 1000 };
 
 /** `dev`: the real shape, about ten times faster (and the base of `slow`). */
 const DEV_TIMINGS: EmulatorTimings = {

@@ -7,7 +7,7 @@
  * with `: keepalive` frames every 5 s, and an error after that ends the stream with the stray `content_block_stop`
  * frame and no `[DONE]` (llm-routes §1, §2). Every counted call is journaled when it ends.
  */
-import { ServerText, isRollingState } from "../../protocol/index.ts";
+import { LLM_CALL_BUDGET_SECONDS, ServerText, isRollingState } from "../../protocol/index.ts";
 import { applyFault, type ChatCallInfo } from "../hooks.ts";
 import { httpException, internalServerError, jsonResponse } from "../http/fastapi.ts";
 import type { ChatMessage } from "../policy/chat-shapes.ts";
@@ -107,7 +107,7 @@ export async function handleChatCompletion(req: Request, deps: ProxyDeps): Promi
 /** A `stream: true` chat call as the newest server serves it (`chatStreamKeepalive`). */
 function newestStream(deps: ProxyDeps, uuid: string, body: Record<string, unknown>, messages: ChatMessage[]): Response {
   return streamCall(
-    { ...deps, llmCallBudgetMs: deps.llmCallBudgetMs ?? 3_600_000 },
+    { ...deps, llmCallBudgetMs: deps.llmCallBudgetMs ?? LLM_CALL_BUDGET_SECONDS * 1000 },
     {
       prologue: ": keepalive\n\n",
       heartbeat: ": keepalive\n\n",

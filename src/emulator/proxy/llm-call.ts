@@ -7,7 +7,7 @@
  * §5), and the SSE machinery: a stream opened at once, a prologue, a heartbeat every 5 s while the engine works,
  * then the format's events — or, on an error after the stream opened, an end without the terminal event.
  */
-import { ServerText, isRollingState } from "../../protocol/index.ts";
+import { LLM_STREAM_KEEPALIVE_SECONDS, ServerText, isRollingState } from "../../protocol/index.ts";
 import type { Clock, TimerHandle } from "../clock.ts";
 import { applyFault, DROP_HEADER, type ChatCallInfo, type EmulatorHooks, type LlmRoute } from "../hooks.ts";
 import { httpException, internalServerError } from "../http/fastapi.ts";
@@ -21,7 +21,7 @@ import type { EngineCompletion } from "./completion.ts";
 import { callUpstream, type ResolvedUpstream } from "./upstream.ts";
 
 /** Interval of the keepalive frames of a pending streamed call (`STREAM_KEEPALIVE_INTERVAL_SEC`), ms. */
-export const STREAM_KEEPALIVE_MS = 5_000;
+export const STREAM_KEEPALIVE_MS = LLM_STREAM_KEEPALIVE_SECONDS * 1000;
 /** One receive slice of the proxy's wait for the engine; activity and the record are checked before each, ms. */
 export const PROXY_WAIT_SLICE_MS = 6_000;
 
