@@ -2,6 +2,7 @@
  * @module emulator/emulator — `createEmulator`: wires the server state, the simulated engine, the simulated
  * policy, the janitor, the hooks and the hono app into one in-process emulator (issue 2 §5).
  */
+import { setMaxListeners } from "node:events";
 import type { Hono } from "hono";
 import {
   ENGINE,
@@ -173,6 +174,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
 
   const requestLog: RequestLogEntry[] = [];
   const shutdown = new AbortController();
+  // every pending generation listens on it (hundreds at once under load): no MaxListenersExceededWarning
+  setMaxListeners(0, shutdown.signal);
   const app = createApp({ state, engine, policy, hooks, clock, timings: config.timings, workDir: config.workDir, ids: serverIds, upstream: config.upstream, journal, requireHeaders: config.requireHeaders, requestLog, manners: config.manners, shutdown: shutdown.signal });
   const engineView: EmulatorEngineView = {
     get status() { return state.engineStatus; },

@@ -312,6 +312,26 @@ describe("pre-flight and errors (llm-routes §1, §9.6)", () => {
     expect(clock.pendingTimers()).toBe(0);
   });
 
+  it("twenty concurrent pending calls raise no MaxListenersExceededWarning (they share the emulator's shutdown signal)", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.name);
+    process.on("warning", onWarning);
+    try {
+      const { emu, clock } = makeEmulator();
+      await bootToRolling(emu, clock, { batchSize: 8, numRepeat: 4, maxEnvWorker: 32 });
+      emu.hooks.llmLatencyMs = 1_000;
+      const pending: Array<Promise<unknown>> = [];
+      for (let i = 0; i < 20; i++) pending.push(call(emu, "POST", "/v1/responses", { input: "hi" }, bearer((await claim(emu)).openai_api_key)));
+      await clock.advance(2_000);
+      expect((await Promise.all(pending)).every((r) => (r as { status: number }).status === 200)).toBe(true);
+      await new Promise((r) => setImmediate(r)); // warnings are emitted on the next tick
+      expect(warnings).toEqual([]);
+      emu.close();
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("fault hooks apply to every route: llm-500 fails a plain call with 500 and ends a stream without its terminal event", async () => {
     const { emu } = await rolling({ faults: [{ kind: "llm-500", rate: 1 }] });
     const c = await claim(emu);
