@@ -63,6 +63,27 @@ describe("task-counting methods close on the episode the spec names", () => {
   });
 });
 
+describe("episodes that only speak Responses / Messages", () => {
+  it("are kept like chat episodes (their calls count), close the batch, and the policy learns from their rewards", async () => {
+    const { emu, clock } = makeEmulator();
+    await bootToRolling(emu, clock, { batchSize: 2, numRepeat: 2, maxEnvWorker: 8 });
+    const p0 = emu.policy.accuracy;
+    for (const [i, task] of ["a", "a", "b", "b"].entries()) {
+      const c = await claim(emu);
+      const res =
+        i % 2 === 0
+          ? await call(emu, "POST", "/v1/messages", { max_tokens: 64, messages: [{ role: "user", content: "What is 2 + 3?" }], stream: true }, { "x-api-key": c.openai_api_key })
+          : await call(emu, "POST", "/v1/responses", { input: "What is 2 + 3?" }, { authorization: `Bearer ${c.openai_api_key}` });
+      expect(res.status).toBe(200);
+      expect((await end(emu, c.episode_uuid, task, 1)).status).toBe(200);
+    }
+    expect(emu.stepLog[0]?.episodes.map((e) => [e.llmCallCount, e.dropped])).toEqual([[1, false], [1, false], [1, false], [1, false]]);
+    await advanceUntil(clock, () => emu.engine.globalStep === 2 && emu.engine.status === ENGINE.ROLLING);
+    expect(emu.policy.accuracy).toBeGreaterThan(p0);
+    emu.close();
+  });
+});
+
 describe("agree modes (spec §3.14, §7.3; llm-routes §10)", () => {
   it("the active list: joined by a train end or an abort (declare_client_active), not by a claim, an LLM call, an eval end or declare_client_active false", async () => {
     const { emu, clock } = makeEmulator();
