@@ -8,20 +8,35 @@ import {
   CurrentBatchRolloutPoolInformation,
   ENGINE,
   endpoints,
+  isAgreeSyncWeightMethod,
+  isNotInActiveList,
+  isRollingState,
+  ServerText,
+  type ActiveSwarmClient,
   type EngineStatus,
   type ServerEpisodeRecord,
 } from "../protocol/index.ts";
 import { beginEpisodeLoop } from "./begin-episode.ts";
 import { classifyEndEpisodeError } from "./end-outcome.ts";
 import { buildClaimRequest, toClaimResult } from "./claim.ts";
-import { SwarmAbortError, SwarmConnectionError, SwarmEngineStateError, SwarmError, SwarmInputError, SwarmOperationError } from "./errors.ts";
+import {
+  SwarmAbortError,
+  SwarmConnectionError,
+  SwarmEngineStateError,
+  SwarmError,
+  SwarmInputError,
+  SwarmOperationError,
+  SwarmServerOfflineError,
+  isRetryableError,
+} from "./errors.ts";
 import { LocalExpiryTracker, resolveLocalExpiry } from "./local-expiry.ts";
 import { watchEngineStatus, type StatusWatchDeps } from "./status-watch.ts";
 import type { ThrottlePoolView } from "./throttle.ts";
-import { DEFAULT_BACKOFF, pause, realSleep, remainingMs, throwIfStopped, type SwarmBackoff, type SwarmClock, type WaitOptions } from "./timing.ts";
+import { DEFAULT_BACKOFF, pause, realSleep, remainingMs, throwIfStopped, withJitter, type SwarmBackoff, type SwarmClock, type WaitOptions } from "./timing.ts";
 import { callEndpoint, type EndpointResponse, type SwarmRequestOptions, type TransportConfig } from "./transport.ts";
 import { isCannotConnect } from "./types.ts";
 import type {
+  AgreeSyncWeightResult,
   AbortEpisodeOptions, AutoStartOptions, AutoStartResult, BeginEpisodeOptions, CannotConnectSnapshot, ClaimedEpisode,
   ClaimEpisodeOptions, ClaimResult, EndEpisodeOptions, EndEpisodeResult, EngineStatusSnapshot, EngineWaitOptions,
   SwarmClientOptions, SwarmLogger, SyncableJob, TaskRef, WorkflowOutputInput,
@@ -379,5 +394,76 @@ export class SwarmClient {
   /** `GET /get_current_batch_rollout_pool_information` (spec §3.13), tolerant defaults. @throws transport errors */
   getRolloutStat(options?: SwarmRequestOptions): Promise<CurrentBatchRolloutPoolInformation> {
     return this.#call("getRolloutStat", undefined, options);
+  }
+
+  /**
+   * This client's entry in the server's active-client list (pool information's `swarm_client_instruction`, spec
+   * §3.13, §7.3), or null when it is not listed. The server has no keepalive route: a client stays listed only
+   * through its own activity — a claim, an LLM call's pre-flight, an end or abort with `declare_client_active` — and
+   * falls off 600 s after the last (`last_activity_at`, unix seconds); the list is emptied at every weight sync.
+   * @throws transport errors
+   */
+  async getActiveClientEntry(options?: SwarmRequestOptions): Promise<ActiveSwarmClient | null> {
+    const pool = await this.getRolloutStat(options);
+    return pool.swarm_client_instruction?.active_clients.find((c) => c.client_uuid === this.clientUuid) ?? null;
+  }
+
+  /**
+   * ONE `POST /agree_sync_weight` with `{"client_uuid"}` (spec §3.14, 10 s timeout): this client votes for the
+   * weight sync of the current batch. Refusals are values. Refused before any request when the synced job's
+   * sample-collection method is not an agree mode (the server would answer 500).
+   * @throws SwarmInputError (not an agree mode) | SwarmAPIError (500: the server's pool says another mode) | transport errors
+   */
+  async agreeSyncWeight(options?: SwarmRequestOptions): Promise<AgreeSyncWeightResult> {
+    this.#assertAgreeSupported();
+    const res = await this.#call("agreeSyncWeight", { client_uuid: this.clientUuid }, options);
+    if (res.success) return { agreed: true };
+    const reason = isNotInActiveList(res.failure_reason) ? "notActive" : res.failure_reason === ServerText.clientUuidRequired ? "clientUuidRequired" : "other";
+    return { agreed: false, reason, failureReason: res.failure_reason };
+  }
+
+  /**
+   * The Python client's `agree_sync_weight()` (spec §3.14, llm-routes §10): false at once when the engine is not
+   * ROLLING / ROLLING_POST; else votes, retrying every `backoff.agreeRetryMs` after a refusal or a retryable error,
+   * then waits until the engine moves on — ROLLING_POST, WEIGHT_SYNCING, or a higher `global_step` (a sync too fast
+   * for the status poll). Unlike Python it stops at `deadlineMs` or the signal.
+   * @returns true once the vote was recorded and the engine moved on; false when the engine was not rolling
+   * @throws SwarmInputError (not an agree mode) | SwarmServerOfflineError | SwarmDeadlineError | SwarmAbortError |
+   *   non-retryable errors (e.g. the 500 of a server in another mode)
+   */
+  async agreeSyncWeightAndWait(options: WaitOptions = {}): Promise<boolean> {
+    this.#assertAgreeSupported();
+    const start = await this.getEngineStatus({ signal: options.signal });
+    if (!isRollingState(start.status)) return false;
+    const what = "agreeSyncWeight";
+    for (;;) {
+      throwIfStopped(this.#clock, options, what, start.status);
+      try {
+        const r = await this.agreeSyncWeight({ signal: options.signal, timeoutMs: Math.max(1, Math.min(endpoints.agreeSyncWeight.timeoutMs, remainingMs(this.#clock, options))) });
+        if (r.agreed) break;
+        this.#logger.warn(`agree_sync_weight refused: ${r.failureReason}`);
+      } catch (err) {
+        if (err instanceof SwarmAbortError || !isRetryableError(err)) throw err;
+        this.#logger.warn(`agree_sync_weight failed: ${(err as Error).message}`);
+      }
+      await pause(this.#clock, this.#backoff.agreeRetryMs, options, what, start.status);
+    }
+    for (;;) {
+      const snap = await this.getEngineStatusOrCannotConnect({ signal: options.signal });
+      if (snap.status === ENGINE.ROLLING_POST || snap.status === ENGINE.WEIGHT_SYNCING) return true;
+      if (snap.globalStep !== null && start.globalStep !== null && snap.globalStep > start.globalStep) return true;
+      if (snap.status === ENGINE.OFFLINE) throw new SwarmServerOfflineError([ENGINE.ROLLING_POST, ENGINE.WEIGHT_SYNCING]);
+      await pause(this.#clock, withJitter(this.#backoff.statusPollIntervalMs, this.#backoff.jitterRatio, this.#clock.random), options, what, snap.status);
+    }
+  }
+
+  #assertAgreeSupported(): void {
+    const method = this.#job?.sampleCollectionMethod;
+    if (method !== undefined && !isAgreeSyncWeightMethod(method)) {
+      throw new SwarmInputError(
+        "sampleCollectionMethod",
+        `is ${method}; agree_sync_weight needs rollout_until_any_client_agree_sync_weight or rollout_until_all_clients_agree_sync_weight (the server answers 500 in any other mode)`,
+      );
+    }
   }
 }

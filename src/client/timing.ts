@@ -51,6 +51,8 @@ export interface SwarmBackoff {
   restartGraceMs: number;
   /** pause before the single retry when the server cannot be reached (Python: 16 s, spec §4.5) */
   cannotConnectRetryMs: number;
+  /** delay between `/agree_sync_weight` attempts after a refusal or an error (Python `AGREE_SYNC_WEIGHT_RETRY_DELAY` = 2 s) */
+  agreeRetryMs: number;
   /** jitter as a fraction of the delay: the delay is multiplied by a factor in [1 - j, 1 + j) */
   jitterRatio: number;
 }
@@ -64,6 +66,7 @@ export const DEFAULT_BACKOFF: SwarmBackoff = {
   retryDelayMs: 15_000,
   restartGraceMs: 8_000,
   cannotConnectRetryMs: 16_000,
+  agreeRetryMs: 2_000,
   jitterRatio: 0.25,
 };
 

@@ -209,3 +209,12 @@ export interface AutoStartResult {
   action: "started" | "alreadyRolling" | "waitedForRolling";
   engine: EngineStatusSnapshot;
 }
+
+/**
+ * One `/agree_sync_weight` answer (spec §3.14): the vote was recorded (idempotent), or refused with the server's
+ * `failure_reason` — `notActive` (this client has not ended an episode since the last weight sync, or idled out of
+ * the active list after 600 s), `clientUuidRequired`, or `other`.
+ */
+export type AgreeSyncWeightResult =
+  | { agreed: true }
+  | { agreed: false; reason: "notActive" | "clientUuidRequired" | "other"; failureReason: string };

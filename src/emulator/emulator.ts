@@ -2,6 +2,7 @@
  * @module emulator/emulator — `createEmulator`: wires the server state, the simulated engine, the simulated
  * policy, the janitor, the hooks and the hono app into one in-process emulator (issue 2 §5).
  */
+import { setMaxListeners } from "node:events";
 import type { Hono } from "hono";
 import {
   ENGINE,
@@ -115,7 +116,7 @@ export interface Emulator {
   readonly publicBaseUrl: string;
   /** Sets the `openai_base_url` the engine registers from now on. */
   setPublicBaseUrl(url: string): void;
-  /** Stops every timer (janitor, engine); the app still answers but nothing moves by itself. */
+  /** Stops every timer (janitor, engine) and every pending LLM generation; the app still answers but nothing moves by itself. */
   close(): void;
 }
 
@@ -172,7 +173,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   scheduleJanitor();
 
   const requestLog: RequestLogEntry[] = [];
-  const app = createApp({ state, engine, policy, hooks, clock, timings: config.timings, workDir: config.workDir, ids: serverIds, upstream: config.upstream, journal, requireHeaders: config.requireHeaders, requestLog });
+  const shutdown = new AbortController();
+  // every pending generation listens on it (hundreds at once under load): no MaxListenersExceededWarning
+  setMaxListeners(0, shutdown.signal);
+  const app = createApp({ state, engine, policy, hooks, clock, timings: config.timings, workDir: config.workDir, ids: serverIds, upstream: config.upstream, journal, requireHeaders: config.requireHeaders, requestLog, manners: config.manners, shutdown: shutdown.signal });
   const engineView: EmulatorEngineView = {
     get status() { return state.engineStatus; },
     get statusDetail() { return state.engineStatusDetail; },
@@ -210,6 +214,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     },
     close() {
       closed = true;
+      shutdown.abort(new Error("emulator closed"));
       if (janitor) clock.clearTimer(janitor);
       janitor = null;
       engine?.kill();

@@ -33,14 +33,23 @@ export interface FaultAction {
 /** Header of an in-process answer that stands for a dropped connection; the socket server destroys the socket on it. */
 export const DROP_HEADER = "x-ajet-emulator-drop";
 
-/** A chat call as hooks see it. `callIndex` is the episode's 1-based LLM call number. */
+/** The proxy's LLM routes: `/v1/chat/completions`, `/v1/responses`, `/v1/messages`. */
+export type LlmRoute = "chat" | "responses" | "messages";
+
+/**
+ * An LLM call as hooks see it (any of the three routes). `callIndex` is the episode's 1-based LLM call number.
+ */
 export interface ChatCallInfo {
   episodeUuid: string;
   callIndex: number;
   /** The request body as received. */
   body: unknown;
-  /** The messages the model sees (default system prompt injected). */
+  /** The chat messages the model sees (translated from Responses / Messages input; default system prompt injected). */
   messages: readonly ChatMessage[];
+  /** The route the call came in on; absent means chat. */
+  route?: LlmRoute;
+  /** The chat-format function tools the model is offered (translated for Responses / Messages); absent: `body.tools`. */
+  tools?: unknown;
 }
 
 /** The hooks. Each returns a FaultAction, or nothing for normal behaviour. */
@@ -48,7 +57,11 @@ export interface EmulatorHooks {
   claimEpisode?: (req: ClaimEpisodeRequest) => FaultAction | undefined | void;
   endEpisode?: (req: EndEpisodeRequest) => FaultAction | undefined | void;
   abortEpisode?: (req: EndEpisodeRequest) => FaultAction | undefined | void;
-  /** Called after the swarm checks passed and the call was counted (the real proxy counts before generating). */
+  /**
+   * Called for every LLM call (chat, Responses, Messages; `call.route` says which) after the swarm checks passed and
+   * the call was counted (the real proxy counts before generating). In a stream that is already open, a failure
+   * status ends the stream without its terminal event and `drop` errors it.
+   */
   chatCompletion?: (call: ChatCallInfo) => FaultAction | undefined | void;
   /** Replaces the simulated generation latency, milliseconds (a function may return undefined: the policy's own). */
   llmLatencyMs?: number | ((call: ChatCallInfo) => number | undefined);

@@ -13,7 +13,8 @@ export {
   UpstreamOptions,
   type ResolvedEmulatorConfig,
 } from "./options.ts";
-export { DROP_HEADER, type ChatCallInfo, type EmulatorHooks, type FaultAction } from "./hooks.ts";
+export { DROP_HEADER, type ChatCallInfo, type EmulatorHooks, type FaultAction, type LlmRoute } from "./hooks.ts";
+export { PROXY_WAIT_SLICE_MS, STREAM_KEEPALIVE_MS } from "./proxy/llm-call.ts";
 export { FaultKind, FaultSpec, faultHooks, parseFaultFlag } from "./faults.ts";
 export { Journal, parseJournal, type JournalEvent } from "./journal.ts";
 export type { RequestLogEntry } from "./http/deps.ts";

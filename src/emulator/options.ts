@@ -8,6 +8,7 @@
  * closed and drained; WEIGHT_SYNCING lasts `weightSyncMs`; the janitor runs every `janitorIntervalMs` (10 s).
  */
 import { z } from "zod";
+import { LLM_CALL_BUDGET_SECONDS } from "../protocol/index.ts";
 import { FaultSpec } from "./faults.ts";
 import { LatencySpecSchema } from "./latency.ts";
 
@@ -28,22 +29,44 @@ export const EmulatorTimings = z.object({
   endAckMs: ms("engine ack delay for a train /end_episode (normally a few ms)"),
   activeClientTimeoutMs: ms("active-client expiry (CLIENT_ACTIVE_TIMEOUT 600 s)"),
   verboseLogTtlMs: ms("verbose log entry lifetime (30 s)"),
-  llmLatency: LatencySpecSchema.describe("simulated generation latency per chat call"),
+  llmLatency: LatencySpecSchema.describe("simulated generation latency per LLM call (chat, Responses, Messages)"),
+  llmCallBudgetMs: ms(
+    "how long the proxy waits for one generation before giving up with a 500 (newest server: 600 slices of 6 s = 3 600 000); the Responses and Messages routes, and chat with chatStreamKeepalive",
+  ),
 });
 export type EmulatorTimings = z.infer<typeof EmulatorTimings>;
 
-/** Profile names: `real` (default, the real server's timings), `dev` (shape kept, ~10× faster), `fast` (tests). */
-export const EmulatorProfile = z.enum(["real", "dev", "fast"]);
+/**
+ * Profile names: `real` (default, the real server's timings), `dev` (shape kept, ~10× faster), `fast` (tests),
+ * `slow` (dev's engine timings with coding-agent-like generations: each LLM call takes ~20 s to minutes, so an
+ * episode of a few calls lasts minutes and streamed calls live on keepalives).
+ */
+export const EmulatorProfile = z.enum(["real", "dev", "fast", "slow"]);
 export type EmulatorProfile = z.infer<typeof EmulatorProfile>;
 
-const common = { activeClientTimeoutMs: 600_000, verboseLogTtlMs: 30_000 };
+const common = { activeClientTimeoutMs: 600_000, verboseLogTtlMs: 30_000, llmCallBudgetMs: LLM_CALL_BUDGET_SECONDS * 1000 };
+
+/** `dev`: the real shape, about ten times faster (and the base of `slow`). */
+const DEV_TIMINGS: EmulatorTimings = {
+  startEngineMs: 1_000,
+  bootMs: 1_500,
+  registrationDelayMs: 100,
+  tickMs: 500,
+  weightSyncMs: 1_000,
+  stopEngineMs: 100,
+  janitorIntervalMs: 1_000,
+  endAckMs: 0,
+  llmLatency: { kind: "lognormal", medianMs: 60, sigma: 0.5, maxMs: 1_000 },
+  ...common,
+};
 
 /**
- * The three profiles. `real`: boot 2 s + 60 s, registration 1 s after each ROLLING edge, tick 4 s, weight sync 60 s, janitor 10 s, LLM ~1.5 s lognormal.
+ * The four profiles. `real`: boot 2 s + 60 s, registration 1 s after each ROLLING edge, tick 4 s, weight sync 60 s, janitor 10 s, LLM ~1.5 s lognormal.
  * `dev`: boot 1 s + 1.5 s (the /start_engine answer is held ≥ 1 s as on the real server: a client that caches the
  * status for 0.5 s must not read a faster answer as OFFLINE), registration 0.1 s after each ROLLING edge, tick 0.5 s, weight sync 1 s (ROLLING_POST + WEIGHT_SYNCING ≈ 1–1.5 s, shorter than
  * the Python client's 5 s status poll but still observable by a 1 s poller), janitor 1 s, LLM ~60 ms.
  * `fast`: tens of milliseconds everywhere, LLM instant — for tests.
+ * `slow`: `dev` with LLM calls of median 20 s (lognormal σ 0.8, capped at 5 min): minutes-long episodes.
  */
 export const PROFILES: Record<EmulatorProfile, EmulatorTimings> = {
   real: {
@@ -58,18 +81,7 @@ export const PROFILES: Record<EmulatorProfile, EmulatorTimings> = {
     llmLatency: { kind: "lognormal", medianMs: 1_500, sigma: 0.5, maxMs: 60_000 },
     ...common,
   },
-  dev: {
-    startEngineMs: 1_000,
-    bootMs: 1_500,
-    registrationDelayMs: 100,
-    tickMs: 500,
-    weightSyncMs: 1_000,
-    stopEngineMs: 100,
-    janitorIntervalMs: 1_000,
-    endAckMs: 0,
-    llmLatency: { kind: "lognormal", medianMs: 60, sigma: 0.5, maxMs: 1_000 },
-    ...common,
-  },
+  dev: DEV_TIMINGS,
   fast: {
     startEngineMs: 10,
     bootMs: 20,
@@ -82,6 +94,7 @@ export const PROFILES: Record<EmulatorProfile, EmulatorTimings> = {
     llmLatency: { kind: "fixed", ms: 0 },
     ...common,
   },
+  slow: { ...DEV_TIMINGS, llmLatency: { kind: "lognormal", medianMs: 20_000, sigma: 0.8, maxMs: 300_000 } },
 };
 
 /**
@@ -95,11 +108,20 @@ export const ServerManners = z.object({
   repeatStatusPosts: z.boolean().describe(
     "the trainer posts ROLLING_POST twice (stop callback, then its next tick) and WEIGHT_SYNCING twice (without, then with global_step)",
   ),
+  chatStreamKeepalive: z.boolean().describe(
+    "newest server (llm-routes §2, §5): a stream:true chat call opens its SSE at once with `: keepalive` frames every 5 s while the engine generates; off = the recorded server (4978091): the stream is sent whole after the generation",
+  ),
+  responsesToolCallEvents: z.boolean().describe(
+    "Responses streams also announce function_call items (output_item.added, function_call_arguments.delta/done, output_item.done) as OpenAI's API does; off = upstream (llm-routes §3.3): function calls only in response.completed",
+  ),
 });
 export type ServerManners = z.infer<typeof ServerManners>;
 
-/** Default manners: both on, as on the upstream server. */
-export const DEFAULT_MANNERS: ServerManners = { resetAfter500: true, repeatStatusPosts: true };
+/**
+ * Default manners, as on the upstream server: a reset after a 500 and repeated status posts on; the chat stream as
+ * the recorded server sends it (no keepalives); function calls of a Responses stream only in `response.completed`.
+ */
+export const DEFAULT_MANNERS: ServerManners = { resetAfter500: true, repeatStatusPosts: true, chatStreamKeepalive: false, responsesToolCallEvents: false };
 
 /** Knobs of the simulated policy (a simulator, not a model; see policy/policy.ts). */
 export const PolicyOptions = z.object({

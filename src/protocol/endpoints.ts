@@ -55,7 +55,8 @@ export const endpoints = {
   canContinueEpisode: { method: "POST", path: "/can_continue_episode", caller: "client", request: CanContinueEpisodeRequest, response: CanContinueEpisodeResponse, timeoutMs: s(30) },
   getEpisodeBuffer: { method: "POST", path: "/get_episode_buffer", caller: "debug", request: null, response: EpisodeBufferResponse, timeoutMs: s(30) },
   getRolloutStat: { method: "GET", path: "/get_current_batch_rollout_pool_information", caller: "client", request: null, response: CurrentBatchRolloutPoolInformation, timeoutMs: s(30) },
-  agreeSyncWeight: { method: "POST", path: "/agree_sync_weight", caller: "client", request: AgreeSyncWeightRequest, response: BoolResponse, timeoutMs: s(30) },
+  /** spec §8.2: the Python client gives `agree_sync_weight` 10 s */
+  agreeSyncWeight: { method: "POST", path: "/agree_sync_weight", caller: "client", request: AgreeSyncWeightRequest, response: BoolResponse, timeoutMs: s(10) },
   updateEngineStatus: { method: "POST", path: "/update_engine_status", caller: "engine", request: UpdateEngineStatusRequest, response: BoolResponse, timeoutMs: s(10) },
   registerEpisode: { method: "POST", path: "/register_episode", caller: "engine", request: RegisterEpisodeRequest, response: BoolResponse, timeoutMs: s(2) },
   isEpisodeClaimed: { method: "POST", path: "/is_episode_claimed", caller: "engine", request: CheckWhetherEpisodeClaimedRequest, response: BoolResponse, timeoutMs: s(5) },

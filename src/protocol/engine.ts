@@ -117,3 +117,15 @@ export const SWARM_BATCH_DEFAULTS = { batchSize: 32, numRepeat: 4, maxEnvWorker:
 
 /** The reference client's `begin_episode(discard_episode_timeout=240)` default, in seconds (spec §5.3). */
 export const DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS = 240;
+
+/**
+ * The newest proxy's keepalive period for a pending streamed LLM call (`STREAM_KEEPALIVE_INTERVAL_SEC`, llm-routes
+ * §5), seconds: every hop must pass a frame at least this often or streaming harnesses time out and re-issue.
+ */
+export const LLM_STREAM_KEEPALIVE_SECONDS = 5;
+
+/**
+ * How long the newest proxy waits for one generation before it answers 500 (600 receive slices of 6 s,
+ * llm-routes §1 step 5), seconds. A client's per-call timeout should allow this plus slack.
+ */
+export const LLM_CALL_BUDGET_SECONDS = 3600;

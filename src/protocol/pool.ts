@@ -52,3 +52,11 @@ export const SampleCollectionMethod = z.enum([
   "rollout_until_all_clients_agree_sync_weight",
 ]);
 export type SampleCollectionMethod = z.infer<typeof SampleCollectionMethod>;
+
+/** The two methods in which the clients vote for the weight sync (`AGREE_SYNC_WEIGHT_VALID_METHODS`, spec §3.14, §7.3). */
+export const AGREE_SYNC_WEIGHT_METHODS: readonly SampleCollectionMethod[] = ["rollout_until_any_client_agree_sync_weight", "rollout_until_all_clients_agree_sync_weight"];
+
+/** True for the two agree modes, where `/agree_sync_weight` is allowed (anything else answers HTTP 500). */
+export function isAgreeSyncWeightMethod(method: string | null | undefined): boolean {
+  return (AGREE_SYNC_WEIGHT_METHODS as readonly string[]).includes(method ?? "");
+}

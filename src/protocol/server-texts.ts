@@ -92,6 +92,11 @@ export function isEpisodeNotClaimed(detail: string): boolean {
   return detail.includes("is not in claimed status") || detail.includes("is not claimed, cannot accept");
 }
 
+/** True when an `/agree_sync_weight` failure_reason says the client is not (or no longer) in the active list (spec §3.14). */
+export function isNotInActiveList(failureReason: string): boolean {
+  return failureReason.includes("is not in the active list");
+}
+
 /** True when an end error detail says another client re-claimed the episode (spec §3.9 check 5, 404). */
 export function isClaimedByOtherClient(detail: string): boolean {
   return detail.includes("is claimed by different client");

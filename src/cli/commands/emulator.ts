@@ -17,7 +17,8 @@ export function defineEmulatorFlags(cmd: Command): void {
     .description("Serves a local AgentJet swarm server emulator (simulated engine and policy) on 127.0.0.1.")
     .option("--port <n>", "TCP port (default 10086; 0 = any free port)")
     .option("--host <addr>", "interface to bind (default 127.0.0.1)")
-    .option("--profile <name>", "timings: real (default) | dev | fast")
+    .option("--profile <name>", "timings: real (default) | dev | fast | slow (LLM calls of ~20 s to minutes)")
+    .option("--llm-latency-ms <ms>", "hold every LLM call this long (fixed, milliseconds), instead of the profile's latency; streamed calls stay open on keepalives")
     .option("--answer-key <file>", "JSONL answer key: {match, answer, format}, GSM8K {question, answer} or Countdown {target, nums, solution}")
     .option("--seed <n>", "seed of ids and of the simulated policy (default 0)")
     .option("--upstream <url>", "forward chat calls to this OpenAI-compatible base URL instead of the simulated policy")
@@ -33,6 +34,8 @@ export interface EmulatorCliOptions {
   port: number;
   host: string;
   profile: EmulatorProfile;
+  /** `--llm-latency-ms N`: fixed latency of every LLM call, ms */
+  llmLatencyMs?: number;
   answerKeyFile?: string;
   seed: number;
   upstream?: { baseUrl: string; apiKey: string; model?: string };
@@ -74,7 +77,8 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
   if (!flags) return null;
   const values = flags.values;
   const profile = EmulatorProfile.safeParse(values["profile"] ?? "real");
-  if (!profile.success) throw new CliError(`--profile must be one of real, dev, fast, got '${String(values["profile"])}'`);
+  if (!profile.success) throw new CliError(`--profile must be one of ${EmulatorProfile.options.join(", ")}, got '${String(values["profile"])}'`);
+  const latency = values["llmLatencyMs"] as string | undefined;
   const upstreamUrl = values["upstream"] as string | undefined;
   const upstreamKey = values["upstreamKey"] as string | undefined;
   if (upstreamUrl && !upstreamKey) throw new CliError("--upstream needs --upstream-key KEY");
@@ -94,6 +98,7 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
     port: integer("port", (values["port"] as string | undefined) ?? "10086", 0, 65535),
     host: (values["host"] as string | undefined) ?? "127.0.0.1",
     profile: profile.data,
+    ...(latency !== undefined ? { llmLatencyMs: integer("llm-latency-ms", latency, 0, 3_600_000) } : {}),
     seed: integer("seed", (values["seed"] as string | undefined) ?? "0", -(2 ** 31), 2 ** 31 - 1),
     ...(values["answerKey"] ? { answerKeyFile: values["answerKey"] as string } : {}),
     ...(upstreamUrl && upstreamKey ? { upstream: { baseUrl: upstreamUrl, apiKey: upstreamKey, ...(model ? { model } : {}) } } : {}),
@@ -193,6 +198,7 @@ export async function runEmulatorCommand(argv: string[], io: EmulatorCommandIo =
       port: options.port,
       host: options.host,
       profile: options.profile,
+      ...(options.llmLatencyMs !== undefined ? { timings: { llmLatency: { kind: "fixed" as const, ms: options.llmLatencyMs } } } : {}),
       seed: options.seed,
       ...(answerKey.length ? { answerKey } : {}),
       ...(options.upstream ? { upstream: options.upstream } : {}),

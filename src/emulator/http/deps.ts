@@ -7,7 +7,7 @@ import type { Clock } from "../clock.ts";
 import type { EngineSim } from "../engine/engine-sim.ts";
 import type { EmulatorHooks } from "../hooks.ts";
 import type { Journal } from "../journal.ts";
-import type { EmulatorTimings } from "../options.ts";
+import type { EmulatorTimings, ServerManners } from "../options.ts";
 import type { SimulatedPolicy } from "../policy/policy.ts";
 import type { ResolvedUpstream } from "../proxy/upstream.ts";
 import type { Rng } from "../rng.ts";
@@ -33,6 +33,10 @@ export interface AppDeps {
   requireHeaders?: Readonly<Record<string, string>>;
   /** every request received, in order (method, path, epoch ms on the emulator's clock); kept up to {@link REQUEST_LOG_LIMIT} */
   requestLog?: RequestLogEntry[];
+  /** server manners besides timings (the stream ones are read by the LLM routes); default DEFAULT_MANNERS */
+  manners?: ServerManners;
+  /** aborted by `emulator.close()`: pending LLM generations stop */
+  shutdown?: AbortSignal;
 }
 
 /** One request the emulator received. */

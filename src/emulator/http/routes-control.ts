@@ -1,11 +1,12 @@
 /**
  * @module emulator/http/routes-control — health, config/engine lifecycle, status, experiment dir, pool
- * information, verbose logs, `/replay_latest_llm_call` and the chat proxy route (spec §1, §3.2–3.7, §3.13,
- * §3.19–3.21).
+ * information, verbose logs, `/replay_latest_llm_call` and the proxy routes: chat, Responses, Messages (spec §1,
+ * §3.2–3.7, §3.13, §3.19–3.21; llm-routes §1–§6).
  */
 import type { Hono } from "hono";
 import { ServerText, SyncTrainConfigRequest } from "../../protocol/index.ts";
 import { handleChatCompletion } from "../proxy/chat-route.ts";
+import { handleMessages, handleResponses, type LlmRouteDeps } from "../proxy/llm-routes.ts";
 import { startEngine, stopEngine, syncTrainCode, syncTrainConfig } from "../server/lifecycle.ts";
 import { readPoolInformation, readVerboseLogs } from "../server/pool.ts";
 import { outcomeResponse, route, type AppDeps, type RouteTable } from "./deps.ts";
@@ -34,5 +35,8 @@ export function registerControlRoutes(app: Hono, table: RouteTable, deps: AppDep
   route(app, table, "POST", "/replay_latest_llm_call", () =>
     state.latestLlmCall ? jsonResponse(state.latestLlmCall) : httpException(404, ServerText.noLlmCallYet),
   );
-  route(app, table, "POST", "/v1/chat/completions", (req) => handleChatCompletion(req, deps));
+  const llm: LlmRouteDeps = { ...deps, llmCallBudgetMs: timings.llmCallBudgetMs, responsesToolCallEvents: deps.manners?.responsesToolCallEvents ?? false };
+  route(app, table, "POST", "/v1/chat/completions", (req) => handleChatCompletion(req, { ...llm, chatStreamKeepalive: deps.manners?.chatStreamKeepalive ?? false }));
+  route(app, table, "POST", "/v1/responses", (req) => handleResponses(req, llm));
+  route(app, table, "POST", "/v1/messages", (req) => handleMessages(req, llm));
 }

@@ -4,6 +4,7 @@
  */
 import {
   ServerText,
+  isAgreeSyncWeightMethod,
   type ActiveSwarmClient,
   type BoolResponse,
   type CurrentBatchRolloutPoolInformation,
@@ -11,11 +12,6 @@ import {
 } from "../../protocol/index.ts";
 import { defaultPoolInformation, type ServerState } from "./state.ts";
 
-/** The two agree-driven sample-collection methods (`AGREE_SYNC_WEIGHT_VALID_METHODS`). */
-export const AGREE_METHODS: ReadonlySet<string> = new Set([
-  "rollout_until_any_client_agree_sync_weight",
-  "rollout_until_all_clients_agree_sync_weight",
-]);
 
 /** `_register_active_client`: add (idempotent) and refresh the client's activity. */
 export function registerActiveClient(state: ServerState, clientUuid: string): void {
@@ -99,7 +95,7 @@ export type AgreeResult = BoolResponse | "assert";
 /** `POST /agree_sync_weight` semantics (spec §3.14). */
 export function agreeSyncWeight(state: ServerState, clientUuid: string): AgreeResult {
   if (!clientUuid) return { success: false, failure_reason: ServerText.clientUuidRequired };
-  if (!AGREE_METHODS.has(state.pool.sample_collection_method)) return "assert";
+  if (!isAgreeSyncWeightMethod(state.pool.sample_collection_method)) return "assert";
   const client = state.activeClients.find((c) => c.client_uuid === clientUuid);
   if (client) {
     client.allowed_sync_weight = true;

@@ -82,8 +82,8 @@ export class ServerState {
   activeClients: ActiveSwarmClient[] = [];
   /** `/push_verbose_log` entries (`timestamp` in unix seconds). */
   verboseLogs: Array<{ timestamp: number; tag: string; message: string }> = [];
-  /** `latest_llm_call` for `/replay_latest_llm_call`. */
-  latestLlmCall: { input: unknown; output: unknown } | null = null;
+  /** `latest_llm_call` for `/replay_latest_llm_call`: raw request body, answer, and `format` for Responses / Messages. */
+  latestLlmCall: { input: unknown; output: unknown; format?: "responses" | "messages" } | null = null;
   /** Train episodes accepted per step (emulator-side observation, see step-log.ts). */
   readonly stepLog = new StepLog();
   /** Engine runs started so far (1 after the first `/start_engine`). */

@@ -17,11 +17,13 @@ describe("ajet-edge emulator arguments", () => {
       parseEmulatorArgs(["--port", "0", "--profile", "fast", "--seed", "9", "--answer-key", "k.jsonl", "--upstream", "http://127.0.0.1:1/v1", "--upstream-key", "k", "--upstream-model", "m"]),
     ).toEqual({ port: 0, host: "127.0.0.1", profile: "fast", seed: 9, answerKeyFile: "k.jsonl", upstream: { baseUrl: "http://127.0.0.1:1/v1", apiKey: "k", model: "m" } });
     expect(parseEmulatorArgs(["--help"])).toBeNull();
+    expect(parseEmulatorArgs(["--profile", "slow", "--llm-latency-ms", "600000"])).toMatchObject({ profile: "slow", llmLatencyMs: 600_000 });
   });
 
   it.each([
     [["--port", "99999"], /--port must be an integer from 0 to 65535/],
-    [["--profile", "slow"], /--profile must be one of real, dev, fast/],
+    [["--profile", "turbo"], /--profile must be one of real, dev, fast, slow/],
+    [["--llm-latency-ms", "-1"], /--llm-latency-ms must be an integer from 0 to 3600000/],
     [["--upstream", "http://x"], /--upstream needs --upstream-key/],
     [["--bogus"], /unknown option '--bogus'/],
   ])("refuses %j", (argv, message) => {
@@ -34,11 +36,11 @@ describe("ajet-edge emulator arguments", () => {
     const original = console.error;
     console.error = (...args: unknown[]) => void errors.push(args.join(" "));
     try {
-      expect(await main(["emulator", "--profile", "slow"])).toBe(2);
+      expect(await main(["emulator", "--profile", "turbo"])).toBe(2);
     } finally {
       console.error = original;
     }
-    expect(errors).toEqual(["ajet-edge emulator: --profile must be one of real, dev, fast, got 'slow'\nrun 'ajet-edge emulator --help' for the options"]);
+    expect(errors).toEqual(["ajet-edge emulator: --profile must be one of real, dev, fast, slow, got 'turbo'\nrun 'ajet-edge emulator --help' for the options"]);
   });
 });
 

@@ -1,0 +1,108 @@
+/**
+ * The agree-mode client methods (spec §3.14, §7.3; llm-routes §10): `agreeSyncWeight` (one vote: body, refusals as
+ * values, the local mode check), `agreeSyncWeightAndWait` (the Python loop: not rolling → false, retry every 2 s,
+ * then wait until the engine moves on) and `getActiveClientEntry`, against a scripted server and against the
+ * in-process emulator in the all-agree mode.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { SwarmAPIError, SwarmClient, SwarmDeadlineError, SwarmInputError } from "../../../src/client/index.ts";
+import { createEmulator, createManualClock, type Emulator } from "../../../src/emulator/index.ts";
+import { ENGINE, ServerText } from "../../../src/protocol/index.ts";
+import { advancingFetch } from "../../support/emulator-fetch.ts";
+import { json, recordingLogger, scriptedClient, status, text } from "./_support.ts";
+
+const ALL = "rollout_until_all_clients_agree_sync_weight";
+
+describe("agreeSyncWeight (one vote)", () => {
+  it("posts exactly {client_uuid} with the 10 s timeout and maps the answers", async () => {
+    const { client, server } = scriptedClient({
+      "POST /agree_sync_weight": [
+        json(200, { success: true, failure_reason: "" }),
+        json(200, { success: false, failure_reason: ServerText.notInActiveList("client-1") }),
+        json(200, { success: false, failure_reason: "client_uuid required" }),
+        text(500, "Internal Server Error"),
+      ],
+    });
+    expect(await client.agreeSyncWeight()).toEqual({ agreed: true });
+    expect(server.calls[0]?.body).toEqual({ client_uuid: "client-1" });
+    expect(await client.agreeSyncWeight()).toEqual({ agreed: false, reason: "notActive", failureReason: ServerText.notInActiveList("client-1") });
+    expect(await client.agreeSyncWeight()).toEqual({ agreed: false, reason: "clientUuidRequired", failureReason: "client_uuid required" });
+    await expect(client.agreeSyncWeight()).rejects.toBeInstanceOf(SwarmAPIError); // the server's assert: not an agree mode
+  });
+
+  it("refuses locally, before any request, when the synced job is not in an agree mode", async () => {
+    const { client, server } = scriptedClient({ "GET /get_engine_status": status(ENGINE.OFFLINE), "POST /sync_train_config": json(200, { success: true }) });
+    await client.syncTrainConfig({ toYaml: () => "ajet: {}\n", sampleCollectionMethod: "rollout_until_finish_enough_tasks" });
+    await expect(client.agreeSyncWeight()).rejects.toThrow(SwarmInputError);
+    await expect(client.agreeSyncWeight()).rejects.toThrow(/agree_sync_weight needs rollout_until_any_client_agree_sync_weight/);
+    expect(server.callsTo("POST /agree_sync_weight")).toHaveLength(0);
+  });
+});
+
+describe("agreeSyncWeightAndWait (the Python loop)", () => {
+  it("returns false at once when the engine is not ROLLING / ROLLING_POST", async () => {
+    const { client, server } = scriptedClient({ "GET /get_engine_status": status(ENGINE.WEIGHT_SYNCING) });
+    expect(await client.agreeSyncWeightAndWait()).toBe(false);
+    expect(server.callsTo("POST /agree_sync_weight")).toHaveLength(0);
+  });
+
+  it("retries every 2 s after a refusal or a 5xx, then waits until ROLLING_POST", async () => {
+    const { client, server, clock } = scriptedClient({
+      "GET /get_engine_status": [status(ENGINE.ROLLING, 3), status(ENGINE.ROLLING, 3), status(ENGINE.ROLLING_POST, 3)],
+      "POST /agree_sync_weight": [json(200, { success: false, failure_reason: ServerText.notInActiveList("client-1") }), text(502, "Bad Gateway"), json(200, { success: true, failure_reason: "" })],
+    });
+    expect(await client.agreeSyncWeightAndWait()).toBe(true);
+    expect(server.callsTo("POST /agree_sync_weight")).toHaveLength(3);
+    expect(clock.state.sleeps.slice(0, 2)).toEqual([2_000, 2_000]);
+  });
+
+  it("counts a higher global_step as the sync having happened (a sync faster than the poll)", async () => {
+    const { client } = scriptedClient({
+      "GET /get_engine_status": [status(ENGINE.ROLLING, 3), status(ENGINE.ROLLING, 3), status(ENGINE.ROLLING, 4)],
+      "POST /agree_sync_weight": json(200, { success: true, failure_reason: "" }),
+    });
+    expect(await client.agreeSyncWeightAndWait()).toBe(true);
+  });
+
+  it("stops at its deadline while refused", async () => {
+    const { client, clock } = scriptedClient({
+      "GET /get_engine_status": status(ENGINE.ROLLING),
+      "POST /agree_sync_weight": json(200, { success: false, failure_reason: ServerText.notInActiveList("client-1") }),
+    });
+    await expect(client.agreeSyncWeightAndWait({ deadlineMs: clock.now() + 7_000 })).rejects.toBeInstanceOf(SwarmDeadlineError);
+  });
+});
+
+describe("against the emulator in the all-agree mode", () => {
+  let emu: Emulator | null = null;
+  afterEach(() => emu?.close());
+
+  it("two clients: each is listed after its first end, the batch closes when both agreed, then the list is empty", async () => {
+    const clock = createManualClock();
+    emu = createEmulator({ profile: "fast", clock, seed: 5, timings: { weightSyncMs: 30_000 } });
+    const fetch = advancingFetch(emu, clock);
+    const make = (clientUuid: string) =>
+      new SwarmClient({ baseURL: "http://127.0.0.1:10086", clientUuid, fetch, now: () => clock.nowMs(), sleep: (ms) => clock.advance(ms), random: () => 0.5, logger: recordingLogger().logger });
+    const a = make("run-a");
+    const b = make("run-b");
+    const yaml = ["ajet:", "  data:", "    train_batch_size: 1", "  rollout:", "    num_repeat: 1", "    max_env_worker: 8", `  swarm_mode_sample_collection_method: ${ALL}`, ""].join("\n");
+    await a.autoSyncTrainConfigAndStartEngine({ toYaml: () => yaml, sampleCollectionMethod: ALL });
+    for (const client of [a, b]) {
+      expect(await client.getActiveClientEntry()).toBeNull();
+      const ep = await client.beginEpisode({ discardEpisodeTimeoutSeconds: 60 });
+      const key = ep.apiKey;
+      await fetch(`${ep.baseUrl}/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ messages: [{ role: "user", content: "hi" }] }) });
+      expect((await client.endEpisode("t", ep.episodeUuid, { reward: 1 })).kind).toBe("ended");
+      expect(await client.getActiveClientEntry()).toMatchObject({ client_uuid: client.clientUuid, allowed_sync_weight: false });
+    }
+    expect(await a.agreeSyncWeight()).toEqual({ agreed: true });
+    expect(await a.getActiveClientEntry()).toMatchObject({ allowed_sync_weight: true });
+    await clock.advance(1_000);
+    expect(emu.engine.status).toBe(ENGINE.ROLLING); // b has not agreed
+    expect(await b.agreeSyncWeightAndWait({ deadlineMs: clock.nowMs() + 60_000 })).toBe(true);
+    expect([ENGINE.ROLLING_POST, ENGINE.WEIGHT_SYNCING]).toContain(emu.engine.status);
+    await clock.advance(1_000);
+    expect(emu.engine.status).toBe(ENGINE.WEIGHT_SYNCING);
+    expect(await a.getActiveClientEntry()).toBeNull(); // the list and the votes are wiped at the sync
+  });
+});
