@@ -19,5 +19,10 @@ if (!unit) throw new Error("vitest.config.ts has no `unit` project; scripts/muta
  */
 export const NOT_JUDGING = ["test/unit/cli/**", "test/unit/emulator/**", "test/unit/dashboard/**", "test/unit/scheduler/property.test.ts", "test/unit/scheduler/distinct-windows.test.ts"];
 
-// instrumented code runs slower (every mutant is a branch, every statement counts coverage): a test's time budget grows
-export default defineConfig({ ...unit, test: { ...unit.test, name: undefined, exclude: [...(unit.test?.exclude ?? []), "**/node_modules/**", ...NOT_JUDGING], testTimeout: 180_000 } });
+// - instrumented code runs slower (every mutant is a branch, every statement counts coverage): a test's budget grows;
+// - `isolate: false`: the test files share one module graph instead of importing the sources again for each file and
+//   each mutant (Stryker switches mutants at run time, so a loaded module serves every mutant; static ones are ignored)
+export default defineConfig({
+  ...unit,
+  test: { ...unit.test, name: undefined, exclude: [...(unit.test?.exclude ?? []), "**/node_modules/**", ...NOT_JUDGING], testTimeout: 180_000, isolate: false },
+});
