@@ -42,14 +42,22 @@ export interface MutationReport {
   files: Record<string, { source: string; mutants: ReportMutant[] }>;
 }
 
-/** One entry of the committed survivors file: which mutant (file, mutator, the code it changes, the replacement) and why it stays. */
+/**
+ * One entry of the committed survivors file: which mutants (file, mutator, the code it changes, the replacement) and
+ * why they stay. An entry names one mutant by `original` (+ `replacement`), or a kind of mutant by `line`: every
+ * mutant of `mutator` on a source line containing that text (e.g. all mutants inside `d.log(` calls: log text).
+ */
 export interface SurvivorReason {
+  /** repository-relative path; `*` matches within a folder, `**` across folders */
   file: string;
+  /** Stryker's mutator name, or `*` for any */
   mutator: string;
   /** the start of the mutated code, whitespace collapsed (a prefix of the original text is enough) */
-  original: string;
+  original?: string;
   /** the replacement, whitespace collapsed; omitted = any replacement of that code by that mutator */
   replacement?: string;
+  /** text the mutant's (first) source line contains */
+  line?: string;
   /** one line: why no test should kill it (equivalent mutant, log text only, …) */
   reason: string;
 }
@@ -92,10 +100,21 @@ export function originalText(source: string, mutant: ReportMutant): string {
   return [first, ...middle, last].join("\n");
 }
 
-/** Whether a survivors-file entry names this mutant. */
-export function reasonMatches(entry: SurvivorReason, file: string, mutator: string, original: string, replacement: string): boolean {
-  if (entry.file !== file || entry.mutator !== mutator) return false;
-  if (!squash(original).startsWith(squash(entry.original))) return false;
+/** `*` within a folder, `**` across folders; everything else literal. */
+function globMatches(glob: string, file: string): boolean {
+  if (!glob.includes("*")) return glob === file;
+  const re = glob.split("**").map((part) => part.split("*").map((t) => t.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")).join(".*");
+  return new RegExp(`^${re}$`).test(file);
+}
+
+/**
+ * Whether a survivors-file entry names this mutant.
+ * @param sourceLine the full source line the mutant starts on
+ */
+export function reasonMatches(entry: SurvivorReason, file: string, mutator: string, original: string, replacement: string, sourceLine = ""): boolean {
+  if (!globMatches(entry.file, file) || (entry.mutator !== "*" && entry.mutator !== mutator)) return false;
+  if (entry.line !== undefined && !sourceLine.includes(entry.line)) return false;
+  if (entry.original !== undefined && !squash(original).startsWith(squash(entry.original))) return false;
   return entry.replacement === undefined || squash(entry.replacement) === squash(replacement);
 }
 
@@ -144,7 +163,8 @@ export function summarise(report: MutationReport, reasons: readonly SurvivorReas
       if (m.status !== "Survived" && m.status !== "NoCoverage") continue;
       const original = originalText(source, m);
       const replacement = m.replacement ?? m.mutatorName;
-      const entry = reasons.find((r) => reasonMatches(r, file, m.mutatorName, original, replacement));
+      const sourceLine = source.split("\n")[m.location.start.line - 1] ?? "";
+      const entry = reasons.find((r) => reasonMatches(r, file, m.mutatorName, original, replacement, sourceLine));
       if (entry) used.add(entry);
       const { line, column } = m.location.start;
       survivors.push({ file, line, column, mutator: m.mutatorName, status: m.status, original, replacement, reason: entry?.reason ?? null });
@@ -192,7 +212,7 @@ export function renderMarkdown(summary: Summary, header: string): string {
   }
   if (summary.staleReasons.length > 0) {
     out.push(`## Stale entries of test/mutation/survivors.yaml (${summary.staleReasons.length}: they match no survivor now)`, "");
-    for (const e of summary.staleReasons) out.push(`- ${e.file} ${e.mutator} \`${clip(e.original, 60)}\``);
+    for (const e of summary.staleReasons) out.push(`- ${e.file} ${e.mutator} \`${clip(e.original ?? e.line ?? "", 60)}\``);
     out.push("");
   }
   return out.join("\n");

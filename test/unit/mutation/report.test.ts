@@ -76,6 +76,24 @@ describe("summarise", () => {
     expect(s.survivors[0]?.reason).toBe("r");
   });
 
+  it("an entry may name a kind of mutant: any file of a glob, any mutator, on a line containing a text (log calls)", () => {
+    const source = 'const a = 1;\n  d.log("warn", "message", { k });\n';
+    const logged: MutationReport = {
+      files: {
+        "src/scheduler/x.ts": { source, mutants: [mutant("1", "Survived", at(2, 9, 2, 15), "StringLiteral", '""'), mutant("2", "Survived", at(2, 28, 2, 33), "ObjectLiteral", "{}"), mutant("3", "Survived", at(1, 11, 1, 12))] },
+        "src/scheduler/deep/y.ts": { source, mutants: [mutant("4", "Survived", at(2, 9, 2, 15), "StringLiteral", '""')] },
+      },
+    };
+    const s = summarise(logged, [{ file: "src/scheduler/*.ts", mutator: "*", line: "d.log(", reason: "log text" }]);
+    expect(s.survivors.map((v) => [v.file, v.line, v.reason])).toEqual([
+      ["src/scheduler/deep/y.ts", 2, null], // `*` stays within its folder
+      ["src/scheduler/x.ts", 1, null],
+      ["src/scheduler/x.ts", 2, "log text"],
+      ["src/scheduler/x.ts", 2, "log text"],
+    ]);
+    expect(summarise(logged, [{ file: "src/**/*.ts", mutator: "StringLiteral", line: "d.log(", reason: "r" }]).survivors.filter((v) => v.reason).length).toBe(2);
+  });
+
   it("counts only the given files when asked (the changed files of a CI check)", () => {
     expect(summarise(report, [], new Set(["src/rewards/math.ts"])).rooms).toEqual({ rewards: expect.objectContaining({ killed: 1, score: 100 }) });
   });
