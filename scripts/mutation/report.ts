@@ -64,6 +64,8 @@ export interface SurvivorReason {
 
 /** Counts of one room (or file set) and its mutation score. */
 export interface ScoreCounts {
+  /** files of the room the report holds (a room measured in part has fewer than the room's files) */
+  files: number;
   killed: number;
   timeout: number;
   survived: number;
@@ -129,7 +131,7 @@ function count(counts: ScoreCounts, status: ReportMutant["status"]): void {
 }
 
 function emptyCounts(): ScoreCounts {
-  return { killed: 0, timeout: 0, survived: 0, noCoverage: 0, ignored: 0, errors: 0, score: null };
+  return { files: 0, killed: 0, timeout: 0, survived: 0, noCoverage: 0, ignored: 0, errors: 0, score: null };
 }
 
 function finishScore(c: ScoreCounts): ScoreCounts {
@@ -158,6 +160,7 @@ export function summarise(report: MutationReport, reasons: readonly SurvivorReas
     const room = roomOf(file);
     if (!room || (only && !only.has(file))) continue;
     const counts = (rooms[room] ??= emptyCounts());
+    counts.files++;
     for (const m of [...mutants].sort((a, b) => a.location.start.line - b.location.start.line || a.location.start.column - b.location.start.column)) {
       count(counts, m.status);
       if (m.status !== "Survived" && m.status !== "NoCoverage") continue;
@@ -179,24 +182,26 @@ const clip = (text: string, max = 70): string => {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 };
 
-/** One line per room: `scheduler  91.20 %  (1200 killed, 30 timeout, 110 survived, 4 no coverage)`. */
-export function scoreLines(summary: Summary): string[] {
+/** One line per room: `scheduler  91.20 %  (1200 killed, 30 timeout, 110 survived, 4 no coverage, …)`. */
+export function scoreLines(summary: Summary, roomFiles: Partial<Record<Room, number>> = {}): string[] {
   return ROOMS.filter((r) => summary.rooms[r]).map((r) => {
     const c = summary.rooms[r]!;
     const score = c.score === null ? "   n/a" : `${c.score.toFixed(2).padStart(6)} %`;
     const target = TARGET_ROOMS.includes(r) ? ` target ≥ ${TARGET_SCORE} %` : " (reported, no target)";
-    return `${r.padEnd(10)} ${score}  (${c.killed} killed, ${c.timeout} timeout, ${c.survived} survived, ${c.noCoverage} no coverage, ${c.ignored} ignored)${target}`;
+    const part = roomFiles[r] !== undefined && roomFiles[r] !== c.files ? `, ${c.files} of ${roomFiles[r]} files measured` : "";
+    return `${r.padEnd(10)} ${score}  (${c.killed} killed, ${c.timeout} timeout, ${c.survived} survived, ${c.noCoverage} no coverage, ${c.ignored} ignored${part})${target}`;
   });
 }
 
 /** The summary as Markdown: the score table, then every survivor of the target rooms with its reason. */
-export function renderMarkdown(summary: Summary, header: string): string {
-  const out = [`# Mutation testing (StrykerJS, unit project)`, "", header, "", "| room | score | killed | timeout | survived | no coverage | ignored (static) |", "|---|---|---|---|---|---|---|"];
+export function renderMarkdown(summary: Summary, header: string, roomFiles: Partial<Record<Room, number>> = {}): string {
+  const out = [`# Mutation testing (StrykerJS, unit project)`, "", header, "", "| room | score | files measured | killed | timeout | survived | no coverage | ignored (static) |", "|---|---|---|---|---|---|---|---|"];
   for (const r of ROOMS) {
     const c = summary.rooms[r];
     if (!c) continue;
     const target = TARGET_ROOMS.includes(r) ? ` (target ≥ ${TARGET_SCORE} %)` : "";
-    out.push(`| ${r} | ${c.score === null ? "n/a" : `${c.score.toFixed(2)} %`}${target} | ${c.killed} | ${c.timeout} | ${c.survived} | ${c.noCoverage} | ${c.ignored} |`);
+    const of = roomFiles[r] === undefined ? `${c.files}` : `${c.files} of ${roomFiles[r]}`;
+    out.push(`| ${r} | ${c.score === null ? "n/a" : `${c.score.toFixed(2)} %`}${target} | ${of} | ${c.killed} | ${c.timeout} | ${c.survived} | ${c.noCoverage} | ${c.ignored} |`);
   }
   const unexplained = summary.survivors.filter((s) => s.reason === null);
   out.push("", `## Survivors (${summary.survivors.length}; ${unexplained.length} without a reason in test/mutation/survivors.yaml)`, "");

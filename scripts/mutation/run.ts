@@ -6,6 +6,7 @@
  *   npm run mutation                          every room, incremental (only what changed since the baseline runs)
  *   npm run mutation -- --room scheduler      one room (repeat the flag or give a comma list for more)
  *   npm run mutation -- --room port --full    re-test every mutant of the room (ignore the baseline's results)
+ *   npm run mutation -- --files src/scheduler/leases.ts,src/port/abort.ts   only these files
  *   npm run mutation -- --summary             re-read the last report (after editing survivors.yaml), run nothing
  *   npm run mutation -- --changed             CI: only the files that differ from the baseline, when estimated to
  *                                             take under --budget-minutes (default 10); never writes the baseline
@@ -142,14 +143,24 @@ function runStryker(args: string[], limitSeconds: number | null, quiet: boolean)
   });
 }
 
+/** Files per room now (a room's score over fewer files is a partial measure, and says so). */
+function roomFileCounts(): Partial<Record<Room, number>> {
+  const counts: Partial<Record<Room, number>> = {};
+  for (const file of roomFiles().keys()) {
+    const room = roomOf(file)!;
+    counts[room] = (counts[room] ?? 0) + 1;
+  }
+  return counts;
+}
+
 function writeSummary(summary: Summary, header: string, dir: string): void {
   mkdirSync(join(ROOT, dir), { recursive: true });
-  writeFileSync(join(ROOT, dir, "summary.md"), renderMarkdown(summary, header) + "\n");
+  writeFileSync(join(ROOT, dir, "summary.md"), renderMarkdown(summary, header, roomFileCounts()) + "\n");
 }
 
 function printScores(summary: Summary, title: string): void {
   console.log(`\n${title}`);
-  for (const line of scoreLines(summary)) console.log(`  ${line}`);
+  for (const line of scoreLines(summary, roomFileCounts())) console.log(`  ${line}`);
   const unexplained = summary.survivors.filter((s) => s.reason === null).length;
   console.log(`  ${summary.survivors.length} survivors, ${unexplained} without a reason in ${SURVIVORS}${summary.staleReasons.length ? `; ${summary.staleReasons.length} stale entries there` : ""}`);
 }
@@ -158,6 +169,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       room: { type: "string", multiple: true },
+      files: { type: "string" },
       full: { type: "boolean", default: false },
       summary: { type: "boolean", default: false },
       changed: { type: "boolean", default: false },
@@ -178,7 +190,9 @@ async function main(): Promise<void> {
   const chosen: Room[] = rooms.length ? (rooms as Room[]) : [...ROOMS];
   const stored = readSummaryFile();
   if (!values.summary) {
-    const args = ["--mutate", mutateGlobs(chosen).join(","), "--incremental", "--incrementalFile", BASELINE, "--concurrency", String(concurrency)];
+    const files = values.files?.split(",").map((f) => f.trim()).filter(Boolean);
+    for (const f of files ?? []) if (!roomOf(f) || !existsSync(join(ROOT, f))) fail(`--files ${f}: not a source file of the rooms (${ROOMS.map((r) => `src/${r}/`).join(", ")})`);
+    const args = ["--mutate", files ? files.join(",") : mutateGlobs(chosen).join(","), "--incremental", "--incrementalFile", BASELINE, "--concurrency", String(concurrency)];
     if (values.full) args.push("--force");
     const log = await runStryker(args, null, false);
     if (log.exitCode !== 0) {
@@ -188,7 +202,7 @@ async function main(): Promise<void> {
     const report = readReport(BASELINE);
     if (!report) fail(`Stryker finished but wrote no ${BASELINE}`);
     const scope = summarise(report, reasons);
-    if (chosen.length === 1 && log.dryRunSeconds !== null) {
+    if (!files && chosen.length === 1 && log.dryRunSeconds !== null) {
       const room = chosen[0]!;
       const files = Object.entries(report.files).filter(([f]) => roomOf(f) === room);
       const ignored = scope.rooms[room]?.ignored ?? 0;
@@ -204,7 +218,7 @@ async function main(): Promise<void> {
         wallSeconds: log.wallSeconds, testedMutants: tested, reusedMutants: log.reused, concurrency,
       };
     }
-    console.log(`\nnpm run mutation: ${chosen.join(", ")} in ${log.wallSeconds} s (initial test run ${log.dryRunSeconds ?? "?"} s, ${log.reused} mutant results reused from the baseline, concurrency ${concurrency})`);
+    console.log(`\nnpm run mutation: ${files ? files.join(", ") : chosen.join(", ")} in ${log.wallSeconds} s (initial test run ${log.dryRunSeconds ?? "?"} s, ${log.reused} mutant results reused from the baseline, concurrency ${concurrency})`);
   }
   const report = readReport(BASELINE);
   if (!report) fail(`no ${BASELINE} yet: run \`npm run mutation -- --room <room>\` first`);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  changedFiles, changedLineCount, estimateSeconds, mutateGlobs, originalText, renderMarkdown, roomOf, summarise, verdict,
+  changedFiles, changedLineCount, estimateSeconds, mutateGlobs, originalText, renderMarkdown, roomOf, scoreLines, summarise, verdict,
   type MutationReport, type ReportMutant, type SurvivorReason,
 } from "../../../scripts/mutation/report.ts";
 
@@ -45,7 +45,7 @@ describe("rooms", () => {
 describe("summarise", () => {
   it("scores detected / (detected + undetected): timeouts count as detected, ignored and compile errors not at all", () => {
     const s = summarise(report, []);
-    expect(s.rooms.scheduler).toEqual({ killed: 4, timeout: 1, survived: 1, noCoverage: 1, ignored: 1, errors: 1, score: 71.43 });
+    expect(s.rooms.scheduler).toEqual({ files: 1, killed: 4, timeout: 1, survived: 1, noCoverage: 1, ignored: 1, errors: 1, score: 71.43 });
     expect(s.rooms.rewards?.score).toBe(100);
     expect(Object.keys(s.rooms).sort()).toEqual(["rewards", "scheduler"]); // edge and the barrel are not rooms
   });
@@ -62,8 +62,9 @@ describe("summarise", () => {
       { file: "src/scheduler/leases.ts", line: 2, column: 5, mutator: "StringLiteral", status: "NoCoverage", original: '"x"', replacement: '""', reason: "log text only" },
     ]);
     expect(s.staleReasons.map((r) => r.reason)).toEqual(["not this replacement", "fixed since"]);
-    const md = renderMarkdown(s, "header");
-    expect(md).toContain("| scheduler | 71.43 % (target ≥ 85 %) | 4 | 1 | 1 | 1 | 1 |");
+    const md = renderMarkdown(s, "header", { scheduler: 27 });
+    expect(md).toContain("| scheduler | 71.43 % (target ≥ 85 %) | 1 of 27 | 4 | 1 | 1 | 1 | 1 |");
+    expect(scoreLines(s, { scheduler: 27 })[0]).toBe("scheduler   71.43 %  (4 killed, 1 timeout, 1 survived, 1 no coverage, 1 ignored, 1 of 27 files measured) target ≥ 85 %");
     expect(md).toContain("src/scheduler/leases.ts:1:5 EqualityOperator `a > b` → `a >= b` — **no reason listed**");
     expect(md).toContain("## Stale entries");
   });
