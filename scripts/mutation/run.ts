@@ -202,8 +202,9 @@ async function main(): Promise<void> {
     const report = readReport(BASELINE);
     if (!report) fail(`Stryker finished but wrote no ${BASELINE}`);
     const scope = summarise(report, reasons);
-    if (!files && chosen.length === 1 && log.dryRunSeconds !== null) {
-      const room = chosen[0]!;
+    const ranRooms = files ? [...new Set(files.map((f) => roomOf(f)!))] : chosen;
+    if (ranRooms.length === 1 && log.dryRunSeconds !== null) {
+      const room = ranRooms[0]!;
       const files = Object.entries(report.files).filter(([f]) => roomOf(f) === room);
       const ignored = scope.rooms[room]?.ignored ?? 0;
       const tested = Math.max(0, (log.instrumented ?? 0) - log.reused - ignored);
