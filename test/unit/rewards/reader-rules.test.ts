@@ -156,7 +156,7 @@ describe("Countdown: the last closed answer tag, exactly the given numbers", () 
 
 describe("BC-10 the gold's own errors", () => {
   it("an empty gold is a data error that names the gold and the fix; a gold that normalises to text compares as text", () => {
-    expect(() => scoreMathAnswer("\\boxed{1}", "  ")).toThrow(/gold answer "  " is empty after normalisation; give the task a non-empty metadata\.gold/);
+    expect(() => scoreMathAnswer("\\boxed{1}", "  ")).toThrow(/gold answer " {2}" is empty after normalisation; give the task a non-empty metadata\.gold/);
     expect(scoreMathAnswer("\\boxed{B}", "B")).toMatchObject({ reward: 1, isSuccess: true });
     expect(scoreMathAnswer("nothing here", "B")).toMatchObject({ reward: 0, isSuccess: false, reason: "no_answer" });
     expect(scoreMathAnswer("\\boxed{\\text{}}", "B")).toMatchObject({ reward: 0, isSuccess: false, reason: "no_answer", extracted: "\\text{}" });
