@@ -6,11 +6,13 @@
  *    the reasoning before it says (the gold itself included);
  *  - the same number in another accepted spelling is rewarded (so the first law is not met by rewarding nothing);
  *  - a Countdown equation is rewarded only when it uses exactly the given numbers and reaches the target;
- *  - of a `####` line and a "Final Answer" line, the later one is the answer.
+ *  - of a `####` line and a "Final Answer" line, the later one is the answer;
+ *  - an LLM judge's verdict is its reply's last structured verdict, a number in [0, 1], or none (never guessed).
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { scoreCountdown, scoreMathAnswer, type AnswerReader } from "../../../src/rewards/index.ts";
+import { parseJudgeVerdict } from "../../../src/rewards/judge.ts";
 
 const RUNS = { numRuns: 300, seed: 24 } as const;
 const ALL_READERS: AnswerReader[] = ["boxed", "hash", "final-answer", "final-number"];
@@ -162,5 +164,57 @@ describe("a Countdown equation is rewarded only when it uses exactly the given n
       }),
       RUNS,
     );
+  });
+});
+
+describe("a judge verdict is the reply's last structured verdict, a number in [0, 1], or none", () => {
+  const verdict = fc.oneof(fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom(0, 1, 0.5));
+  const noise = fc.constantFrom("", "Overall 9/10. ", "The rubric says {\"score\": 1} is best. ", "<think>{\"score\": 0.9}</think>", "score: 0.3\n");
+
+  it("the score of the last {\"score\": x} is the verdict, whatever prose and earlier objects say", () => {
+    fc.assert(
+      fc.property(noise, verdict, verdict, (before, earlier, last) => {
+        const reply = `${before}First draft {"score": ${earlier}}.\nFinal: {"score": ${last}}`;
+        expect(parseJudgeVerdict(reply)).toEqual({ ok: true, score: last, source: "json" });
+      }),
+      RUNS,
+    );
+  });
+
+  it("a score outside [0, 1], not a number, or no verdict at all is never a score", () => {
+    const bad = fc.oneof(fc.double({ min: 1.000001, max: 1e9, noNaN: true }), fc.double({ min: -1e9, max: -0.000001, noNaN: true }), fc.constantFrom('"high"', "null", "true", '"0.5"', "[1]"));
+    fc.assert(
+      fc.property(noise, bad, (before, value) => {
+        const result = parseJudgeVerdict(`${before}{"score": ${value}}`);
+        expect(result.ok).toBe(false);
+      }),
+      RUNS,
+    );
+    for (const reply of ["Overall 9/10", "", "   ", "<think>{\"score\": 1}</think>", "<think>{\"score\": 1}", null]) expect(parseJudgeVerdict(reply).ok).toBe(false);
+  });
+
+  it("an incomplete reply (cut at its length limit or filtered) has no verdict, whatever it contains", () => {
+    for (const finish of ["length", "content_filter"]) expect(parseJudgeVerdict('{"score": 1}', finish)).toMatchObject({ ok: false, problem: `the judge reply is incomplete (finish_reason "${finish}")` });
+    expect(parseJudgeVerdict('{"score": 1}', "stop")).toMatchObject({ ok: true, score: 1 });
+  });
+
+  it("with verdict tags, the verdict that ends last wins between tags and JSON; a tag ending where another does is the longer one", () => {
+    const tags = { "[[CORRECT]]": 1, "[[INCORRECT]]": 0, "[[HALF]]": 0.5 };
+    expect(parseJudgeVerdict('{"score": 1} … [[INCORRECT]]', null, { verdictTags: tags })).toEqual({ ok: true, score: 0, source: "tag" });
+    expect(parseJudgeVerdict('[[INCORRECT]] … {"score": 1}', null, { verdictTags: tags })).toEqual({ ok: true, score: 1, source: "json" });
+    expect(parseJudgeVerdict("[[CORRECT]] then [[HALF]]", null, { verdictTags: tags })).toEqual({ ok: true, score: 0.5, source: "tag" });
+    expect(parseJudgeVerdict("[[HALF]] then [[CORRECT]]", null, { verdictTags: tags })).toEqual({ ok: true, score: 1, source: "tag" });
+    expect(parseJudgeVerdict("so: [[INCORRECT]]", null, { verdictTags: { "[[CORRECT]]": 1, "[[INCORRECT]]": 0 } })).toMatchObject({ score: 0 });
+    expect(parseJudgeVerdict("[[CORRECT]]", null, { verdictTags: { "[[CORRECT]]": 2, "": 1 } })).toEqual({ ok: false, problem: "verdict tag score 2 is not in [0, 1]" });
+    expect(parseJudgeVerdict("[[CORRECT]]", null, { verdictTags: { "[[CORRECT]]": -1 } })).toMatchObject({ ok: false });
+    expect(parseJudgeVerdict("[[CORRECT]]", null, { verdictTags: { "[[CORRECT]]": Number.NaN } })).toMatchObject({ ok: false });
+    expect(parseJudgeVerdict("no verdict", null, { verdictTags: tags })).toEqual({ ok: false, problem: 'the judge reply has no {"score": x} object or verdict tag' });
+    expect(parseJudgeVerdict("no verdict")).toEqual({ ok: false, problem: 'the judge reply has no {"score": x} object' });
+  });
+
+  it("only the reply's last 20,000 characters are read; reasoning blocks are never the verdict", () => {
+    expect(parseJudgeVerdict(`{"score": 1}${" ".repeat(20_000)}x`).ok).toBe(false);
+    expect(parseJudgeVerdict(`{"score": 0.25}<think>{"score": 1}</think> done`)).toMatchObject({ ok: true, score: 0.25 });
+    expect(parseJudgeVerdict(`<think>a</think>{"score": 0.75}<think>{"score": 1}</think>`)).toMatchObject({ ok: true, score: 0.75 });
   });
 });
