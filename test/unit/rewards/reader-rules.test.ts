@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  extractHashAnswer, extractLastAnswerTag, finalAssistantText, formatRational, messageText, parseGsm8kGold, parseNumericAnswer,
+  extractHashAnswer, extractLastAnswerTag, finalAssistantText, formatRational, messageText, parseGsm8kGold, parseNumericAnswer, parseStrictDecimal,
   sameMultiset, scoreCountdown, scoreMathAnswer,
 } from "../../../src/rewards/index.ts";
 
@@ -50,6 +50,7 @@ describe("markers: where the answer starts and ends", () => {
     expect(fa("Final Answer: __73__", "73")).toMatchObject({ reward: 1 });
     expect(fa("Final Answer: 3: 4", "3: 4")).toMatchObject({ extracted: "3: 4" }); // only a leading colon is the marker's
     expect(fa("Final Answer\n\n73", "73")).toMatchObject({ reward: 0, reason: "no_answer" }); // the line after, not further
+    expect(fa("so the Final Answer:", "73")).toMatchObject({ reward: 0, reason: "no_answer" }); // nothing after it
   });
 
   it("BC-16 Final Answer is read only in the message's last 4,000 characters, and its position counts in the whole message", () => {
@@ -84,6 +85,7 @@ describe("BC-16 size limits hold at their exact boundary", () => {
     const n400 = "1".repeat(400);
     expect(parseNumericAnswer(n400)).not.toBeNull();
     expect(parseNumericAnswer(`${n400}1`)).toBeNull();
+    expect(parseStrictDecimal(`${n400}1`)).toBeNull();
     expect(parseNumericAnswer(`${"1".repeat(199)}/${"1".repeat(201)}`)).toBeNull(); // 401 characters
     expect(parseNumericAnswer(`${"1".repeat(198)}/${"1".repeat(201)}`)).not.toBeNull(); // 400
   });
@@ -97,6 +99,8 @@ describe("exact numbers", () => {
     expect(formatRational(parseNumericAnswer("\\frac{-3}{-4}")!)).toBe("0.75");
     expect(scoreMathAnswer("\\boxed{\\frac{1}{-2}}", "-0.5")).toMatchObject({ reward: 1, normalized: "-0.5" });
     expect(parseNumericAnswer("1/0")).toBeNull();
+    expect(formatRational(parseNumericAnswer("0.5/0.25")!)).toBe("2"); // decimal parts divide exactly
+    expect(scoreMathAnswer("\\boxed{\\frac{0.5}{0.25}}", "2")).toMatchObject({ reward: 1 });
   });
 
   it("only a sign at the start is a sign; a fraction needs both parts to be numbers; powers up to 64", () => {
@@ -111,6 +115,8 @@ describe("exact numbers", () => {
 
   it("a terminating fraction is shown as its exact decimal, negatives included; others as n/d in lowest terms", () => {
     expect(formatRational({ num: 7n, den: 40n })).toBe("0.175"); // 2^3·5: three places
+    expect(formatRational({ num: 1n, den: 25n })).toBe("0.04"); // 5^2: two places
+    expect(formatRational({ num: 3n, den: 60n })).toBe("0.05"); // reduced first (1/20)
     expect(formatRational({ num: -7n, den: 40n })).toBe("-0.175");
     expect(formatRational({ num: -1n, den: 3n })).toBe("-1/3");
     expect(formatRational({ num: 6n, den: 9n })).toBe("2/3");
@@ -125,6 +131,7 @@ describe("Countdown: the last closed answer tag, exactly the given numbers", () 
     expect(extractLastAnswerTag("<answer>1+2</answer> then <answer>3*4")).toBeNull();
     expect(extractLastAnswerTag("</answer><answer></answer>")).toBe("");
     expect(extractLastAnswerTag("no tag")).toBeNull();
+    expect(extractLastAnswerTag("1+2</answer>")).toBeNull(); // a closing tag alone is no answer
     expect(scoreCountdown("<answer></answer>", 3, [1, 2])).toMatchObject({ reward: 0, reason: "no_answer" });
   });
 
