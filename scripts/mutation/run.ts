@@ -35,6 +35,9 @@ interface SummaryFile {
   rooms: Summary["rooms"];
   survivors: number;
   unexplained: number;
+  /** files of the rooms that existed when the baseline was written but are not in it (never measured): a
+   * `--changed` check leaves them out instead of taking them for new files */
+  unmeasured?: string[];
   /** measured per room on its last run alone (the `--changed` estimate reads it) */
   timing: Partial<Record<Room, RoomTiming & { wallSeconds: number; testedMutants: number; reusedMutants: number; concurrency: number }>>;
 }
@@ -224,7 +227,9 @@ async function main(): Promise<void> {
   const report = readReport(BASELINE);
   if (!report) fail(`no ${BASELINE} yet: run \`npm run mutation -- --room <room>\` first`);
   const summary = summarise(report, reasons);
-  writeFileSync(join(ROOT, SUMMARY_JSON), JSON.stringify({ rooms: summary.rooms, survivors: summary.survivors.length, unexplained: summary.survivors.filter((s) => s.reason === null).length, timing: stored.timing } satisfies SummaryFile, null, 2) + "\n");
+  const unmeasured = [...roomFiles().keys()].filter((f) => !report.files[f]);
+  const counts = { survivors: summary.survivors.length, unexplained: summary.survivors.filter((s) => s.reason === null).length };
+  writeFileSync(join(ROOT, SUMMARY_JSON), JSON.stringify({ rooms: summary.rooms, ...counts, unmeasured, timing: stored.timing } satisfies SummaryFile, null, 2) + "\n");
   writeSummary(summary, `Scores over the unit project; the full report is ${BASELINE} (mutation-testing-report-schema JSON, also Stryker's incremental baseline) and reports/mutation/index.html (not committed).`, DIR);
   printScores(summary, `mutation score per room (${DIR}/summary.md):`);
 }
@@ -236,10 +241,12 @@ async function checkChanged(reasons: readonly SurvivorReason[], budgetSeconds: n
   // a room the baseline has never measured has nothing to compare with (and no timing): it is left out, and said so
   const measured = new Set(Object.keys(baseline.files).map(roomOf).filter((r) => r !== null));
   const unmeasured = ROOMS.filter((r) => !measured.has(r));
-  const note = unmeasured.length ? ` (not in the baseline, not checked: ${unmeasured.join(", ")})` : "";
-  const changed = changedFiles(baseline, roomFiles()).filter((c) => measured.has(c.room));
+  const note = unmeasured.length ? ` (rooms not in the baseline, not checked: ${unmeasured.join(", ")})` : "";
+  const stored = readSummaryFile();
+  const unmeasuredFiles = new Set(stored.unmeasured ?? []);
+  const changed = changedFiles(baseline, roomFiles()).filter((c) => measured.has(c.room) && !unmeasuredFiles.has(c.file));
   if (changed.length === 0) return console.log(`mutation check: no file of the mutated rooms differs from the baseline; nothing to test${note}`);
-  const estimate = estimateSeconds(changed, readSummaryFile().timing);
+  const estimate = estimateSeconds(changed, stored.timing);
   const names = changed.map((c) => c.file);
   if (estimate === null) return console.log(`mutation check skipped: no measured timing for room(s) of ${names.join(", ")} in ${SUMMARY_JSON} (run npm run mutation -- --room <room> once)`);
   if (estimate > budgetSeconds) {
