@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  extractHashAnswer, extractLastAnswerTag, finalAssistantText, formatRational, messageText, parseGsm8kGold, parseNumericAnswer, parseStrictDecimal,
+  extractHashAnswer, extractLastAnswerTag, extractLastBoxed, findLastBox, finalAssistantText, lastBoxedSpan, matchBrace, stripBox, formatRational, messageText, parseGsm8kGold, parseNumericAnswer, parseStrictDecimal,
   sameMultiset, scoreCountdown, scoreMathAnswer,
 } from "../../../src/rewards/index.ts";
 
@@ -167,5 +167,49 @@ describe("BC-10 the gold's own errors", () => {
     expect(scoreMathAnswer("\\boxed{B}", "B")).toMatchObject({ reward: 1, isSuccess: true });
     expect(scoreMathAnswer("nothing here", "B")).toMatchObject({ reward: 0, isSuccess: false, reason: "no_answer" });
     expect(scoreMathAnswer("\\boxed{\\text{}}", "B")).toMatchObject({ reward: 0, isSuccess: false, reason: "no_answer", extracted: "\\text{}" });
+  });
+});
+
+describe("BC-01/BC-03 what a box is", () => {
+  it("a marker followed by a letter is another command (either case); spaces, tabs and newlines may stand before the brace", () => {
+    for (const other of ["\\boxedx{1}", "\\boxedZ{1}", "\\boxeda{1}", "\\boxedA{1}", "\\boxedz{1}"]) expect(extractLastBoxed(other)).toBeNull();
+    for (const ws of [" ", "\t", "\n", "\r\n", "  \t"]) expect(extractLastBoxed(`\\boxed${ws}{18}`)).toBe("18");
+    expect(extractLastBoxed("\\boxed5")).toBeNull(); // `\boxed5`: not a box
+    expect(extractLastBoxed("\\boxed 5$ and")).toBe("5"); // a brace-less token ends at `$` or whitespace
+    expect(extractLastBoxed("x \\boxed")).toBeNull();
+    expect(extractLastBoxed("x \\boxed   ")).toBeNull();
+  });
+
+  it("braces nest and escaped braces do not count; an unclosed last box is no answer, never the earlier complete one", () => {
+    expect(extractLastBoxed("\\boxed{\\frac{1}{2}}")).toBe("\\frac{1}{2}");
+    expect(extractLastBoxed("\\boxed{a\\}b}")).toBe("a\\}b");
+    expect(findLastBox("\\boxed{1} then \\boxed{2")).toMatchObject({ kind: "unbalanced", start: 15 });
+    expect(scoreMathAnswer("\\boxed{18} so \\boxed{18", "18")).toMatchObject({ reward: 0, reason: "no_answer" });
+  });
+
+  it("the box that starts last wins across markers (\\fbox after \\boxed, and the other way)", () => {
+    expect(extractLastBoxed("\\boxed{1} then \\fbox{2}")).toBe("2");
+    expect(extractLastBoxed("\\fbox{2} then \\boxed{1}")).toBe("1");
+    expect(extractLastBoxed("\\boxed{1} then \\boxedtext{2}")).toBe("1"); // a later non-box marker is skipped
+    expect(lastBoxedSpan("a \\fbox{7} b")).toBe("\\fbox{7}");
+    expect(lastBoxedSpan("a \\fbox{7")).toBeNull();
+  });
+
+  it("BC-16 box content of exactly maxContentChars is read, one more is too_long; braced and brace-less alike", () => {
+    expect(findLastBox("\\boxed{12345}", 5)).toMatchObject({ kind: "box", content: "12345" });
+    expect(findLastBox("\\boxed{123456}", 5)).toMatchObject({ kind: "too_long" });
+    expect(findLastBox("\\boxed 12345", 5)).toMatchObject({ kind: "box", content: "12345" });
+    expect(findLastBox("\\boxed 123456", 5)).toMatchObject({ kind: "too_long" });
+    expect(matchBrace("{abc}", 0, 3)).toBe(4);
+    expect(matchBrace("{abcd}", 0, 3)).toBe(-2);
+    expect(matchBrace("{ab", 0, 10)).toBe(-1);
+  });
+
+  it("stripBox takes exactly one complete box: nothing after it, nothing missing", () => {
+    expect(stripBox("\\fbox{7}")).toBe("7");
+    expect(stripBox("\\boxed 5")).toBe("5");
+    expect(stripBox("\\boxed{7} and more")).toBeNull();
+    expect(stripBox("\\boxed{7")).toBeNull();
+    expect(stripBox("7")).toBeNull();
   });
 });
