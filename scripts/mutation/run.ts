@@ -161,11 +161,12 @@ function writeSummary(summary: Summary, header: string, dir: string): void {
   writeFileSync(join(ROOT, dir, "summary.md"), renderMarkdown(summary, header, roomFileCounts()) + "\n");
 }
 
-function printScores(summary: Summary, title: string): void {
+function printScores(summary: Summary, title: string, part = false): void {
   console.log(`\n${title}`);
   for (const line of scoreLines(summary, roomFileCounts())) console.log(`  ${line}`);
   const unexplained = summary.survivors.filter((s) => s.reason === null).length;
-  console.log(`  ${summary.survivors.length} survivors, ${unexplained} without a reason in ${SURVIVORS}${summary.staleReasons.length ? `; ${summary.staleReasons.length} stale entries there` : ""}`);
+  const stale = !part && summary.staleReasons.length ? `; ${summary.staleReasons.length} stale entries there` : "";
+  console.log(`  ${summary.survivors.length} survivors, ${unexplained} without a reason in ${SURVIVORS}${stale}`);
 }
 
 async function main(): Promise<void> {
@@ -268,7 +269,7 @@ async function checkChanged(reasons: readonly SurvivorReason[], budgetSeconds: n
   const part = summarise(report, reasons, only);
   const whole = summarise(report, reasons);
   writeSummary(part, `Changed files only (${names.join(", ")}), run ${log.wallSeconds} s.`, dir);
-  printScores(part, `mutation check in ${log.wallSeconds} s (estimate ${estimate} s), score of the changed files per room:`);
+  printScores(part, `mutation check in ${log.wallSeconds} s (estimate ${estimate} s), score of the changed files per room:`, true);
   const { fail: failed, lines } = verdict(whole, only);
   for (const line of lines) console.log(`  ${line}`);
   if (failed) process.exit(1);
