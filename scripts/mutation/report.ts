@@ -299,19 +299,24 @@ export function estimateSeconds(changed: readonly ChangedFile[], timing: Partial
 /**
  * The CI verdict on a check of changed files: it fails only when a target room has a survivor in a changed file that
  * the survivors file does not explain AND that room's score (the whole room, the baseline's results for the files
- * that did not change) is below {@link TARGET_SCORE}. A survivor in a room that still meets the target is printed, not
- * fatal: the score, not each mutant, is the contract, and equivalent mutants do exist.
+ * that did not change) is below {@link TARGET_SCORE} AND below the baseline's score for the room — a change that
+ * lowers a room under its target fails; a room already under it before the change does not block unrelated work.
+ * A survivor in a room that meets its target is printed, not fatal: the score, not each mutant, is the contract,
+ * and equivalent mutants do exist.
+ * @param before the baseline's score per room (absent: the room was not measured, any score counts as a drop)
  */
-export function verdict(whole: Summary, changed: ReadonlySet<string>): { fail: boolean; lines: string[] } {
+export function verdict(whole: Summary, changed: ReadonlySet<string>, before: Summary["rooms"] = {}): { fail: boolean; lines: string[] } {
   const lines: string[] = [];
   let fail = false;
   for (const room of ROOMS) {
     const unexplained = whole.survivors.filter((s) => s.reason === null && changed.has(s.file) && roomOf(s.file) === room);
     if (unexplained.length === 0) continue;
     const score = whole.rooms[room]?.score ?? null;
-    const below = TARGET_ROOMS.includes(room) && score !== null && score < TARGET_SCORE;
+    const was = before[room]?.score ?? null;
+    const below = TARGET_ROOMS.includes(room) && score !== null && score < TARGET_SCORE && (was === null || score < was);
     fail ||= below;
-    lines.push(`${room}: ${unexplained.length} surviving mutant(s) in changed files, room score ${score ?? "n/a"} %${below ? ` < ${TARGET_SCORE} %: add a test that states the rule, or list an equivalent mutant in test/mutation/survivors.yaml with its reason` : ""}`);
+    const drop = was !== null && score !== null && score < was ? ` (baseline ${was} %)` : "";
+    lines.push(`${room}: ${unexplained.length} surviving mutant(s) in changed files, room score ${score ?? "n/a"} %${drop}${below ? ` < ${TARGET_SCORE} %: add a test that states the rule, or list an equivalent mutant in test/mutation/survivors.yaml with its reason` : ""}`);
     for (const s of unexplained) lines.push(`  ${s.file}:${s.line}:${s.column} ${s.mutator} \`${clip(s.original, 60)}\` → \`${clip(s.replacement, 40)}\``);
   }
   return { fail, lines };

@@ -270,7 +270,7 @@ async function checkChanged(reasons: readonly SurvivorReason[], budgetSeconds: n
   const whole = summarise(report, reasons);
   writeSummary(part, `Changed files only (${names.join(", ")}), run ${log.wallSeconds} s.`, dir);
   printScores(part, `mutation check in ${log.wallSeconds} s (estimate ${estimate} s), score of the changed files per room:`, true);
-  const { fail: failed, lines } = verdict(whole, only);
+  const { fail: failed, lines } = verdict(whole, only, summarise(baseline, reasons).rooms);
   for (const line of lines) console.log(`  ${line}`);
   if (failed) process.exit(1);
 }

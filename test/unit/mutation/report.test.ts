@@ -128,7 +128,7 @@ describe("changed files and the CI estimate", () => {
     expect(estimateSeconds([{ ...changed[0]!, room: "tasks" }], timing)).toBeNull();
   });
 
-  it("fails CI only for an unexplained survivor in a changed file of a target room below its target score", () => {
+  it("fails CI only for an unexplained survivor in a changed file of a target room that the change leaves below its target score", () => {
     const whole = summarise(report, []);
     const changed = new Set(["src/scheduler/leases.ts"]);
     const v = verdict(whole, changed);
@@ -140,6 +140,9 @@ describe("changed files and the CI estimate", () => {
     const ok = verdict(summarise(strong, []), changed);
     expect(ok.fail).toBe(false);
     expect(ok.lines).toHaveLength(2);
+    // a room that was already below its target before the change fails only if the change lowers its score
+    expect(verdict(whole, changed, { scheduler: { ...whole.rooms.scheduler!, score: 60 } }).fail).toBe(false);
+    expect(verdict(whole, changed, { scheduler: { ...whole.rooms.scheduler!, score: 80 } })).toMatchObject({ fail: true, lines: expect.arrayContaining([expect.stringContaining("room score 71.43 % (baseline 80 %) < 85 %")]) });
     // runtime and tasks are reported, never fatal
     const runtime: MutationReport = { files: { "src/runtime/x.ts": { source: LEASES, mutants: [mutant("s", "Survived")] } } };
     expect(verdict(summarise(runtime, []), new Set(["src/runtime/x.ts"])).fail).toBe(false);
