@@ -1,5 +1,5 @@
 /**
- * The operator's secrets cannot be redirected (edge/secrets.ts, runtime/outbound.ts): the demonstrated theft —
+ * The operator's secrets cannot be redirected (edge/ground/secrets.ts, runtime/outbound.ts): the demonstrated theft —
  * a run that sets only JUDGE_BASE_URL to its own host to receive the operator's JUDGE_API_KEY — replayed at the
  * API and at fetch time; shadowing any operator key; run secrets never in any answer and gone from the Durable
  * Object's storage once the run ends.

@@ -3,7 +3,7 @@
  * refreshing line on a TTY, plain lines otherwise), the final per-step summary table, and API issues. No I/O, no
  * clock: the caller passes the elapsed time.
  */
-import type { RunMetrics } from "../../edge/dashboard/metrics.ts";
+import type { RunMetrics } from "../../edge/run/board/metrics.ts";
 import { stripVTControlCharacters } from "node:util";
 import type { RunSummary } from "../../scheduler/index.ts";
 import type { ApiIssue, RunView } from "./runs-api.ts";

@@ -3,14 +3,14 @@
  * `POST /runs/:id/stop`, `GET /runs/:id/report`, and `waitForRun`, which polls a run until it finishes, times out
  * or is aborted. Responses are checked with zod (the fields the CLI reads); errors carry the API's issues.
  */
-import type { RunMetrics } from "../../edge/dashboard/metrics.ts";
+import type { RunMetrics } from "../../edge/run/board/metrics.ts";
 import { setTimeout as delay } from "node:timers/promises";
 import { z } from "zod";
 import type { EndedEpisode } from "../../port/index.ts";
-import type { RunRequestInput } from "../../edge/run-request.ts";
-import type { LogLine, RunReport, RunView } from "../../edge/run-views.ts";
+import type { RunRequestInput } from "../../edge/api/run-request.ts";
+import type { LogLine, RunReport, RunView } from "../../edge/run/run-views.ts";
 
-// the API's own response types (the Worker builds them in edge/run-views): one declaration for both sides
+// the API's own response types (the Worker builds them in edge/run/run-views): one declaration for both sides
 export type { RunReport, RunView };
 
 /** One problem the API reported: the dotted field path and a message that says the fix. */
@@ -122,7 +122,7 @@ export interface RunsApi {
   list(page?: { limit?: number; cursor?: string }): Promise<{ runs: RunListingView[]; next: string | null }>;
   /** `GET /runs/:id/episodes[?step=N]`: the episodes whose reward the server accepted (up to 10,000 per call). */
   endedEpisodes(runId: string, globalStep?: number): Promise<EndedEpisodeView[]>;
-  /** `GET /runs/:id/metrics`: per step, source and swarm server (edge/dashboard/metrics). */
+  /** `GET /runs/:id/metrics`: per step, source and swarm server (edge/run/board/metrics). */
   metrics(runId: string): Promise<RunMetrics>;
   /** The in-flight episodes, oldest dispatch first, from `GET /runs/:id/dashboard` (LLM activity from the server's pool information). */
   inFlight(runId: string): Promise<InFlightEpisodeView[]>;

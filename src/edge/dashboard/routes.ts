@@ -9,12 +9,20 @@ import { Hono, type Context } from "hono";
 import { setCookie } from "hono/cookie";
 import { z } from "zod";
 import { bodyLimit } from "hono/body-limit";
-import { authorizeCredential, SESSION_COOKIE } from "../auth.ts";
-import type { Env } from "../env.ts";
-import { ApiError } from "../errors.ts";
-import { readTranscript, transcriptSettings } from "../transcripts.ts";
+import type { Env } from "../ground/env.ts";
+import { ApiError } from "../ground/errors.ts";
+import { readTranscript, transcriptSettings } from "../ground/transcripts.ts";
 import { ASSETS } from "./assets.ts";
 import { loginPage, runPage, runsPage } from "./pages.ts";
+
+/** The dashboard's session cookie: it holds the token a browser signed in with (HttpOnly, Secure, SameSite=Strict). */
+export const SESSION_COOKIE = "ajet_session";
+
+/**
+ * Whether a pasted token may read the API (the app passes its auth check, api/auth `authorizeCredential` for a GET):
+ * ok, or the status (401, or 503 when the Worker has no token) and the message.
+ */
+export type TokenCheck = (token: string, env: Env) => Promise<{ ok: true } | { ok: false; status: number; message: string }>;
 
 /** How long a sign-in lasts (seconds). */
 export const SESSION_MAX_AGE_SECONDS = 7 * 86_400;
@@ -49,8 +57,11 @@ export function isPageRequest(request: Request): boolean {
   return path === "/" || /^\/runs\/[A-Za-z0-9_.:-]{1,128}$/.test(path);
 }
 
-/** The routes without run data, reachable without a token: the sign-in form and the bundled assets. */
-export function dashboardPublicRoutes() {
+/**
+ * The routes without run data, reachable without a token: the sign-in form and the bundled assets.
+ * @param checkToken decides whether a pasted token becomes a session
+ */
+export function dashboardPublicRoutes(checkToken: TokenCheck) {
   return new Hono<{ Bindings: Env }>()
     .get("/login", (c) => c.html(loginPage(c.req.query("next"))))
     .post("/login", bodyLimit({ maxSize: 4096, onError: (c) => c.html(loginPage(undefined, "the form is too large"), 413) }), async (c) => {
@@ -58,7 +69,7 @@ export function dashboardPublicRoutes() {
       const token = typeof form["token"] === "string" ? form["token"].trim() : "";
       const next = typeof form["next"] === "string" && /^\/[A-Za-z0-9_.:/-]*$/.test(form["next"]) ? form["next"] : "/";
       // only a token the API would accept for reading becomes a session
-      const decision = token === "" ? null : await authorizeCredential({ token, source: "token" }, "GET", c.env);
+      const decision = token === "" ? null : await checkToken(token, c.env);
       if (!decision?.ok) {
         const why = decision === null ? "paste AJET_READ_TOKEN (or AJET_API_TOKEN) into the form" : decision.status === 503 ? decision.message : "that token matches neither AJET_API_TOKEN nor AJET_READ_TOKEN";
         return c.html(loginPage(next, why), decision?.status === 503 ? 503 : 401);

@@ -1,7 +1,7 @@
-/** The metrics export's aggregation (edge/dashboard/metrics): per step, source and swarm; CSV. */
+/** The metrics export's aggregation (edge/run/board/metrics): per step, source and swarm; CSV. */
 import { describe, expect, it } from "vitest";
-import type { AttemptRow } from "../../../src/edge/dashboard/attempts.ts";
-import { metricsCsv, runMetrics } from "../../../src/edge/dashboard/metrics.ts";
+import type { AttemptRow } from "../../../src/edge/run/attempts.ts";
+import { metricsCsv, runMetrics } from "../../../src/edge/run/board/metrics.ts";
 
 const row = (over: Partial<AttemptRow>): AttemptRow => ({
   episodeKey: "a/0/0#0", attempt: 1, taskId: "t", source: "a", repeat: 0, windowIndex: 0, globalStep: 1, kind: "ended", reward: 1,

@@ -1,9 +1,9 @@
-/** The run page's data (edge/dashboard/snapshot): one reward line per source and per swarm, failures per step. */
+/** The run page's data (edge/run/board/snapshot): one reward line per source and per swarm, failures per step. */
 import { describe, expect, it } from "vitest";
-import { runMetrics } from "../../../src/edge/dashboard/metrics.ts";
-import { dashboardSnapshot } from "../../../src/edge/dashboard/snapshot.ts";
-import type { AttemptRow } from "../../../src/edge/dashboard/attempts.ts";
-import type { RunView } from "../../../src/edge/run-views.ts";
+import { runMetrics } from "../../../src/edge/run/board/metrics.ts";
+import { dashboardSnapshot } from "../../../src/edge/run/board/snapshot.ts";
+import type { AttemptRow } from "../../../src/edge/run/attempts.ts";
+import type { RunView } from "../../../src/edge/run/run-views.ts";
 
 const row = (over: Partial<AttemptRow>): AttemptRow => ({
   episodeKey: "a/0/0#0", attempt: 1, taskId: "t", source: "a", repeat: 0, windowIndex: 0, globalStep: 1, kind: "ended", reward: 1,

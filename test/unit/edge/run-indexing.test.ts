@@ -1,10 +1,10 @@
 /**
- * The background creation of a run with large dataset files (edge/run-indexing): what `create` answers, what the
+ * The background creation of a run with large dataset files (edge/run/run-indexing): what `create` answers, what the
  * alarm's pass does with problems, a stop during the pass, and a pass that starts again after a reset.
  */
 import { describe, expect, it } from "vitest";
-import { beginCreate, finishPendingCreate, PendingRuns, stopPendingCreate, type IndexingHost, type KvLike } from "../../../src/edge/run-indexing.ts";
-import type { CreateRunInput, RunView } from "../../../src/edge/run-views.ts";
+import { beginCreate, finishPendingCreate, PendingRuns, stopPendingCreate, type IndexingHost, type KvLike } from "../../../src/edge/run/run-indexing.ts";
+import type { CreateRunInput, RunView } from "../../../src/edge/run/run-views.ts";
 import { RunSpec } from "../../../src/scheduler/index.ts";
 
 function memoryKv(): KvLike {

@@ -1,10 +1,10 @@
 /**
- * The run's AgentJetJob (edge/run-job): its options are validated at POST /runs (issues name `job.<option>`), a
+ * The run's AgentJetJob (edge/ground/run-job): its options are validated at POST /runs (issues name `job.<option>`), a
  * `baseYaml` supplies the batch keys the spec does not set (the YAML is the source of truth), and the YAML the
  * server is synced with batches exactly like the run's windows.
  */
 import { describe, expect, it } from "vitest";
-import { runJob, withJobDefaults } from "../../../src/edge/run-job.ts";
+import { runJob, withJobDefaults } from "../../../src/edge/ground/run-job.ts";
 import { AgentJetJob } from "../../../src/job/index.ts";
 import { parseRunSpec } from "../../../src/scheduler/index.ts";
 

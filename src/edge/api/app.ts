@@ -1,0 +1,65 @@
+/**
+ * @module edge/api/app — the Worker's HTTP API (hono, issue 3 §4). Every error is JSON and names the field path.
+ * Every route but `GET /health` needs a token (edge/api/auth.ts, checked before the body is read); request bodies are
+ * capped (`AJET_MAX_BODY_BYTES`, 413). An unexpected error answers a generic 500 (details only in the log).
+ */
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { RolloutFunction } from "../../sdk/contract.ts";
+import type { AppEnv } from "./app-env.ts";
+import { authorize, authorizeCredential } from "./auth.ts";
+import { ApiError } from "../ground/errors.ts";
+import { limitsFrom } from "../ground/limits-config.ts";
+import { jsonLogger } from "../ground/log.ts";
+import { runsRoutes } from "./runs-routes.ts";
+
+export type { AppEnv, AppVariables } from "./app-env.ts";
+import { dashboardPublicRoutes, dashboardRoutes, isPageRequest } from "../dashboard/routes.ts";
+
+/** Builds the app over a registry of rollout functions (the Worker passes `functions/index.ts`). */
+export function createApp(functions: Readonly<Record<string, RolloutFunction>>) {
+  const app = new Hono<AppEnv>()
+    // health says only that the Worker answers (and whether it is configured): no function list, no version
+    .get("/health", async (c) => {
+      const configured = (c.env.AJET_API_TOKEN ?? "") !== "";
+      return configured ? c.json({ status: "ok" }) : c.json({ status: "unconfigured" }, 503);
+    })
+    // the sign-in form and the bundled scripts and styles hold no run data: no token needed
+    .route("/", dashboardPublicRoutes((token, env) => authorizeCredential({ token, source: "token" }, "GET", env)))
+    .use("*", async (c, next) => {
+      const decision = await authorize(c.req.raw, c.env);
+      if (!decision.ok) {
+        // a browser without a session is sent to the sign-in form (never a token in the URL)
+        if (decision.status === 401 && isPageRequest(c.req.raw)) return c.redirect(`/login?next=${encodeURIComponent(new URL(c.req.url).pathname)}`, 303);
+        const res = c.json(new ApiError(decision.status, decision.message, [{ path: decision.header, message: decision.message }]).toJSON(), decision.status);
+        if (decision.status === 401) res.headers.set("www-authenticate", 'Bearer realm="ajet-edge"');
+        return res;
+      }
+      c.set("auth", decision);
+      return next();
+    })
+    .use("*", (c, next) => {
+      const { maxBodyBytes } = limitsFrom(c.env);
+      return bodyLimit({
+        maxSize: maxBodyBytes,
+        onError: (c) => {
+          const message = `the request body is larger than ${maxBodyBytes} bytes (AJET_MAX_BODY_BYTES); give large datasets as a dataset URL instead of inline tasks`;
+          return c.json(new ApiError(413, message, [{ path: "(body)", message }]).toJSON(), 413);
+        },
+      })(c, next);
+    })
+    // the dashboard first: it answers `GET /runs/:id` only for a browser (Accept: text/html) and passes the rest on
+    .route("/", dashboardRoutes())
+    .route("/runs", runsRoutes(functions));
+  app.notFound((c) => c.json(new ApiError(404, `no route ${c.req.method} ${new URL(c.req.url).pathname}`, []).toJSON(), 404));
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return c.json(err.toJSON(), err.status);
+    const id = crypto.randomUUID().slice(0, 8);
+    jsonLogger().error("unhandled error", { errorId: id, error: String(err), stack: err instanceof Error ? err.stack : undefined });
+    return c.json({ error: { message: `internal error ${id}; the Worker's log has the details`, issues: [] } }, 500);
+  });
+  return app;
+}
+
+/** The app's type, for a typed client (`hc<AppType>`). */
+export type AppType = ReturnType<typeof createApp>;
