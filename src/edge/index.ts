@@ -7,5 +7,7 @@ import "./ground/fence.ts"; // first: function modules loaded below see the fenc
 import { createWorker } from "./worker.ts";
 import { rolloutFunctions } from "../../functions/index.ts";
 
-export * from "./worker.ts";
+// named, not `export *`: `wrangler types` reads this module's export names to type each binding with its class
+export { EpisodeRunner, RolloutScheduler, RunIndex, RunQuota, SwarmServer } from "./worker.ts";
+export type { AjetEdgeWorker, Env, RolloutFunctions } from "./worker.ts";
 export default createWorker(rolloutFunctions);

@@ -11,7 +11,7 @@
  *   line is refused as a rejected row.
  * A var that is not a positive whole number is ignored (the default applies) — never a 500.
  */
-import type { Env } from "./env.ts";
+import type { WorkerVars } from "./env.ts";
 
 /** The limits in force (see the module doc for each var and its default). */
 export interface DatasetLimits {
@@ -53,6 +53,6 @@ export function datasetLimits(env: Partial<Record<string, unknown>>): DatasetLim
 }
 
 /** R2 bindings a dataset URL may name (`r2://BUCKET/KEY`): `AJET_DATASET_BUCKETS`, comma-separated, default `DATASETS`. */
-export function datasetBuckets(env: Pick<Env, "AJET_DATASET_BUCKETS">): string[] {
+export function datasetBuckets(env: Pick<WorkerVars, "AJET_DATASET_BUCKETS">): string[] {
   return (env.AJET_DATASET_BUCKETS ?? "DATASETS").split(",").map((s) => s.trim()).filter(Boolean);
 }

@@ -1,10 +1,16 @@
-/** @module edge/ground/env — the Worker's bindings (wrangler.toml) and vars. */
-import type { EpisodeMessage } from "../../port/index.ts";
+/**
+ * @module edge/ground/env — the Worker's environment: its bindings, generated from wrangler.toml by `wrangler types`
+ * into `worker-configuration.d.ts` (`Cloudflare.Env`; `npm run cf-typegen` writes it, a unit test fails when it is
+ * stale), and its vars and secrets, written here with what each means. The generated file is the one place that names
+ * the Durable Object classes for their bindings, so no module here imports a class: the bindings are
+ *  - `SCHEDULER`: one `RolloutScheduler` per run (`idFromName(runId)`);
+ *  - `RUN_QUOTA`: one `RunQuota` per API token, the runs it has in flight (`AJET_MAX_RUNS_IN_FLIGHT`);
+ *  - `SWARM_SERVERS`: one `SwarmServer` per swarm server (`idFromName(normalised URL)`), engine start and status watch;
+ *  - `RUN_INDEX`: the one `RunIndex` (`idFromName("runs")`), the registry `GET /runs` pages;
+ *  - `EPISODES`: the per-episode queue (producer side; the same Worker consumes it);
+ *  - `DATASETS`: R2 bucket of datasets read as `r2://DATASETS/KEY`; `TRANSCRIPTS`: R2 bucket of episode transcripts.
+ */
 import type { LimitsEnv } from "./limits-config.ts";
-import type { RolloutScheduler } from "../run/rollout-scheduler.ts";
-import type { RunQuota } from "../api/run-quota.ts";
-import type { RunIndex } from "../api/run-index.ts";
-import type { SwarmServer } from "../swarm-server/swarm-server.ts";
 
 /** The Worker vars and secrets authentication reads. */
 export interface AuthEnv {
@@ -14,18 +20,8 @@ export interface AuthEnv {
   AJET_READ_TOKEN?: string;
 }
 
-/** Bindings and vars of the ajet-edge Worker (README, "Security", lists the security ones). */
-export interface Env extends AuthEnv, LimitsEnv {
-  /** one RolloutScheduler Durable Object per run (`idFromName(runId)`) */
-  SCHEDULER: DurableObjectNamespace<RolloutScheduler>;
-  /** one RunQuota Durable Object per API token: the runs it has in flight (`AJET_MAX_RUNS_IN_FLIGHT`) */
-  RUN_QUOTA: DurableObjectNamespace<RunQuota>;
-  /** one SwarmServer Durable Object per swarm server (`idFromName(normalised URL)`): engine start and status watch */
-  SWARM_SERVERS: DurableObjectNamespace<SwarmServer>;
-  /** the one RunIndex Durable Object (`idFromName("runs")`): the registry `GET /runs` pages */
-  RUN_INDEX: DurableObjectNamespace<RunIndex>;
-  /** the per-episode queue (producer side; the same Worker consumes it) */
-  EPISODES: Queue<EpisodeMessage>;
+/** The vars and secrets of the ajet-edge Worker, all optional strings (README, "Security", lists the security ones). */
+export interface WorkerVars extends AuthEnv, LimitsEnv {
   /**
    * comma-separated names of the queue producer bindings episodes are spread over (default `EPISODES`); each
    * queue needs its own `[[queues.consumers]]` entry. One queue runs at most 250 consumer invocations at once.
@@ -42,8 +38,6 @@ export interface Env extends AuthEnv, LimitsEnv {
   AJET_SECRETS?: string;
   /** hosts the Worker may connect to for swarms, datasets and judges: comma-separated `host` or `host:port`; unset = none */
   AJET_ALLOWED_HOSTS?: string;
-  /** R2 bucket of datasets read as `r2://DATASETS/KEY` (optional; wrangler.toml binds it) */
-  DATASETS?: R2Bucket;
   /** R2 bindings `r2://BUCKET/KEY` may name, comma-separated; default `DATASETS` (edge/ground/dataset-limits.ts) */
   AJET_DATASET_BUCKETS?: string;
   /** dataset limits (edge/ground/dataset-limits.ts): inline rows and bytes, URL rows, row bytes */
@@ -51,10 +45,13 @@ export interface Env extends AuthEnv, LimitsEnv {
   AJET_MAX_INLINE_BYTES?: string;
   AJET_MAX_DATASET_ROWS?: string;
   AJET_MAX_ROW_BYTES?: string;
-  /** R2 bucket of episode transcripts (edge/ground/transcripts); without it no transcript is kept */
-  TRANSCRIPTS?: R2Bucket;
+  /** total bytes of a run's URL/R2 files above which they are indexed in the background (edge/run/run-indexing.ts) */
+  AJET_BACKGROUND_INDEX_BYTES?: string;
   /** days a transcript is kept (default 14) */
   TRANSCRIPT_RETENTION_DAYS?: string;
   /** the largest stored transcript in bytes (default 262144); longer messages are cut with a marker */
   TRANSCRIPT_MAX_BYTES?: string;
 }
+
+/** The Worker's environment: the generated bindings of wrangler.toml and the vars above. */
+export type Env = Cloudflare.Env & WorkerVars;

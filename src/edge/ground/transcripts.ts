@@ -6,13 +6,13 @@
  * buckets should also carry an R2 lifecycle rule with the same number of days, so records nobody reads go too.
  */
 import { capTranscript, DEFAULT_TRANSCRIPT_LIMITS, type EpisodeTranscript, type TranscriptLimits, type TranscriptSink } from "../../runtime/transcript.ts";
-import type { Env } from "./env.ts";
+import type { Env, WorkerVars } from "./env.ts";
 
 /** Days a transcript is kept when `TRANSCRIPT_RETENTION_DAYS` is not set. */
 export const DEFAULT_RETENTION_DAYS = 14;
 
 /** The transcript settings of a Worker, from its vars (bad values fall back to the defaults). */
-export function transcriptSettings(env: Pick<Env, "TRANSCRIPT_RETENTION_DAYS" | "TRANSCRIPT_MAX_BYTES">): { retentionMs: number; limits: TranscriptLimits } {
+export function transcriptSettings(env: Pick<WorkerVars, "TRANSCRIPT_RETENTION_DAYS" | "TRANSCRIPT_MAX_BYTES">): { retentionMs: number; limits: TranscriptLimits } {
   const days = Number(env.TRANSCRIPT_RETENTION_DAYS ?? DEFAULT_RETENTION_DAYS);
   const maxBytes = Number(env.TRANSCRIPT_MAX_BYTES ?? DEFAULT_TRANSCRIPT_LIMITS.maxBytes);
   return {
