@@ -76,6 +76,12 @@ export function spend(b: PollBucket, t: WatchTiming, nowMs: number): PollBucket 
   return { tokens: r.tokens - 1, atMs: r.atMs };
 }
 
+/** Spends a token; a poll a subscribe needed at once may overdraw by one (the schedule then waits longer). */
+export function spendOrOverdraw(b: PollBucket, t: WatchTiming, nowMs: number): PollBucket {
+  const r = refill(b, t, nowMs);
+  return r.tokens >= 1 ? spend(r, t, nowMs) : { tokens: r.tokens - 1, atMs: r.atMs };
+}
+
 /** The interval the view asks for, before the rate bound: quick, booting or slow. */
 export function desiredIntervalMs(v: WatchView, t: WatchTiming, nowMs: number): number {
   const nearEdge =
