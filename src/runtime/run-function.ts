@@ -3,8 +3,8 @@
  * local lifetime (BC-24) or before the invocation's wall limit, and turns what it did into the outcome
  * (runtime/outcome). A function that ignores `ctx.signal` is not waited for past the stop; the idle watchdog stops it
  * before the server's idle deadline (BC-23). When the run is stopped (`POST /runs/:id/stop`, or it failed), the
- * episode's stop watch (runtime/stop-watch) fires `ctx.signal` with "run stopped", and the function is cut after the
- * run's grace (`tuning.stopGraceSeconds`).
+ * answer to the episode's held heartbeat (runtime/heartbeat, the one stop channel) fires `ctx.signal` with "run
+ * stopped", and the function is cut after the run's grace (`tuning.stopGraceSeconds`).
  */
 import type { RolloutFunction, RolloutLogger } from "../sdk/contract.ts";
 import { AbortCause, EpisodeAbortError, type EpisodeMessage } from "../port/index.ts";
@@ -15,7 +15,6 @@ import { decideOutcome, type OutcomeDecision } from "./outcome.ts";
 import { createEpisodeStop, StopCause, type EpisodeStop } from "./episode-stop.ts";
 import { EPISODE_OVER, type KeyFence } from "./key-fence.ts";
 import { createRolloutContext } from "./rollout-context.ts";
-import { watchRunStop, type StopWatchDeps } from "./stop-watch.ts";
 import { startHeartbeat, type HeartbeatDeps } from "./heartbeat.ts";
 import type { TranscriptRecorder } from "./transcript.ts";
 
@@ -33,17 +32,17 @@ export interface FunctionRunDeps {
   invocationDeadlineAtMs?: number;
   /** time kept for recording, ending and reporting after the function is stopped (ms); default 20 s */
   reportReserveMs?: number;
-  /** waits between LLM retries and stop-watch asks (ms) */
+  /** waits between LLM retries and heartbeats (ms) */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   random(): number;
   /** the global-fetch fence: the episode keys are routed through their guarded fetch while the function runs */
   keyFence?: KeyFence;
   /** the episode's stop, when the caller fires it too; default a fresh one */
   stop?: EpisodeStop;
-  /** the run's stop watch (the scheduler port's `watchStop`) and heartbeat (`episodeHeartbeat`), when the port has them */
-  port?: { watchStop?: StopWatchDeps["watchStop"]; episodeHeartbeat?: HeartbeatDeps["beat"] };
-  /** the invocation's shared subrequest budget: each stop-watch call and each heartbeat is one subrequest */
-  budget?: StopWatchDeps["budget"];
+  /** the run's heartbeat (the scheduler port's `episodeHeartbeat`; its held answer is the stop channel), when the port has it */
+  port?: { episodeHeartbeat?: HeartbeatDeps["beat"] };
+  /** the invocation's shared subrequest budget: each heartbeat is one subrequest */
+  budget?: HeartbeatDeps["budget"];
   /** the episode's reserve (its end/abort and reports), which also pays for the last, `quiet`, heartbeat */
   reserve?: HeartbeatDeps["reserve"];
   /** records the function's LLM calls and log lines (the episode's transcript) */
@@ -87,28 +86,7 @@ export async function runFunction(
   stopped.catch(() => undefined);
   // called through the port each time (a Durable Object stub's methods are RPC proxies: never bind or copy them)
   const port = deps.port;
-  const stopWatch = port?.watchStop
-    ? watchRunStop({ watchStop: (ms) => port.watchStop!(ms), budget: deps.budget, sleep: deps.sleep, log: deps.log }, (grace) => {
-        if (stop.signal.aborted) return;
-        graceMs = grace;
-        stop.stop(StopCause.runStopped, "run stopped");
-      })
-    : null;
   let givenUp = false;
-  // heartbeats while the function runs (runtime/heartbeat): the run notices a dead consumer within seconds; when it
-  // answers that it gave up on this attempt, the function is stopped at once
-  const heartbeat = port?.episodeHeartbeat && msg.heartbeatSeconds
-    ? startHeartbeat(
-        { beat: (r) => port.episodeHeartbeat!(r), budget: deps.budget, reserve: deps.reserve, sleep: deps.sleep, log: deps.log },
-        { episodeKey: msg.episodeKey, attempt: msg.attempt, dispatchId: msg.dispatchId },
-        msg.heartbeatSeconds * 1000,
-        (reason) => {
-          givenUp = true;
-          deps.log.warn("the run gave up on this episode (no heartbeat within its lease); stopping the function", { reason });
-          stop.stop(AbortCause.leaseExpired, "the run gave up on this episode: its heartbeat lease expired");
-        },
-      )
-    : null;
   const primary = held[0]!;
   // the watchdog: one timer at the earliest local deadline, re-armed whenever LLM activity changes
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -151,6 +129,27 @@ export async function runFunction(
   let threw = false;
   const running = Promise.resolve().then(() => fn.run(task, ctx));
   running.catch(() => undefined); // a function that fails after it was stopped is not an unhandled rejection
+  // heartbeats while the function runs (runtime/heartbeat): the run notices a dead consumer within seconds; when it
+  // answers that it gave up on this attempt, the function is stopped at once; when it answers that the run stops,
+  // ctx.signal fires with "run stopped" and the function is cut after the run's grace
+  // started once the function was called: a beat answered at once never stops a function that has not begun
+  const heartbeat = port?.episodeHeartbeat && msg.heartbeatSeconds
+    ? startHeartbeat(
+        { beat: (r, o) => port.episodeHeartbeat!(r, o), budget: deps.budget, reserve: deps.reserve, sleep: deps.sleep, now: deps.now, log: deps.log },
+        { episodeKey: msg.episodeKey, attempt: msg.attempt, dispatchId: msg.dispatchId },
+        msg.heartbeatSeconds * 1000,
+        (reason) => {
+          givenUp = true;
+          deps.log.warn("the run gave up on this episode (no heartbeat within its lease); stopping the function", { reason });
+          stop.stop(AbortCause.leaseExpired, "the run gave up on this episode: its heartbeat lease expired");
+        },
+        (grace) => {
+          if (stop.signal.aborted) return;
+          graceMs = grace;
+          stop.stop(StopCause.runStopped, "run stopped");
+        },
+      )
+    : null;
   try {
     // a function that ignores ctx.signal is not waited for past the stop (or its grace): its claims must still be reported
     result = await Promise.race([running, stopped]);
@@ -161,7 +160,6 @@ export async function runFunction(
   } finally {
     if (timer !== null) clearTimeout(timer);
     if (graceTimer !== undefined) clearTimeout(graceTimer);
-    stopWatch?.cancel();
     heartbeat?.cancel();
     built.close(); // no request with these keys leaves the runtime any more (BC-23)
     if (!stop.signal.aborted) stop.stop(EPISODE_OVER, "the episode is over");

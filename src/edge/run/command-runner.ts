@@ -43,7 +43,7 @@ export interface CommandRunnerHost {
   state(): SchedulerState;
   /** feeds an event a command produced back into the run's loop (`inline` as the command ran) */
   feed(event: SchedulerEvent, inline: boolean): Promise<unknown>;
-  /** the object's `episodeReported`: an outbox resend reports like a consumer does */
+  /** reports an outbox resend's result to the run's loop, as a consumer's report is (edge/run/run-loop `reported`) */
   report(report: ResultReport): Promise<unknown>;
   /**
    * asks the swarm server's object (its one status watcher, edge/swarm-server/swarm-server) for the engine's status and feeds
@@ -110,6 +110,11 @@ export class CommandRunner {
     await this.sweepClaims();
   }
 
+  /** Pulls the engine observation of each swarm from its server's object (inline, as in the alarm); unreachable ones are logged. */
+  async pull(swarms: readonly string[]): Promise<void> {
+    await Promise.all(swarms.map((swarm) => this.#poll(swarm, true, false)));
+  }
+
   /** The swarm's pool information (the dashboard's in-flight table); 5 s timeout. @throws transport errors */
   poolInfo(swarm: string): Promise<CurrentBatchRolloutPoolInformation> {
     return this.#client(swarm).getRolloutStat({ timeoutMs: 5_000 });
@@ -171,7 +176,7 @@ export class CommandRunner {
   }
 
   /**
-   * The swarm server's object is the one watcher of that server (it pushes changes too): this asks it, not the
+   * The swarm server's object is the one watcher of that server (it rings the run on a change): this asks it, not the
    * server. With `withPool` (a batch holds the run's rewards) it reads the pool information before a fresh status
    * poll and the observation carries it (batch truth).
    */

@@ -33,6 +33,8 @@ const FAILURE_KEY = "failure";
 export class EngineLink {
   readonly #notes = new Map<string, EngineNote>();
   #lastExpectedWindow: number | null = null;
+  /** the run left its servers' objects (finished): nothing subscribes it again */
+  #left = false;
 
   /** @param gatewayHeaders the resolved gateway headers of a run swarm (`{}` when none): sent with each subscription */
   constructor(
@@ -71,10 +73,15 @@ export class EngineLink {
     };
   }
 
-  /** Subscribes (or heartbeats) on swarm `name` and returns its current observation. @throws when the object cannot be reached */
-  async observe(name: string, withPool = false): Promise<EngineObservation> {
+  /**
+   * Subscribes (or heartbeats) on swarm `name` and returns its current observation (the run's pull).
+   * @returns null once the run left its servers' objects (a poll decided before the run finished, run after it)
+   * @throws when the object cannot be reached
+   */
+  async observe(name: string, withPool = false): Promise<EngineObservation | null> {
     const s = this.run.spec.swarms.find((x) => x.name === name);
     if (!s) throw new Error(`swarm "${name}" is not part of run ${this.run.runId}`);
+    if (this.#left) return null;
     return swarmServerStub(this.env, s.url).subscribe(this.subscription(name), { withPool });
   }
 
@@ -135,6 +142,7 @@ export class EngineLink {
 
   /** The run is finished: it leaves every server's object (the last with `stopWhenDone` stops that engine). */
   async leave(): Promise<void> {
+    this.#left = true;
     await Promise.allSettled(this.run.spec.swarms.map((s) => swarmServerStub(this.env, s.url).unsubscribe(this.run.runId)));
   }
 }

@@ -7,15 +7,14 @@
  * watches (stop-waiters), the dashboard (edge/dashboard).
  */
 import { DurableObject } from "cloudflare:workers";
-import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, HeartbeatReport, OutcomeReport, ResultReport, StopWatchAnswer } from "../../port/index.ts";
+import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, HeartbeatAck, HeartbeatReport, OutcomeReport, ResultReport } from "../../port/index.ts";
 import type { Task } from "../../protocol/index.ts";
 import type { AttemptRow } from "./attempts.ts";
 import { noRunResponse } from "./board/live.ts";
 import type { RunMetrics } from "./board/metrics.ts";
 import type { DashboardSnapshot } from "./board/snapshot.ts";
-import type { EngineObservation } from "../swarm-server/engine-note.ts";
 import type { Env } from "../ground/env.ts";
-import { endedPage, recordOutcome, recordResult } from "./report-ledger.ts";
+import { endedPage, recordOutcome } from "./report-ledger.ts";
 import { prepareRun, stageTasks, type StagedTasks } from "./run-create.ts";
 import { beginCreate, finishPendingCreate, type IndexingHost, PendingRuns, pendingView, stopPendingCreate } from "./run-indexing.ts";
 import { RunLoop } from "./run-loop.ts";
@@ -33,7 +32,7 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
-      this.#run = new RunLoop(ctx, env, (report) => this.episodeReported(report));
+      this.#run = new RunLoop(ctx, env);
     });
   }
 
@@ -107,8 +106,8 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
     return this.#run.state ? endedPage(this.#run.parts.storage, query) : null;
   }
 
-  async engineObserved(obs: EngineObservation): Promise<void> {
-    if (this.#run.state?.run.phase !== "finished") await this.#run.observed(obs, false);
+  engineChanged(swarm: string): Promise<void> {
+    return this.#run.engineChanged(swarm);
   }
 
   // ---- episode port (called by queue consumers) ------------------------------------------------------------------
@@ -121,8 +120,12 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
     return ack.status === "applied" || ack.status === "duplicate" ? { ...ack, secrets: this.#run.meta?.spec.secrets ?? {} } : ack;
   }
 
-  async episodeHeartbeat(report: HeartbeatReport): Promise<EventAck> {
-    return this.#run.state ? this.#run.apply({ type: "episodeHeartbeat", ...report }) : NO_RUN;
+  async episodeHeartbeat(report: HeartbeatReport, options: { holdMs?: number } = {}): Promise<HeartbeatAck> {
+    if (!this.#run.state) return NO_RUN;
+    const ack = await this.#run.apply({ type: "episodeHeartbeat", ...report });
+    // a running function's beat is held until the run stops or the hold ends: its one stop channel
+    if (report.stage === "started" || (ack.status !== "applied" && ack.status !== "duplicate")) return ack;
+    return this.#run.stopWaiters.hold(ack, () => this.#run.state?.run, options.holdMs ?? 0);
   }
 
   async claimFailed(report: ClaimFailureReport): Promise<EventAck> {
@@ -136,21 +139,13 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
   }
 
   async episodeReported(report: ResultReport): Promise<EventAck> {
-    const { state, parts, log } = this.#run;
-    if (!state) return NO_RUN;
-    const { ack, wakeNow } = await recordResult(parts.storage, log, state.episodes.get(report.episodeKey), report, (event) => this.#run.apply({ type: "episodeReported", ...event }));
-    if (wakeNow) await this.#run.arm(true);
-    return ack;
+    return this.#run.state ? this.#run.reported(report) : NO_RUN;
   }
 
   swarmHeaders(ref: { episodeKey: string; attempt: number; dispatchId: number }): Record<string, Record<string, string>> | null {
     const row = this.#run.state?.episodes.get(ref.episodeKey);
     if (!row || !this.#run.meta || row.attempt !== ref.attempt || row.dispatchId !== ref.dispatchId || row.status !== "dispatched") return null;
     return this.#run.gatewayHeaders();
-  }
-
-  watchStop(maxWaitMs: number): Promise<StopWatchAnswer> {
-    return this.#run.stopWaiters.watch(() => this.#run.state?.run, maxWaitMs);
   }
 
   getTask(ref: { source: string; taskIndex: number }): Promise<Task> {

@@ -16,7 +16,7 @@ import type { EngineObservation } from "../swarm-server/engine-note.ts";
 import type { Env } from "../ground/env.ts";
 import { runLog, type RunLog } from "../ground/log.ts";
 import { storeRun } from "./run-create.ts";
-import { recordClosedAttempts } from "./report-ledger.ts";
+import { recordClosedAttempts, recordResult } from "./report-ledger.ts";
 import { runObjectParts, type RunObjectParts } from "./run-object-parts.ts";
 import { runView, type RunView } from "./run-views.ts";
 import { runGatewayHeaders } from "../ground/secrets.ts";
@@ -29,7 +29,7 @@ export class RunLoop {
   #meta: RunMeta | null = null;
   /** storage, datasets, command runner, dashboard and live feed, built once per wake */
   readonly parts: RunObjectParts;
-  /** running episodes' stop watches, released when the run stops */
+  /** running episodes' held heartbeats, answered when the run stops (the stop channel) */
   readonly stopWaiters = new StopWaiters();
   /** a line of the run log (stored; warnings and errors to the console too) */
   readonly log: RunLog;
@@ -39,14 +39,13 @@ export class RunLoop {
   /** decide + persist time per event (in memory), shown as `scheduler` in the status view */
   readonly #applyStats = new ApplyStats();
 
-  /**
-   * Loads the run this object holds, if any (call inside `blockConcurrencyWhile`).
-   * @param report the object's `episodeReported`: an outbox resend reports like a consumer does
-   */
+  /** swarms whose server's object said their engine changed since the last tick: the next tick pulls them */
+  readonly #changed = new Set<string>();
+
+  /** Loads the run this object holds, if any (call inside `blockConcurrencyWhile`). */
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly env: Env,
-    report: (report: ResultReport) => Promise<EventAck>,
   ) {
     this.#alarm = new RunAlarm(ctx.storage);
     this.log = runLog((line) => this.parts.storage.log(line), () => this.#meta?.runId);
@@ -56,9 +55,12 @@ export class RunLoop {
       current: () => ({ state: this.#state, meta: this.#meta }),
       view: () => this.view(),
       feed: (event, inline) => this.apply(event, inline),
-      report,
+      // an outbox resend reports like a consumer does, through the loop (never through the object's own RPC)
+      report: (report) => this.reported(report),
       observeEngine: async (swarm, inline, withPool) => {
-        const obs = await this.#link!.observe(swarm, withPool);
+        // a finished run has left its servers' objects: a poll decided before it finished subscribes nothing
+        const obs = this.#state?.run.phase === "finished" ? null : await this.#link!.observe(swarm, withPool);
+        if (obs === null) return null;
         await this.observed(obs, inline);
         return obs.note.kind === "unreachable" ? obs.note.error : null;
       },
@@ -133,6 +135,29 @@ export class RunLoop {
     return ack;
   }
 
+  /**
+   * An episode's end or abort result (a consumer's `episodeReported`, or the outbox resend's): the core decides, then
+   * the ledger and attempt rows are written around its answer (edge/run/report-ledger `recordResult`); an abort the
+   * server did not confirm wakes the alarm at once to send it again.
+   * @throws Error when this object holds no run
+   */
+  async reported(report: ResultReport): Promise<EventAck> {
+    const { state } = this.require();
+    const { ack, wakeNow } = await recordResult(this.parts.storage, this.log, state.episodes.get(report.episodeKey), report, (event) => this.apply({ type: "episodeReported", ...event }));
+    if (wakeNow) await this.arm(true);
+    return ack;
+  }
+
+  /**
+   * A swarm server's object says the engine of `swarm` changed: a wake-up that carries nothing. The alarm fires at
+   * once and its tick pulls that swarm's observation (the object's answer to the run's own subscribe).
+   */
+  async engineChanged(swarm: string): Promise<void> {
+    if (!this.#state || this.#state.run.phase === "finished" || !this.#meta?.spec.swarms.some((s) => s.name === swarm)) return;
+    this.#changed.add(swarm);
+    await this.arm(true);
+  }
+
   /** Sets the alarm for the core's next wake-up, or for now with `wakeNow` (edge/run/alarm-plan `RunAlarm`). */
   async arm(wakeNow = false): Promise<void> {
     if (this.#state) await this.#alarm.arm(this.#state, wakeNow, Date.now());
@@ -144,6 +169,10 @@ export class RunLoop {
     try {
       if (!this.#state) return;
       await this.parts.commands.drainQueued();
+      // a finished run has left its servers' objects: a pull would subscribe it again
+      const changed = this.#state.run.phase === "finished" ? [] : [...this.#changed];
+      this.#changed.clear();
+      await this.parts.commands.pull(changed);
       await this.apply({ type: "tick" }, true);
       await this.parts.commands.sweepClaimsWhenDue(Date.now());
     } catch (err) {

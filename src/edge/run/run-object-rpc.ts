@@ -4,12 +4,11 @@
  * swarm servers' objects' push, and the dashboard's reads. Every call that needs a run answers null (the API: 404) or,
  * on the episode port, `unknown` when the object holds none. Types only: the class implements it.
  */
-import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, HeartbeatReport, OutcomeReport, ResultReport, SchedulerPort, StopWatchAnswer } from "../../port/index.ts";
+import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, HeartbeatAck, HeartbeatReport, OutcomeReport, ResultReport, SchedulerPort } from "../../port/index.ts";
 import type { Task } from "../../protocol/index.ts";
 import type { AttemptRow } from "./attempts.ts";
 import type { RunMetrics } from "./board/metrics.ts";
 import type { DashboardSnapshot } from "./board/snapshot.ts";
-import type { EngineObservation } from "../swarm-server/engine-note.ts";
 import type { StagedTasks } from "./run-create.ts";
 import type { CreateRunInput, CreateRunResult, RunListing, RunReport, RunView } from "./run-views.ts";
 
@@ -47,21 +46,26 @@ export interface RunObjectRpc extends SchedulerPort {
   /** The ledger of episodes whose reward the server accepted, optionally of one global step (paged). Null: no run. */
   endedEpisodes(query?: { globalStep?: number; limit?: number; offset?: number }): EndedEpisode[] | null;
 
-  // ---- pushed by the run's swarm servers' objects (edge/swarm-server/swarm-server.ts) ------------------------------------------
+  // ---- from the run's swarm servers' objects (edge/swarm-server/swarm-server.ts) -----------------------------------
 
   /**
-   * An observation pushed by one of the run's swarm servers' objects (the one status watcher of that server): fed to
-   * the core as `engineStatusSeen` (a restart first, see EngineLink); a `failed` note fails the run.
+   * The engine of `swarm` changed (the one status watcher of that server saw it): a wake-up that carries nothing. The
+   * run's alarm fires at once and pulls the observation (`SwarmServer.subscribe`'s answer), fed to the core as
+   * `engineStatusSeen` (a restart first, see EngineLink); a `failed` note fails the run. Ignored by a finished run.
    */
-  engineObserved(obs: EngineObservation): Promise<void>;
+  engineChanged(swarm: string): Promise<void>;
 
   // ---- the episode port (called by queue consumers, edge/consumer/episode-consumer.ts) ------------------------------------
 
   /** The consumer holds its claims: the core's ack, with the run's secrets when the episode may go on (`applied`, `duplicate`). */
   episodeClaimed(report: ClaimReport): Promise<ClaimAck>;
 
-  /** The invocation started, or its function still runs (scheduler/heartbeats): moves the episode's lease. */
-  episodeHeartbeat(report: HeartbeatReport): Promise<EventAck>;
+  /**
+   * The invocation started, or its function still runs (scheduler/heartbeats): moves the episode's lease. A running
+   * beat is held up to `holdMs` (≤ `MAX_HOLD_MS`, edge/run/stop-waiters) and answered at once with `runStopping` when
+   * the run starts to stop: the running function's one stop channel.
+   */
+  episodeHeartbeat(report: HeartbeatReport, options?: { holdMs?: number }): Promise<HeartbeatAck>;
 
   /** The consumer could not claim (not an attempt). */
   claimFailed(report: ClaimFailureReport): Promise<EventAck>;
@@ -77,12 +81,6 @@ export interface RunObjectRpc extends SchedulerPort {
    * of the attempt (else null: the message is stale). Secrets come from the run and the operator (operator wins).
    */
   swarmHeaders(ref: { episodeKey: string; attempt: number; dispatchId: number }): Record<string, Record<string, string>> | null;
-
-  /**
-   * A running episode's stop watch (called by the consumer while its function runs): answers at once when the run is
-   * stopping, else when it starts to, or after `maxWaitMs` (≤ `MAX_STOP_WATCH_MS`, edge/run/stop-waiters) with `stopped: false`.
-   */
-  watchStop(maxWaitMs: number): Promise<StopWatchAnswer>;
 
   /** One task of the run (a consumer asks for a task too large for its queue message). @throws naming the task */
   getTask(ref: { source: string; taskIndex: number }): Promise<Task>;

@@ -18,10 +18,11 @@ export function watchTimingOf(subs: readonly Pick<Subscriber, "pollQuickMs" | "p
   return { ...DEFAULT_WATCH_TIMING, quickMs, slowMs, bootingMs: Math.min(DEFAULT_WATCH_TIMING.bootingMs, slowMs), maxPollsPerMinute, burst: Math.min(DEFAULT_WATCH_TIMING.burst, maxPollsPerMinute) };
 }
 
-/** The observation run `runId` gets: the core's `engineStatusSeen` fields, the restart count and its note. @throws Error for a run not subscribed */
-export function observationFor(state: WatchState, runId: string, nowMs: number): EngineObservation {
-  const s = state.subs[runId];
-  if (!s) throw new Error(`run ${runId} is not subscribed to ${state.url}`);
+/**
+ * The observation a run gets: the core's `engineStatusSeen` fields, the restart count and its note.
+ * @param s the run's subscriber (`state.subs[runId]`)
+ */
+export function observationFor(state: WatchState, s: Subscriber, nowMs: number): EngineObservation {
   const { seen } = state;
   return { swarm: s.swarm, engineStatus: seen.engineStatus, globalStep: seen.globalStep, seenAtMs: seen.seenAtMs, restarts: seen.restarts, note: noteFor(s, state, nowMs) };
 }

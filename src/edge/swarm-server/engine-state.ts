@@ -62,6 +62,12 @@ export interface WatchState {
   stopPending: { byRunId: string; atMs: number } | null;
   /** this object's `/stop_engine` is under way since (epoch ms): an OFFLINE seen meanwhile is its own */
   stoppingSinceMs: number | null;
+  /**
+   * runs that left (finished), by when (epoch ms), kept for the subscriber TTL: a subscribe of theirs that arrives
+   * late (sent before they finished) never makes them a run of the server again (it would hold the watcher, cancel a
+   * `stopWhenDone` stop, or start the engine anew)
+   */
+  left: Record<string, number>;
 }
 
 /** What the core asks the object to do. */

@@ -5,7 +5,8 @@
  * instant is an input), no I/O: the object loads the state, feeds one event, stores the new state and carries out the
  * commands (polls, pool reads, the engine's start and stop, its alarm), feeding what they learn back as events.
  *  - subscriptions: a run's subscribe is also its heartbeat; a run not heard from for {@link SUBSCRIBER_TTL_MS} is
- *    dropped (a deleted run never unsubscribes); the last run that asked for `stopWhenDone` stops the engine.
+ *    dropped (a deleted run never unsubscribes); a run that left is not taken back by a late subscribe; the last run
+ *    that asked for `stopWhenDone` stops the engine.
  *  - restart detection ({@link seePoll}): a status down after up, or `global_step` back while running, is a restart;
  *    an OFFLINE after running that this object did not cause is "stopped elsewhere".
  *  - the batch-size check ({@link checkBatching}): a run whose batch settings differ from the server's fails at once.
@@ -51,7 +52,7 @@ export type WatchEvent =
 
 /** The state before the first event. */
 export function initialWatchState(): WatchState {
-  return { url: null, subs: {}, seen: { engineStatus: "unknown", globalStep: null, seenAtMs: null, changedAtMs: null, restarts: 0, lastError: null, stoppedElsewhereAtMs: null }, boot: { ...INITIAL_BOOT }, batching: null, stopPending: null, stoppingSinceMs: null };
+  return { url: null, subs: {}, left: {}, seen: { engineStatus: "unknown", globalStep: null, seenAtMs: null, changedAtMs: null, restarts: 0, lastError: null, stoppedElsewhereAtMs: null }, boot: { ...INITIAL_BOOT }, batching: null, stopPending: null, stoppingSinceMs: null };
 }
 
 /** The one entry: state + event → state + commands. Never mutates `state`. */
@@ -89,6 +90,7 @@ export function watch(state: WatchState, event: WatchEvent): { state: WatchState
  * object skips it when the run's pool read brought a fresh poll).
  */
 function subscribed(state: WatchState, sub: Omit<EngineSubscription, "headers">, nowMs: number) {
+  if (state.left[sub.runId] !== undefined) return { state, commands: [] }; // a run that left does not come back
   const url = normalizeServerUrl(sub.url);
   const known = state.subs[sub.runId];
   const next: Subscriber = {
@@ -103,6 +105,7 @@ function subscribed(state: WatchState, sub: Omit<EngineSubscription, "headers">,
 
 /** After a subscribe's reads: a new run is checked against the server's batch settings and wakes the watcher at once. */
 function joined(state: WatchState, runId: string, isNew: boolean, nowMs: number) {
+  if (state.left[runId] !== undefined) return { state, commands: [] };
   if (!isNew) return { state, commands: [{ type: "alarm", atMs: nowMs, mode: "ifNone" } as const] };
   const checked = checkBatching(state, [runId]);
   return { state: checked.state, commands: [...checked.commands, { type: "alarm", atMs: nowMs, mode: "set" } as const] };
@@ -110,14 +113,15 @@ function joined(state: WatchState, runId: string, isNew: boolean, nowMs: number)
 
 /** A finished run leaves; the last one that asked for `stopWhenDone` (and did not fail) has the engine stopped at the next step. */
 function unsubscribed(state: WatchState, runId: string, nowMs: number) {
+  const left = { ...state.left, [runId]: nowMs };
   const leaving = state.subs[runId];
-  if (!leaving) return { state, commands: [] };
+  if (!leaving) return { state: { ...state, left }, commands: [] };
   const { [runId]: _gone, ...subs } = state.subs;
   const others = Object.values(subs).filter((s) => s.failed === null);
   if (others.length === 0 && leaving.stopWhenDone && leaving.failed === null) {
-    return { state: { ...state, subs, stopPending: { byRunId: runId, atMs: nowMs } }, commands: [{ type: "alarm", atMs: nowMs, mode: "set" } as const] };
+    return { state: { ...state, subs, left, stopPending: { byRunId: runId, atMs: nowMs } }, commands: [{ type: "alarm", atMs: nowMs, mode: "set" } as const] };
   }
-  return { state: { ...state, subs }, commands: [] };
+  return { state: { ...state, subs, left }, commands: [] };
 }
 
 /** A run's window is complete: quick polls for {@link EXPECT_EDGE_MS} (or until the next change), the alarm brought forward. */
@@ -136,11 +140,12 @@ function edgeExpected(state: WatchState, runId: string, nowMs: number) {
 function stepBegan(state: WatchState, nowMs: number) {
   if (!state.url) return { state, commands: [] };
   const subs = Object.fromEntries(Object.entries(state.subs).filter(([, s]) => nowMs - s.heardAtMs <= SUBSCRIBER_TTL_MS));
+  const left = Object.fromEntries(Object.entries(state.left).filter(([, atMs]) => nowMs - atMs <= SUBSCRIBER_TTL_MS));
   const active = Object.values(subs).some((s) => s.failed === null);
   if (state.stopPending && !active) {
-    return { state: { ...state, subs, stoppingSinceMs: nowMs }, commands: [{ type: "stopEngine", byRunId: state.stopPending.byRunId } as const] };
+    return { state: { ...state, subs, left, stoppingSinceMs: nowMs }, commands: [{ type: "stopEngine", byRunId: state.stopPending.byRunId } as const] };
   }
-  return { state: { ...state, subs, stopPending: null }, commands: active ? [{ type: "poll" } as const] : [] };
+  return { state: { ...state, subs, left, stopPending: null }, commands: active ? [{ type: "poll" } as const] : [] };
 }
 
 /** The object's own stop answered: no bootstrap, no batch settings, and the OFFLINE it caused is not "stopped elsewhere". */

@@ -5,8 +5,11 @@
  * core beside it (edge/swarm-server/engine-watch.ts: subscriptions, restart detection, the batch-size check, the boot
  * state machine, subscriber expiry); this class is storage (a few keys of its KV), the alarm and the I/O around it:
  * it loads the state, feeds the core one event, stores what it answers and carries out its commands.
- *  - Runs subscribe (`subscribe`, also their heartbeat) with their job and engine policy, and get every status /
- *    global-step change pushed into their run object (`RolloutScheduler.engineObserved`).
+ *  - One direction per conversation with the run objects (docs/design/rooms.md): a run pushes its membership
+ *    (`subscribe`, also its heartbeat; `expectEdge`; `unsubscribe`) and pulls observations (`subscribe`'s answer);
+ *    this object never sends a run an observation. When what a run would see changes (status, step, restarts, its
+ *    note) it only rings the run's bell (`RolloutScheduler.engineChanged(swarm)`, carrying nothing): the run's alarm
+ *    pulls at once. So an observation enters a run only through its own pull, inside its own tick.
  *  - Polling is adaptive (edge/swarm-server/swarm-watch.ts): quick around expected edges, slow otherwise, bounded per
  *    minute; a run asking for the pool information shares one read per second with the others (edge/swarm-server/pool-share.ts).
  */
@@ -27,7 +30,7 @@ export type { EngineNote, EngineObservation, EngineSubscription } from "./engine
 export { POOL_SHARE_MS } from "./pool-share.ts";
 
 /** The storage key of each part of the state (kept as before the core existed: an object's stored state stays valid). */
-const KEYS = { url: "url", subs: "subs", seen: "seen", boot: "boot", batching: "batching", stopPending: "stopPending", stoppingSinceMs: "stoppingSince" } as const satisfies Record<keyof WatchState, string>;
+const KEYS = { url: "url", subs: "subs", left: "left", seen: "seen", boot: "boot", batching: "batching", stopPending: "stopPending", stoppingSinceMs: "stoppingSince" } as const satisfies Record<keyof WatchState, string>;
 
 /** The Durable Object of one swarm server. RPC: `subscribe`, `unsubscribe`, `expectEdge`, `view`. */
 export class SwarmServer extends DurableObject<Env> {
@@ -71,7 +74,10 @@ export class SwarmServer extends DurableObject<Env> {
     // with a pool read, the status seen now was polled after it; without one, poll when nobody did lately
     if (pool === undefined && wants.some((c) => c.type === "poll")) await this.#pollAndLearn(sub.runId);
     await this.#carryOut(this.#apply({ type: "joined", runId: sub.runId, isNew, nowMs: now }));
-    const obs = observationFor(this.#load(), sub.runId, Date.now());
+    const state = this.#load();
+    // a run that left (a late subscribe): an observation of the engine, the run not taken back
+    const subscriber = state.subs[sub.runId] ?? { ...stored, url: state.url ?? stored.url, subscribedAtMs: now, sawRolling: false, failed: null, expectEdgeUntilMs: null, heardAtMs: now };
+    const obs = observationFor(state, subscriber, Date.now());
     return pool !== undefined ? { ...obs, pool } : obs;
   }
 
@@ -94,7 +100,7 @@ export class SwarmServer extends DurableObject<Env> {
 
   // ---- the watcher -----------------------------------------------------------------------------------------------
 
-  /** One watch step: poll, learn, bootstrap or check, push, schedule the next poll. Never throws (BC-45). */
+  /** One watch step: poll, learn, bootstrap or check, ring the runs whose view changed, schedule the next poll. Never throws (BC-45). */
   override async alarm(): Promise<void> {
     let next: number | null = Date.now() + DEFAULT_WATCH_TIMING.slowMs;
     try {
@@ -115,13 +121,13 @@ export class SwarmServer extends DurableObject<Env> {
     }
     const { before } = await this.#pollAndLearn(null);
     await this.#carryOut(this.#apply({ type: "bootDue", nowMs: Date.now() }));
-    await this.#push(before, null);
+    await this.#ring(before, null);
     return nextWatchAtMs(this.#load(), this.#bucket, Date.now());
   }
 
   /**
    * One poll (single flight: a subscribe and the alarm never poll at once) and what it teaches (the core's `polled`,
-   * then the pool's batch settings when it asks). A poll made for a subscribe pushes the change to the other runs.
+   * then the pool's batch settings when it asks). A poll made for a subscribe rings the other runs whose view changed.
    */
   async #pollAndLearn(forRunId: string | null): Promise<{ before: Seen }> {
     if (this.#polling) return this.#polling;
@@ -135,7 +141,7 @@ export class SwarmServer extends DurableObject<Env> {
         ? { kind: "unreachable" as const, engineStatus: snap.status, error: snap.error.message }
         : { kind: "status" as const, engineStatus: snap.status, globalStep: snap.globalStep };
       await this.#carryOut(this.#apply({ type: "polled", snapshot, nowMs: now }));
-      if (forRunId !== null) void this.#push(state.seen, forRunId).catch(() => {});
+      if (forRunId !== null) void this.#ring(state.seen, forRunId).catch(() => {});
       return { before: state.seen };
     })();
     try {
@@ -219,17 +225,19 @@ export class SwarmServer extends DurableObject<Env> {
     }
   }
 
-  /** Pushes the new observation to every run (but `except`) whose view of it changed (status, step, restarts or its note). */
-  async #push(before: Seen, except: string | null): Promise<void> {
+  /**
+   * Rings every run (but `except`) whose view changed (status, step, restarts or its note): `engineChanged(swarm)`,
+   * a wake-up without data; the run pulls. A run that cannot be reached learns it at its next status poll.
+   */
+  async #ring(before: Seen, except: string | null): Promise<void> {
     const state = this.#load();
-    const now = Date.now();
-    const { runIds, notes } = changedRuns(before, state, this.#kv.get<Record<string, string>>("pushedNotes") ?? {}, except, now);
+    const { runIds, notes } = changedRuns(before, state, this.#kv.get<Record<string, string>>("pushedNotes") ?? {}, except, Date.now());
     this.#kv.put("pushedNotes", notes);
     await Promise.all(
       runIds.map((runId) =>
         this.env.SCHEDULER.get(this.env.SCHEDULER.idFromName(runId))
-          .engineObserved(observationFor(state, runId, now))
-          .catch((err: unknown) => this.#log("warn", "could not tell a run about the engine; its next status poll will", { runId, error: String(err) })),
+          .engineChanged(state.subs[runId]!.swarm)
+          .catch((err: unknown) => this.#log("warn", "could not tell a run that the engine changed; its next status poll will see it", { runId, error: String(err) })),
       ),
     );
   }
@@ -240,7 +248,7 @@ export class SwarmServer extends DurableObject<Env> {
   #load(): WatchState {
     const initial = initialWatchState();
     const get = <K extends keyof WatchState>(key: K): WatchState[K] => this.#kv.get<WatchState[K]>(KEYS[key]) ?? initial[key];
-    return { url: get("url"), subs: get("subs"), seen: get("seen"), boot: get("boot"), batching: get("batching"), stopPending: get("stopPending"), stoppingSinceMs: get("stoppingSinceMs") };
+    return { url: get("url"), subs: get("subs"), left: get("left"), seen: get("seen"), boot: get("boot"), batching: get("batching"), stopPending: get("stopPending"), stoppingSinceMs: get("stoppingSinceMs") };
   }
 
   /** Feeds the core one event over the stored state and stores the parts that changed. @returns its commands */

@@ -93,7 +93,7 @@ describe("the boot state machine (BC-28: one sync and one start for every run ra
     expect(d.commands).toEqual([{ type: "startEngine", byRunId: "a", yaml: "job of a", batchSize: 2, numRepeat: 2 }]);
     expect(d.state.boot).toMatchObject({ phase: "starting", byRunId: "a", sinceMs: T0 + 3 });
     // the runs read that it starts; a poll meanwhile (a subscribe's) takes an OFFLINE → BOOTING as this object's own
-    expect(observationFor(d.state, "b", T0 + 4).note).toEqual({ kind: "starting", sinceMs: T0 + 3 });
+    expect(observationFor(d.state, d.state.subs["b"]!, T0 + 4).note).toEqual({ kind: "starting", sinceMs: T0 + 3 });
     expect(watch(d.state, polled(ENGINE.BOOTING, null, T0 + 4)).state.seen.restarts).toBe(0);
     const started = watch(d.state, { type: "bootAnswered", answer: { kind: "started", byRunId: "a", batchSize: 2, numRepeat: 2 }, nowMs: T0 + 50 });
     expect(started.state.boot).toEqual({ phase: "booting", byRunId: "a", sinceMs: T0 + 50, failures: 0, lastError: null });
@@ -112,7 +112,7 @@ describe("the boot state machine (BC-28: one sync and one start for every run ra
     expect(run([...join(sub("a"), T0), { type: "bootDue", nowMs: T0 }]).commands.filter((c) => c.type === "startEngine")).toEqual([]);
     const never = run([...join(sub("a", { start: "never" }), T0), polled(ENGINE.OFFLINE, null, T0), { type: "bootDue", nowMs: T0 }]);
     expect(never.commands.filter((c) => c.type === "startEngine")).toEqual([]);
-    expect(observationFor(never.state, "a", T0).note).toEqual({ kind: "waitingForStart" });
+    expect(observationFor(never.state, never.state.subs["a"]!, T0).note).toEqual({ kind: "waitingForStart" });
   });
 
   it("an engine stopped by another client is not started again: the run's note says it stopped elsewhere", () => {
@@ -120,7 +120,7 @@ describe("the boot state machine (BC-28: one sync and one start for every run ra
     expect(state.boot.phase).toBe("idle");
     expect(state.seen.stoppedElsewhereAtMs).toBe(T0 + 1000);
     expect(watch(state, { type: "bootDue", nowMs: T0 + 60_000 }).commands).toEqual([]);
-    expect(observationFor(state, "a", T0 + 1000).note).toEqual({ kind: "stoppedElsewhere", atMs: T0 + 1000 });
+    expect(observationFor(state, state.subs["a"]!, T0 + 1000).note).toEqual({ kind: "stoppedElsewhere", atMs: T0 + 1000 });
   });
 
   it("a start another client won (a 400) goes back to idle without counting a failure", () => {
@@ -157,7 +157,7 @@ describe("the boot state machine (BC-28: one sync and one start for every run ra
     const late = watch(state, { type: "bootDue", nowMs: T0 + 11_000 }).state;
     expect(late.subs["short"]!.failed).toContain("was started 11 s ago and is still BOOTING (engine.bootTimeoutSeconds 10)");
     expect(late.subs["long"]!.failed).toBeNull();
-    expect(observationFor(late, "long", T0 + 11_000).note).toEqual({ kind: "booting", sinceMs: T0, timeoutAtMs: T0 + 100_000 });
+    expect(observationFor(late, late.subs["long"]!, T0 + 11_000).note).toEqual({ kind: "booting", sinceMs: T0, timeoutAtMs: T0 + 100_000 });
   });
 });
 
@@ -176,6 +176,15 @@ describe("stopWhenDone", () => {
     const stopped = watch(step.state, { type: "engineStopped", nowMs: T0 + 300, error: null });
     expect(stopped.state).toMatchObject({ stopPending: null, stoppingSinceMs: null, batching: null, boot: { phase: "idle" } });
     expect(stopped.state.seen).toMatchObject({ engineStatus: ENGINE.OFFLINE, restarts: 1, stoppedElsewhereAtMs: null, changedAtMs: T0 + 300 });
+  });
+
+  it("a late subscribe of the run that left (sent before it finished) does not take it back: the stop goes ahead", () => {
+    const left = watch(rolling(), { type: "unsubscribed", runId: "a", nowMs: T0 + 100 }).state;
+    const late = run([...join(sub("a", { stopWhenDone: true }), T0 + 150), { type: "stepBegan", nowMs: T0 + 200 }], left);
+    expect(late.state.subs).toEqual({});
+    expect(late.commands).toEqual([{ type: "stopEngine", byRunId: "a" }]);
+    // the run is forgotten once the TTL passed (a run id never comes back in practice)
+    expect(watch(late.state, { type: "stepBegan", nowMs: T0 + 100 + SUBSCRIBER_TTL_MS + 1 }).state.left).toEqual({});
   });
 
   it("a run that arrives before the step cancels the stop (it needs the engine); a run that did not ask never stops it", () => {
@@ -207,7 +216,7 @@ describe("restart detection", () => {
   it("an unreachable server keeps the step, is no edge, and the runs read it in their note", () => {
     const s = at([polled(ENGINE.ROLLING, 5, T0), { type: "polled", snapshot: { kind: "unreachable", engineStatus: "ENGINE.CANNOT_CONNECT", error: "refused" }, nowMs: T0 + 10 }]);
     expect(s.seen).toMatchObject({ engineStatus: "ENGINE.CANNOT_CONNECT", globalStep: 5, seenAtMs: T0 + 10, changedAtMs: T0, lastError: "refused", restarts: 0 });
-    expect(observationFor(s, "a", T0 + 10).note).toEqual({ kind: "unreachable", error: "refused" });
+    expect(observationFor(s, s.subs["a"]!, T0 + 10).note).toEqual({ kind: "unreachable", error: "refused" });
     // the answer after it is compared with the last real status: same status and step, no change
     expect(watch(s, polled(ENGINE.ROLLING, 5, T0 + 20)).state.seen).toMatchObject({ changedAtMs: T0, lastError: null });
   });
@@ -224,7 +233,7 @@ describe("the batch-size check", () => {
     expect(read.state.subs["same"]!.failed).toBeNull();
     expect(read.state.subs["other"]!.failed).toBe(batchMismatchMessage(URL, { batchSize: 2, numRepeat: 2, source: "pool" }, { batchSize: 4, numRepeat: 2 }));
     expect(read.state.subs["other"]!.failed).toContain("(its pool information (completed_task_target, task_expected_num_repeat))");
-    expect(observationFor(read.state, "other", T0).note).toMatchObject({ kind: "failed" });
+    expect(observationFor(read.state, read.state.subs["other"]!, T0).note).toMatchObject({ kind: "failed" });
     // known from the pool: not read again while it runs; forgotten on a restart, read again once ROLLING
     expect(kinds(watch(read.state, polled(ENGINE.ROLLING, 2, T0 + 1)).commands)).not.toContain("readPool");
     const restarted = run([polled(ENGINE.OFFLINE, 0, T0 + 2)], read.state);
