@@ -30,9 +30,10 @@ export function createApp(functions: Readonly<Record<string, RolloutFunction>>) 
       const decision = await authorize(c.req.raw, c.env);
       if (!decision.ok) {
         // a browser without a session is sent to the sign-in form (never a token in the URL)
-        if (decision.status === 401 && isPageRequest(c.req.raw)) return c.redirect(`/login?next=${encodeURIComponent(new URL(c.req.url).pathname)}`, 303);
-        const res = c.json(new ApiError(decision.status, decision.message, [{ path: decision.header, message: decision.message }]).toJSON(), decision.status);
-        if (decision.status === 401) res.headers.set("www-authenticate", 'Bearer realm="ajet-edge"');
+        if (decision.code === "unauthenticated" && isPageRequest(c.req.raw)) return c.redirect(`/login?next=${encodeURIComponent(new URL(c.req.url).pathname)}`, 303);
+        const refused = new ApiError(decision.message, [{ code: decision.code, path: decision.header, message: decision.message }]);
+        const res = c.json(refused.toJSON(), refused.status);
+        if (decision.code === "unauthenticated") res.headers.set("www-authenticate", 'Bearer realm="ajet-edge"');
         return res;
       }
       c.set("auth", decision);
@@ -44,14 +45,17 @@ export function createApp(functions: Readonly<Record<string, RolloutFunction>>) 
         maxSize: maxBodyBytes,
         onError: (c) => {
           const message = `the request body is larger than ${maxBodyBytes} bytes (AJET_MAX_BODY_BYTES); give large datasets as a dataset URL instead of inline tasks`;
-          return c.json(new ApiError(413, message, [{ path: "(body)", message }]).toJSON(), 413);
+          return c.json(new ApiError(message, [{ code: "too_large", path: "(body)", message }]).toJSON(), 413);
         },
       })(c, next);
     })
     // the dashboard first: it answers `GET /runs/:id` only for a browser (Accept: text/html) and passes the rest on
     .route("/", dashboardRoutes())
     .route("/runs", runsRoutes(functions));
-  app.notFound((c) => c.json(new ApiError(404, `no route ${c.req.method} ${new URL(c.req.url).pathname}`, []).toJSON(), 404));
+  app.notFound((c) => {
+    const message = `no route ${c.req.method} ${new URL(c.req.url).pathname}`;
+    return c.json(new ApiError(message, [{ code: "not_found", path: "(route)", message: "see the README's API table for the routes" }]).toJSON(), 404);
+  });
   app.onError((err, c) => {
     if (err instanceof ApiError) return c.json(err.toJSON(), err.status);
     const id = crypto.randomUUID().slice(0, 8);

@@ -9,6 +9,7 @@
 
 import { SESSION_COOKIE } from "../dashboard/routes.ts";
 import type { AuthEnv } from "../ground/env.ts";
+import type { IssueCode } from "../ground/errors.ts";
 
 export type { AuthEnv };
 
@@ -24,10 +25,14 @@ export interface Granted {
   principal: string;
 }
 
-/** A refused request: the HTTP status, the header at fault and a message that says the fix. */
+/**
+ * A refused request: why (`invalid`: a credential in the query; `unauthenticated`: none or a wrong one; `forbidden`:
+ * the read token on a route that writes; `unconfigured`: the Worker has no usable token), the header at fault and a
+ * message that says the fix. The API answers with the code's status (edge/ground/errors `ISSUE_STATUS`).
+ */
 export interface Refused {
   ok: false;
-  status: 400 | 401 | 403 | 503;
+  code: Extract<IssueCode, "invalid" | "unauthenticated" | "forbidden" | "unconfigured">;
   /** the header (or query parameter) the refusal is about, e.g. `authorization` */
   header: string;
   message: string;
@@ -106,21 +111,21 @@ export function isReadMethod(method: string): boolean {
 
 /**
  * Decides a credential (from any source) for a request of `method`.
- * @returns {@link Granted} or {@link Refused}: 503 when the Worker has no usable `AJET_API_TOKEN`, 401 for a missing,
- *   malformed or wrong token, 403 for the read token on a route that writes
+ * @returns {@link Granted} or {@link Refused}: `unconfigured` when the Worker has no usable `AJET_API_TOKEN`,
+ *   `unauthenticated` for a missing, malformed or wrong token, `forbidden` for the read token on a route that writes
  */
 export async function authorizeCredential(credential: Credential, method: string, env: AuthEnv): Promise<AuthDecision> {
   const writeToken = env.AJET_API_TOKEN ?? "";
   const readToken = env.AJET_READ_TOKEN ?? "";
   if (writeToken.length < MIN_TOKEN_LENGTH) {
     const message = writeToken === "" ? SET_TOKEN_HINT : `AJET_API_TOKEN is shorter than ${MIN_TOKEN_LENGTH} characters: set a longer random one (e.g. \`openssl rand -hex 32\`) with \`npx wrangler secret put AJET_API_TOKEN\``;
-    return { ok: false, status: 503, header: "AJET_API_TOKEN", message };
+    return { ok: false, code: "unconfigured", header: "AJET_API_TOKEN", message };
   }
   const header = credential.source;
   if (credential.token === null) {
     return credential.problem === "missing"
-      ? { ok: false, status: 401, header, message: `missing ${header} header: send \`Authorization: Bearer <AJET_API_TOKEN>\`` }
-      : { ok: false, status: 401, header, message: `malformed ${header} header: expected \`Authorization: Bearer <token>\`` };
+      ? { ok: false, code: "unauthenticated", header, message: `missing ${header} header: send \`Authorization: Bearer <AJET_API_TOKEN>\`` }
+      : { ok: false, code: "unauthenticated", header, message: `malformed ${header} header: expected \`Authorization: Bearer <token>\`` };
   }
   // both comparisons always run, so the time does not tell which token (if any) matched
   const [isWrite, isRead] = await Promise.all([
@@ -130,21 +135,21 @@ export async function authorizeCredential(credential: Credential, method: string
   if (isWrite) return { ok: true, access: "write", principal: await principalOf("write", credential.token) };
   if (isRead) {
     if (isReadMethod(method)) return { ok: true, access: "read", principal: await principalOf("read", credential.token) };
-    return { ok: false, status: 403, header, message: `the ${header} header carries the read-only token (AJET_READ_TOKEN): it may only GET; use AJET_API_TOKEN to ${method} here` };
+    return { ok: false, code: "forbidden", header, message: `the ${header} header carries the read-only token (AJET_READ_TOKEN): it may only GET; use AJET_API_TOKEN to ${method} here` };
   }
-  return { ok: false, status: 401, header, message: `wrong token in the ${header} header: it matches neither AJET_API_TOKEN nor AJET_READ_TOKEN` };
+  return { ok: false, code: "unauthenticated", header, message: `wrong token in the ${header} header: it matches neither AJET_API_TOKEN nor AJET_READ_TOKEN` };
 }
 
 /**
- * Decides one API request: refuses a credential in the query string (400), then checks the bearer token, or, when
+ * Decides one API request: refuses a credential in the query string (`invalid`), then checks the bearer token, or, when
  * the request has no Authorization header, the dashboard's session cookie ({@link cookieCredential}).
- * @returns {@link Granted} with the caller's access, or {@link Refused} with the status and a message naming the header
+ * @returns {@link Granted} with the caller's access, or {@link Refused} with its code and a message naming the header
  */
 export async function authorize(request: Request, env: AuthEnv): Promise<AuthDecision> {
   const url = new URL(request.url);
   for (const name of url.searchParams.keys()) {
     if (TOKEN_QUERY_PARAMS.includes(name.toLowerCase())) {
-      return { ok: false, status: 400, header: name, message: `a credential in the query string (?${name}=…) is refused: URLs are logged; send \`Authorization: Bearer <token>\` instead` };
+      return { ok: false, code: "invalid", header: name, message: `a credential in the query string (?${name}=…) is refused: URLs are logged; send \`Authorization: Bearer <token>\` instead` };
     }
   }
   // the Authorization header wins; a browser without one may carry the dashboard's session cookie

@@ -33,7 +33,7 @@ export class RunQuota extends DurableObject<Env> {
       const live = await Promise.all(
         ids.map(async (id) => {
           try {
-            const view = (await this.env.SCHEDULER.get(this.env.SCHEDULER.idFromName(id)).status()) as { phase: string } | null;
+            const view = await this.env.SCHEDULER.get(this.env.SCHEDULER.idFromName(id)).status();
             return view !== null && view.phase !== "finished";
           } catch {
             return true; // unknown: keep counting it (fail closed)

@@ -34,7 +34,7 @@ function parseSecrets(raw: string | undefined): Record<string, string> {
 
 /** The scheduler port of a run: its Durable Object's RPC methods. */
 export function schedulerPort(env: Env, runId: string): SchedulerPort {
-  return env.SCHEDULER.get(env.SCHEDULER.idFromName(runId)) as unknown as SchedulerPort;
+  return env.SCHEDULER.get(env.SCHEDULER.idFromName(runId));
 }
 
 /** What one invocation's episodes share: the 6-connection limiter (BC-48), the subrequest budget (BC-49), the run secrets and the wall deadline. */

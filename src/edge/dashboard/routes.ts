@@ -10,7 +10,8 @@ import { setCookie } from "hono/cookie";
 import { z } from "zod";
 import { bodyLimit } from "hono/body-limit";
 import type { Env } from "../ground/env.ts";
-import { ApiError } from "../ground/errors.ts";
+import { RunIdParam } from "../ground/api-contract.ts";
+import { ApiError, invalid, type Issue, type IssueCode } from "../ground/errors.ts";
 import { readTranscript, transcriptSettings } from "../ground/transcripts.ts";
 import { ASSETS } from "./assets.ts";
 import { loginPage, runPage, runsPage } from "./pages.ts";
@@ -20,17 +21,15 @@ export const SESSION_COOKIE = "ajet_session";
 
 /**
  * Whether a pasted token may read the API (the app passes its auth check, api/auth `authorizeCredential` for a GET):
- * ok, or the status (401, or 503 when the Worker has no token) and the message.
+ * ok, or why not (`unconfigured` when the Worker has no token) and the message.
  */
-export type TokenCheck = (token: string, env: Env) => Promise<{ ok: true } | { ok: false; status: number; message: string }>;
+export type TokenCheck = (token: string, env: Env) => Promise<{ ok: true } | { ok: false; code: IssueCode; message: string }>;
 
 /** How long a sign-in lasts (seconds). */
 export const SESSION_MAX_AGE_SECONDS = 7 * 86_400;
 
-const RunId = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/);
-
 function checkRunId(runId: string): void {
-  if (!RunId.safeParse(runId).success) throw new ApiError(400, "invalid run id", [{ path: "id", message: "a run id has letters, digits and _ . : - only" }]);
+  if (!RunIdParam.safeParse(runId).success) throw new ApiError("invalid run id", [invalid("id", "a run id has letters, digits and _ . : - only")]);
 }
 
 function stubOf(env: Env, runId: string) {
@@ -39,14 +38,14 @@ function stubOf(env: Env, runId: string) {
 }
 
 function notFound(runId: string): never {
-  throw new ApiError(404, `no run ${runId}`, [{ path: "id", message: "no run with this id; create one with POST /runs" }]);
+  throw new ApiError(`no run ${runId}`, [{ code: "not_found", path: "id", message: "no run with this id; create one with POST /runs" }]);
 }
 
 const wantsHtml = (c: Context) => (c.req.header("accept") ?? "").includes("text/html");
 
 function queryOf<T extends z.ZodType>(schema: T, c: Context): z.infer<T> {
   const q = schema.safeParse(c.req.query());
-  if (!q.success) throw new ApiError(400, "invalid query", q.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })));
+  if (!q.success) throw new ApiError("invalid query", q.error.issues.map((i): Issue => invalid(i.path.join("."), i.message)));
   return q.data;
 }
 
@@ -71,15 +70,16 @@ export function dashboardPublicRoutes(checkToken: TokenCheck) {
       // only a token the API would accept for reading becomes a session
       const decision = token === "" ? null : await checkToken(token, c.env);
       if (!decision?.ok) {
-        const why = decision === null ? "paste AJET_READ_TOKEN (or AJET_API_TOKEN) into the form" : decision.status === 503 ? decision.message : "that token matches neither AJET_API_TOKEN nor AJET_READ_TOKEN";
-        return c.html(loginPage(next, why), decision?.status === 503 ? 503 : 401);
+        const unconfigured = decision !== null && decision.code === "unconfigured";
+        const why = decision === null ? "paste AJET_READ_TOKEN (or AJET_API_TOKEN) into the form" : unconfigured ? decision.message : "that token matches neither AJET_API_TOKEN nor AJET_READ_TOKEN";
+        return c.html(loginPage(next, why), unconfigured ? 503 : 401);
       }
       setCookie(c, SESSION_COOKIE, token, { httpOnly: true, secure: true, sameSite: "Strict", path: "/", maxAge: SESSION_MAX_AGE_SECONDS });
       return c.redirect(next, 303);
     })
     .get("/assets/:file", (c) => {
       const asset = ASSETS[c.req.param("file")];
-      if (!asset) throw new ApiError(404, `no asset ${c.req.param("file")}`, [{ path: "file", message: `known: ${Object.keys(ASSETS).join(", ")}` }]);
+      if (!asset) throw new ApiError(`no asset ${c.req.param("file")}`, [{ code: "not_found", path: "file", message: `known: ${Object.keys(ASSETS).join(", ")}` }]);
       return c.body(asset.body, 200, { "content-type": asset.contentType, "cache-control": "public, max-age=300" });
     });
 }
@@ -92,7 +92,7 @@ export function dashboardRoutes() {
     .get("/runs/:id", async (c, next) => {
       if (!wantsHtml(c)) return next();
       const id = c.req.param("id");
-      if (!RunId.safeParse(id).success) return next();
+      if (!RunIdParam.safeParse(id).success) return next();
       return c.html(runPage(id));
     })
     .get("/runs/:id/metrics", async (c) => {
@@ -124,19 +124,19 @@ export function dashboardRoutes() {
       const key = c.req.param("key");
       const q = queryOf(z.object({ attempt: z.coerce.number().int().min(1).optional() }), c);
       checkRunId(id);
-      if (key.length === 0 || key.length > 512) throw new ApiError(400, "invalid episode key", [{ path: "key", message: "an episode key looks like source/epoch/taskIndex#repeat, URL-encoded" }]);
+      if (key.length === 0 || key.length > 512) throw new ApiError("invalid episode key", [invalid("key", "an episode key looks like source/epoch/taskIndex#repeat, URL-encoded")]);
       const found = await readTranscript(c.env, id, key, q.attempt);
       if ("text" in found) return c.body(found.text, 200, { "content-type": "application/json; charset=utf-8" });
-      if (found.kind === "disabled") throw new ApiError(404, "transcripts are off", [{ path: "TRANSCRIPTS", message: "the Worker has no TRANSCRIPTS R2 binding; add [[r2_buckets]] binding = \"TRANSCRIPTS\" to wrangler.toml" }]);
+      if (found.kind === "disabled") throw new ApiError("transcripts are off", [{ code: "not_found", path: "TRANSCRIPTS", message: "the Worker has no TRANSCRIPTS R2 binding; add [[r2_buckets]] binding = \"TRANSCRIPTS\" to wrangler.toml" }]);
       if (found.kind === "expired") {
         const days = transcriptSettings(c.env).retentionMs / 86_400_000;
-        throw new ApiError(404, `transcript of ${key} expired`, [{ path: "key", message: `transcripts are kept ${days} days (TRANSCRIPT_RETENTION_DAYS); this one expired at ${new Date(found.expiredAtMs).toISOString()}` }]);
+        throw new ApiError(`transcript of ${key} expired`, [{ code: "not_found", path: "key", message: `transcripts are kept ${days} days (TRANSCRIPT_RETENTION_DAYS); this one expired at ${new Date(found.expiredAtMs).toISOString()}` }]);
       }
-      throw new ApiError(404, `no transcript of episode ${key}${q.attempt ? ` attempt ${q.attempt}` : ""} in run ${id}`, [{ path: "key", message: "episodes get a transcript once their attempt is reported; list them with GET /runs/:id/attempts" }]);
+      throw new ApiError(`no transcript of episode ${key}${q.attempt ? ` attempt ${q.attempt}` : ""} in run ${id}`, [{ code: "not_found", path: "key", message: "episodes get a transcript once their attempt is reported; list them with GET /runs/:id/attempts" }]);
     })
     .get("/runs/:id/live", async (c) => {
       const id = c.req.param("id");
-      if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ApiError(400, "expected a WebSocket upgrade", [{ path: "upgrade", message: "connect with a WebSocket client (the run page does)" }]);
+      if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ApiError("expected a WebSocket upgrade", [invalid("upgrade", "connect with a WebSocket client (the run page does)")]);
       return stubOf(c.env, id).fetch(c.req.raw);
     });
 }

@@ -29,13 +29,16 @@ export const DEFAULT_DATASET_LIMITS: Readonly<DatasetLimits> = {
   maxRowBytes: 1024 * 1024,
 };
 
+/** The vars that set the limits. */
+export type DatasetLimitVars = Pick<WorkerVars, "AJET_MAX_INLINE_ROWS" | "AJET_MAX_INLINE_BYTES" | "AJET_MAX_DATASET_ROWS" | "AJET_MAX_ROW_BYTES">;
+
 /** The var names, by limit (what messages tell a user to raise). */
-export const DATASET_LIMIT_VARS: Readonly<Record<keyof DatasetLimits, string>> = {
+export const DATASET_LIMIT_VARS = {
   maxInlineRows: "AJET_MAX_INLINE_ROWS",
   maxInlineBytes: "AJET_MAX_INLINE_BYTES",
   maxDatasetRows: "AJET_MAX_DATASET_ROWS",
   maxRowBytes: "AJET_MAX_ROW_BYTES",
-};
+} as const satisfies Record<keyof DatasetLimits, keyof DatasetLimitVars>;
 
 function positive(value: string | undefined, fallback: number): number {
   const n = Number(value);
@@ -43,10 +46,10 @@ function positive(value: string | undefined, fallback: number): number {
 }
 
 /** The limits from the Worker's vars (an unset or invalid var → its default). */
-export function datasetLimits(env: Partial<Record<string, unknown>>): DatasetLimits {
+export function datasetLimits(env: DatasetLimitVars): DatasetLimits {
   const out = { ...DEFAULT_DATASET_LIMITS };
   for (const key of Object.keys(DATASET_LIMIT_VARS) as (keyof DatasetLimits)[]) {
-    const raw = env[DATASET_LIMIT_VARS[key]];
+    const raw: unknown = env[DATASET_LIMIT_VARS[key]];
     out[key] = positive(typeof raw === "string" ? raw : undefined, DEFAULT_DATASET_LIMITS[key]);
   }
   return out;

@@ -55,3 +55,11 @@ export interface WorkerVars extends AuthEnv, LimitsEnv {
 
 /** The Worker's environment: the generated bindings of wrangler.toml and the vars above. */
 export type Env = Cloudflare.Env & WorkerVars;
+
+/**
+ * The binding named `name` at run time (a name from a var, e.g. `EPISODE_QUEUES` or an `r2://BUCKET/…` URL): unknown
+ * until the caller checks what it is.
+ */
+export function bindingNamed(env: Env, name: string): unknown {
+  return Reflect.get(env, name);
+}

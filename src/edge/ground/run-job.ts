@@ -28,13 +28,13 @@ export function withJobDefaults(body: unknown): { body: unknown; issues: Issue[]
   const spec = body as Record<string, unknown>;
   const job = spec["job"];
   if (job === undefined) return { body, issues: [] };
-  if (job === null || typeof job !== "object" || Array.isArray(job)) return { body, issues: [{ path: "job", message: "job must be an object of AgentJetJob options, e.g. {\"model\": \"Qwen/Qwen2.5-7B-Instruct\"}" }] };
+  if (job === null || typeof job !== "object" || Array.isArray(job)) return { body, issues: [{ code: "invalid", path: "job", message: "job must be an object of AgentJetJob options, e.g. {\"model\": \"Qwen/Qwen2.5-7B-Instruct\"}" }] };
   let built: AgentJetJob;
   try {
     built = new AgentJetJob(job as AgentJetJobOptions);
   } catch (err) {
-    if (err instanceof AgentJetJobConfigError) return { body, issues: [{ path: err.option ? `job.${err.option}` : "job", message: err.message }] };
-    return { body, issues: [{ path: "job", message: err instanceof Error ? err.message : String(err) }] };
+    if (err instanceof AgentJetJobConfigError) return { body, issues: [{ code: "invalid", path: err.option ? `job.${err.option}` : "job", message: err.message }] };
+    return { body, issues: [{ code: "invalid", path: "job", message: err instanceof Error ? err.message : String(err) }] };
   }
   const options = job as Record<string, unknown>;
   const baseYaml = options["baseYaml"];
@@ -50,7 +50,7 @@ export function withJobDefaults(body: unknown): { body: unknown; issues: Issue[]
     if (given === undefined) filled[key] = built.values[key];
     else if (given !== inYaml) {
       const where = spec[key] !== undefined ? key : `job.${key}`;
-      issues.push({ path: where, message: `${where} ${String(given)} disagrees with job.baseYaml's ${yamlPath} ${String(inYaml)}: the server would batch differently from the run's windows; set one of them` });
+      issues.push({ code: "invalid", path: where, message: `${where} ${String(given)} disagrees with job.baseYaml's ${yamlPath} ${String(inYaml)}: the server would batch differently from the run's windows; set one of them` });
     }
   }
   return { body: { ...spec, job: filled }, issues };

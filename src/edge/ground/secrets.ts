@@ -49,19 +49,19 @@ export function runSecretsIssues(c: RunSecretsCheck): Issue[] {
   const issues: Issue[] = [];
   for (const [key, value] of Object.entries(c.runSecrets)) {
     if (Object.hasOwn(c.operatorSecrets, key)) {
-      issues.push({ path: `secrets.${key}`, message: `${key} is set by the Worker's operator (AJET_SECRETS) and a run cannot replace it; remove it from the run's secrets, or use another name` });
+      issues.push({ code: "invalid", path: `secrets.${key}`, message: `${key} is set by the Worker's operator (AJET_SECRETS) and a run cannot replace it; remove it from the run's secrets, or use another name` });
       continue;
     }
     if (/_URL$/.test(key) && /^[a-z][a-z0-9+.-]*:/i.test(value.trim())) {
       const refused = checkUrl(value.trim(), c.allowed);
-      if (refused) issues.push({ path: `secrets.${key}`, message: `${key}: ${refused.message}` });
+      if (refused) issues.push({ code: "invalid", path: `secrets.${key}`, message: `${key}: ${refused.message}` });
     }
   }
   c.swarms.forEach((s, i) => {
     for (const [header, template] of Object.entries(s.headers ?? {})) {
       for (const name of headerSecretNames(template)) {
         if (!Object.hasOwn(c.runSecrets, name) && !Object.hasOwn(c.operatorSecrets, name)) {
-          issues.push({ path: `swarms.${i}.headers.${header}`, message: `header ${header} takes {secret:${name}}, but neither the run's secrets nor the operator's AJET_SECRETS set ${name}` });
+          issues.push({ code: "invalid", path: `swarms.${i}.headers.${header}`, message: `header ${header} takes {secret:${name}}, but neither the run's secrets nor the operator's AJET_SECRETS set ${name}` });
         }
       }
     }

@@ -26,7 +26,7 @@ import {
   withAnswerReaders,
 } from "../../tasks/index.ts";
 import { DATASET_LIMIT_VARS, datasetBuckets, type DatasetLimits } from "../ground/dataset-limits.ts";
-import type { Env } from "../ground/env.ts";
+import { bindingNamed, type Env } from "../ground/env.ts";
 import type { Issue } from "../ground/errors.ts";
 import type { CreateRunInput, SourcePlan } from "./run-views.ts";
 
@@ -56,7 +56,7 @@ export function openByteSource(url: string, env: Env, fetch: typeof globalThis.f
   const r2 = parseR2Url(url);
   if (!r2) return httpByteSource(url, { fetch });
   const allowed = datasetBuckets(env);
-  const binding = (env as unknown as Record<string, unknown>)[r2.bucket] as Partial<R2BucketLike> | undefined;
+  const binding = bindingNamed(env, r2.bucket) as Partial<R2BucketLike> | undefined;
   if (!allowed.includes(r2.bucket) || typeof binding?.get !== "function" || typeof binding.head !== "function") {
     throw new DatasetLoadError(
       `r2://${r2.bucket}/… names no R2 bucket of this Worker; bound and allowed: ${allowed.join(", ") || "none"} ` +
@@ -132,7 +132,7 @@ export class RunDatasets {
     for (const [i, d] of input.spec.datasets.entries()) {
       const plan = input.sources[d.name];
       if (!plan) {
-        issues.push({ path: `datasets.${i}`, message: `dataset "${d.name}" has no source` });
+        issues.push({ code: "invalid", path: `datasets.${i}`, message: `dataset "${d.name}" has no source` });
         continue;
       }
       try {
@@ -143,11 +143,11 @@ export class RunDatasets {
         }
         if (prepared.source.count === 0) {
           const why = prepared.samples.slice(0, 3).map((r) => `line ${r.line}: ${r.reason}`).join("; ");
-          issues.push({ path: `datasets.${i}`, message: `dataset "${d.name}" has no usable task${why ? ` (${why})` : ""}` });
+          issues.push({ code: "invalid", path: `datasets.${i}`, message: `dataset "${d.name}" has no usable task${why ? ` (${why})` : ""}` });
         }
       } catch (err) {
         if (!(err instanceof DatasetLoadError)) throw err;
-        issues.push({ path: `datasets.${i}`, message: err.message });
+        issues.push({ code: "invalid", path: `datasets.${i}`, message: err.message });
       }
     }
     return { counts, loadReports, issues };
@@ -170,7 +170,7 @@ export class RunDatasets {
         bytes += (await this.#source(plan.url).stat()).size;
       } catch (err) {
         if (!(err instanceof DatasetLoadError)) throw err;
-        issues.push({ path: `datasets.${i}`, message: err.message });
+        issues.push({ code: "invalid", path: `datasets.${i}`, message: err.message });
       }
     }
     return { bytes, files, issues };

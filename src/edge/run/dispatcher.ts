@@ -10,7 +10,7 @@
  *    request there (toolchain.md), and Queues already give one invocation per episode.
  */
 import type { EpisodeMessage } from "../../port/index.ts";
-import type { Env } from "../ground/env.ts";
+import { bindingNamed, type Env } from "../ground/env.ts";
 
 /** Sends episode messages for at-least-once delivery to an episode consumer. */
 export interface Dispatcher {
@@ -113,7 +113,7 @@ export type DispatchMode = (typeof DISPATCH_MODES)[number];
 export function episodeQueues(env: Env): Queue<EpisodeMessage>[] {
   const names = (env.EPISODE_QUEUES ?? "EPISODES").split(",").map((s) => s.trim()).filter(Boolean);
   return names.map((name) => {
-    const q = (env as unknown as Record<string, unknown>)[name] as Queue<EpisodeMessage> | undefined;
+    const q = bindingNamed(env, name) as Queue<EpisodeMessage> | undefined;
     if (!q || typeof q.sendBatch !== "function") {
       throw new Error(`EPISODE_QUEUES names '${name}', which is not a queue producer binding; add a [[queues.producers]] with binding = "${name}" to wrangler.toml or remove it from EPISODE_QUEUES`);
     }

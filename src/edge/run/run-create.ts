@@ -7,9 +7,9 @@
 import type { Task } from "../../protocol/index.ts";
 import { initialState, windowCapacityIssues, type RunSpec, type SchedulerState } from "../../scheduler/index.ts";
 import { runScopedTaskId } from "../../tasks/index.ts";
-import { datasetLimits } from "../ground/dataset-limits.ts";
+import { datasetLimits, type DatasetLimitVars } from "../ground/dataset-limits.ts";
 import type { RunDatasets } from "./datasets.ts";
-import type { Issue } from "../ground/errors.ts";
+import { invalid, type Issue } from "../ground/errors.ts";
 import { runJob } from "../ground/run-job.ts";
 import type { CreateRunInput } from "./run-views.ts";
 import type { RunMeta, SchedulerStorage } from "./storage.ts";
@@ -50,15 +50,15 @@ export function storeRun(storage: SchedulerStorage, run: { state: SchedulerState
  */
 export async function prepareRun(
   input: CreateRunInput,
-  deps: { datasets: RunDatasets; storage: SchedulerStorage; env: object; nowMs: number },
+  deps: { datasets: RunDatasets; storage: SchedulerStorage; env: DatasetLimitVars; nowMs: number },
 ): Promise<{ issues: Issue[] } | { issues: []; state: SchedulerState; meta: RunMeta }> {
-  const prepared = await deps.datasets.prepareAll(input, datasetLimits(deps.env as Record<string, unknown>));
+  const prepared = await deps.datasets.prepareAll(input, datasetLimits(deps.env));
   // a train source with fewer tasks than one window takes from it would stall the run (never one task twice a window)
-  let issues = prepared.issues.length ? prepared.issues : windowCapacityIssues(input.spec, prepared.counts);
+  let issues: Issue[] = prepared.issues.length ? prepared.issues : windowCapacityIssues(input.spec, prepared.counts).map((i) => invalid(i.path, i.message));
   const planned = plannedEpisodes(input.spec, prepared.counts);
   if (!issues.length && input.maxEpisodesPerRun !== undefined && planned > input.maxEpisodesPerRun) {
     const message = `the run plans ${planned} episodes, over the maximum of ${input.maxEpisodesPerRun} per run (AJET_MAX_EPISODES_PER_RUN); set maxSteps, fewer epochs or numRepeat, or split it into several runs`;
-    issues = [{ path: "(body)", message }];
+    issues = [{ code: "too_many_episodes", path: "(body)", message }];
   }
   if (issues.length) {
     deps.storage.clearDatasets();

@@ -175,7 +175,7 @@ export async function finishPendingCreate(host: IndexingHost, now: () => number)
     issues = created.issues;
   } catch (err) {
     host.clearDatasets();
-    issues = [{ path: "(datasets)", message: err instanceof Error ? err.message : String(err) }];
+    issues = [{ code: "invalid", path: "(datasets)", message: err instanceof Error ? err.message : String(err) }];
   }
   if (!wanted()) return; // stopped meanwhile: the stop released the slot
   host.pending.fail(issues, now());

@@ -6,6 +6,7 @@
 import type { CountdownGeneratorSettings, DatasetFormat, RowOptions } from "../../tasks/index.ts";
 import type { ApplyStatsView } from "./apply-stats.ts";
 import { evalReport, runStatus, runSummary, type EvalReport, type RunSpec, type RunSummary, type SchedulerState } from "../../scheduler/index.ts";
+import type { Issue } from "../ground/errors.ts";
 import type { EngineNote } from "../swarm-server/engine-note.ts";
 import { waitingFor } from "./waiting-for.ts";
 
@@ -23,12 +24,18 @@ export interface RunMeta {
   jobYaml?: string;
 }
 
-/** A stored log line. */
+/**
+ * A value that went through JSON (what a stored log line's fields are once read back). Not spelled out recursively:
+ * the RPC result types of a Durable Object stub would then recurse without end.
+ */
+export type JsonValue = string | number | boolean | null | object;
+
+/** A stored log line, as read back (`atMs` epoch ms). */
 export interface LogLine {
   atMs: number;
   level: string;
   message: string;
-  fields: Record<string, unknown>;
+  fields: Record<string, JsonValue>;
 }
 
 /** What `POST /runs` hands the Durable Object for one dataset (never its rows: inline rows are staged before). */
@@ -63,10 +70,13 @@ export interface CreateRunInput {
   backgroundIndexBytes?: number;
 }
 
-/** `create`'s answer: the new run's view, or (view null) the problems, a 400 naming `datasets.N`; nothing is kept then. */
+/**
+ * `create`'s answer: the new run's view, or (view null) the problems, each naming `datasets.N` (code `invalid`) or the
+ * planned episodes (`too_many_episodes`); nothing is kept then.
+ */
 export interface CreateRunResult {
   view: RunView | null;
-  issues: { path: string; message: string }[];
+  issues: Issue[];
 }
 
 /** `GET /runs/:id`: the core's status view plus the run's identity, what it waits for, and recent log lines. */

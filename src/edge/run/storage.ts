@@ -297,7 +297,7 @@ export class SchedulerStorage {
   }
 
   /** Appends a log line and trims the log to {@link MAX_LOG_LINES}. */
-  log(line: LogLine): void {
+  log(line: Omit<LogLine, "fields"> & { fields: Record<string, unknown> }): void {
     // per-episode keys never reach the run log (shown by GET /runs/:id), whatever carried them
     this.sql.exec(`INSERT INTO log (at_ms, level, message, fields) VALUES (?, ?, ?, ?)`, line.atMs, line.level, redactEpisodeKeys(line.message), redactEpisodeKeys(JSON.stringify(line.fields)));
     this.sql.exec(`DELETE FROM log WHERE id <= (SELECT max(id) FROM log) - ?`, MAX_LOG_LINES);
@@ -309,6 +309,6 @@ export class SchedulerStorage {
       .exec<{ at_ms: number; level: string; message: string; fields: string }>(`SELECT at_ms, level, message, fields FROM log ORDER BY id DESC LIMIT ?`, limit)
       .toArray()
       .reverse()
-      .map((r) => ({ atMs: r.at_ms, level: r.level, message: r.message, fields: JSON.parse(r.fields) as Record<string, unknown> }));
+      .map((r) => ({ atMs: r.at_ms, level: r.level, message: r.message, fields: JSON.parse(r.fields) as LogLine["fields"] }));
   }
 }

@@ -13,7 +13,7 @@ const TAG = "dashboard";
 
 /** The answer to a live-feed request for an object that holds no run (404, the API's JSON error). */
 export function noRunResponse(): Response {
-  return new Response(JSON.stringify({ error: { message: "no such run", issues: [{ path: "id", message: "no run with this id; create one with POST /runs" }] } }), { status: 404, headers: { "content-type": "application/json" } });
+  return new Response(JSON.stringify({ error: { message: "no such run", issues: [{ code: "not_found", path: "id", message: "no run with this id; create one with POST /runs" }] } }), { status: 404, headers: { "content-type": "application/json" } });
 }
 
 /** Fans a run's snapshot out to its viewers. One per Durable Object instance. */
@@ -30,7 +30,7 @@ export class LiveFeed {
   /** Answers a WebSocket upgrade: accepts the server side (hibernatable) and sends the first snapshot. */
   async accept(request: Request): Promise<Response> {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-      return new Response(JSON.stringify({ error: { message: "expected a WebSocket upgrade", issues: [{ path: "upgrade", message: "connect with a WebSocket client" }] } }), { status: 426, headers: { "content-type": "application/json" } });
+      return new Response(JSON.stringify({ error: { message: "expected a WebSocket upgrade", issues: [{ code: "invalid", path: "upgrade", message: "connect with a WebSocket client" }] } }), { status: 426, headers: { "content-type": "application/json" } });
     }
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [TAG]);
