@@ -20,6 +20,7 @@ import type { RunView, SourcePlan } from "../run/run-views.ts";
 import { bodyShapeIssue, functionIssues, generateIssues, hostIssues, inlineRowIssues } from "./run-checks.ts";
 import { runIndexStub } from "./run-index.ts";
 import { parseRunRequest, type RunRequest } from "./run-request.ts";
+import { callObject } from "../ground/do-call.ts";
 
 /** What went wrong, as data: a title (the error's message) and the issues (their codes decide the status). */
 export interface RunProblem {
@@ -103,21 +104,21 @@ export async function createRun(body: unknown, deps: CreateRunDeps): Promise<Cre
     const stub = env.SCHEDULER.get(env.SCHEDULER.idFromName(runId));
     const planned = await planDatasets(spec, spec.datasets, datasetLimits(env), (source, start, tasks) => stub.stageTasks({ runId, source, start, tasks, scope: spec.taskIdScope ?? "run" }));
     if ("title" in planned) {
-      await quota.release(runId);
+      await callObject(() => quota.release(runId));
       return { ok: false, ...planned };
     }
     // the object reads URL datasets itself (index pass), then checks every dataset has tasks, the windows fit and
     // the planned episodes
     const created = await stub.create({ runId, spec: withoutRows(spec), sources: planned.sources, loadReports: planned.reports, principal, jobYaml, maxEpisodesPerRun: limits.maxEpisodesPerRun });
     if (!created.view) {
-      await quota.release(runId);
+      await callObject(() => quota.release(runId));
       const title = created.issues.some((i) => i.code === "too_many_episodes") ? "too many episodes" : "invalid datasets";
       return { ok: false, title, issues: created.issues };
     }
-    await runIndexStub(env).add({ runId, function: spec.function, createdAtMs: nowMs });
+    await callObject(() => runIndexStub(env).add({ runId, function: spec.function, createdAtMs: nowMs }));
     return { ok: true, view: created.view };
   } catch (err) {
-    await quota.release(runId);
+    await callObject(() => quota.release(runId));
     throw err;
   }
 }

@@ -12,6 +12,7 @@ import type { Env } from "../ground/env.ts";
 import { normalizeServerUrl } from "../../client/index.ts";
 import { runJob } from "../ground/run-job.ts";
 import type { EngineNote, EngineObservation, EngineSubscription } from "../swarm-server/engine-note.ts";
+import { callObject } from "../ground/do-call.ts";
 
 /** The object of the swarm server at `url` (one per normalised URL). @throws SwarmInputError for a non-http(s) URL */
 export function swarmServerStub(env: Env, url: string) {
@@ -143,6 +144,6 @@ export class EngineLink {
   /** The run is finished: it leaves every server's object (the last with `stopWhenDone` stops that engine). */
   async leave(): Promise<void> {
     this.#left = true;
-    await Promise.allSettled(this.run.spec.swarms.map((s) => swarmServerStub(this.env, s.url).unsubscribe(this.run.runId)));
+    await Promise.allSettled(this.run.spec.swarms.map((s) => callObject(() => swarmServerStub(this.env, s.url).unsubscribe(this.run.runId))));
   }
 }

@@ -20,6 +20,7 @@ import { beginCreate, finishPendingCreate, type IndexingHost, PendingRuns, pendi
 import { RunLoop } from "./run-loop.ts";
 import type { RunObjectRpc } from "./run-object-rpc.ts";
 import { runListing, runReport, type CreateRunInput, type CreateRunResult, type RunListing, type RunReport, type RunView } from "./run-views.ts";
+import { callObject } from "../ground/do-call.ts";
 
 /** The episode port's answer for a run this object does not hold: the consumer gives its claim back and acks. */
 const NO_RUN: EventAck = { status: "unknown", reason: "no such run (deleted, or never created here)" };
@@ -77,7 +78,8 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
       wakeNow: () => this.ctx.storage.setAlarm(Date.now()),
       create: (input, wanted) => this.#create(input, wanted),
       releaseQuota: async (input) => {
-        if (input.principal) await this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(input.principal)).release(input.runId);
+        const { principal } = input;
+        if (principal) await callObject(() => this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(input.runId));
       },
     };
   }

@@ -22,6 +22,7 @@ import { runView, type RunView } from "./run-views.ts";
 import { runGatewayHeaders } from "../ground/secrets.ts";
 import { StopWaiters } from "./stop-waiters.ts";
 import type { RunMeta } from "./storage.ts";
+import { callObject } from "../ground/do-call.ts";
 
 /** The run of one Durable Object instance and its loop. */
 export class RunLoop {
@@ -202,6 +203,7 @@ export class RunLoop {
     await this.#link?.leave();
     if (this.parts.storage.scrubSecrets()) this.#meta = this.parts.storage.meta();
     const principal = this.#meta?.principal;
-    if (principal && this.#meta) await this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(this.#meta.runId);
+    const runId = this.#meta?.runId;
+    if (principal && runId) await callObject(() => this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(runId));
   }
 }
