@@ -5,6 +5,7 @@
  */
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { getCookie } from "hono/cookie";
 import type { RolloutFunction } from "../../sdk/contract.ts";
 import type { AppEnv } from "./app-env.ts";
 import { authorize, authorizeCredential } from "./auth.ts";
@@ -14,7 +15,7 @@ import { jsonLogger } from "../ground/log.ts";
 import { runsRoutes } from "./runs-routes.ts";
 
 export type { AppEnv, AppVariables } from "./app-env.ts";
-import { dashboardPublicRoutes, dashboardRoutes, isPageRequest } from "../dashboard/routes.ts";
+import { dashboardPublicRoutes, dashboardRoutes, isPageRequest, SESSION_COOKIE } from "../dashboard/routes.ts";
 
 /** Builds the app over a registry of rollout functions (the Worker passes `functions/index.ts`). */
 export function createApp(functions: Readonly<Record<string, RolloutFunction>>) {
@@ -27,7 +28,7 @@ export function createApp(functions: Readonly<Record<string, RolloutFunction>>) 
     // the sign-in form and the bundled scripts and styles hold no run data: no token needed
     .route("/", dashboardPublicRoutes((token, env) => authorizeCredential({ token, source: "token" }, "GET", env)))
     .use("*", async (c, next) => {
-      const decision = await authorize(c.req.raw, c.env);
+      const decision = await authorize(c.req.raw, c.env, getCookie(c, SESSION_COOKIE));
       if (!decision.ok) {
         // a browser without a session is sent to the sign-in form (never a token in the URL)
         if (decision.code === "unauthenticated" && isPageRequest(c.req.raw)) return c.redirect(`/login?next=${encodeURIComponent(new URL(c.req.url).pathname)}`, 303);
@@ -64,6 +65,3 @@ export function createApp(functions: Readonly<Record<string, RolloutFunction>>) 
   });
   return app;
 }
-
-/** The app's type, for a typed client (`hc<AppType>`). */
-export type AppType = ReturnType<typeof createApp>;

@@ -7,7 +7,6 @@
  * by passing its own {@link Credential} to {@link authorizeCredential}.
  */
 
-import { SESSION_COOKIE } from "../dashboard/routes.ts";
 import type { AuthEnv } from "../ground/env.ts";
 import type { IssueCode } from "../ground/errors.ts";
 
@@ -85,23 +84,13 @@ export function bearerCredential(request: Request): Credential {
 }
 
 /**
- * The token of the dashboard's session cookie (set by `POST /login`), or why there is none. The cookie is
- * SameSite=Strict, so another site's page cannot make a browser send it (no cross-site request forgery).
+ * The credential of the dashboard's session cookie (set by `POST /login`; the app reads it with hono's `getCookie`),
+ * or why there is none. The cookie is SameSite=Strict, so another site's page cannot make a browser send it (no
+ * cross-site request forgery).
+ * @param value the cookie's value, decoded (undefined when the request has none)
  */
-export function cookieCredential(request: Request): Credential {
-  const header = request.headers.get("cookie") ?? "";
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq < 0 || part.slice(0, eq).trim() !== SESSION_COOKIE) continue;
-    let value: string;
-    try {
-      value = decodeURIComponent(part.slice(eq + 1).trim());
-    } catch {
-      return { token: null, source: "cookie", problem: "malformed" };
-    }
-    return value === "" ? { token: null, source: "cookie", problem: "missing" } : { token: value, source: "cookie" };
-  }
-  return { token: null, source: "cookie", problem: "missing" };
+export function cookieCredential(value: string | undefined): Credential {
+  return value === undefined || value === "" ? { token: null, source: "cookie", problem: "missing" } : { token: value, source: "cookie" };
 }
 
 /** True for the methods a read-only token may use. */
@@ -143,9 +132,10 @@ export async function authorizeCredential(credential: Credential, method: string
 /**
  * Decides one API request: refuses a credential in the query string (`invalid`), then checks the bearer token, or, when
  * the request has no Authorization header, the dashboard's session cookie ({@link cookieCredential}).
+ * @param sessionCookie the value of the dashboard's session cookie (`getCookie(c, SESSION_COOKIE)`), if any
  * @returns {@link Granted} with the caller's access, or {@link Refused} with its code and a message naming the header
  */
-export async function authorize(request: Request, env: AuthEnv): Promise<AuthDecision> {
+export async function authorize(request: Request, env: AuthEnv, sessionCookie?: string): Promise<AuthDecision> {
   const url = new URL(request.url);
   for (const name of url.searchParams.keys()) {
     if (TOKEN_QUERY_PARAMS.includes(name.toLowerCase())) {
@@ -155,8 +145,8 @@ export async function authorize(request: Request, env: AuthEnv): Promise<AuthDec
   // the Authorization header wins; a browser without one may carry the dashboard's session cookie
   const bearer = bearerCredential(request);
   if (bearer.token === null && bearer.problem === "missing") {
-    const cookie = cookieCredential(request);
-    if (cookie.token !== null || cookie.problem === "malformed") return authorizeCredential(cookie, request.method, env);
+    const cookie = cookieCredential(sessionCookie);
+    if (cookie.token !== null) return authorizeCredential(cookie, request.method, env);
   }
   return authorizeCredential(bearer, request.method, env);
 }

@@ -18,3 +18,85 @@ export const EpisodesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(10_000).default(1000),
   offset: z.coerce.number().int().min(0).default(0),
 });
+
+// ---- what the routes answer: the fields clients rely on (unknown keys kept); the CLI checks each answer with them ----
+// (test/unit/edge/api-contract.test.ts holds the Worker's own answer types against these shapes)
+
+/** Every error: `{ error: { message, issues: [{ code, path, message }] } }` (edge/ground/errors). */
+export const ErrorBody = z.object({
+  error: z.object({ message: z.string(), issues: z.array(z.object({ code: z.string().optional(), path: z.string(), message: z.string() })).default([]) }),
+});
+
+/** One training step of the run (its 0-based `windowIndex`) in `steps[]` of a run view or summary. */
+export const StepBody = z.looseObject({
+  windowIndex: z.number(),
+  globalStep: z.number().nullable(),
+  episodesEnded: z.number(),
+  meanReward: z.number().nullable(),
+  wallTimeMs: z.number().nullable(),
+});
+
+/** `POST /runs` (201), `GET /runs/:id`, `POST /runs/:id/stop`: the run view (edge/run/run-views `RunView`). */
+export const RunViewBody = z.looseObject({
+  runId: z.string(),
+  phase: z.enum(["indexing", "created", "running", "draining", "finishing", "finished"]),
+  stopReason: z.string().nullable(),
+  episodeType: z.enum(["train", "eval"]),
+  engines: z.array(z.looseObject({ swarm: z.string(), engineStatus: z.string(), globalStep: z.number().nullable() })),
+  globalStep: z.number().nullable(),
+  currentWindow: z.looseObject({ windowIndex: z.number(), episodesEnded: z.number(), meanReward: z.number().nullable() }).nullable(),
+  episodes: z.looseObject({ inFlight: z.number(), ended: z.number() }),
+  steps: z.array(StepBody),
+  totals: z.looseObject({ episodesEnded: z.number() }),
+  failuresByCause: z.record(z.string(), z.number()),
+  log: z.array(z.looseObject({ level: z.string(), message: z.string() })).default([]),
+});
+
+/** One row of `GET /runs` (edge/run/run-views `RunListing`). */
+export const RunListingBody = z.looseObject({
+  runId: z.string(),
+  function: z.string(),
+  phase: z.string(),
+  stopReason: z.string().nullable(),
+  engineStatus: z.string().nullable(),
+  globalStep: z.number().nullable(),
+  lastStepMeanReward: z.number().nullable(),
+  createdAtMs: z.number(),
+  waitingFor: z.string().nullable().optional(),
+  failure: z.string().nullable().optional(),
+});
+
+/** `GET /runs`: a page of runs and the cursor of the next (null on the last). */
+export const RunListBody = z.looseObject({ runs: z.array(RunListingBody), next: z.string().nullable().optional() });
+
+/** `GET /runs/:id/episodes`: the ledger (port `EndedEpisode`). */
+export const EpisodesBody = z.looseObject({
+  episodes: z.array(z.looseObject({ episodeKey: z.string(), attempt: z.number(), swarm: z.string(), episodeUuid: z.string(), taskId: z.string(), globalStep: z.number().nullable(), reward: z.number() })),
+});
+
+/** `GET /runs/:id/report`: the summary and, for an eval run, the eval report (edge/run/run-views `RunReport`). */
+export const ReportBody = z.looseObject({
+  summary: z.looseObject({ steps: z.array(StepBody), totals: z.looseObject({ episodesEnded: z.number() }) }),
+  eval: z.unknown().nullable(),
+});
+
+/** `GET /runs/:id/metrics`: per window, source and swarm (edge/run/board/metrics `RunMetrics`). */
+export const MetricsBody = z.looseObject({
+  groups: z.array(z.looseObject({ step: z.number().nullable(), source: z.string(), swarm: z.string(), rewardMean: z.number().nullable() })),
+});
+
+/** One in-flight episode of `GET /runs/:id/dashboard` (edge/run/board/snapshot); ages are seconds. */
+export const InFlightBody = z.looseObject({
+  episodeKey: z.string(),
+  taskId: z.string(),
+  repeat: z.number(),
+  attempt: z.number(),
+  status: z.string(),
+  swarms: z.array(z.string()),
+  ageSeconds: z.number().nullable(),
+  sinceLastLlmActivity: z.string().nullable(),
+  llmCalls: z.number().nullable(),
+});
+
+/** `GET /runs/:id/dashboard`: the run page's data; clients read its in-flight episodes. */
+export const DashboardBody = z.looseObject({ inFlight: z.array(InFlightBody) });
