@@ -39,7 +39,7 @@ export { decide, nextWakeAtMs } from "./decide.ts";
 export { isDispatchCurrent, reportedReward } from "./episode-lifecycle.ts";
 export { reclaimedBy } from "./leases.ts";
 export { runStatus, type RunStatus, type SourceProgress, type BatchTruth } from "./status.ts";
-export { runSummary, type RunSummary, type StepSummary } from "./summary.ts";
+export { runSummary, type RunSummary, type WindowSummary } from "./summary.ts";
 export { evalReport, unbiasedPassAtK, type EvalReport, type EvalTaskReport, type EvalAggregate } from "./eval-report.ts";
 export { permuteIndex, permutationKey, takeTask, isExhausted, type SourceCursor } from "./epochs.ts";
 export { allocateSlots, throttleCap, sourceCapIssues, type Allocation } from "./mixing.ts";

@@ -2,15 +2,15 @@
  * @module edge/dashboard/routes — the dashboard's pages and data routes (issue 12): `GET /` (the runs), `GET
  * /runs/:id` asked for by a browser (`Accept: text/html`: the run page; any other Accept gets the JSON API),
  * `GET /login` + `POST /login` (the sign-in form that sets the session cookie), `GET /assets/:file`, and the data
- * routes `GET /runs/:id/metrics[?format=csv]`, `/dashboard`, `/attempts[?step=N]`, `/episodes/:key[?attempt=N]`
+ * routes `GET /runs/:id/metrics[?format=csv]`, `/dashboard`, `/attempts[?window=N]` (the run's 1-based window), `/episodes/:key[?attempt=N]`
  * and `/live` (WebSocket). Mounted before the runs API, behind the app's global auth.
  */
 import { Hono, type Context } from "hono";
 import { setCookie } from "hono/cookie";
-import { z } from "zod";
+import type { z } from "zod";
 import { bodyLimit } from "hono/body-limit";
 import type { Env } from "../ground/env.ts";
-import { RunIdParam } from "../ground/api-contract.ts";
+import { AttemptsQuery, MetricsQuery, RunIdParam, TranscriptQuery } from "../ground/api-contract.ts";
 import { ApiError, invalid, type Issue, type IssueCode } from "../ground/errors.ts";
 import { readTranscript, transcriptSettings } from "../ground/transcripts.ts";
 import { ASSETS } from "./assets.ts";
@@ -97,7 +97,7 @@ export function dashboardRoutes() {
     })
     .get("/runs/:id/metrics", async (c) => {
       const id = c.req.param("id");
-      const { format } = queryOf(z.object({ format: z.enum(["json", "csv"]).optional() }), c);
+      const { format } = queryOf(MetricsQuery, c);
       const csv = format === "csv" || (format === undefined && (c.req.header("accept") ?? "").includes("text/csv"));
       const stub = stubOf(c.env, id);
       if (csv) {
@@ -115,14 +115,14 @@ export function dashboardRoutes() {
     })
     .get("/runs/:id/attempts", async (c) => {
       const id = c.req.param("id");
-      const q = queryOf(z.object({ step: z.coerce.number().int().min(1).optional(), limit: z.coerce.number().int().min(1).max(10_000).default(1000) }), c);
-      const rows = await stubOf(c.env, id).attempts({ windowIndex: q.step === undefined ? undefined : q.step - 1, limit: q.limit });
+      const q = queryOf(AttemptsQuery, c);
+      const rows = await stubOf(c.env, id).attempts({ windowIndex: q.window === undefined ? undefined : q.window - 1, limit: q.limit });
       return rows === null ? notFound(id) : c.json({ attempts: rows });
     })
     .get("/runs/:id/episodes/:key", async (c) => {
       const id = c.req.param("id");
       const key = c.req.param("key");
-      const q = queryOf(z.object({ attempt: z.coerce.number().int().min(1).optional() }), c);
+      const q = queryOf(TranscriptQuery, c);
       checkRunId(id);
       if (key.length === 0 || key.length > 512) throw new ApiError("invalid episode key", [invalid("key", "an episode key looks like source/epoch/taskIndex#repeat, URL-encoded")]);
       const found = await readTranscript(c.env, id, key, q.attempt);

@@ -12,6 +12,22 @@ export const RunIdParam = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/);
 /** `GET /runs`: a page of runs, newest first; `cursor` is the previous page's `next`. */
 export const RunsQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20), cursor: z.string().optional() });
 
+/**
+ * `GET /runs/:id/attempts`: the reported attempts of the run's 1-based `window` (all when absent), oldest first.
+ * `step` is refused here (it names the server's `global_step` everywhere, and did name the window before).
+ */
+export const AttemptsQuery = z
+  .object({ window: z.coerce.number().int().min(1).optional(), limit: z.coerce.number().int().min(1).max(10_000).default(1000), step: z.unknown().optional() })
+  .superRefine((q, ctx) => {
+    if (q.step !== undefined) ctx.addIssue({ code: "custom", path: ["step"], message: "`step` is the server's global_step; the run's 1-based window of these attempts is `window` (e.g. ?window=2)" });
+  });
+
+/** `GET /runs/:id/metrics`: JSON (default) or CSV (`format=csv`, or `Accept: text/csv`). */
+export const MetricsQuery = z.object({ format: z.enum(["json", "csv"]).optional() });
+
+/** `GET /runs/:id/episodes/:key`: the transcript of one attempt (the last when `attempt` is absent). */
+export const TranscriptQuery = z.object({ attempt: z.coerce.number().int().min(1).optional() });
+
 /** `GET /runs/:id/episodes`: the ledger, optionally of one server `global_step` (`step`), paged. */
 export const EpisodesQuery = z.object({
   step: z.coerce.number().int().min(0).optional(),
@@ -80,9 +96,9 @@ export const ReportBody = z.looseObject({
   eval: z.unknown().nullable(),
 });
 
-/** `GET /runs/:id/metrics`: per window, source and swarm (edge/run/board/metrics `RunMetrics`). */
+/** `GET /runs/:id/metrics`: per window (the run's 1-based `window`), source and swarm (edge/run/board/metrics `RunMetrics`). */
 export const MetricsBody = z.looseObject({
-  groups: z.array(z.looseObject({ step: z.number().nullable(), source: z.string(), swarm: z.string(), rewardMean: z.number().nullable() })),
+  groups: z.array(z.looseObject({ window: z.number().nullable(), source: z.string(), swarm: z.string(), rewardMean: z.number().nullable() })),
 });
 
 /** One in-flight episode of `GET /runs/:id/dashboard` (edge/run/board/snapshot); ages are seconds. */

@@ -13,7 +13,7 @@
 import type { Task, ValidWorkflowOutput } from "../../protocol/index.ts";
 import type { EndedEpisode } from "../../port/index.ts";
 import { chunkFromBytes, deserializeTask, serializeTask, type CountdownGeneratorSettings, type DatasetFormat, type RowOptions } from "../../tasks/index.ts";
-import type { EpisodeRow, EvalTaskRow, LandedEpisode, RowChanges, RunRow, RunSummary, SchedulerCommand, SchedulerState, StepRow, StoredBatchRow } from "../../scheduler/index.ts";
+import type { EpisodeRow, EvalTaskRow, LandedEpisode, RowChanges, RunRow, RunSummary, SchedulerCommand, SchedulerState, WindowRow, StoredBatchRow } from "../../scheduler/index.ts";
 import { stateFromRows, storedBatchRow } from "../../scheduler/index.ts";
 import { redactEpisodeKeys } from "../ground/log.ts";
 import type { LogLine, RunMeta } from "./run-views.ts";
@@ -119,7 +119,7 @@ export class SchedulerStorage {
     return stateFromRows({
       run: JSON.parse(run.row) as RunRow,
       episodes: rows<EpisodeRow>("episodes"),
-      steps: rows<StepRow>("steps"),
+      steps: rows<WindowRow>("steps"),
       evalTasks: rows<EvalTaskRow>("eval_tasks"),
       batches: rows<StoredBatchRow>("batches"),
       landed: this.sql

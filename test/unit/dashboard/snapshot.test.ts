@@ -21,7 +21,7 @@ describe("run page snapshot", () => {
     const snap = dashboardSnapshot({ view, metrics, inFlight: [], recent: rows, evalReport: null, startedAtMs: 0, finishedAtMs: 60_000, nowMs: 90_000 });
     expect(snap.rewards.map((r) => [r.label, r.mean])).toEqual([["all", [0.5]], ["source a", [1]], ["source b", [0]], ["swarm student", [0.5]], ["swarm teacher", [0.5]]]);
     expect(snap.rewards[0]!.std).toEqual([0.5]);
-    expect(snap.failures).toEqual({ steps: [1], byCause: { no_llm_call: [1] } });
+    expect(snap.failures).toEqual({ windows: [1], byCause: { no_llm_call: [1] } });
     expect(snap.successRate.rate).toEqual([0.5]);
     expect(snap.episodesPerMinute).toBe(2);
   });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { type DashboardBody, type EpisodesBody, type MetricsBody, type ReportBody, type RunListBody, RunListingBody, RunViewBody } from "../../../src/edge/ground/api-contract.ts";
+import { AttemptsQuery, type DashboardBody, EpisodesQuery, type EpisodesBody, type MetricsBody, type ReportBody, type RunListBody, RunListingBody, RunViewBody } from "../../../src/edge/ground/api-contract.ts";
 import type { DashboardSnapshot } from "../../../src/edge/run/board/snapshot.ts";
 import type { RunMetrics } from "../../../src/edge/run/board/metrics.ts";
 import { pendingRunView } from "../../../src/edge/run/run-indexing.ts";
@@ -36,5 +36,15 @@ describe("the API's response schemas", () => {
     const view = pendingRunView({ input: { runId: "run-1", spec, sources: {}, loadReports: {} }, createdAtMs: 1 }, 2);
     expect(RunViewBody.safeParse(view).success).toBe(true);
     expect(RunListingBody.safeParse(runListing(view)).success).toBe(true);
+  });
+});
+
+describe("one name per number", () => {
+  it("the run's window is `window` on /attempts; `step` there is refused with the fix, and means global_step on /episodes", () => {
+    expect(AttemptsQuery.parse({ window: "2" })).toEqual({ window: 2, limit: 1000 });
+    const old = AttemptsQuery.safeParse({ step: "2" });
+    expect(old.success).toBe(false);
+    expect(old.error?.issues.map((i) => [i.path.join("."), i.message])).toEqual([["step", "`step` is the server's global_step; the run's 1-based window of these attempts is `window` (e.g. ?window=2)"]]);
+    expect(EpisodesQuery.parse({ step: "0" })).toEqual({ step: 0, limit: 1000, offset: 0 });
   });
 });

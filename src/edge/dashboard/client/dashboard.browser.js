@@ -92,12 +92,12 @@
   function rewardChart(snap) {
     var div = document.getElementById("reward-chart");
     var lines = snap.rewards;
-    var steps = lines.length ? lines[0].steps : [];
+    var windows = lines.length ? lines[0].windows : [];
     var all = lines[0];
     var upper = all ? all.mean.map(function (m, i) { var s = all.std[i]; return m === null || s === null ? null : m + s; }) : [];
     var lower = all ? all.mean.map(function (m, i) { var s = all.std[i]; return m === null || s === null ? null : m - s; }) : [];
-    var series = [{ label: "step" }];
-    var data = [steps];
+    var series = [{ label: "window" }];
+    var data = [windows];
     lines.forEach(function (line, i) {
       series.push({ label: line.label, stroke: COLORS[i % COLORS.length], width: i === 0 ? 2.5 : 1.5, points: { show: true, size: 7 }, spanGaps: true });
       data.push(line.mean);
@@ -106,17 +106,17 @@
     series.push({ label: "−1 sd", stroke: "rgba(37,99,235,0.35)", dash: [4, 4], points: { show: false } });
     data.push(upper, lower);
     var n = series.length;
-    div.dataset.points = JSON.stringify(steps.map(function (s, i) { return { step: s, mean: all ? all.mean[i] : null }; }));
+    div.dataset.points = JSON.stringify(windows.map(function (w, i) { return { window: w, mean: all ? all.mean[i] : null }; }));
     var chart = drawChart("reward", div, {
       height: 260, series: series, bands: [{ series: [n - 2, n - 1], fill: "rgba(37,99,235,0.10)" }],
-      scales: { x: { time: false } }, axes: [{ label: "step", incrs: [1, 2, 5, 10, 20, 50, 100] }, { label: "reward" }],
+      scales: { x: { time: false } }, axes: [{ label: "window", incrs: [1, 2, 5, 10, 20, 50, 100] }, { label: "reward" }],
       cursor: { points: { size: 9 } },
     }, data);
     if (!chart.__click) {
       chart.__click = true;
       chart.over.addEventListener("click", function () {
         var idx = chart.cursor.idx;
-        if (idx !== null && idx !== undefined) showStep(chart.data[0][idx]);
+        if (idx !== null && idx !== undefined) showWindow(chart.data[0][idx]);
       });
     }
   }
@@ -124,9 +124,9 @@
   function successChart(snap) {
     var div = document.getElementById("success-chart");
     drawChart("success", div, {
-      height: 180, series: [{ label: "step" }, { label: "success rate", stroke: "#16a34a", width: 2, points: { show: true } }],
+      height: 180, series: [{ label: "window" }, { label: "success rate", stroke: "#16a34a", width: 2, points: { show: true } }],
       scales: { x: { time: false }, y: { range: [0, 1] } }, axes: [{ incrs: [1, 2, 5, 10, 20, 50, 100] }, {}],
-    }, [snap.successRate.steps, snap.successRate.rate]);
+    }, [snap.successRate.windows, snap.successRate.rate]);
   }
 
   function failureChart(snap) {
@@ -137,13 +137,13 @@
     note.textContent = Object.keys(totals).length
       ? "all failed attempts: " + Object.keys(totals).map(function (c) { return c + " " + totals[c]; }).join(", ")
       : "no failed attempt";
-    var series = [{ label: "step" }];
-    var data = [snap.failures.steps];
+    var series = [{ label: "window" }];
+    var data = [snap.failures.windows];
     causes.forEach(function (c, i) {
       series.push({ label: c, stroke: COLORS[(i + 1) % COLORS.length], width: 2, points: { show: true } });
       data.push(snap.failures.byCause[c]);
     });
-    if (causes.length === 0) { series.push({ label: "failures", stroke: "#9ca3af", points: { show: true } }); data.push(snap.failures.steps.map(function () { return 0; })); }
+    if (causes.length === 0) { series.push({ label: "failures", stroke: "#9ca3af", points: { show: true } }); data.push(snap.failures.windows.map(function () { return 0; })); }
     drawChart("failures", div, { height: 180, series: series, scales: { x: { time: false } }, axes: [{ incrs: [1, 2, 5, 10, 20, 50, 100] }, {}] }, data);
   }
 
@@ -164,15 +164,14 @@
     var bar = document.querySelector("#progress .bar");
     var label = document.querySelector("#progress .label");
     if (cw) {
-      var target = v.steps.length ? (v.steps[v.steps.length - 1].groupsOpened || 0) : 0;
       var pct = cw.groupsOpened ? Math.round((100 * cw.groupsResolved) / cw.groupsOpened) : 0;
       bar.style.width = pct + "%";
-      label.textContent = "step " + (cw.windowIndex + 1) + " (global step " + (cw.globalStep === null ? "–" : cw.globalStep) + "): " +
+      label.textContent = "window " + (cw.windowIndex + 1) + " (global step " + (cw.globalStep === null ? "–" : cw.globalStep) + "): " +
         cw.groupsResolved + "/" + cw.groupsOpened + " groups, " + cw.episodesEnded + " episodes ended" +
-        (cw.waitingForEngine ? ", waiting for the engine to train" : "") + (target ? "" : "");
+        (cw.waitingForEngine ? ", waiting for the engine to train" : "");
     } else {
       bar.style.width = "0%";
-      label.textContent = v.episodeType === "eval" ? "eval run: no training steps" : "no step opened yet";
+      label.textContent = v.episodeType === "eval" ? "eval run: no training windows" : "no window opened yet";
     }
     document.getElementById("dropped").textContent = (snap.view.totals.groupsDropped || 0) > 0
       ? v.steps.reduce(function (keys, s) { return keys.concat(s.droppedGroupKeys); }, []).join(", ") || String(v.totals.groupsDropped)
@@ -190,7 +189,7 @@
     }), "nothing in flight", 8);
   }
 
-  var shownStep = null;
+  var shownWindow = null;
   function episodeRows(rows) {
     fill(document.querySelector("#episodes tbody"), rows.map(function (a) {
       var result = a.kind === "failed" ? "failed: " + a.cause : a.kind;
@@ -201,10 +200,10 @@
       ]);
     }), "no episode reported yet", 6);
   }
-  function showStep(step) {
-    shownStep = step;
-    document.getElementById("episodes-title").textContent = "Episodes of step " + step;
-    getJson("/runs/" + encodeURIComponent(runId) + "/attempts?step=" + step).then(function (b) { episodeRows(b.attempts); });
+  function showWindow(n) {
+    shownWindow = n;
+    document.getElementById("episodes-title").textContent = "Episodes of window " + n;
+    getJson("/runs/" + encodeURIComponent(runId) + "/attempts?window=" + n).then(function (b) { episodeRows(b.attempts); });
   }
 
   function evalTable(snap) {
@@ -232,7 +231,7 @@
     failureChart(snap);
     inFlight(snap);
     evalTable(snap);
-    if (shownStep === null) episodeRows(snap.recent);
+    if (shownWindow === null) episodeRows(snap.recent);
   }
 
   function text(value) { return typeof value === "string" ? value : JSON.stringify(value, null, 2); }

@@ -1,6 +1,6 @@
 /**
  * @module edge/run/board/metrics — `GET /runs/:id/metrics` (issue 12 §3): the reported attempts aggregated per
- * step, per dataset source and per swarm server — reward mean and spread, success rate, counts, durations,
+ * window (the run's training step), per dataset source and per swarm server — reward mean and spread, success rate, counts, durations,
  * failures by cause and the functions' `log_metrics` — as JSON or CSV. Pure: rows in, tables out.
  */
 import type { AttemptRow } from "../attempts.ts";
@@ -10,8 +10,8 @@ export const ALL = "*";
 
 /** One aggregate. Rewards are over ended (train) or scored (eval) attempts; durations are ms. */
 export interface MetricsGroup {
-  /** 1-based training step (window index + 1); null for eval attempts */
-  step: number | null;
+  /** the run's 1-based window (its training step: window index + 1); null for eval attempts */
+  window: number | null;
   /** the first swarm's `global_step` most attempts of the group were claimed at */
   globalStep: number | null;
   source: string;
@@ -38,7 +38,7 @@ export interface MetricsGroup {
 export interface RunMetrics {
   runId: string;
   successThreshold: number;
-  /** every step × (all, per source, per swarm), step order; eval attempts come last with step null */
+  /** every window × (all, per source, per swarm), window order; eval attempts come last with window null */
   groups: MetricsGroup[];
 }
 
@@ -51,7 +51,7 @@ function mostCommon(values: readonly (number | null)[]): number | null {
   return best;
 }
 
-function aggregate(rows: readonly AttemptRow[], key: { step: number | null; source: string; swarm: string }, threshold: number): MetricsGroup {
+function aggregate(rows: readonly AttemptRow[], key: { window: number | null; source: string; swarm: string }, threshold: number): MetricsGroup {
   const rewards: number[] = [];
   const durations: number[] = [];
   const failuresByCause: Record<string, number> = {};
@@ -106,26 +106,26 @@ function aggregate(rows: readonly AttemptRow[], key: { step: number | null; sour
  * @param sources the run's dataset names, @param swarms its swarm names (the groups come in this order)
  */
 export function runMetrics(runId: string, rows: readonly AttemptRow[], sources: readonly string[], swarms: readonly string[], successThreshold: number): RunMetrics {
-  const bySteps = new Map<number | null, AttemptRow[]>();
+  const byWindow = new Map<number | null, AttemptRow[]>();
   for (const r of rows) {
-    const list = bySteps.get(r.windowIndex) ?? [];
+    const list = byWindow.get(r.windowIndex) ?? [];
     list.push(r);
-    bySteps.set(r.windowIndex, list);
+    byWindow.set(r.windowIndex, list);
   }
-  const order = [...bySteps.keys()].sort((a, b) => (a === null ? 1 : b === null ? -1 : a - b));
+  const order = [...byWindow.keys()].sort((a, b) => (a === null ? 1 : b === null ? -1 : a - b));
   const groups: MetricsGroup[] = [];
   for (const w of order) {
-    const stepRows = bySteps.get(w)!;
-    const step = w === null ? null : w + 1;
-    groups.push(aggregate(stepRows, { step, source: ALL, swarm: ALL }, successThreshold));
-    if (sources.length > 1) for (const s of sources) groups.push(aggregate(stepRows.filter((r) => r.source === s), { step, source: s, swarm: ALL }, successThreshold));
-    if (swarms.length > 1) for (const s of swarms) groups.push(aggregate(stepRows, { step, source: ALL, swarm: s }, successThreshold));
+    const windowRows = byWindow.get(w)!;
+    const window = w === null ? null : w + 1;
+    groups.push(aggregate(windowRows, { window, source: ALL, swarm: ALL }, successThreshold));
+    if (sources.length > 1) for (const s of sources) groups.push(aggregate(windowRows.filter((r) => r.source === s), { window, source: s, swarm: ALL }, successThreshold));
+    if (swarms.length > 1) for (const s of swarms) groups.push(aggregate(windowRows, { window, source: ALL, swarm: s }, successThreshold));
   }
   return { runId, successThreshold, groups };
 }
 
 const CSV_COLUMNS = [
-  "step", "global_step", "source", "swarm", "attempts", "ended", "scored", "failed", "reward_mean", "reward_std", "reward_min",
+  "window", "global_step", "source", "swarm", "attempts", "ended", "scored", "failed", "reward_mean", "reward_std", "reward_min",
   "reward_max", "success_rate", "duration_mean_ms", "duration_max_ms", "failures_by_cause",
 ] as const;
 
@@ -145,7 +145,7 @@ export function metricsCsv(metrics: RunMetrics): string {
   const lines = [header.map(csvCell).join(",")];
   for (const g of metrics.groups) {
     const failures = Object.entries(g.failuresByCause).map(([c, n]) => `${c}=${n}`).join(";");
-    const cells = [g.step, g.globalStep, g.source, g.swarm, g.attempts, g.ended, g.scored, g.failed, g.rewardMean, g.rewardStd, g.rewardMin, g.rewardMax,
+    const cells = [g.window, g.globalStep, g.source, g.swarm, g.attempts, g.ended, g.scored, g.failed, g.rewardMean, g.rewardStd, g.rewardMin, g.rewardMax,
       g.successRate, g.durationMeanMs, g.durationMaxMs, failures, ...lmKeys.map((k) => g.logMetrics[k]?.mean ?? null)];
     lines.push(cells.map(csvCell).join(","));
   }

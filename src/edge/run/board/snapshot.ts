@@ -31,7 +31,7 @@ export interface InFlightRow {
 export interface RewardSeries {
   label: string;
   kind: "all" | "source" | "swarm";
-  steps: number[];
+  windows: number[];
   mean: (number | null)[];
   std: (number | null)[];
 }
@@ -39,11 +39,11 @@ export interface RewardSeries {
 /** The run page's data. */
 export interface DashboardSnapshot {
   view: RunView;
-  /** x = 1-based step; the "all" line is the API's per-step mean (`steps[].meanReward`) */
+  /** x = the run's 1-based window; the "all" line is the API's per-window mean (`steps[].meanReward`) */
   rewards: RewardSeries[];
-  successRate: { steps: number[]; rate: (number | null)[] };
+  successRate: { windows: number[]; rate: (number | null)[] };
   /** failures per step by cause, from the reported attempts */
-  failures: { steps: number[]; byCause: Record<string, number[]> };
+  failures: { windows: number[]; byCause: Record<string, number[]> };
   /** ended episodes per minute over the run so far (null before the first ends) */
   episodesPerMinute: number | null;
   inFlight: InFlightRow[];
@@ -102,27 +102,27 @@ export function dashboardSnapshot(input: {
   nowMs: number;
 }): DashboardSnapshot {
   const { view, metrics } = input;
-  const steps = view.steps.map((s) => s.windowIndex + 1);
-  const trainGroups = metrics.groups.filter((g) => g.step !== null);
-  const groupAt = (step: number, source: string, swarm: string) => trainGroups.find((g) => g.step === step && g.source === source && g.swarm === swarm);
+  const windows = view.steps.map((s) => s.windowIndex + 1);
+  const trainGroups = metrics.groups.filter((g) => g.window !== null);
+  const groupAt = (window: number, source: string, swarm: string) => trainGroups.find((g) => g.window === window && g.source === source && g.swarm === swarm);
   const rewards: RewardSeries[] = [
-    { label: "all", kind: "all", steps, mean: view.steps.map((s) => s.meanReward), std: steps.map((n) => groupAt(n, ALL, ALL)?.rewardStd ?? null) },
+    { label: "all", kind: "all", windows, mean: view.steps.map((s) => s.meanReward), std: windows.map((n) => groupAt(n, ALL, ALL)?.rewardStd ?? null) },
   ];
   const sources = Object.keys(view.datasets);
   if (sources.length > 1) {
-    for (const s of sources) rewards.push({ label: `source ${s}`, kind: "source", steps, mean: steps.map((n) => groupAt(n, s, ALL)?.rewardMean ?? null), std: steps.map((n) => groupAt(n, s, ALL)?.rewardStd ?? null) });
+    for (const s of sources) rewards.push({ label: `source ${s}`, kind: "source", windows, mean: windows.map((n) => groupAt(n, s, ALL)?.rewardMean ?? null), std: windows.map((n) => groupAt(n, s, ALL)?.rewardStd ?? null) });
   }
   if (view.swarms.length > 1) {
-    for (const s of view.swarms) rewards.push({ label: `swarm ${s.name}`, kind: "swarm", steps, mean: steps.map((n) => groupAt(n, ALL, s.name)?.rewardMean ?? null), std: steps.map((n) => groupAt(n, ALL, s.name)?.rewardStd ?? null) });
+    for (const s of view.swarms) rewards.push({ label: `swarm ${s.name}`, kind: "swarm", windows, mean: windows.map((n) => groupAt(n, ALL, s.name)?.rewardMean ?? null), std: windows.map((n) => groupAt(n, ALL, s.name)?.rewardStd ?? null) });
   }
   const causes = [...new Set(trainGroups.filter((g) => g.source === ALL && g.swarm === ALL).flatMap((g) => Object.keys(g.failuresByCause)))].sort();
-  const byCause = Object.fromEntries(causes.map((c) => [c, steps.map((n) => groupAt(n, ALL, ALL)?.failuresByCause[c] ?? 0)]));
+  const byCause = Object.fromEntries(causes.map((c) => [c, windows.map((n) => groupAt(n, ALL, ALL)?.failuresByCause[c] ?? 0)]));
   const minutes = ((input.finishedAtMs ?? input.nowMs) - (input.startedAtMs ?? view.createdAtMs)) / 60_000;
   return {
     view,
     rewards,
-    successRate: { steps, rate: steps.map((n) => groupAt(n, ALL, ALL)?.successRate ?? null) },
-    failures: { steps, byCause },
+    successRate: { windows, rate: windows.map((n) => groupAt(n, ALL, ALL)?.successRate ?? null) },
+    failures: { windows, byCause },
     episodesPerMinute: view.totals.episodesEnded > 0 && minutes > 0 ? view.totals.episodesEnded / minutes : null,
     inFlight: input.inFlight,
     recent: input.recent,
