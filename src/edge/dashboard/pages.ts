@@ -1,6 +1,6 @@
 /**
  * @module edge/dashboard/pages — the dashboard's HTML shells. Each page is static markup plus the bundled scripts
- * (`/assets/uplot.js`, `/assets/dashboard.js`); the script reads the page's `data-page` and fills it from the JSON
+ * (`/assets/uplot.js`, then the module `/assets/dashboard.js` with its `/assets/charts.js`); the script reads the page's `data-page` and fills it from the JSON
  * routes and the run's live feed. Nothing user-supplied is written into the HTML except the run id, which the
  * route checked against `[A-Za-z0-9_.:-]` first (and which is escaped anyway).
  */
@@ -24,7 +24,7 @@ function shell(title: string, attrs: Record<string, string>, body: string): stri
 ${body}
 </main>
 <script src="/assets/uplot.js"></script>
-<script src="/assets/dashboard.js"></script>
+<script type="module" src="/assets/dashboard.js"></script>
 </body>
 </html>`;
 }

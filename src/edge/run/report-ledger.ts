@@ -6,9 +6,28 @@
  */
 import { AbortCause, type EndedEpisode, type EventAck, type OutcomeReport, type ResultReport } from "../../port/index.ts";
 import { reportedReward, type ClosedAttempt, type EpisodeRow } from "../../scheduler/index.ts";
+import type { ValidWorkflowOutput } from "../../protocol/index.ts";
 import { attemptRow, closedAttemptRow } from "./attempts.ts";
 import type { RunLog } from "../ground/log.ts";
-import { ledgerRows, type SchedulerStorage } from "./storage.ts";
+import type { SchedulerStorage } from "./storage.ts";
+
+/**
+ * The ledger rows of one ended episode: one per claimed swarm, each with the reward sent to that swarm (its
+ * recorded output), else the episode's reward (the core's `reportedReward`).
+ * @param outputs the outbox's outputs per swarm, when the outcome was recorded with them
+ */
+export function ledgerRows(
+  row: Pick<EpisodeRow, "episodeKey" | "attempt" | "claims">,
+  taskId: string,
+  outputs: Readonly<Record<string, ValidWorkflowOutput>> | undefined,
+  reward: number,
+  atMs: number,
+): EndedEpisode[] {
+  return row.claims.map((c) => ({
+    episodeKey: row.episodeKey, attempt: row.attempt, swarm: c.swarm, episodeUuid: c.episodeUuid, taskId,
+    globalStep: c.globalStep, reward: outputs?.[c.swarm]?.reward ?? reward, atMs,
+  }));
+}
 
 /** The attempt rows of the attempts a decision closed on a lease expiry (no report will bring them). */
 export function recordClosedAttempts(storage: SchedulerStorage, closed: readonly ClosedAttempt[] | undefined): void {

@@ -56,24 +56,6 @@ export type StoredSource =
   | { type: "generate"; count: number; settings: CountdownGeneratorSettings & { name: string }; answerReaders?: string[] }
   | { type: "file"; count: number; url: string; format: DatasetFormat; size: number; etag: string | null; options: RowOptions; answerReaders?: string[] };
 
-/**
- * The ledger rows of one ended episode: one per claimed swarm, each with the reward sent to that swarm (its
- * recorded output), else the episode's reward (the core's `reportedReward`).
- * @param outputs the outbox's outputs per swarm, when the outcome was recorded with them
- */
-export function ledgerRows(
-  row: Pick<EpisodeRow, "episodeKey" | "attempt" | "claims">,
-  taskId: string,
-  outputs: Readonly<Record<string, ValidWorkflowOutput>> | undefined,
-  reward: number,
-  atMs: number,
-): EndedEpisode[] {
-  return row.claims.map((c) => ({
-    episodeKey: row.episodeKey, attempt: row.attempt, swarm: c.swarm, episodeUuid: c.episodeUuid, taskId,
-    globalStep: c.globalStep, reward: outputs?.[c.swarm]?.reward ?? reward, atMs,
-  }));
-}
-
 /** Typed access to the DO's SQLite storage. All methods are synchronous (SQLite in a DO is). */
 export class SchedulerStorage {
   constructor(private readonly sql: SqlStorage) {
