@@ -8,7 +8,7 @@
  */
 import { AbortCause, type EpisodeAbortError } from "../port/index.ts";
 import type { RolloutLogger } from "../sdk/contract.ts";
-import { StopCause, type EpisodeStop } from "./episode-stop.ts";
+import type { EpisodeStop } from "./episode-stop.ts";
 import { startHeartbeat, type HeartbeatDeps } from "./heartbeat.ts";
 
 /** Timers (default the platform's `setTimeout` / `clearTimeout`). */
@@ -97,7 +97,7 @@ export function watchFunction(stop: EpisodeStop, deps: { log: RolloutLogger; now
         (grace) => {
           if (stop.signal.aborted) return;
           graceMs = grace;
-          stop.stop(StopCause.runStopped, "run stopped");
+          stop.stop(AbortCause.runStopped, "run stopped");
         },
       );
     },

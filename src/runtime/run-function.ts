@@ -12,7 +12,7 @@ import { EPISODE_LIFETIME_FACTOR, type Task } from "../protocol/index.ts";
 import type { HeldClaim } from "./claims.ts";
 import type { FetchLike } from "./limits.ts";
 import { decideOutcome, type OutcomeDecision } from "./outcome.ts";
-import { createEpisodeStop, StopCause, type EpisodeStop } from "./episode-stop.ts";
+import { createEpisodeStop, type EpisodeStop } from "./episode-stop.ts";
 import { EPISODE_OVER, type KeyFence } from "./key-fence.ts";
 import { createRolloutContext } from "./rollout-context.ts";
 import { watchFunction } from "./function-watch.ts";
@@ -69,8 +69,8 @@ export async function runFunction(
   const stopAtMs = Math.min(lifetimeEndsAtMs, (deps.invocationDeadlineAtMs ?? Infinity) - (deps.reportReserveMs ?? 20_000));
   // the stop reason is the outcome's cause: past the local lifetime (BC-24), out of invocation time, or idle (BC-23)
   const hardStop = stopAtMs >= lifetimeEndsAtMs
-    ? { cause: StopCause.lifetime, message: `episode ran past its lifetime, ${EPISODE_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds = ${EPISODE_LIFETIME_FACTOR * msg.discardEpisodeTimeoutSeconds} s; raise discardEpisodeTimeoutSeconds if episodes need longer` }
-    : { cause: StopCause.timeLimit, message: "episode stopped to leave time to report before the invocation's wall limit" };
+    ? { cause: AbortCause.lifetimeExceeded, message: `episode ran past its lifetime, ${EPISODE_LIFETIME_FACTOR} × discardEpisodeTimeoutSeconds = ${EPISODE_LIFETIME_FACTOR * msg.discardEpisodeTimeoutSeconds} s; raise discardEpisodeTimeoutSeconds if episodes need longer` }
+    : { cause: AbortCause.timeLimit, message: "episode stopped to leave time to report before the invocation's wall limit" };
   const stop = deps.stop ?? createEpisodeStop();
   // the clocks around the function (runtime/function-watch): the idle watchdog, the run's grace, the heartbeats
   const watch = watchFunction(stop, deps);
