@@ -112,7 +112,7 @@ export async function createRun(body: unknown, deps: CreateRunDeps): Promise<Cre
     const created = await stub.create({ runId, spec: withoutRows(spec), sources: planned.sources, loadReports: planned.reports, principal, jobYaml, maxEpisodesPerRun: limits.maxEpisodesPerRun });
     if (!created.view) {
       await callObject(() => quota.release(runId));
-      const title = created.issues.some((i) => i.code === "too_many_episodes") ? "too many episodes" : "invalid datasets";
+      const title = created.issues.some((i: Issue) => i.code === "too_many_episodes") ? "too many episodes" : "invalid datasets";
       return { ok: false, title, issues: created.issues };
     }
     await callObject(() => runIndexStub(env).add({ runId, function: spec.function, createdAtMs: nowMs }));
