@@ -60,6 +60,8 @@ export const AbortCause = {
   outboxMissing: "outbox_missing",
   /** an abort was reported without a cause */
   aborted: "aborted",
+  /** an LLM request body or an inline image over the Worker's limits (sdk/llm-request-limits): the same task sends it again, so it is not retried */
+  requestTooLarge: "request_too_large",
   /** the scheduler's own: an episode not yet claimed, dropped because the run stops (nothing was sent to a server) */
   stopped: "stopped",
   /** the scheduler's own: the server batch an accepted end landed in was wiped before training; the repeat runs again (not a failure) */
@@ -72,7 +74,7 @@ export type AbortCause = (typeof AbortCause)[keyof typeof AbortCause];
  * Causes that fail the same way on every try — a data or configuration error, not the model or the infrastructure:
  * the scheduler drops the task group at once instead of burning `maxAttempts` tries per repeat (BC-32).
  */
-export const NON_RETRYABLE_CAUSES: ReadonlySet<string> = new Set<AbortCause>([AbortCause.invalidTask, AbortCause.judgeMisconfigured]);
+export const NON_RETRYABLE_CAUSES: ReadonlySet<string> = new Set<AbortCause>([AbortCause.invalidTask, AbortCause.judgeMisconfigured, AbortCause.requestTooLarge]);
 
 /** True when a failed attempt with this cause may run again (every cause but {@link NON_RETRYABLE_CAUSES}). */
 export function isRetryableCause(cause: string): boolean {

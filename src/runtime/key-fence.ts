@@ -14,13 +14,12 @@ export const EPISODE_OVER = AbortCause.episodeOver;
 
 const FENCE = Symbol.for("ajet-edge.key-fence");
 
-/** The `Bearer` token of a request, if any. */
+/** The `Bearer` token of a request, else its `x-api-key`, if any (where the LLM SDKs put an API key). */
 export function bearerOf(input: string | URL | Request, init?: RequestInit): string | undefined {
-  let auth: string | null = null;
-  if (init?.headers) auth = new Headers(init.headers).get("authorization");
-  else if (input instanceof Request) auth = input.headers.get("authorization");
+  const headers = init?.headers ? new Headers(init.headers) : input instanceof Request ? input.headers : null;
+  const auth = headers?.get("authorization") ?? null;
   const m = auth ? /^Bearer\s+(\S+)$/i.exec(auth.trim()) : null;
-  return m?.[1];
+  return m?.[1] ?? (headers?.get("x-api-key")?.trim() || undefined);
 }
 
 /** Routes requests by episode key; see the module text. */
