@@ -8,6 +8,8 @@ import type { RolloutFunction } from "ajet-edge";
 import countdown from "./countdown.ts";
 import mathAgent from "./math-agent.ts";
 import academicTranslation from "./academic-translation.ts";
+import codingAgent from "./coding-agent.ts";
+import codingAgentResponses from "./coding-agent-responses.ts";
 // ajet-edge:imports (new functions are imported above this line)
 
 /** Every shipped rollout function by name. */
@@ -15,5 +17,7 @@ export const rolloutFunctions: Record<string, RolloutFunction> = {
   "countdown": countdown,
   "math-agent": mathAgent,
   "academic-translation": academicTranslation,
+  "coding-agent": codingAgent,
+  "coding-agent-responses": codingAgentResponses,
   // ajet-edge:entries (new functions are registered above this line)
 };

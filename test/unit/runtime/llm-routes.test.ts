@@ -1,0 +1,136 @@
+/**
+ * The Responses and Anthropic Messages routes through the runtime (issue 20 §1): the shipped `coding-agent`
+ * (Anthropic SDK, streamed tool loop) and `coding-agent-responses` (OpenAI Responses API, streamed) against the
+ * in-process emulator, plain calls of both SDKs, and what the episode's transcript keeps of each (content blocks,
+ * Responses items, tool use, image stubs). The guards' stream checks for both routes on cut streams.
+ */
+import { describe, expect, it } from "vitest";
+import codingAgent from "../../../functions/coding-agent.ts";
+import codingAgentResponses from "../../../functions/coding-agent-responses.ts";
+import { runEpisode } from "../../../src/runtime/episode-runner.ts";
+import type { EpisodeTranscript } from "../../../src/runtime/transcript.ts";
+import { defineRolloutFunction, type RolloutContext, type RolloutFunction } from "../../../src/sdk/contract.ts";
+import { findEpisodeAbortError, withLlmGuards } from "../../../src/sdk/llm-guards.ts";
+import { anthropicBaseUrl, episodeAnthropic } from "../../../src/sdk/anthropic.ts";
+import { MAX_IMAGE_BYTES } from "../../../src/sdk/llm-request-limits.ts";
+import { countdownTask, episodeMessage, methodsOf, recordingPort, rollingEmulator, runnerDeps, SWARM_A, SwarmNet } from "./_harness.ts";
+
+async function run(functionName: string, fn: RolloutFunction, policy: Record<string, number> = {}) {
+  const { emu } = await rollingEmulator({ batchSize: 8, numRepeat: 4, maxEnvWorker: 32 }, { policy: { initialAccuracy: 1, malformedRate: 0, ...policy } });
+  emu.answerKey.add([{ target: 24, nums: [2, 3, 4] }]);
+  const net = new SwarmNet().add(SWARM_A, "default", emu);
+  const port = recordingPort();
+  const saved: EpisodeTranscript[] = [];
+  const deps = runnerDeps(net, port, { [functionName]: fn }, { transcripts: { save: async (t) => void saved.push(t) } });
+  const result = await runEpisode(episodeMessage(countdownTask(0), { functionName }, deps.now()), deps);
+  return { emu, net, port, result, transcript: saved[0] };
+}
+
+describe("LLM routes through ctx", () => {
+  it("coding-agent: streamed Anthropic tool loop (tool_use → tool_result → answer) ends with reward 1, each call in the transcript as content blocks", async () => {
+    const r = await run("coding-agent", codingAgent, { toolCallRate: 1 });
+    expect(r.result).toMatchObject({ kind: "reported", result: "ended" });
+    expect(methodsOf(r.port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded", "episodeReported"]);
+    const calls = r.net.requests.filter((q) => q.path === "/v1/messages");
+    expect(calls).toHaveLength(2);
+    expect(calls.every((q) => q.body.stream === true)).toBe(true);
+    expect(r.net.to("/end_episode")).toHaveLength(1);
+    expect(r.port.calls[1]?.report).toMatchObject({ outputs: { default: { reward: 1, metadata: { turns: 2, tool_calls: 1 } } } });
+    const llm = r.transcript!.llm;
+    expect(llm.map((c) => [c.route, c.status])).toEqual([["messages", 200], ["messages", 200]]);
+    expect(llm[0]!.messages[0]).toMatchObject({ role: "system" });
+    const firstReply = llm[0]!.reply as { content: Array<{ type: string; name?: string; input?: unknown }> };
+    expect(firstReply.content.find((b) => b.type === "tool_use")).toMatchObject({ name: "calculate", input: { expression: expect.any(String) } });
+    // the second call sends the tool_use back and its tool_result
+    const second = llm[1]!.messages as Array<{ role: string; content: unknown }>;
+    expect(JSON.stringify(second)).toContain('"tool_result"');
+    expect(JSON.stringify(llm[1]!.reply)).toContain("<answer>");
+  });
+
+  it("coding-agent-responses: streamed Responses tool loop (function_call → function_call_output → answer) ends with reward 1; transcript keeps output items", async () => {
+    const r = await run("coding-agent-responses", codingAgentResponses, { toolCallRate: 1 });
+    expect(r.result).toMatchObject({ kind: "reported", result: "ended" });
+    const calls = r.net.requests.filter((q) => q.path === "/v1/responses");
+    expect(calls).toHaveLength(2);
+    expect(r.port.calls[1]?.report).toMatchObject({ outputs: { default: { reward: 1, metadata: { turns: 2, tool_calls: 1 } } } });
+    const llm = r.transcript!.llm;
+    expect(llm.map((c) => c.route)).toEqual(["responses", "responses"]);
+    expect(llm[0]!.reply).toEqual([expect.objectContaining({ type: "function_call", name: "calculate" })]);
+    expect(llm[1]!.messages).toContainEqual(expect.objectContaining({ type: "function_call_output" }));
+    expect(llm[1]!.reply).toEqual([expect.objectContaining({ type: "message", content: [expect.objectContaining({ type: "output_text", text: expect.stringContaining("<answer>") })] })]);
+  });
+
+  it("plain (non-streamed) calls of both SDKs, and a chat call with a data-URL image: the image reaches the server, the transcript keeps a stub", async () => {
+    const png = `data:image/png;base64,${"A".repeat(4000)}`;
+    const fn = defineRolloutFunction({
+      name: "plain",
+      async run(_task, ctx: RolloutContext) {
+        const msg = await ctx.anthropicLlm.messages.create({ model: ctx.model, max_tokens: 64, system: "s", messages: [{ role: "user", content: "What is 2 + 3?" }] });
+        const resp = await ctx.llm.responses.create({ model: ctx.model, instructions: "s", input: "What is 2 + 3?" });
+        await ctx.llm.chat.completions.create({ model: ctx.model, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: png } }, { type: "text", text: "What is 2 + 3?" }] }] });
+        return { reward: msg.content.length > 0 && resp.output.length > 0 ? 1 : 0 };
+      },
+    });
+    const r = await run("plain", fn);
+    expect(r.result).toMatchObject({ kind: "reported", result: "ended" });
+    expect(r.port.calls[1]?.report).toMatchObject({ outputs: { default: { reward: 1 } } });
+    const chat = r.net.requests.find((q) => q.path === "/v1/chat/completions")!;
+    expect(JSON.stringify(chat.body)).toContain(png); // passed through unchanged
+    const llm = r.transcript!.llm;
+    expect(llm.map((c) => c.route)).toEqual(["messages", "responses", "chat"]);
+    expect(llm[0]!.reply).toMatchObject({ role: "assistant", content: [{ type: "text" }] });
+    expect(JSON.stringify(llm[2]!.messages)).not.toContain("AAAA");
+    expect(JSON.stringify(llm[2]!.messages)).toContain("[image image/png, 2.9 KiB, not kept]");
+  });
+
+  it("an image over the limit is refused before it is sent, naming the limit; the attempt aborts as request_too_large", async () => {
+    const big = `data:image/png;base64,${"A".repeat(Math.ceil(((MAX_IMAGE_BYTES + 1024) * 4) / 3))}`;
+    const fn = defineRolloutFunction({
+      name: "big",
+      async run(_task, ctx) {
+        await ctx.llm.chat.completions.create({ model: ctx.model, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: big } }] }] }).catch((e: unknown) => Promise.reject(findEpisodeAbortError(e) ?? e));
+        return { reward: 1 };
+      },
+    });
+    const r = await run("big", fn);
+    expect(r.result).toMatchObject({ kind: "reported", result: "aborted", outcome: { kind: "abort", cause: "request_too_large" } });
+    expect(r.net.requests.filter((q) => q.path === "/v1/chat/completions")).toHaveLength(0);
+  });
+});
+
+describe("route guards", () => {
+  const sse = (frames: string[]) => async () => new Response(frames.join(""), { status: 200, headers: { "content-type": "text/event-stream" } });
+
+  it("a Messages stream that ends without message_stop, and a Responses stream without response.completed, fail the call", async () => {
+    const cut = episodeAnthropic({
+      baseUrl: "http://gpu:10086/v1",
+      apiKey: "sk-ajet-x",
+      timeoutMs: 1000,
+      fetch: withLlmGuards(sse(['event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}}\n\n', "event: ping\ndata: {\"type\":\"ping\"}\n\n"])) as typeof fetch,
+    });
+    const err = await cut.messages.stream({ model: "m", max_tokens: 8, messages: [{ role: "user", content: "q" }] }).finalMessage().catch((e: unknown) => e);
+    expect(findEpisodeAbortError(err)?.message).toMatch(/without its message_stop event/);
+
+    const guarded = withLlmGuards(sse([": keepalive\n\n", 'event: response.created\ndata: {"type":"response.created","sequence_number":1}\n\n']));
+    const res = await guarded("http://gpu:10086/v1/responses", { method: "POST", body: "{}" });
+    await expect(res.text()).rejects.toThrow(/without its response.completed event/);
+  });
+
+  it("the Anthropic client is bound the way that SDK expects: root URL without /v1, the key as x-api-key", async () => {
+    expect(anthropicBaseUrl("http://gpu:10086/v1")).toBe("http://gpu:10086");
+    expect(anthropicBaseUrl("https://gw.example/swarm/v1/")).toBe("https://gw.example/swarm");
+    const seen: Array<{ url: string; headers: Headers }> = [];
+    const client = episodeAnthropic({
+      baseUrl: "http://gpu:10086/v1",
+      apiKey: "sk-ajet-k",
+      timeoutMs: 1000,
+      fetch: (async (input: string, init: RequestInit) => {
+        seen.push({ url: String(input), headers: new Headers(init.headers) });
+        return new Response(JSON.stringify({ id: "m", type: "message", role: "assistant", model: "m", content: [{ type: "text", text: "ok" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 0, output_tokens: 1 } }), { headers: { "content-type": "application/json" } });
+      }) as unknown as typeof fetch,
+    });
+    await client.messages.create({ model: "m", max_tokens: 8, messages: [{ role: "user", content: "q" }] });
+    expect(seen[0]!.url).toBe("http://gpu:10086/v1/messages");
+    expect(seen[0]!.headers.get("x-api-key")).toBe("sk-ajet-k");
+  });
+});
