@@ -8,7 +8,7 @@ import { parseDevArgs } from "../../src/cli/dev/options.ts";
 import { buildDevPlan, type DevDataset } from "../../src/cli/dev/plan.ts";
 import { runsApi, waitForRun, type RunsApi, type RunView } from "../../src/cli/dev/runs-api.ts";
 import { startDevSession, type DevSession } from "../../src/cli/dev/session.ts";
-import type { RunningEmulator, StepLogEntry } from "../../src/emulator/index.ts";
+import type { PolicyOptions, RunningEmulator, StepLogEntry } from "../../src/emulator/index.ts";
 
 /** A started session with its single emulator and the runs API of its Worker. */
 export interface E2eRig {
@@ -19,11 +19,14 @@ export interface E2eRig {
   endRequests: Map<string, number>;
 }
 
-/** Starts a session the way `ajet-edge dev <argv>` would (datasets may be replaced), with end requests counted. */
-export async function startRig(argv: string[], datasets?: DevDataset[]): Promise<E2eRig> {
+/**
+ * Starts a session the way `ajet-edge dev <argv>` would (datasets and the simulated policy's knobs may be replaced),
+ * with end requests counted.
+ */
+export async function startRig(argv: string[], datasets?: DevDataset[], policy?: Partial<PolicyOptions>): Promise<E2eRig> {
   const options = parseDevArgs(argv);
   if (!options) throw new Error("--help is not a rig");
-  const plan = await buildDevPlan(options, datasets ? { datasets } : {});
+  const plan = await buildDevPlan(options, { ...(datasets ? { datasets } : {}), ...(policy ? { policy } : {}) });
   const session = await startDevSession(plan);
   const emulator = session.swarms[0]?.emulator;
   if (!emulator) throw new Error("the rig needs the local emulator");
