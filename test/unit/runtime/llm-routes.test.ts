@@ -134,3 +134,40 @@ describe("route guards", () => {
     expect(seen[0]!.headers.get("x-api-key")).toBe("sk-ajet-k");
   });
 });
+
+describe("long calls", () => {
+  it("a streamed Anthropic call held open 10 minutes (discard timeout 3600 s) completes on its keepalive frames, sent once, and the episode ends", async () => {
+    const { emu, clock } = await rollingEmulator({ batchSize: 8, numRepeat: 4, maxEnvWorker: 32 }, { policy: { initialAccuracy: 1, malformedRate: 0 } });
+    emu.answerKey.add([{ target: 24, nums: [2, 3, 4] }]);
+    emu.hooks.llmLatencyMs = 600_000;
+    const net = new SwarmNet().add(SWARM_A, "default", emu);
+    const port = recordingPort();
+    let bytesSeen = 0;
+    const fn = defineRolloutFunction({
+      name: "long",
+      async run(_task, ctx) {
+        const stream = ctx.anthropicLlm.messages.stream({ model: ctx.model, max_tokens: 64, messages: [{ role: "user", content: "What is 2 + 3?" }] });
+        stream.on("streamEvent", () => void bytesSeen++);
+        const msg = await stream.finalMessage();
+        return { reward: msg.content.some((b) => b.type === "text" && b.text.length > 0) ? 1 : 0 };
+      },
+    });
+    const deps = runnerDeps(net, port, { long: fn });
+    const running = runEpisode(episodeMessage(countdownTask(0), { functionName: "long", discardEpisodeTimeoutSeconds: 3600 }, deps.now()), deps);
+    let done = false;
+    void running.finally(() => (done = true));
+    let advancedMs = 0;
+    while (!done && advancedMs < 700_000) {
+      await new Promise((r) => setImmediate(r));
+      await clock.advance(5_000); // the emulator writes a keepalive every 5 s while the engine works
+      deps.time.advance(5_000); // the runner's clock moves with it
+      advancedMs += 5_000;
+    }
+    const result = await running;
+    expect(result).toMatchObject({ kind: "reported", result: "ended" });
+    expect(advancedMs).toBeGreaterThanOrEqual(600_000);
+    expect(net.requests.filter((q) => q.path === "/v1/messages")).toHaveLength(1); // never re-issued
+    expect(bytesSeen).toBeGreaterThan(100); // ~120 ping + empty-delta pairs kept the stream alive
+    expect(port.calls[1]?.report).toMatchObject({ outputs: { default: { reward: 1 } } });
+  });
+});
