@@ -62,6 +62,11 @@ export const AbortCause = {
   aborted: "aborted",
   /** an LLM request body or an inline image over the Worker's limits (sdk/llm-request-limits): the same task sends it again, so it is not retried */
   requestTooLarge: "request_too_large",
+  /**
+   * an LLM request sent again inside one episode while the same request was still open on the server (a "ghost
+   * sample" that would train twice, runtime/ghost-guard): refused, and the attempt stopped
+   */
+  ghostSample: "ghost_sample",
   /** the scheduler's own: an episode not yet claimed, dropped because the run stops (nothing was sent to a server) */
   stopped: "stopped",
   /** the scheduler's own: the server batch an accepted end landed in was wiped before training; the repeat runs again (not a failure) */

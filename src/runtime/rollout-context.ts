@@ -12,6 +12,7 @@ import type { EpisodeEndpoint, RolloutContext, RolloutLogger } from "../sdk/cont
 import { withLlmGuards, withTransientRetries } from "../sdk/llm-guards.ts";
 import { AbortCause } from "../port/index.ts";
 import { idleMarginMs, type EpisodeStop } from "./episode-stop.ts";
+import { GhostGuard } from "./ghost-guard.ts";
 import type { KeyFence } from "./key-fence.ts";
 import { untilBodyDone, type FetchLike } from "./limits.ts";
 import type { TranscriptRecorder } from "./transcript.ts";
@@ -136,6 +137,8 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
       : { cause: AbortCause.idleDeadline, message: `no LLM activity for ${deps.discardEpisodeTimeoutSeconds} s less ${margin / 1000} s: the server reverts an idle claim at its discard timeout (BC-23)` };
   const deadline = { now: deps.now, at: localDeadlineAtMs, stop: deadlineStop };
   const closers: Array<() => void> = [];
+  // a re-issue of a request still open on the server is refused (a ghost sample, runtime/ghost-guard)
+  const ghosts = new GhostGuard({ now: deps.now, stop: (cause, message) => deps.stop.stop(cause, message) });
   for (const [swarm, ep] of Object.entries(deps.episodes)) {
     const act: LlmActivity = { calls: 0, successfulCalls: 0, lastActivityAtMs: claimedAtMs, inFlight: 0 };
     activity[swarm] = act;
@@ -148,7 +151,8 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
       onRetry: (info) => deps.log.warn("LLM call failed transiently; sending it again", { swarm, ...info }),
     });
     deps.recorder?.redact(ep.apiKey);
-    const recorded = deps.recorder ? deps.recorder.watchLlm(swarm, retried) : retried;
+    const sent = ghosts.wrap(swarm, retried);
+    const recorded = deps.recorder ? deps.recorder.watchLlm(swarm, sent) : sent;
     const fetch = withLlmGuards(followSignal(recorded, deps.stop, deadline));
     if (deps.keyFence) closers.push(deps.keyFence.open(ep.apiKey, fetch));
     openai[swarm] = new OpenAI({

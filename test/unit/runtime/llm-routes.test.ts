@@ -159,9 +159,9 @@ describe("long calls", () => {
     let advancedMs = 0;
     while (!done && advancedMs < 700_000) {
       await new Promise((r) => setImmediate(r));
-      await clock.advance(5_000); // the emulator writes a keepalive every 5 s while the engine works
-      deps.time.advance(5_000); // the runner's clock moves with it
-      advancedMs += 5_000;
+      await clock.advance(15_000); // the emulator writes a keepalive every 5 s while the engine works
+      deps.time.advance(15_000); // the runner's clock moves with it
+      advancedMs += 15_000;
     }
     const result = await running;
     expect(result).toMatchObject({ kind: "reported", result: "ended" });
@@ -169,5 +169,59 @@ describe("long calls", () => {
     expect(net.requests.filter((q) => q.path === "/v1/messages")).toHaveLength(1); // never re-issued
     expect(bytesSeen).toBeGreaterThan(100); // ~120 ping + empty-delta pairs kept the stream alive
     expect(port.calls[1]?.report).toMatchObject({ outputs: { default: { reward: 1 } } });
+  }, 120_000);
+});
+
+describe("ghost samples", () => {
+  const ask = { model: "agentjet-policy", max_tokens: 64, messages: [{ role: "user" as const, content: "What is 2 + 3?" }] };
+
+  it("a harness that gives up a pending streamed call and re-issues it is refused: one call reaches the server, the attempt aborts ghost_sample", async () => {
+    const { emu, clock } = await rollingEmulator({ batchSize: 8, numRepeat: 4, maxEnvWorker: 32 }, { policy: { initialAccuracy: 1, malformedRate: 0 } });
+    emu.hooks.llmLatencyMs = 60_000; // the engine is still generating when the harness gives up
+    const net = new SwarmNet().add(SWARM_A, "default", emu);
+    const port = recordingPort();
+    let reissueError: unknown;
+    const fn = defineRolloutFunction({
+      name: "reissue",
+      async run(_task, ctx) {
+        const first = ctx.anthropicLlm.messages.stream(ask);
+        await new Promise<void>((resolve) => first.on("streamEvent", () => resolve()));
+        first.abort(); // an inactivity watchdog fired (Claude Code's ~300 s, llm-routes §5)
+        await first.finalMessage().catch(() => undefined);
+        reissueError = await ctx.anthropicLlm.messages.stream(ask).finalMessage().catch((e: unknown) => e);
+        return { reward: 1 }; // the harness carries on; the stop decides the outcome
+      },
+    });
+    const deps = runnerDeps(net, port, { reissue: fn });
+    const running = runEpisode(episodeMessage(countdownTask(0), { functionName: "reissue", discardEpisodeTimeoutSeconds: 3600 }, deps.now()), deps);
+    let done = false;
+    void running.finally(() => (done = true));
+    // the first generation finishes on the server (it is shielded from its client), then the abort is sent
+    for (let i = 0; !done && i < 40; i++) {
+      await new Promise((r) => setImmediate(r));
+      await clock.advance(5_000);
+      deps.time.advance(5_000);
+    }
+    const result = await running;
+    expect(findEpisodeAbortError(reissueError)?.reason).toBe("ghost_sample");
+    expect(findEpisodeAbortError(reissueError)?.message).toMatch(/sent again \d+ s after the same request, which its client gave up/);
+    expect(findEpisodeAbortError(reissueError)?.message).not.toMatch(/timed? ?out/i); // the SDK would drop the cause
+    expect(net.requests.filter((q) => q.path === "/v1/messages")).toHaveLength(1);
+    expect(result).toMatchObject({ kind: "reported", result: "aborted", outcome: { kind: "abort", cause: "ghost_sample" } });
+    expect(net.to("/end_episode")).toHaveLength(0);
+  });
+
+  it("the same request again after the first answer was read is a new turn: both are sent and the episode ends", async () => {
+    const fn = defineRolloutFunction({
+      name: "twice",
+      async run(_task, ctx) {
+        await ctx.anthropicLlm.messages.create(ask);
+        await ctx.anthropicLlm.messages.create(ask);
+        return { reward: 1 };
+      },
+    });
+    const r = await run("twice", fn);
+    expect(r.result).toMatchObject({ kind: "reported", result: "ended" });
+    expect(r.net.requests.filter((q) => q.path === "/v1/messages")).toHaveLength(2);
   });
 });
