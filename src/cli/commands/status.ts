@@ -9,7 +9,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Command } from "commander";
 import { z } from "zod";
 import { helpOf, parseFlags } from "../args.ts";
-import { CliError, type CliCommand } from "../command.ts";
+import { CliError, jsonErrorDocument, type CliCommand } from "../command.ts";
 import { processIo, type DevIo } from "../dev/output.ts";
 import { renderInFlight, renderRunStatus } from "../dev/run-table.ts";
 import type { InFlightEpisodeView, RunsApi, RunView } from "../dev/runs-api.ts";
@@ -21,7 +21,7 @@ function defineStatusFlags(cmd: Command): void {
   cmd
     .option("--watch", "refresh until the run finishes (Ctrl-C to stop watching; the run goes on)")
     .option("--interval <seconds>", "seconds between refreshes with --watch (default 2)")
-    .option("--json", "print the run's status view as JSON (with --watch: the last one)");
+    .option("--json", "print the run's status view as one JSON document on stdout (with --watch: the last one; on failure {error, exitCode})");
 }
 
 const Interval = z.coerce.number({ error: "--interval must be a number of seconds, e.g. 2" })
@@ -81,6 +81,7 @@ export async function runStatusCommand(argv: string[], io: DevIo = processIo, en
   } catch (err) {
     const f = callFailure(err, { command: "status", workerUrl: worker.workerUrl, runId });
     io.err(`ajet-edge status: ${f.line}\n`);
+    if (json) io.out(`${JSON.stringify(jsonErrorDocument(f.line, f.code), null, 2)}\n`);
     return f.code;
   } finally {
     unsubscribe();

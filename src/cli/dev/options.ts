@@ -190,7 +190,7 @@ export function defineRunFlags(cmd: Command, local: boolean): void {
     .option("--swarm <name=url>", "a named swarm server, for multi-swarm functions (repeatable)", collect)
     .option("--no-start-engine", "do not sync the job or start an OFFLINE engine: the run waits for it to be ROLLING")
     .option("--timeout <seconds>", "give up (drain the run, exit 1) after this long (default 300)")
-    .option("--json", "print the final summary as JSON on stdout (progress goes to stderr)");
+    .option("--json", "print one JSON document on stdout in every outcome: the summary, or {error, exitCode …} on failure (progress goes to stderr)");
   cmd.addHelpText("after", "\nCtrl-C stops cleanly: the run drains (nothing left claimed); exit code 130.");
 }
 

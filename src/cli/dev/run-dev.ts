@@ -18,19 +18,19 @@ import { formatReward, formatSeconds, formatWorkerLog, progressOf, renderIssues,
 import { runsApi, RunsApiError, waitForRun, type RunReport, type RunsApi, type RunView, type WaitOutcome } from "./runs-api.ts";
 import { DevHints } from "./hints.ts";
 import { startDevSession, type DevSession, type SessionSwarm } from "./session.ts";
-import { readSpecFile, specPlan } from "./spec-file.ts";
-import { summaryJson, type DevSummaryJson } from "./summary-json.ts";
+import { devSpecDefaults, readSpecFile, specPlan } from "./spec-file.ts";
+import { errorSummaryJson, summaryJson, type DevSummaryJson } from "./summary-json.ts";
 import { runFailure } from "./verdict.ts";
 import { tokenHint } from "./worker-call.ts";
 
 /** How long a stopped run may take to drain before the CLI gives up waiting, milliseconds. */
 export const DRAIN_TIMEOUT_MS = 30_000;
 
-/** What a dev run ended with (also what `--json` prints). */
+/** What a dev run ended with (also what `--json` prints: one document in every outcome). */
 export interface DevResult {
   exitCode: number;
-  /** null when the run was never created */
-  json: DevSummaryJson | null;
+  /** the `--json` document; `runId` null and `outcome` `error` when the run was never created */
+  json: DevSummaryJson;
 }
 
 /** Test hooks of {@link runDev}: datasets and policy knobs the flags cannot express. */
@@ -87,7 +87,7 @@ export type ConnectTarget = (plan: DevPlan, o: { onLog: (line: string) => void; 
 /** Builds the plan from the options: the run flags, or `--spec FILE`. @throws what buildDevPlan / readSpecFile throw */
 export async function planOf(options: DevOptions, extras: RunDevExtras, local: boolean): Promise<DevPlan> {
   if (!options.specPath) return buildDevPlan(options, extras);
-  const file = await readSpecFile(options.specPath, options.swarms.length ? options.swarms : undefined);
+  const file = await readSpecFile(options.specPath, options.swarms.length ? options.swarms : undefined, local ? devSpecDefaults() : undefined);
   return { ...specPlan(file, options, local), ...(extras.policy ? { policy: extras.policy } : {}) };
 }
 
@@ -149,11 +149,15 @@ async function runClient(command: "dev" | "run", options: DevOptions, io: DevIo,
   const write = options.json ? io.err : io.out;
   const printer = new ProgressPrinter(write, io.isTTY(options.json), io.columns);
   const say = (text: string) => printer.line(text);
-  const fail = (code: number, text: string): DevResult => {
+  // every outcome ends here or in follow(): with --json, exactly one document goes to stdout
+  const fail = (code: number, text: string, runId: string | null = null): DevResult => {
     printer.done();
     io.err(`ajet-edge ${command}: ${text}\n`);
-    return { exitCode: code, json: null };
+    const json = errorSummaryJson({ error: text, exitCode: code, runId, outcome: code === 130 || code === 143 ? "interrupted" : "error", ...(target ? { swarms: swarmsJson(target.swarms) } : {}) });
+    if (options.json) io.out(`${JSON.stringify(json, null, 2)}\n`);
+    return { exitCode: code, json };
   };
+  let target: RunTarget | null = null;
 
   let plan: DevPlan;
   try {
@@ -167,10 +171,9 @@ async function runClient(command: "dev" | "run", options: DevOptions, io: DevIo,
   const interrupts = new Interrupts();
   const unsubscribe = io.onInterrupt((s) => interrupts.on(s));
   const deadline = AbortSignal.timeout(plan.timeoutMs);
-  let target: RunTarget | null = null;
   const workerLines = new RepeatLimiter();
   try {
-    say(`ajet-edge ${command}: function ${plan.functionName}; ${plan.datasets.map((d) => d.label).join("; ")}${plan.spec ? ` (from ${plan.spec.path})` : ""}`);
+    say(`ajet-edge ${command}: function ${plan.functionName}; ${plan.datasets.map((d) => d.label).join("; ")}${plan.spec ? ` (from ${plan.spec.path}${plan.spec.filled ? `; ${plan.spec.filled.join(" and ")} as dev supplies them` : ""})` : ""}`);
     for (const d of plan.datasets) if (d.warning) say(`  ${d.warning}`);
     for (const w of plan.warnings) say(`  ${w}`);
     say(`  batch ${plan.job.batchSize} tasks x num_repeat ${plan.job.numRepeat} = ${plan.episodesPerStep} episodes per step; ${stepsText(plan.steps)}`);
@@ -211,8 +214,10 @@ async function runClient(command: "dev" | "run", options: DevOptions, io: DevIo,
     }
     say(`  dashboard: ${target.workerUrl}/runs/${runId} (${target.signIn})`);
     await target.onRun?.(runId);
-    const result = await follow(api, runId, plan, target, { io, printer, interrupts, deadline, startedAtMs, json: options.json, workerLines, command });
-    if (result.json) await target.onRunEnded?.(runId);
+    const result = await follow(api, runId, plan, target, { io, printer, interrupts, deadline, startedAtMs, workerLines, command });
+    if ("lost" in result) return fail(1, result.lost, runId);
+    await target.onRunEnded?.(runId);
+    if (options.json) io.out(`${JSON.stringify(result.json, null, 2)}\n`);
     return result;
   } finally {
     reportSuppressed(printer, workerLines);
@@ -253,6 +258,10 @@ async function writePersistState(dir: string, state: PersistState): Promise<void
   await writeFile(join(dir, PERSIST_STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
 }
 
+function swarmsJson(swarms: readonly SessionSwarm[]): DevSummaryJson["swarms"] {
+  return swarms.map((s) => ({ name: s.name, url: s.url, emulator: s.emulator !== null }));
+}
+
 function emulatorPortsOf(swarms: readonly SessionSwarm[]): Record<string, number> {
   return Object.fromEntries(swarms.filter((s) => s.emulator).map((s) => [s.name, s.emulator!.port]));
 }
@@ -278,13 +287,15 @@ interface FollowContext {
   interrupts: Interrupts;
   deadline: AbortSignal;
   startedAtMs: number;
-  json: boolean;
   workerLines: RepeatLimiter;
   command: "dev" | "run";
 }
 
-/** Waits for the run (progress, new warnings of the run's log), drains it when interrupted or late, summarises. */
-async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTarget, c: FollowContext): Promise<DevResult> {
+/**
+ * Waits for the run (progress, new warnings of the run's log), drains it when interrupted or late, summarises.
+ * @returns the result (its JSON not printed yet), or `lost`: why the run could no longer be followed
+ */
+async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTarget, c: FollowContext): Promise<DevResult | { lost: string }> {
   const seenLog = new Set<string>();
   let stopping = false;
   const hints = new DevHints({
@@ -323,9 +334,7 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTa
       }
     }
   } catch (err) {
-    c.printer.done();
-    c.io.err(`ajet-edge ${c.command}: lost the run ${runId}: ${(err as Error).message}\n`);
-    return { exitCode: 1, json: null };
+    return { lost: `lost the run ${runId}: ${(err as Error).message}` };
   }
   c.printer.done();
   reportSuppressed(c.printer, c.workerLines);
@@ -337,7 +346,14 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTa
   // a run that never started (its datasets failed their background index pass) has no report: its view says why
   const failure = !interrupted && outcome === "finished" && final ? ((!report.value && last?.failure) || runFailure(final, plan)) : null;
   const exitCode = interrupted ? c.interrupts.exitCode : outcome === "finished" && !failure ? 0 : 1;
-  const json = summaryJson({ runId, outcome: interrupted ? "interrupted" : failure ? "failed" : outcome, exitCode, failure, report: report.value, last, session, claimedLeft });
+  const error = interrupted
+    ? `interrupted (${c.interrupts.signal}); the run was stopped`
+    : outcome === "timeout"
+      ? `the run did not finish within --timeout ${plan.timeoutMs / 1000} s`
+      : failure
+        ? `the run failed: ${failure}`
+        : exitCode !== 0 ? `the run ended ${outcome}` : null;
+  const json = summaryJson({ runId, outcome: interrupted ? "interrupted" : failure ? "failed" : outcome, exitCode, error, failure, report: report.value, last, session, claimedLeft });
   const metrics = plan.swarmNames.length > 1 ? await api.metrics(runId).catch(() => null) : null;
   const swarmRewards = metrics ? swarmRewardsOf(metrics) : undefined;
   if (report.value) c.printer.line(`\nsummary of run ${runId}:\n${renderSummary(report.value.summary, { episodesPerStep: plan.episodesPerStep, ...(swarmRewards ? { swarmRewards } : {}) })}`);
@@ -346,7 +362,6 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTa
   if (claimedLeft) c.printer.line(`warning: ${claimedLeft} episodes are still claimed on the emulator`);
   c.printer.line(exitCode === 0 ? `done in ${formatSeconds(c.io.now() - c.startedAtMs)}` : `ended (${json.outcome}) after ${formatSeconds(c.io.now() - c.startedAtMs)}`);
   if (failure) c.io.err(`ajet-edge ${c.command}: the run failed: ${failure}\n`);
-  if (c.json) c.io.out(`${JSON.stringify(json, null, 2)}\n`);
   return { exitCode, json };
 }
 
