@@ -10,6 +10,7 @@ import { collect, parseFlags } from "../args.ts";
 import { AnswerReader } from "../../rewards/index.ts";
 import { DatasetKind, DatasetUrl } from "../../tasks/index.ts";
 import { CliError } from "../command.ts";
+import { placeholderTokenReason } from "../../util/placeholder-token.ts";
 
 /** A swarm server given on the command line. */
 export interface SwarmArg {
@@ -308,8 +309,16 @@ export function defineTokenFlag(cmd: Command): void {
 export function workerOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): WorkerOptions {
   const url = httpUrl("--worker", "http://127.0.0.1:8787").safeParse(values["worker"]);
   if (!url.success) throw new CliError(url.error.issues[0]!.message);
-  const token = typeof values["token"] === "string" ? values["token"] : env["AJET_API_TOKEN"];
+  const given = typeof values["token"] === "string";
+  const token = given ? (values["token"] as string) : env["AJET_API_TOKEN"];
   if (token === "") throw new CliError("--token is empty; give the Worker's API token (or set AJET_API_TOKEN)");
+  const placeholder = token === undefined ? null : placeholderTokenReason(token);
+  if (placeholder) {
+    throw new CliError(
+      `${given ? "--token" : "AJET_API_TOKEN"} is not a real token (${placeholder}); give the token the Worker was given ` +
+        "(wrangler secret put AJET_API_TOKEN, or .dev.vars for wrangler dev), made with e.g. `openssl rand -hex 32`",
+    );
+  }
   return { workerUrl: url.data, ...(token ? { token } : {}) };
 }
 

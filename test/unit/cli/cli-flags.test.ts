@@ -136,6 +136,27 @@ describe("ajet-edge run flags", () => {
     expect(parseRunArgs(base, {})).not.toHaveProperty("token");
   });
 
+  it("refuses a placeholder token (the one of .dev.vars.example, or an obvious stand-in) with one line, never echoing it", () => {
+    const base = ["--worker", "http://127.0.0.1:8787", "--swarm-url", "http://gpu:10086"];
+    const refused = (argv: string[], env: NodeJS.ProcessEnv) => {
+      try {
+        parseRunArgs(argv, env);
+      } catch (err) {
+        return err as CliError;
+      }
+      throw new Error("accepted");
+    };
+    const fromEnv = refused(base, { AJET_API_TOKEN: "replace-with-a-long-random-token" });
+    expect(fromEnv.message).toBe(
+      "AJET_API_TOKEN is not a real token (it is the placeholder of .dev.vars.example); give the token the Worker was given (wrangler secret put AJET_API_TOKEN, or .dev.vars for wrangler dev), made with e.g. `openssl rand -hex 32`",
+    );
+    expect(fromEnv.code).toBe(2);
+    const fromFlag = refused([...base, "--token", "<your-token>"], {});
+    expect(fromFlag.message).toMatch(/^--token is not a real token \(it is a placeholder in angle brackets/);
+    expect(fromFlag.message).not.toContain("<your-token>");
+    expect(fromFlag.message.split("\n")).toHaveLength(1);
+  });
+
   it.each([
     [["--swarm-url", "http://gpu:10086"], "required option '--worker <url>' not specified"],
     [["--worker", "ftp://x", "--swarm-url", "http://gpu:10086"], "--worker must be an http(s) URL, e.g. http://127.0.0.1:8787"],
