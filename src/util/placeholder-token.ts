@@ -19,7 +19,7 @@ const PLACEHOLDER_WORDS = ["replacewith", "changeme", "yourtoken", "yourapitoken
 export function placeholderTokenReason(token: string): string | null {
   const t = token.trim();
   if (t === "") return null;
-  const squashed = t.toLowerCase().replace(/[\s_.\-]/g, "");
+  const squashed = t.toLowerCase().replace(/[\s_.-]/g, "");
   if (t === EXAMPLE_API_TOKEN || squashed.startsWith("replacewith")) return "it is the placeholder of .dev.vars.example";
   if (/^<.*>$/.test(t) || /^\$\{?[A-Z_]+\}?$/.test(t)) return "it is a placeholder in angle brackets or an unexpanded variable";
   if (/^(.)\1{3,}$/.test(squashed) || /^(x+|\*+|\.+|…+)$/i.test(t) || t.includes("…") || t.includes("...")) return "it is a run of one character or an ellipsis";

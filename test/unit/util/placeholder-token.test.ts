@@ -13,7 +13,7 @@ describe("placeholderTokenReason", () => {
   });
 
   it("recognises the usual stand-ins, naming the pattern and never the value", () => {
-    for (const t of ["changeme-changeme-changeme", "<your-api-token>", "${AJET_API_TOKEN}", "xxxxxxxxxxxxxxxxxxxx", "aaaaaaaaaaaaaaaaaaaa", "…", "your_token_here_please", "PUT-YOUR-TOKEN-HERE", "my-example-token-1234"]) {
+    for (const t of ["changeme-changeme-changeme", "<your-api-token>", "$AJET_API_TOKEN", "xxxxxxxxxxxxxxxxxxxx", "aaaaaaaaaaaaaaaaaaaa", "…", "your_token_here_please", "PUT-YOUR-TOKEN-HERE", "my-example-token-1234"]) {
       const reason = placeholderTokenReason(t);
       expect(reason, t).not.toBeNull();
       expect(reason!, t).not.toContain(t);
