@@ -19,19 +19,33 @@ export interface E2eRig {
   endRequests: Map<string, number>;
 }
 
-/** Starts a session the way `ajet-edge dev <argv>` would (datasets may be replaced), with end requests counted. */
-export async function startRig(argv: string[], datasets?: DevDataset[]): Promise<E2eRig> {
+/**
+ * How long one request of a test to the local Worker may take, ms: a busy workerd (a dataset's index pass, a loaded
+ * machine) answers late, and a request it never answers must fail instead of waiting for Node's 300 s default;
+ * `waitForRun` retries a failed poll (5 in a row may fail).
+ */
+export const TEST_REQUEST_TIMEOUT_MS = 30_000;
+
+/** fetch with {@link TEST_REQUEST_TIMEOUT_MS} on every request. */
+export const fetchWithTimeout: typeof fetch = (input, init) =>
+  fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(TEST_REQUEST_TIMEOUT_MS)]) : AbortSignal.timeout(TEST_REQUEST_TIMEOUT_MS) });
+
+/**
+ * Starts a session the way `ajet-edge dev <argv>` would (datasets may be replaced), with end requests counted.
+ * `workerVars` adds Worker vars (limits a test lowers).
+ */
+export async function startRig(argv: string[], datasets?: DevDataset[], workerVars?: Record<string, string>): Promise<E2eRig> {
   const options = parseDevArgs(argv);
   if (!options) throw new Error("--help is not a rig");
   const plan = await buildDevPlan(options, datasets ? { datasets } : {});
-  const session = await startDevSession(plan);
+  const session = await startDevSession(plan, workerVars ? { workerVars } : {});
   const emulator = session.swarms[0]?.emulator;
   if (!emulator) throw new Error("the rig needs the local emulator");
   const endRequests = new Map<string, number>();
   emulator.emulator.hooks.endEpisode = (req) => {
     endRequests.set(req.episode_uuid, (endRequests.get(req.episode_uuid) ?? 0) + 1);
   };
-  return { session, emulator, api: runsApi(session.worker.url, fetch, { token: session.worker.token }), endRequests };
+  return { session, emulator, api: runsApi(session.worker.url, fetchWithTimeout, { token: session.worker.token }), endRequests };
 }
 
 /** Creates the session's run and waits (bounded) for it to finish. @throws when it does not finish in time */

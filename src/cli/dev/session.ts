@@ -54,6 +54,8 @@ export interface StartSessionOptions {
    * after a restart (the Worker does not restart an engine it saw stop).
    */
   emulatorPorts?: Readonly<Record<string, number>>;
+  /** more Worker vars (strings), e.g. a test's limits; the token and the allowed hosts are the session's own */
+  workerVars?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -104,7 +106,7 @@ export async function startDevSession(plan: DevPlan, options: StartSessionOption
   };
   // the Worker may connect to loopback (the emulators) and to the servers given on the command line, nothing else
   const allowedHosts = [...DEV_ALLOWED_HOSTS, ...(plan.externalSwarms ?? []).map((s) => new URL(s.url).host)];
-  const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, allowedHosts, logLevel: options.logLevel ?? "warn", ...(options.persistDir ? { persistDir: options.persistDir } : {}), ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
+  const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, allowedHosts, logLevel: options.logLevel ?? "warn", ...(options.persistDir ? { persistDir: options.persistDir } : {}), ...(options.workerVars ? { vars: options.workerVars } : {}), ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
   if (worker.status === "rejected" || swarmSide.status === "rejected") {
     if (worker.status === "fulfilled") await worker.value.dispose();
     await closeSwarms();
