@@ -1,8 +1,8 @@
 /**
  * @module test/unit/docs/docs — the README is a landing page under 10 KB that links every page of docs/; every
  * relative link in the README and docs/ reaches a file the package ships (README.md, docs/, bin/, wrangler.toml)
- * and, with an anchor, a heading of that page; every `src/…` path the docs cite exists (the package ships it compiled
- * under dist/src/, as the README says).
+ * and, with an anchor, a heading of that page; every `src/…` or `functions/…` path the docs cite exists (the package
+ * ships it compiled under dist/, as the README says).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -66,11 +66,11 @@ describe("the README and docs/", () => {
     expect(broken).toEqual([]);
   });
 
-  it("every src/ path the docs cite exists (shipped compiled under dist/src/)", () => {
+  it("every src/ and functions/ path the docs cite exists (shipped compiled under dist/)", () => {
     const missing: string[] = [];
     for (const page of ["README.md", ...docsPages()]) {
       const text = readFileSync(join(ROOT, page), "utf8");
-      for (const m of text.matchAll(/`(src\/[\w./-]+\.(?:ts|md))`/g)) if (!existsSync(join(ROOT, m[1]!))) missing.push(`${page}: ${m[1]}`);
+      for (const m of text.matchAll(/`((?:src|functions)\/[a-z0-9][\w./-]*\.(?:ts|md))`/g)) if (!existsSync(join(ROOT, m[1]!))) missing.push(`${page}: ${m[1]}`);
     }
     expect(missing).toEqual([]);
   });
