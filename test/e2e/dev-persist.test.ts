@@ -4,7 +4,7 @@
  * new run), on a fresh emulator at the same port (its engine restarted: the batch it had not trained is wiped and
  * its groups run again), and follows it to its end.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +17,23 @@ import { PERSIST_STATE_FILE, type PersistState } from "../../src/cli/dev/run-dev
 import type { DevSummaryJson } from "../../src/cli/dev/summary-json.ts";
 
 const BIN = fileURLToPath(new URL("../../bin/ajet-edge.mjs", import.meta.url));
+
+/** Pids of the live children of `ppid` (the dev CLI's Worker host is one; it leads its own process group). */
+function childrenOf(ppid: number): number[] {
+  return execFileSync("ps", ["-eo", "pid=,ppid=,stat="], { encoding: "utf8" })
+    .split("\n")
+    .map((l) => l.trim().split(/\s+/))
+    .filter(([, parent, stat]) => Number(parent) === ppid && stat !== undefined && !stat.startsWith("Z"))
+    .map(([pid]) => Number(pid));
+}
+
+/** Whether anything of the process group `pgid` still runs (zombies aside). */
+function groupAlive(pgid: number): boolean {
+  return execFileSync("ps", ["-eo", "pgid=,stat="], { encoding: "utf8" })
+    .split("\n")
+    .map((l) => l.trim().split(/\s+/))
+    .some(([group, stat]) => Number(group) === pgid && stat !== undefined && !stat.startsWith("Z"));
+}
 const dir = mkdtempSync(join(tmpdir(), "ajet-e2e-persist-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -38,14 +55,18 @@ describe("e2e: dev --persist DIR resumes the unfinished run", () => {
       });
       child.once("exit", (code) => reject(new Error(`the first dev exited early (${code})`)));
     });
+    const hosts = childrenOf(child.pid!);
+    expect(hosts.length).toBeGreaterThan(0);
     child.kill("SIGKILL");
     await new Promise((r) => child.once("exit", r));
     const state = JSON.parse(readFileSync(join(dir, PERSIST_STATE_FILE), "utf8")) as PersistState;
     expect(state.runId).toBe(runId);
     expect(Object.keys(state.emulatorPorts ?? {})).toEqual(["default"]);
 
-    // the killed CLI's Worker host notices the closed IPC channel and stops workerd; give it a moment to let go of DIR
-    await new Promise((r) => setTimeout(r, 3_000));
+    // the killed CLI's Worker host notices the closed IPC channel and stops workerd: wait until its whole process
+    // group is gone (it has let go of DIR), however long a loaded machine takes
+    for (const deadline = Date.now() + 60_000; hosts.some(groupAlive) && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 100));
+    expect(hosts.filter(groupAlive)).toEqual([]);
     const io = memoryIo();
     const code = await runDevCommand(["--persist", dir, "--steps", "4", "--json"], io);
     const progress = io.stderr.join("");
