@@ -41,24 +41,59 @@ export interface RunDevExtras {
   onSession?: (session: DevSession) => void;
 }
 
-/** Ctrl-C / SIGTERM: the first one stops the start or the wait for the run (`first`), a second one the drain. */
-class Interrupts {
+/**
+ * Ctrl-C / SIGTERM, answered at once in every phase: the first one stops the start or the wait for the run (`first`:
+ * in-flight requests are aborted too) and prints what happens next; during the keep-alive after the run it closes
+ * the Worker and the emulators. A second one (or any while closing) quits at once (`io.quit`): the process's exit
+ * handlers kill workerd's process group, and episodes still in flight are left to the server's discard timeout.
+ */
+export class Interrupts {
   readonly first = new AbortController();
   readonly force = new AbortController();
   signal: InterruptSignal | null = null;
+  /** what the program is doing, for the line a Ctrl-C is answered with */
+  phase: "starting" | "running" | "draining" | "summarizing" | "keeping" | "closing" = "starting";
+
+  constructor(
+    private readonly say: (line: string) => void,
+    private readonly quit: (code: number) => void,
+  ) {}
 
   on(signal: InterruptSignal): void {
-    if (this.signal === null) {
+    // while draining or closing, stopping cleanly is already under way: a Ctrl-C there is the second one
+    if (this.signal === null && this.phase !== "closing" && this.phase !== "draining") {
       this.signal = signal;
+      this.say(this.phase === "keeping" || this.phase === "summarizing"
+        ? "stopping the Worker and the emulators… (Ctrl-C again to quit now)"
+        : this.phase === "starting"
+          ? "interrupted: stopping what was started… (Ctrl-C again to quit now)"
+          : "interrupted: stopping the run, waiting for in-flight episodes to finish or abort (Ctrl-C again to quit now)…");
       this.first.abort(new Error(`interrupted (${signal})`));
-    } else {
-      this.force.abort();
+      return;
     }
+    this.signal ??= signal;
+    this.say("quitting now");
+    this.force.abort(new Error(`interrupted again (${signal})`));
+    this.quit(this.exitCode);
   }
 
   get exitCode(): number {
     return this.signal === "SIGTERM" ? 143 : 130;
   }
+}
+
+/** How long one request to the Worker may take by default, seconds (`--request-timeout`). */
+export const DEFAULT_REQUEST_TIMEOUT_SECONDS = 30;
+
+/**
+ * fetch with a timeout on every request and the caller's current abort signal (read per request: the follow phase
+ * aborts on Ctrl-C or the deadline, the drain only on a second Ctrl-C).
+ */
+export function boundedFetch(timeoutMs: number, signal: () => AbortSignal | undefined, fetchFn: typeof fetch = fetch): typeof fetch {
+  return (input, init) => {
+    const signals = [AbortSignal.timeout(timeoutMs), signal(), init?.signal ?? undefined].filter((s): s is AbortSignal => s !== undefined);
+    return fetchFn(input, { ...init, signal: AbortSignal.any(signals) });
+  };
 }
 
 /** Where a run goes: a Worker's runs API and the swarm servers (with the emulators this process started). */
@@ -168,7 +203,7 @@ async function runClient(command: "dev" | "run", options: DevOptions, io: DevIo,
   const local = parseRunRequest(runSpecFor(plan, plan.swarmNames.map((name) => ({ name, url: "http://127.0.0.1:10086" }))));
   if (!local.success) return fail(2, `the run spec is invalid:\n${renderIssues(local.issues)}`);
 
-  const interrupts = new Interrupts();
+  const interrupts = new Interrupts((line) => printer.line(line), (code) => io.quit(code));
   const unsubscribe = io.onInterrupt((s) => interrupts.on(s));
   const deadline = AbortSignal.timeout(plan.timeoutMs);
   const workerLines = new RepeatLimiter();
@@ -191,7 +226,11 @@ async function runClient(command: "dev" | "run", options: DevOptions, io: DevIo,
     }
     for (const s of target.swarms) say(`  swarm ${s.name}: ${s.url}${s.emulator ? " (local emulator)" : ""}`);
     say(`  Worker: ${target.workerLabel}`);
-    const api = runsApi(target.workerUrl, fetch, target.token !== undefined ? { token: target.token } : {});
+    // every request: the timeout and the phase's signal (Ctrl-C or the deadline while following; a second Ctrl-C
+    // while draining)
+    interrupts.phase = "running";
+    const requests = { signal: AbortSignal.any([interrupts.first.signal, deadline]) };
+    const api = runsApi(target.workerUrl, boundedFetch(options.requestTimeoutSeconds * 1000, () => requests.signal), target.token !== undefined ? { token: target.token } : {});
     let runId: string | null = null;
     if (target.resumeRunId) {
       // the run a killed dev left: the Worker carries it on by itself once workerd is up, so it may even be
@@ -214,17 +253,34 @@ async function runClient(command: "dev" | "run", options: DevOptions, io: DevIo,
     }
     say(`  dashboard: ${target.workerUrl}/runs/${runId} (${target.signIn})`);
     await target.onRun?.(runId);
-    const result = await follow(api, runId, plan, target, { io, printer, interrupts, deadline, startedAtMs, workerLines, command });
+    const result = await follow(api, runId, plan, target, { io, printer, interrupts, deadline, startedAtMs, workerLines, command, requests });
     if ("lost" in result) return fail(1, result.lost, runId);
     await target.onRunEnded?.(runId);
     if (options.json) io.out(`${JSON.stringify(result.json, null, 2)}\n`);
+    if (command === "dev" && !interrupts.signal && keepOpen(options, io)) {
+      // a person watches: the printed dashboard URL keeps working until they are done with it
+      interrupts.phase = "keeping";
+      printer.line(`the Worker and the dashboard stay up: ${target.workerUrl}/runs/${runId} (${target.signIn}); Ctrl-C to stop them (--exit: end with the run)`);
+      await aborted(interrupts.first.signal);
+    }
     return result;
   } finally {
+    interrupts.phase = "closing"; // a Ctrl-C from here on quits at once
     reportSuppressed(printer, workerLines);
     printer.done();
     await target?.close();
-    unsubscribe(); // after the close: a Ctrl-C while workerd stops must not kill the CLI half-way
+    unsubscribe();
   }
+}
+
+/** Whether dev stays up after the run: a person at a terminal (not `--json`, `--exit`, a pipe or CI). */
+function keepOpen(options: DevOptions, io: DevIo): boolean {
+  return !options.json && !(options as DevOptions & DevOnlyOptions).exit && io.interactive();
+}
+
+/** Resolves when the signal fires. */
+function aborted(signal: AbortSignal): Promise<void> {
+  return signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
 }
 
 /** What `dev --persist DIR` keeps besides the Worker's state: the run to resume and the emulators' ports. */
@@ -289,6 +345,8 @@ interface FollowContext {
   startedAtMs: number;
   workerLines: RepeatLimiter;
   command: "dev" | "run";
+  /** the signal every request to the Worker carries; follow switches it to the second Ctrl-C's for the drain */
+  requests: { signal: AbortSignal };
 }
 
 /**
@@ -321,11 +379,10 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTa
     if (outcome === "aborted" && !c.interrupts.signal) outcome = "timeout";
     if (outcome !== "finished") {
       stopping = true;
-      c.printer.line(
-        outcome === "timeout"
-          ? `the run did not finish within --timeout ${plan.timeoutMs / 1000} s (phase ${last?.phase ?? "?"}); stopping it (draining)…`
-          : "interrupted: stopping the run, waiting for in-flight episodes to finish or abort (Ctrl-C again to quit now)…",
-      );
+      c.interrupts.phase = "draining";
+      c.requests.signal = c.interrupts.force.signal;
+      // an interrupt said so when it came (Interrupts.on)
+      if (outcome === "timeout") c.printer.line(`the run did not finish within --timeout ${plan.timeoutMs / 1000} s (phase ${last?.phase ?? "?"}); stopping it (draining; Ctrl-C to quit now)…`);
       await api.stop(runId);
       const drained = await waitForRun(api, runId, { timeoutMs: DRAIN_TIMEOUT_MS, onStatus, signal: c.interrupts.force.signal });
       last = drained.status ?? last;
@@ -336,12 +393,15 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTa
   } catch (err) {
     return { lost: `lost the run ${runId}: ${(err as Error).message}` };
   }
+  // the run is over: a Ctrl-C from here on skips what follows the summary, and only a second one aborts its reads
+  const interrupted = c.interrupts.signal !== null;
+  c.interrupts.phase = "summarizing";
+  c.requests.signal = c.interrupts.force.signal;
   c.printer.done();
   reportSuppressed(c.printer, c.workerLines);
   const report = await readReport(api, runId);
   if (!report.ok) c.printer.line(`warning: could not read the run's report (${report.error}); no summary table; see it later with 'ajet-edge status ${runId}'`);
   const claimedLeft = countClaimed(session);
-  const interrupted = c.interrupts.signal !== null;
   const final = report.value?.summary ?? last;
   // a run that never started (its datasets failed their background index pass) has no report: its view says why
   const failure = !interrupted && outcome === "finished" && final ? ((!report.value && last?.failure) || runFailure(final, plan)) : null;

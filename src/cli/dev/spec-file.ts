@@ -182,6 +182,7 @@ export function devSpecDefaults(functions?: FunctionRegistry): SpecDefaults {
       swarms: [],
       startEngine: true,
       timeoutSeconds: 300,
+      requestTimeoutSeconds: 30,
       json: false,
       logLevel: "warn",
     }, { functions: registry }).catch((err: unknown) => {
