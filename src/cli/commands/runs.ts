@@ -35,7 +35,7 @@ export async function runRunsCommand(argv: string[], io: DevIo = processIo, env:
   }
   const limit = Limit.safeParse(flags.values["limit"]);
   if (!limit.success) throw new CliError(limit.error.issues[0]!.message);
-  const { api, worker } = workerApi(flags.values, env, fetchFn);
+  const { api, worker, requestTimeoutSeconds } = workerApi(flags.values, env, fetchFn);
   const runs: RunListingView[] = [];
   try {
     let cursor: string | undefined;
@@ -45,7 +45,7 @@ export async function runRunsCommand(argv: string[], io: DevIo = processIo, env:
       cursor = page.next ?? undefined;
     } while (cursor !== undefined && runs.length < limit.data);
   } catch (err) {
-    const f = callFailure(err, { command: "runs", workerUrl: worker.workerUrl });
+    const f = callFailure(err, { command: "runs", workerUrl: worker.workerUrl, requestTimeoutSeconds });
     io.err(`ajet-edge runs: ${f.line}\n`);
     if (flags.values["json"]) io.out(`${JSON.stringify({ runs: [], ...jsonErrorDocument(f.line, f.code) }, null, 2)}\n`);
     return f.code;

@@ -21,7 +21,7 @@ import { startDevSession, type DevSession, type SessionSwarm } from "./session.t
 import { devSpecDefaults, readSpecFile, specPlan } from "./spec-file.ts";
 import { errorSummaryJson, summaryJson, type DevSummaryJson } from "./summary-json.ts";
 import { runFailure } from "./verdict.ts";
-import { tokenHint } from "./worker-call.ts";
+import { boundedFetch, isRequestTimeout, tokenHint } from "./worker-call.ts";
 
 /** How long a stopped run may take to drain before the CLI gives up waiting, milliseconds. */
 export const DRAIN_TIMEOUT_MS = 30_000;
@@ -80,20 +80,6 @@ export class Interrupts {
   get exitCode(): number {
     return this.signal === "SIGTERM" ? 143 : 130;
   }
-}
-
-/** How long one request to the Worker may take by default, seconds (`--request-timeout`). */
-export const DEFAULT_REQUEST_TIMEOUT_SECONDS = 30;
-
-/**
- * fetch with a timeout on every request and the caller's current abort signal (read per request: the follow phase
- * aborts on Ctrl-C or the deadline, the drain only on a second Ctrl-C).
- */
-export function boundedFetch(timeoutMs: number, signal: () => AbortSignal | undefined, fetchFn: typeof fetch = fetch): typeof fetch {
-  return (input, init) => {
-    const signals = [AbortSignal.timeout(timeoutMs), signal(), init?.signal ?? undefined].filter((s): s is AbortSignal => s !== undefined);
-    return fetchFn(input, { ...init, signal: AbortSignal.any(signals) });
-  };
 }
 
 /** Where a run goes: a Worker's runs API and the swarm servers (with the emulators this process started). */
@@ -245,6 +231,9 @@ async function runClient(command: "dev" | "run", options: DevOptions, io: DevIo,
       try {
         runId = (await api.create(runSpecFor(plan, target.swarms))).runId;
       } catch (err) {
+        if (interrupts.signal) return fail(interrupts.exitCode, "interrupted before the run was created; nothing to stop");
+        if (deadline.aborted) return fail(1, `no run was created within --timeout ${plan.timeoutMs / 1000} s`);
+        if (isRequestTimeout(err)) return fail(1, `the Worker at ${target.workerUrl} did not answer POST /runs within ${options.requestTimeoutSeconds} s (--request-timeout); check that it runs and is reachable from here (the run may have been created: see 'ajet-edge runs')`);
         if (err instanceof RunsApiError && err.status === 400) return fail(2, `POST /runs refused the run spec: ${err.message}\n${renderIssues(err.issues)}`);
         if (err instanceof RunsApiError && (err.status === 401 || err.status === 403)) return fail(2, `${err.message}\n  ${tokenHint(command)}`);
         return fail(1, `POST /runs failed: ${(err as Error).message}`);
