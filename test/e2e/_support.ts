@@ -8,6 +8,7 @@ import { parseDevArgs } from "../../src/cli/dev/options.ts";
 import { buildDevPlan, type DevDataset } from "../../src/cli/dev/plan.ts";
 import { runsApi, waitForRun, type RunsApi, type RunView } from "../../src/cli/dev/runs-api.ts";
 import { startDevSession, type DevSession } from "../../src/cli/dev/session.ts";
+import { boundedFetch } from "../../src/cli/dev/worker-call.ts";
 import type { RunningEmulator, StepLogEntry } from "../../src/emulator/index.ts";
 
 /** A started session with its single emulator and the runs API of its Worker. */
@@ -26,9 +27,8 @@ export interface E2eRig {
  */
 export const TEST_REQUEST_TIMEOUT_MS = 30_000;
 
-/** fetch with {@link TEST_REQUEST_TIMEOUT_MS} on every request. */
-export const fetchWithTimeout: typeof fetch = (input, init) =>
-  fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(TEST_REQUEST_TIMEOUT_MS)]) : AbortSignal.timeout(TEST_REQUEST_TIMEOUT_MS) });
+/** fetch with {@link TEST_REQUEST_TIMEOUT_MS} on every request (the CLI's own bounded fetch). */
+export const fetchWithTimeout: typeof fetch = boundedFetch(TEST_REQUEST_TIMEOUT_MS);
 
 /**
  * Starts a session the way `ajet-edge dev <argv>` would (datasets may be replaced), with end requests counted.

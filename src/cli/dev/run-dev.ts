@@ -14,7 +14,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { DevOnlyOptions, DevOptions, WorkerOptions } from "./options.ts";
 import { ProgressPrinter, RepeatLimiter, type DevIo, type InterruptSignal } from "./output.ts";
 import { buildDevPlan, runSpecFor, type DevDataset, type DevPlan } from "./plan.ts";
-import { formatReward, formatSeconds, formatWorkerLog, progressOf, renderIssues, renderSummary, swarmRewardsOf } from "./render.ts";
+import { formatReward, formatSeconds, formatWorkerLog, progressOf, renderIssues, renderSummary, SILENCE_SHOWN_MS, swarmRewardsOf, type Progress } from "./render.ts";
 import { runsApi, RunsApiError, waitForRun, type RunReport, type RunsApi, type RunView, type WaitOutcome } from "./runs-api.ts";
 import { DevHints } from "./hints.ts";
 import { startDevSession, type DevSession, type SessionSwarm } from "./session.ts";
@@ -243,7 +243,7 @@ async function runClient(command: "dev" | "run", options: DevOptions, io: DevIo,
     say(`  dashboard: ${target.workerUrl}/runs/${runId} (${target.signIn})`);
     await target.onRun?.(runId);
     const result = await follow(api, runId, plan, target, { io, printer, interrupts, deadline, startedAtMs, workerLines, command, requests });
-    if ("lost" in result) return fail(1, result.lost, runId);
+    if ("lost" in result) return fail(interrupts.signal ? interrupts.exitCode : 1, result.lost, runId);
     await target.onRunEnded?.(runId);
     if (options.json) io.out(`${JSON.stringify(result.json, null, 2)}\n`);
     if (command === "dev" && !interrupts.signal && keepOpen(options, io)) {
@@ -359,12 +359,15 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTa
     }
     const ctx = { episodesPerStep: plan.episodesPerStep, steps: plan.steps, ...(plan.totalEpisodes !== undefined ? { totalEpisodes: plan.totalEpisodes } : {}), elapsedMs: c.io.now() - c.startedAtMs, stopping };
     for (const hint of hints.observe(status, c.io.now())) c.printer.line(`  ${hint}`);
-    c.printer.progress(progressOf(status, ctx), c.io.now());
+    lastProgress = progressOf(status, ctx);
+    c.printer.progress(lastProgress, c.io.now());
   };
+  let lastProgress: Progress | null = null;
+  const watched = watchSilence(api, c, () => lastProgress);
   let outcome: WaitOutcome;
   let last: RunView | null;
   try {
-    ({ outcome, status: last } = await waitForRun(api, runId, { timeoutMs: plan.timeoutMs, onStatus, signal: AbortSignal.any([c.interrupts.first.signal, c.deadline]) }));
+    ({ outcome, status: last } = await waitForRun(watched.api, runId, { timeoutMs: plan.timeoutMs, onStatus, signal: AbortSignal.any([c.interrupts.first.signal, c.deadline]) }));
     if (outcome === "aborted" && !c.interrupts.signal) outcome = "timeout";
     if (outcome !== "finished") {
       stopping = true;
@@ -373,14 +376,16 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTa
       // an interrupt said so when it came (Interrupts.on)
       if (outcome === "timeout") c.printer.line(`the run did not finish within --timeout ${plan.timeoutMs / 1000} s (phase ${last?.phase ?? "?"}); stopping it (draining; Ctrl-C to quit now)…`);
       await api.stop(runId);
-      const drained = await waitForRun(api, runId, { timeoutMs: DRAIN_TIMEOUT_MS, onStatus, signal: c.interrupts.force.signal });
+      const drained = await waitForRun(watched.api, runId, { timeoutMs: DRAIN_TIMEOUT_MS, onStatus, signal: c.interrupts.force.signal });
       last = drained.status ?? last;
       if (drained.outcome !== "finished") {
         c.printer.line(`warning: the run did not finish draining (${drained.outcome}); ${last?.episodes.inFlight ?? "?"} episodes in flight may stay claimed until the server's discard timeout`);
       }
     }
   } catch (err) {
-    return { lost: `lost the run ${runId}: ${(err as Error).message}` };
+    return { lost: `lost the run ${runId}: ${isRequestTimeout(err) ? `the Worker did not answer for ${Math.round(watched.silentMs() / 1000)} s` : (err as Error).message}` };
+  } finally {
+    watched.close();
   }
   // the run is over: a Ctrl-C from here on skips what follows the summary, and only a second one aborts its reads
   const interrupted = c.interrupts.signal !== null;
@@ -412,6 +417,39 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTa
   c.printer.line(exitCode === 0 ? `done in ${formatSeconds(c.io.now() - c.startedAtMs)}` : `ended (${json.outcome}) after ${formatSeconds(c.io.now() - c.startedAtMs)}`);
   if (failure) c.io.err(`ajet-edge ${c.command}: the run failed: ${failure}\n`);
   return { exitCode, json };
+}
+
+/**
+ * The runs API with its status reads watched: while one is unanswered for {@link SILENCE_SHOWN_MS} or more (pending,
+ * or failed and retried), the progress line says so every second with the last values it had; a line says when the
+ * Worker answers again.
+ */
+function watchSilence(api: RunsApi, c: FollowContext, last: () => Progress | null): { api: RunsApi; silentMs(): number; close(): void } {
+  let answeredAtMs = c.io.now();
+  let said = false;
+  const show = () => {
+    const silentMs = c.io.now() - answeredAtMs;
+    const p = last();
+    if (silentMs < SILENCE_SHOWN_MS || !p) return;
+    said = true;
+    c.printer.progress({ ...p, elapsedMs: c.io.now() - c.startedAtMs, workerSilentMs: silentMs }, c.io.now());
+  };
+  const ticker = setInterval(show, 1_000);
+  ticker.unref();
+  return {
+    api: {
+      ...api,
+      get: async (runId) => {
+        const view = await api.get(runId);
+        answeredAtMs = c.io.now();
+        if (said) c.printer.line("  the Worker answers again");
+        said = false;
+        return view;
+      },
+    },
+    silentMs: () => c.io.now() - answeredAtMs,
+    close: () => clearInterval(ticker),
+  };
 }
 
 /** `GET /runs/:id/report`, tried up to 3 times 0.5 s apart (a Worker busy finishing the run may fail one read). */

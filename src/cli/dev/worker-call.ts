@@ -24,12 +24,28 @@ const RequestTimeout = z.coerce.number({ error: "--request-timeout must be a num
 /**
  * fetch with a timeout on every request and the caller's current abort signal (read per request, so a command can
  * switch it between phases: following a run aborts on Ctrl-C or the deadline, draining it only on a second Ctrl-C).
- * A request that times out rejects with a `TimeoutError` (see {@link requestFailure}).
+ * A request that times out rejects with a `TimeoutError` (see {@link isRequestTimeout}); the timeout also bounds
+ * reading the answer's body.
+ *
+ * One controller per request, held by its own timer: not `AbortSignal.any`, whose composite signal fetch may hold
+ * only weakly — collected, it never aborts, and the request waits for the platform's 300 s default.
  */
 export function boundedFetch(timeoutMs: number, signal: () => AbortSignal | undefined = () => undefined, fetchFn: typeof fetch = fetch): typeof fetch {
-  return (input, init) => {
-    const signals = [AbortSignal.timeout(timeoutMs), signal(), init?.signal ?? undefined].filter((x): x is AbortSignal => x !== undefined);
-    return fetchFn(input, { ...init, signal: AbortSignal.any(signals) });
+  return async (input, init) => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
+    timer.unref?.();
+    const parents = [signal(), init?.signal ?? undefined].filter((x): x is AbortSignal => x !== undefined);
+    const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+    for (const p of parents) {
+      if (p.aborted) controller.abort(p.reason);
+      else p.addEventListener("abort", onAbort, { once: true });
+    }
+    try {
+      return await fetchFn(input, { ...init, signal: controller.signal });
+    } finally {
+      for (const p of parents) p.removeEventListener("abort", onAbort);
+    }
   };
 }
 
