@@ -8,7 +8,7 @@ import { parseDevArgs } from "../../src/cli/dev/options.ts";
 import { buildDevPlan, type DevDataset } from "../../src/cli/dev/plan.ts";
 import { runsApi, waitForRun, type RunsApi, type RunView } from "../../src/cli/dev/runs-api.ts";
 import { startDevSession, type DevSession } from "../../src/cli/dev/session.ts";
-import { boundedFetch } from "../../src/cli/dev/worker-call.ts";
+import { boundedFetch } from "../../src/cli/dev/bounded-fetch.ts";
 import type { RunningEmulator, StepLogEntry } from "../../src/emulator/index.ts";
 
 /** A started session with its single emulator and the runs API of its Worker. */

@@ -21,7 +21,8 @@ import { startDevSession, type DevSession, type SessionSwarm } from "./session.t
 import { devSpecDefaults, readSpecFile, specPlan } from "./spec-file.ts";
 import { errorSummaryJson, summaryJson, type DevSummaryJson } from "./summary-json.ts";
 import { runFailure } from "./verdict.ts";
-import { boundedFetch, isRequestTimeout, tokenHint } from "./worker-call.ts";
+import { boundedFetch, isRequestTimeout } from "./bounded-fetch.ts";
+import { tokenHint } from "./worker-call.ts";
 
 /** How long a stopped run may take to drain before the CLI gives up waiting, milliseconds. */
 export const DRAIN_TIMEOUT_MS = 30_000;

@@ -6,10 +6,9 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { CliError } from "../command.ts";
 import { defineTokenFlag, workerOptionsFrom, type WorkerOptions } from "./options.ts";
+import { boundedFetch, DEFAULT_REQUEST_TIMEOUT_SECONDS, isRequestTimeout } from "./bounded-fetch.ts";
 import { runsApi, RunsApiError, type RunsApi } from "./runs-api.ts";
 
-/** How long one request to the Worker may take by default, seconds (`--request-timeout`). */
-export const DEFAULT_REQUEST_TIMEOUT_SECONDS = 30;
 
 /** Declares `--worker URL` (required), `--token` and `--request-timeout`. */
 export function defineWorkerFlags(cmd: Command): void {
@@ -20,39 +19,6 @@ export function defineWorkerFlags(cmd: Command): void {
 
 const RequestTimeout = z.coerce.number({ error: "--request-timeout must be a number of seconds, e.g. 30" })
   .positive({ error: "--request-timeout must be > 0 seconds, e.g. 30" }).default(DEFAULT_REQUEST_TIMEOUT_SECONDS);
-
-/**
- * fetch with a timeout on every request and the caller's current abort signal (read per request, so a command can
- * switch it between phases: following a run aborts on Ctrl-C or the deadline, draining it only on a second Ctrl-C).
- * A request that times out rejects with a `TimeoutError` (see {@link isRequestTimeout}); the timeout also bounds
- * reading the answer's body.
- *
- * One controller per request, held by its own timer: not `AbortSignal.any`, whose composite signal fetch may hold
- * only weakly — collected, it never aborts, and the request waits for the platform's 300 s default.
- */
-export function boundedFetch(timeoutMs: number, signal: () => AbortSignal | undefined = () => undefined, fetchFn: typeof fetch = fetch): typeof fetch {
-  return async (input, init) => {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
-    timer.unref?.();
-    const parents = [signal(), init?.signal ?? undefined].filter((x): x is AbortSignal => x !== undefined);
-    const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
-    for (const p of parents) {
-      if (p.aborted) controller.abort(p.reason);
-      else p.addEventListener("abort", onAbort, { once: true });
-    }
-    try {
-      return await fetchFn(input, { ...init, signal: controller.signal });
-    } finally {
-      for (const p of parents) p.removeEventListener("abort", onAbort);
-    }
-  };
-}
-
-/** Whether a failed request timed out (the Worker did not answer in time). */
-export function isRequestTimeout(err: unknown): boolean {
-  return err instanceof Error && err.name === "TimeoutError";
-}
 
 /**
  * The runs API of `--worker` with `--token` (or `AJET_API_TOKEN`); every request carries `--request-timeout` and
