@@ -75,6 +75,8 @@ export interface WorkerOptions {
   workerUrl: string;
   /** `--token`, else `AJET_API_TOKEN`; absent when neither is set (the API then answers 401) */
   token?: string;
+  /** false with `--no-swarm-check`: the servers are not checked from this machine (only the Worker reaches them) */
+  swarmCheck?: boolean;
 }
 
 const count = (flag: string, example: string) =>
@@ -304,6 +306,7 @@ export function defineRunCommandFlags(cmd: Command): void {
   cmd.requiredOption("--worker <url>", "the Worker's base URL, e.g. https://ajet-edge.ACCOUNT.workers.dev or http://127.0.0.1:8787");
   defineTokenFlag(cmd);
   defineRunFlags(cmd, false);
+  cmd.option("--no-swarm-check", "do not check the swarm servers from this machine before creating the run (when only the Worker can reach them)");
 }
 
 /** `--token` (every command that talks to a Worker). */
@@ -339,5 +342,5 @@ export function workerOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
 export function parseRunArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): (DevOptions & WorkerOptions) | null {
   const flags = parseFlags("run", defineRunCommandFlags, argv);
   if (!flags) return null;
-  return { ...runOptionsFrom(flags.values, false), ...workerOptionsFrom(flags.values, env) };
+  return { ...runOptionsFrom(flags.values, false), ...workerOptionsFrom(flags.values, env), ...(flags.values["swarmCheck"] === false ? { swarmCheck: false } : {}) };
 }

@@ -103,7 +103,9 @@ export function recentRewards(rewards: readonly (number | null)[]): string {
 }
 
 function progressParts(p: Progress): string[] {
-  const parts = [`engine ${p.engine}`, `global step ${p.globalStep ?? "-"}`];
+  // a server the Worker cannot reach: its global step is the last one seen, not the current one
+  const stale = p.globalStep !== null && /CANNOT_CONNECT|unknown/.test(p.engine);
+  const parts = [`engine ${p.engine}`, `global step ${p.globalStep ?? "-"}${stale ? " (last seen)" : ""}`];
   const training = p.training && !p.stopping && p.phase !== "draining" && p.phase !== "finished";
   if (p.step !== null) parts.push(`step ${p.step}${p.stepsTotal ? `/${p.stepsTotal}` : ""}${training ? " (training)" : ""}`);
   parts.push(`episodes ${p.episodesDone}${p.episodesTarget !== null ? `/${p.episodesTarget}` : ""}`);

@@ -18,6 +18,7 @@ import { formatReward, formatSeconds, formatWorkerLog, progressOf, renderIssues,
 import { runsApi, RunsApiError, waitForRun, type RunReport, type RunsApi, type RunView, type WaitOutcome } from "./runs-api.ts";
 import { DevHints } from "./hints.ts";
 import { startDevSession, type DevSession, type SessionSwarm } from "./session.ts";
+import { checkSwarms, SwarmCheckError } from "./preflight.ts";
 import { devSpecDefaults, readSpecFile, specPlan } from "./spec-file.ts";
 import { errorSummaryJson, summaryJson, type DevSummaryJson } from "./summary-json.ts";
 import { runFailure } from "./verdict.ts";
@@ -152,14 +153,19 @@ export async function runDev(options: DevOptions & DevOnlyOptions, io: DevIo, ex
  * @returns the exit code and the JSON summary
  */
 export async function runOnWorker(options: DevOptions & WorkerOptions, io: DevIo): Promise<DevResult> {
-  return runClient("run", options, io, {}, async (plan) => ({
-    workerUrl: options.workerUrl,
-    ...(options.token ? { token: options.token } : {}),
-    workerLabel: options.workerUrl,
-    signIn: "sign in with the Worker's API token",
-    swarms: (plan.externalSwarms ?? []).map((s) => ({ name: s.name, url: s.url, emulator: null })),
-    close: async () => {},
-  }));
+  return runClient("run", options, io, {}, async (plan, o) => {
+    const swarms = plan.externalSwarms ?? [];
+    // what dev checks before anything starts: each server answers, and batches as the run does if it runs already
+    if (options.swarmCheck !== false) await checkSwarms(swarms, plan.job, { signal: o.signal });
+    return {
+      workerUrl: options.workerUrl,
+      ...(options.token ? { token: options.token } : {}),
+      workerLabel: options.workerUrl,
+      signIn: "sign in with the Worker's API token",
+      swarms: swarms.map((s) => ({ name: s.name, url: s.url, emulator: null })),
+      close: async () => {},
+    };
+  });
 }
 
 /**
@@ -209,6 +215,7 @@ async function runClient(command: "dev" | "run", options: DevOptions, io: DevIo,
     } catch (err) {
       if (interrupts.signal) return fail(interrupts.exitCode, "interrupted while starting; everything started was stopped");
       if (deadline.aborted) return fail(1, `could not start within --timeout ${plan.timeoutMs / 1000} s`);
+      if (err instanceof SwarmCheckError && err.kind === "batch") return fail(2, err.message);
       return fail(1, (err as Error).message);
     }
     for (const s of target.swarms) say(`  swarm ${s.name}: ${s.url}${s.emulator ? " (local emulator)" : ""}`);
@@ -345,6 +352,7 @@ interface FollowContext {
  */
 async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTarget, c: FollowContext): Promise<DevResult | { lost: string }> {
   const seenLog = new Set<string>();
+  const runLines = new RepeatLimiter();
   let stopping = false;
   const hints = new DevHints({
     swarmUrls: new Map(session.swarms.map((s) => [s.name, s.url])),
@@ -356,7 +364,8 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTa
       const key = `${l.atMs}|${l.message}`;
       if (seenLog.has(key)) continue;
       seenLog.add(key);
-      if (l.level === "warn" || l.level === "error") c.printer.line(`  [run ${l.level}] ${l.message} ${JSON.stringify(l.fields)}`);
+      // the same warning repeated (an unreachable server is logged at every poll) is shown 3 times, then counted
+      if ((l.level === "warn" || l.level === "error") && runLines.admit(`[run ${l.level}] ${l.message}`)) c.printer.line(`  [run ${l.level}] ${l.message} ${JSON.stringify(l.fields)}`);
     }
     const ctx = { episodesPerStep: plan.episodesPerStep, steps: plan.steps, ...(plan.totalEpisodes !== undefined ? { totalEpisodes: plan.totalEpisodes } : {}), elapsedMs: c.io.now() - c.startedAtMs, stopping };
     for (const hint of hints.observe(status, c.io.now())) c.printer.line(`  ${hint}`);
@@ -394,6 +403,7 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTa
   c.requests.signal = c.interrupts.force.signal;
   c.printer.done();
   reportSuppressed(c.printer, c.workerLines);
+  reportSuppressed(c.printer, runLines);
   const report = await readReport(api, runId);
   if (!report.ok) c.printer.line(`warning: could not read the run's report (${report.error}); no summary table; see it later with 'ajet-edge status ${runId}'`);
   const claimedLeft = countClaimed(session);
