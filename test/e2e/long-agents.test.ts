@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatCallInfo } from "../../src/emulator/hooks.ts";
-import { episodeBuffer, runToEnd, startRig, type E2eRig } from "./_support.ts";
+import { episodeBuffer, fetchWithTimeout, runToEnd, startRig, type E2eRig } from "./_support.ts";
 
 interface StoredCall {
   route?: string;
@@ -19,11 +19,11 @@ interface StoredCall {
 
 async function trainTwoSteps(fn: string) {
   // every episode runs one tool round
-  const rig: E2eRig = await startRig(["--function", fn, "--batch-size", "2", "--num-repeat", "2", "--steps", "2"], undefined, { toolCallRate: 1 });
+  const rig: E2eRig = await startRig(["--function", fn, "--batch-size", "2", "--num-repeat", "2", "--steps", "2"], undefined, undefined, { toolCallRate: 1 });
   const calls: ChatCallInfo[] = [];
   rig.emulator.emulator.hooks.chatCompletion = (call) => void calls.push(call);
   const status = await runToEnd(rig, 120_000);
-  const fetchApi = (path: string) => fetch(`${rig.session.worker.url}/runs/${status.runId}${path}`, { headers: { authorization: `Bearer ${rig.session.worker.token}` } });
+  const fetchApi = (path: string) => fetchWithTimeout(`${rig.session.worker.url}/runs/${status.runId}${path}`, { headers: { authorization: `Bearer ${rig.session.worker.token}` } });
   const { attempts } = (await (await fetchApi("/attempts?window=1")).json()) as { attempts: Array<{ episodeKey: string; kind: string }> };
   const ended = attempts.find((a) => a.kind === "ended")!;
   const transcript = (await (await fetchApi(`/episodes/${encodeURIComponent(ended.episodeKey)}`)).json()) as { llm: StoredCall[]; result: string };
