@@ -1,6 +1,6 @@
 /**
  * @module sandbox/session — the {@link Sandbox} object a function gets, over one sandbox of a backend: options
- * checked (timeouts within the run's `sandbox.commandTimeoutSeconds`, relative paths), no forbidden secret sent
+ * checked (timeouts cut to the run's `sandbox.commandTimeoutSeconds`, relative paths), no forbidden secret sent
  * in (sandbox/secret-screen), the output cap turned into one clear error, every call recorded for the transcript
  * (capped output), infrastructure failures reported to the attempt (they decide its outcome: never a reward), and
  * nothing sent once the attempt is over.
@@ -59,10 +59,8 @@ export function sandboxSession(d: SessionDeps): Sandbox & { readonly calls: numb
   const timeoutOf = (where: string, ms: number | undefined): number => {
     if (ms === undefined) return maxMs;
     if (!Number.isFinite(ms) || ms <= 0) throw new SandboxError("config", `${where}: timeoutMs must be a positive number of milliseconds, got ${String(ms)}`);
-    if (ms > maxMs) {
-      throw new SandboxError("config", `${where}: timeoutMs ${ms} is above the run's sandbox.commandTimeoutSeconds (${d.commandTimeoutSeconds} s); lower timeoutMs or raise sandbox.commandTimeoutSeconds in the run spec`);
-    }
-    return Math.ceil(ms);
+    // the run's limit wins over the function's wish (the operator sizes the run)
+    return Math.min(Math.ceil(ms), maxMs);
   };
   const relPath = (where: string, path: string): string => {
     if (typeof path !== "string" || path === "") throw new SandboxError("config", `${where}: path must be a non-empty string relative to the sandbox's workdir`);

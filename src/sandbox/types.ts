@@ -23,7 +23,7 @@ export interface SandboxOptions {
 
 /** Options of one command. */
 export interface CommandOptions {
-  /** wall time before the command (and everything it started) is killed, ms; default and maximum the run's `sandbox.commandTimeoutSeconds` */
+  /** wall time before the command (and everything it started) is killed, ms; default the run's `sandbox.commandTimeoutSeconds`, and never more */
   timeoutMs?: number;
   /** more environment variables for this command */
   env?: Readonly<Record<string, string>>;
