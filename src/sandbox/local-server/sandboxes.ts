@@ -125,6 +125,9 @@ export function defaultSandboxRoot(): string {
 export class LocalSandboxes {
   readonly #boxes = new Map<string, Box>();
   readonly #tombstones = new Map<string, number>();
+  /** destroys waiting for the next `/proc` sweep */
+  readonly #doomed = new Map<string, () => void>();
+  #sweeping: Promise<void> | null = null;
   readonly #draw: () => number;
   readonly #interpreters: { python: string | null; node: string };
   #closed = false;
@@ -500,8 +503,7 @@ export class LocalSandboxes {
     box.destroying ??= (async () => {
       clearTimeout(box.ttl);
       for (const g of box.groups) killGroup(g, "SIGKILL");
-      const { clean } = killMarked((m) => m === `${this.instance}/${id}`);
-      if (!clean) this.o.log?.(`sandbox server: processes of ${id} kept respawning; killed what it could`);
+      await this.#sweep(id);
       await rm(box.dir, { recursive: true, force: true, maxRetries: 3 });
       await rm(join(this.dir, "cells", id), { recursive: true, force: true });
       this.#bury(id);
@@ -509,6 +511,28 @@ export class LocalSandboxes {
     })();
     await box.destroying;
     return { existed: true };
+  }
+
+  /**
+   * Kills whatever still carries the marker of `id` (a process that left its group). Destroys that arrive together
+   * share one `/proc` scan per pass (a scan reads every process's environment: one per destroy would not scale).
+   */
+  #sweep(id: string): Promise<void> {
+    return new Promise<void>((resolveSweep) => {
+      this.#doomed.set(id, resolveSweep);
+      this.#sweeping ??= (async () => {
+        await new Promise((r) => setImmediate(r)); // let the destroys of this moment join
+        while (this.#doomed.size) {
+          const batch = new Map(this.#doomed);
+          this.#doomed.clear();
+          const prefix = `${this.instance}/`;
+          const { clean } = killMarked((m) => m.startsWith(prefix) && batch.has(m.slice(prefix.length)));
+          if (!clean) this.o.log?.(`sandbox server: processes of ${[...batch.keys()].join(", ")} kept respawning; killed what it could`);
+          for (const done of batch.values()) done();
+        }
+        this.#sweeping = null;
+      })();
+    });
   }
 
   /** Destroys every sandbox and removes this instance's directory (a clean stop). */
