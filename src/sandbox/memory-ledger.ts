@@ -1,20 +1,12 @@
 /**
- * @module sandbox/memory-ledger — a run's sandbox ledger in memory, with the same pacing and rules as the run's
- * Durable Object: an intent is recorded before the create, a release closes the row, live = recorded and not
- * confirmed destroyed. For tests, the benchmark and `createTestContext`; the Worker's ledger is the run object's.
+ * @module sandbox/memory-ledger — a run's sandbox ledger in memory, over the same rules as the run's Durable
+ * Object (sandbox/ledger): an intent is recorded before the create, a release closes the row, the sweep destroys
+ * what an attempt left. For tests, the benchmark and `testSandbox`; the Worker's ledger is the run object's.
  */
-import type { SandboxEnd, SandboxIntent, SandboxIntentAnswer, SandboxLedgerPort, SandboxRelease } from "../port/sandbox.ts";
-import { freshPacer, paceIntent, type PacerState } from "./pacing.ts";
-
-/** One sandbox as the memory ledger holds it. */
-export interface MemoryLedgerRow extends SandboxIntent {
-  recordedAtMs: number;
-  releasedAtMs: number | null;
-  end: SandboxEnd | null;
-  seconds: number;
-  commands: number;
-  failure: string | null;
-}
+import type { SandboxIntent, SandboxIntentAnswer, SandboxLedgerPort, SandboxRelease } from "../port/sandbox.ts";
+import type { SandboxBackend } from "./backend.ts";
+import { afterSweep, answerIntent, applyRelease, liveCount, sweepDue, type SandboxRow } from "./ledger.ts";
+import { freshPacer, type PacerState } from "./pacing.ts";
 
 /** Options of {@link MemorySandboxLedger}. */
 export interface MemoryLedgerOptions {
@@ -28,7 +20,7 @@ export interface MemoryLedgerOptions {
 
 /** The ledger of one run, in memory. */
 export class MemorySandboxLedger implements SandboxLedgerPort {
-  readonly rows = new Map<string, MemoryLedgerRow>();
+  readonly rows = new Map<string, SandboxRow>();
   /** the most rows live at once */
   peakLive = 0;
   /** intents answered `wait` */
@@ -45,34 +37,39 @@ export class MemorySandboxLedger implements SandboxLedgerPort {
 
   /** Rows recorded and not confirmed destroyed. */
   get live(): number {
-    let n = 0;
-    for (const r of this.rows.values()) if (r.end !== "destroyed" && r.end !== "create_failed") n++;
-    return n;
+    return liveCount(this.rows.values());
   }
 
   async sandboxIntent(intent: SandboxIntent): Promise<SandboxIntentAnswer> {
-    if (this.rows.has(intent.sandboxId)) return { status: "go", delayMs: 0 }; // sent again: recorded already
-    if (this.o.isCurrent && !this.o.isCurrent(intent.episodeKey, intent.attempt)) return { status: "stale", reason: "the attempt is over" };
-    const { answer, state } = paceIntent(this.#pacer, { nowMs: this.#now(), live: this.live, maxLive: this.o.maxLive, createsPerSecond: this.o.createsPerSecond, u: this.#random() });
-    this.#pacer = state;
-    if (answer.status === "wait") {
-      this.waits++;
-      return answer;
-    }
-    this.rows.set(intent.sandboxId, { ...intent, recordedAtMs: this.#now(), releasedAtMs: null, end: null, seconds: 0, commands: 0, failure: null });
+    if (!this.rows.has(intent.sandboxId) && this.o.isCurrent && !this.o.isCurrent(intent.episodeKey, intent.attempt)) return { status: "stale", reason: "the attempt is over" };
+    const r = answerIntent(this.rows, this.#pacer, intent, { nowMs: this.#now(), maxLive: this.o.maxLive, createsPerSecond: this.o.createsPerSecond, u: this.#random(), window: null });
+    this.#pacer = r.pacer;
+    if (r.answer.status === "wait") this.waits++;
+    if (r.row) this.rows.set(r.row.sandboxId, r.row);
     this.peakLive = Math.max(this.peakLive, this.live);
-    return answer;
+    return r.answer;
   }
 
   async sandboxReleased(release: SandboxRelease): Promise<{ status: "applied" | "duplicate" | "unknown" }> {
     const row = this.rows.get(release.sandboxId);
     if (!row) return { status: "unknown" };
-    if (row.end === "destroyed" || row.end === "create_failed") return { status: "duplicate" };
-    row.end = release.end;
-    row.releasedAtMs = this.#now();
-    row.seconds = release.seconds;
-    row.commands = release.commands;
-    row.failure = release.failure ?? null;
+    const next = applyRelease(row, release, this.#now());
+    if (!next) return { status: "duplicate" };
+    this.rows.set(row.sandboxId, next);
     return { status: "applied" };
+  }
+
+  /**
+   * One sweep pass: destroys, through `backend`, every row whose attempt is over and is not confirmed destroyed.
+   * @returns how many destroys were confirmed
+   */
+  async sweep(backend: SandboxBackend, attemptOver: (episodeKey: string, attempt: number) => boolean): Promise<number> {
+    let confirmed = 0;
+    for (const row of sweepDue(this.rows.values(), attemptOver, this.#now())) {
+      const ok = await backend.destroy(row.sandboxId).then(() => true, () => false);
+      if (ok) confirmed++;
+      this.rows.set(row.sandboxId, afterSweep(row, ok, this.#now(), this.#random()));
+    }
+    return confirmed;
   }
 }
