@@ -64,8 +64,8 @@ export interface AttemptSandboxes {
    * @throws SandboxError `disabled` | `config` | `secret` | `infrastructure` | `closed`
    */
   get(options?: SandboxOptions): Promise<Sandbox>;
-  /** the failure that decides the attempt (abort with this cause), or null */
-  fatal(): { cause: AbortCause; error: SandboxError } | null;
+  /** the failure that decides the attempt (abort with this cause: a sandbox cause, or the stop's), or null */
+  fatal(): { cause: string; error: SandboxError } | null;
   /** Destroys the sandbox (confirmed, or left to the run's sweep) and tells the ledger. Never throws; idempotent. */
   close(): Promise<AttemptSandboxSummary>;
 }
@@ -93,16 +93,22 @@ function worthAnotherTry(err: unknown): boolean {
 
 /** The sandbox scope of one attempt. */
 export function attemptSandboxes(d: AttemptSandboxDeps): AttemptSandboxes {
-  let fatal: { cause: AbortCause; error: SandboxError } | null = null;
+  let fatal: { cause: string; error: SandboxError } | null = null;
   let opening: Promise<Sandbox> | null = null;
   let openedWith: SandboxOptions | undefined;
   let recorded: { id: string; atMs: number; created: boolean } | null = null;
   let session: ReturnType<typeof sandboxSession> | null = null;
   let closed = false;
   let closing: Promise<AttemptSandboxSummary> | null = null;
+  /**
+   * The failures that decide the attempt: infrastructure and configuration ones, and a call cut by the attempt's
+   * stop (the run stopped, the idle deadline…: the function's answer would rest on a command that never finished),
+   * which aborts it with the stop's own cause.
+   */
   const setFatal = (err: SandboxError) => {
-    const cause = FATAL_CAUSE[err.kind];
-    if (cause && !fatal) fatal = { cause, error: err };
+    const stopCause = err.kind === "closed" && d.signal.aborted ? ((d.signal.reason as { reason?: string } | undefined)?.reason ?? AbortCause.aborted) : undefined;
+    const cause = stopCause ?? FATAL_CAUSE[err.kind];
+    if (cause && !fatal && !closed) fatal = { cause, error: err };
     return err;
   };
   const allowed = d.config?.secrets ?? [];
@@ -184,7 +190,7 @@ export function attemptSandboxes(d: AttemptSandboxDeps): AttemptSandboxes {
       signal: d.signal,
       now: d.now,
       ...(d.record ? { record: d.record } : {}),
-      onInfraFailure: (e) => setFatal(e),
+      onFailure: (e) => setFatal(e),
       isClosed: () => closed,
     });
     return session;

@@ -46,8 +46,8 @@ export interface SessionDeps {
   now(): number;
   /** every call, for the transcript */
   record?(r: SandboxCallRecord): void;
-  /** an infrastructure failure: the attempt is aborted whatever the function returns */
-  onInfraFailure(err: SandboxError): void;
+  /** every failed call: the attempt decides which ones abort it whatever the function returns (infrastructure, a stop) */
+  onFailure(err: SandboxError): void;
   /** the attempt is over: calls are refused */
   isClosed(): boolean;
 }
@@ -78,7 +78,7 @@ export function sandboxSession(d: SessionDeps): Sandbox & { readonly calls: numb
       return r;
     } catch (err) {
       const e = err instanceof SandboxError ? err : d.signal.aborted ? new SandboxError("closed", `sandbox ${d.id}: the attempt was stopped during the call`, { cause: err }) : new SandboxError("infrastructure", `sandbox ${d.id}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-      if (e.kind === "infrastructure") d.onInfraFailure(e);
+      d.onFailure(e);
       d.record?.({ atMs, sandboxId: d.id, op, input: cut(input), durationMs: d.now() - atMs, error: `${e.kind}: ${cut(e.message, 300)}` });
       throw e;
     }

@@ -5,7 +5,7 @@
  * secret the run does not name (nor the judge's key, nor an episode key) reaches the sandbox.
  */
 import { describe, expect, it } from "vitest";
-import { AbortCause } from "../../../src/port/abort.ts";
+import { AbortCause, EpisodeAbortError } from "../../../src/port/abort.ts";
 import { EpisodeSandboxConfig, sandboxIdFor, type SandboxRunConfigInput } from "../../../src/port/sandbox.ts";
 import { attemptSandboxes, type AttemptSandboxDeps } from "../../../src/sandbox/attempt.ts";
 import type { CreateSpec, SandboxBackend } from "../../../src/sandbox/backend.ts";
@@ -154,6 +154,17 @@ describe("an attempt's sandbox", () => {
     t.backend.execError = new SandboxError("infrastructure", "sandbox sb-… was destroyed", { code: "sandbox_not_found" });
     await sb.commands.run("python3 main.py").catch(() => undefined); // the function swallows it
     expect(t.scope.fatal()).toMatchObject({ cause: AbortCause.sandboxFailure });
+  });
+
+  it("a command cut by the attempt's stop (the run stopped) decides the attempt with the stop's cause", async () => {
+    const t = setup();
+    const sb = await t.scope.get();
+    t.backend.exec = async () => {
+      t.controller.abort(new EpisodeAbortError(AbortCause.runStopped, "run stopped"));
+      throw new Error("aborted");
+    };
+    await expect(sb.commands.run("python3 long.py")).rejects.toMatchObject({ kind: "closed" });
+    expect(t.scope.fatal()?.cause).toBe(AbortCause.runStopped);
   });
 
   it("the attempt's end destroys the sandbox, tells the ledger (seconds, commands), and refuses later calls", async () => {
