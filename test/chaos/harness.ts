@@ -4,11 +4,13 @@
  * workerd (the project's Worker plus the chaos functions, test/chaos/worker.ts), runs created through the runs
  * API. After each run the emulator's journal (the server's truth) is compared with the run's ledger
  * (`GET /runs/:id/episodes`) and the server's buffer, giving one row: episodes, lost, doubled, left claimed,
- * stranded, re-run, the run's verdict and wall time.
+ * stranded, re-run, the run's verdict and wall time. Beside them runs the local sandbox server in its own process
+ * (the Worker's vars name it); a scenario with sandboxes also gets: sandboxes made, sandboxes still alive 60 s after
+ * the run finished (every attempt over by then), and sandbox failures that reached the server as rewards.
  */
 import { fileURLToPath } from "node:url";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -17,6 +19,10 @@ import { parseDevArgs } from "../../src/cli/dev/options.ts";
 import { buildDevPlan, runSpecFor, type DevPlan } from "../../src/cli/dev/plan.ts";
 import { runsApi, waitForRun, type EndedEpisodeView, type RunsApi, type RunView } from "../../src/cli/dev/runs-api.ts";
 import { startLocalWorker, type LocalWorker } from "../../src/cli/dev/worker.ts";
+import { listLocalSandboxes } from "../../src/sandbox/local-backend.ts";
+import { markedProcesses } from "../../src/sandbox/local-server/processes.ts";
+import { spawnSandboxServer, type SandboxServerProcess } from "../../src/sandbox/local-server/spawn.ts";
+import { SANDBOX_FAILURE_REWARD } from "./functions.ts";
 import { parseJournal, type JournalEvent } from "../../src/emulator/index.ts";
 import { AgentJetJob } from "../../src/job/index.ts";
 import type { RunSpecInput } from "../../src/scheduler/index.ts";
@@ -101,6 +107,8 @@ export interface ChaosRow {
   wallSeconds: number;
   /** what the scenario did and anything odd */
   notes: string[];
+  /** a scenario with sandboxes: made (the run's count), alive 60 s after the run finished, failures posted as rewards */
+  sandboxes?: { created: number; failed: number; aliveAfter60s: number; clearedAfterS: number | null; infraAsReward: number };
 }
 
 /**
@@ -183,8 +191,10 @@ export function compare(input: {
 
 /** The table, one line per row, fixed columns. */
 export function formatTable(rows: readonly ChaosRow[]): string {
-  const head = ["scenario", "episodes", "lost", "doubled", "left claimed", "stranded", "re-run", "run verdict", "wall s"];
-  const cells = rows.map((r) => [r.scenario, r.episodes, r.lost, r.doubled, r.leftClaimed, r.stranded, r.rerun, r.verdict, r.wallSeconds].map(String));
+  const withSandboxes = rows.some((r) => r.sandboxes);
+  const head = ["scenario", "episodes", "lost", "doubled", "left claimed", "stranded", "re-run", "run verdict", "wall s", ...(withSandboxes ? ["sandboxes", "failed", "alive @60s", "infra→reward"] : [])];
+  const sandboxCells = (r: ChaosRow) => (withSandboxes ? (r.sandboxes ? [r.sandboxes.created, r.sandboxes.failed, r.sandboxes.aliveAfter60s, r.sandboxes.infraAsReward] : ["-", "-", "-", "-"]) : []);
+  const cells = rows.map((r) => [r.scenario, r.episodes, r.lost, r.doubled, r.leftClaimed, r.stranded, r.rerun, r.verdict, r.wallSeconds, ...sandboxCells(r)].map(String));
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i]!)).join("  ");
   const notes = rows.filter((r) => r.notes.length).map((r) => `  ${r.scenario}: ${r.notes.join("; ")}`);
@@ -197,11 +207,11 @@ export function formatTable(rows: readonly ChaosRow[]): string {
  * The chaos Worker in local workerd. Its config is the project's wrangler.toml (every binding and migration as the
  * product has them) with `main` pointed at test/chaos/worker.ts, written next to it (git-ignored) for each start.
  */
-export function startChaosWorker(persistDir?: string): Promise<LocalWorker> {
+export function startChaosWorker(persistDir?: string, vars?: Record<string, string>): Promise<LocalWorker> {
   const config = readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8").replace(/^main = .*$/m, 'main = "worker.ts"').replace(/^name = .*$/m, 'name = "ajet-edge-chaos"');
   const configPath = join(PROJECT_ROOT, "test/chaos/.wrangler.chaos.toml");
   writeFileSync(configPath, config);
-  return startLocalWorker({ configPath, ...(persistDir ? { persistDir } : {}) });
+  return startLocalWorker({ configPath, ...(persistDir ? { persistDir } : {}), ...(vars ? { vars } : {}) });
 }
 
 /** What a scenario may do while its run runs. */
@@ -217,6 +227,10 @@ export interface ScenarioContext {
   /** replaces the Worker (after a kill): same persisted state; the API moves to the new URL */
   respawnWorker(): Promise<LocalWorker>;
   note(text: string): void;
+  /** the local sandbox server (its own process) */
+  sandboxServer: SandboxServerProcess;
+  /** replaces the sandbox server (after a kill): same port, token and root, so it reaps what the killed one left */
+  respawnSandboxServer(): Promise<SandboxServerProcess>;
   /** resolves once the run's ledger has at least `n` episodes (or the run finished) */
   untilEnded(n: number, timeoutMs?: number): Promise<void>;
   /** polls the run's status (every 250 ms) until `check` holds; false when it did not within `timeoutMs` */
@@ -235,6 +249,10 @@ export interface Scenario {
   function?: string;
   /** extra runs on the same emulator and dataset, interleaved with the first */
   alsoRuns?: number;
+  /** the scenario's episodes use sandboxes: the row counts them and checks none is left */
+  sandboxes?: boolean;
+  /** share of sandbox creates the sandbox server refuses during this scenario */
+  sandboxCreateFailRate?: number;
   during?(ctx: ScenarioContext): Promise<void>;
   timeoutMs?: number;
 }
@@ -244,11 +262,45 @@ const DEFAULT_ARGV = ["--function", "countdown", "--steps", "2", "--batch-size",
 /** Shared state of a chaos session: one Worker (replaced only by a scenario that kills it). */
 export class ChaosStack {
   #worker: LocalWorker | null = null;
+  #sandboxServer: SandboxServerProcess | null = null;
   readonly #dir = mkdtempSync(join(tmpdir(), "ajet-chaos-"));
   readonly #persistDir = mkdtempSync(join(tmpdir(), "ajet-chaos-do-"));
+  readonly #sandboxRoot = mkdtempSync(join(tmpdir(), "ajet-chaos-sbx-"));
+  readonly #sandboxToken = `chaos-sandbox-token-${Date.now()}`;
+
+  /** The sandbox server (started before the first Worker: the Worker's vars name it). */
+  async sandboxServer(o: { createFailRate?: number; replace?: boolean } = {}): Promise<SandboxServerProcess> {
+    if (this.#sandboxServer && !o.replace) return this.#sandboxServer;
+    const port = this.#sandboxServer?.port ?? 0;
+    await this.#sandboxServer?.stop();
+    this.#sandboxServer = await spawnSandboxServer({ port, root: this.#sandboxRoot, token: this.#sandboxToken, ...(o.createFailRate ? { createFailRate: o.createFailRate } : {}) });
+    return this.#sandboxServer;
+  }
+
+  /** SIGKILLs the sandbox server and starts another on the same port and root (it reaps what the killed one left). */
+  async crashSandboxServer(): Promise<SandboxServerProcess> {
+    const old = this.#sandboxServer;
+    if (old) await old.kill();
+    this.#sandboxServer = await spawnSandboxServer({ port: old?.port ?? 0, root: this.#sandboxRoot, token: this.#sandboxToken });
+    return this.#sandboxServer;
+  }
+
+  /** Processes of any sandbox of this stack's servers still running (by their marker). */
+  sandboxProcesses(): number {
+    return markedProcesses((m) => m.startsWith("i-") && this.#instances().some((i) => m.startsWith(`${i}/`))).size;
+  }
+
+  #instances(): string[] {
+    try {
+      return readdirSync(this.#sandboxRoot).filter((n) => n.startsWith("i-"));
+    } catch {
+      return [];
+    }
+  }
 
   async worker(): Promise<LocalWorker> {
-    this.#worker ??= await startChaosWorker(this.#persistDir);
+    const sbx = await this.sandboxServer();
+    this.#worker ??= await startChaosWorker(this.#persistDir, { AJET_SANDBOX_URL: sbx.url, AJET_SANDBOX_TOKEN: sbx.token });
     return this.#worker;
   }
 
@@ -265,6 +317,8 @@ export class ChaosStack {
     writeFileSync(journalFile, "");
     writeFileSync(answerKeyFile, plan.answerKey.map((r) => JSON.stringify(r)).join("\n") + "\n");
     let emulator = await spawnEmulator({ faults: s.faults ?? [], journalFile, answerKeyFile, seed: plan.seed });
+    if (s.sandboxCreateFailRate) await this.sandboxServer({ createFailRate: s.sandboxCreateFailRate, replace: true });
+    let finishedAt = 0;
     const runIds: string[] = [];
     let restarts = 0;
     let view: RunView | null = null;
@@ -298,6 +352,11 @@ export class ChaosStack {
           ctx.worker = worker;
           return worker;
         },
+        sandboxServer: await this.sandboxServer(),
+        respawnSandboxServer: async () => {
+          ctx.sandboxServer = await this.crashSandboxServer();
+          return ctx.sandboxServer;
+        },
         note: (t) => notes.push(t),
         until: async (check, timeoutMs = 60_000) => {
           const end = Date.now() + timeoutMs;
@@ -324,12 +383,15 @@ export class ChaosStack {
         if (id === runId) view = status;
         if (outcome !== "finished") notes.push(`run ${id === runId ? "" : "(interleaved) "}did not finish in ${timeoutMs / 1000} s: ${outcome}`);
       }
+      finishedAt = Date.now();
       // a moment for the finish sweep and the janitor-free releases to land
       await new Promise((r) => setTimeout(r, 500));
     } catch (err) {
       notes.push(`harness: ${err instanceof Error ? err.message : String(err)}`);
     }
     const rows: ChaosRow[] = [];
+    const sandboxes = s.sandboxes ? await this.#sandboxFacts(finishedAt || Date.now(), api, runIds[0], journalFile, notes) : undefined;
+    if (s.sandboxCreateFailRate) await this.sandboxServer({ replace: true }).catch((err: unknown) => notes.push(`sandbox server restart: ${String(err)}`));
     const events = parseJournal(readFileSync(journalFile, "utf8"));
     const buffer = await new SwarmClient({ baseURL: emulator.url, logger: SILENT }).getEpisodeBuffer().catch(() => []);
     for (const [i, id] of runIds.entries()) {
@@ -342,13 +404,41 @@ export class ChaosStack {
     }
     await emulator.stop();
     if (!rows.length) rows.push(compare({ scenario: s.name, events, ledger: [], buffer, view: null, clientUuid: null, wallMs: Date.now() - started, notes }));
-    return rows.length === 1 ? rows[0]! : mergeRows(rows);
+    const row = rows.length === 1 ? rows[0]! : mergeRows(rows);
+    return sandboxes ? { ...row, sandboxes } : row;
+  }
+
+  /**
+   * A sandbox scenario's facts: waits (up to 60 s after the run finished, when every attempt is over) for the
+   * sandbox server to hold no sandbox and no sandbox process to run; reads the run's sandbox counts; counts the
+   * sandbox failures the server accepted as rewards (the chaos function posts them as a marker reward).
+   */
+  async #sandboxFacts(finishedAtMs: number, api: RunsApi | null, runId: string | undefined, journalFile: string, notes: string[]): Promise<NonNullable<ChaosRow["sandboxes"]>> {
+    const server = await this.sandboxServer();
+    let alive = -1;
+    let clearedAfterS: number | null = null;
+    while (Date.now() < finishedAtMs + 60_000) {
+      const live = await listLocalSandboxes({ url: server.url, token: server.token }).catch(() => null);
+      alive = live === null ? -1 : live.length + this.sandboxProcesses();
+      if (alive === 0) {
+        clearedAfterS = Math.max(0, Math.round((Date.now() - finishedAtMs) / 100) / 10);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    if (alive !== 0) notes.push(`${alive} sandbox(es) or sandbox processes still alive 60 s after the run finished`);
+    const view = runId && api ? ((await api.get(runId).catch(() => null)) as { sandboxes?: { created?: number; failed?: number } } | null) : null;
+    const events = parseJournal(readFileSync(journalFile, "utf8"));
+    const infraAsReward = events.filter((e) => e.ev === "end" && e.reward === SANDBOX_FAILURE_REWARD).length;
+    return { created: view?.sandboxes?.created ?? -1, failed: view?.sandboxes?.failed ?? -1, aliveAfter60s: alive, clearedAfterS, infraAsReward };
   }
 
   async close(): Promise<void> {
     await this.#worker?.dispose();
+    await this.#sandboxServer?.stop();
     rmSync(this.#dir, { recursive: true, force: true });
     rmSync(this.#persistDir, { recursive: true, force: true });
+    rmSync(this.#sandboxRoot, { recursive: true, force: true });
   }
 }
 
