@@ -3,7 +3,7 @@
  * also runs in `npm test` (test/e2e/chaos-fast.test.ts).
  */
 import { SwarmClient } from "../../src/client/index.ts";
-import { bootEngine, type Scenario } from "./harness.ts";
+import { bootEngine, type Scenario, type ScenarioContext } from "./harness.ts";
 
 const SILENT = { info: () => {}, warn: () => {}, error: () => {} };
 
@@ -22,6 +22,17 @@ async function otherTrainer(url: string, count: number, untilMs: number): Promis
     if (r?.kind === "ended") ended++;
   }
   return ended;
+}
+
+/**
+ * Waits until the run ended `ends` episodes and has episodes running (none reporting, when `quiet`), then `ms` more:
+ * the sandbox functions are then inside their command. @returns how many were running
+ */
+async function midCommand(ctx: ScenarioContext, ends: number, ms: number, quiet = false): Promise<number> {
+  await ctx.untilEnded(ends);
+  await ctx.until((v) => Number(v.episodes["running"]) > 0 && (!quiet || Number(v.episodes["reporting"]) === 0), 30_000);
+  await new Promise((r) => setTimeout(r, ms));
+  return ctx.api.get(ctx.runId).then((v) => Number(v.episodes["running"]), () => 0);
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -104,10 +115,7 @@ export const SCENARIOS: Scenario[] = [
     sandboxes: true,
     spec: { sandbox: {}, discardEpisodeTimeoutSeconds: 120 },
     async during(ctx) {
-      await ctx.untilEnded(4);
-      await ctx.until((v) => Number(v.episodes["running"]) > 0 && Number(v.episodes["reporting"]) === 0, 30_000);
-      await new Promise((r) => setTimeout(r, 1_500)); // inside the 4 s command
-      const running = await ctx.api.get(ctx.runId).then((v) => Number(v.episodes["running"]), () => 0);
+      const running = await midCommand(ctx, 4, 1_500, true); // inside the 4 s command
       process.kill(-ctx.worker.hostPid, "SIGKILL");
       await ctx.respawnWorker();
       ctx.note(`workerd SIGKILLed with ${running} episode(s) mid-command; restarted on the same state`);
@@ -131,9 +139,7 @@ export const SCENARIOS: Scenario[] = [
     sandboxes: true,
     spec: { sandbox: {} },
     async during(ctx) {
-      await ctx.untilEnded(2);
-      await ctx.until((v) => Number(v.episodes["running"]) > 0, 30_000);
-      await new Promise((r) => setTimeout(r, 1_500));
+      await midCommand(ctx, 2, 1_500);
       await ctx.respawnSandboxServer();
       ctx.note("sandbox server SIGKILLed mid-command and started again on the same port and root (it reaped what the killed one left)");
     },
@@ -144,9 +150,7 @@ export const SCENARIOS: Scenario[] = [
     sandboxes: true,
     spec: { sandbox: {} },
     async during(ctx) {
-      await ctx.untilEnded(2);
-      await ctx.until((v) => Number(v.episodes["running"]) > 0, 30_000);
-      await new Promise((r) => setTimeout(r, 1_000));
+      await midCommand(ctx, 2, 1_000);
       await ctx.api.stop(ctx.runId);
       ctx.note("run stopped while its episodes ran their commands");
     },

@@ -6,7 +6,7 @@
  * after Ctrl-C, 0 after SIGTERM, 2 on a usage error, 1 when it cannot listen.
  */
 import type { Command } from "commander";
-import { collect, helpOf, parseFlags } from "../args.ts";
+import { collect, helpOf, integerFlag, parseFlags, waitForSignal } from "../args.ts";
 import { CliError, type CliCommand } from "../command.ts";
 import { defaultSandboxRoot, startSandboxServer, type RunningSandboxServer } from "../../sandbox/local-server/index.ts";
 
@@ -32,11 +32,6 @@ export interface SandboxServerCliOptions {
   seed: number;
 }
 
-function integer(name: string, text: string, min: number, max: number): number {
-  const n = Number(text);
-  if (!/^-?\d+$/.test(text) || n < min || n > max) throw new CliError(`--${name} must be an integer from ${min} to ${max}, got '${text}'`);
-  return n;
-}
 
 /**
  * Parses the command's argv. @returns the options, or null for `--help`
@@ -54,29 +49,15 @@ export function parseSandboxServerArgs(argv: string[]): SandboxServerCliOptions 
     createFailRate = rate;
   }
   return {
-    port: integer("port", (v["port"] as string | undefined) ?? "0", 0, 65535),
+    port: integerFlag("port", (v["port"] as string | undefined) ?? "0", 0, 65535),
     host: (v["host"] as string | undefined) ?? "127.0.0.1",
     ...(v["root"] ? { root: v["root"] as string } : {}),
-    ...(v["maxSandboxes"] ? { maxSandboxes: integer("max-sandboxes", v["maxSandboxes"] as string, 1, 1_000_000) } : {}),
+    ...(v["maxSandboxes"] ? { maxSandboxes: integerFlag("max-sandboxes", v["maxSandboxes"] as string, 1, 1_000_000) } : {}),
     ...(createFailRate !== undefined ? { createFailRate } : {}),
-    seed: integer("seed", (v["seed"] as string | undefined) ?? "1", 0, 2 ** 32 - 1),
+    seed: integerFlag("seed", (v["seed"] as string | undefined) ?? "1", 0, 2 ** 32 - 1),
   };
 }
 
-/** Waits for SIGINT or SIGTERM; @returns the exit code (130 or 0). */
-function waitForSignal(): Promise<number> {
-  return new Promise((resolve) => {
-    const done = (code: number) => {
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
-      resolve(code);
-    };
-    const onInt = () => done(130);
-    const onTerm = () => done(0);
-    process.once("SIGINT", onInt);
-    process.once("SIGTERM", onTerm);
-  });
-}
 
 /** The command's I/O (injectable for tests). */
 export interface SandboxServerIo {
