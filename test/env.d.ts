@@ -1,7 +1,7 @@
-/** Bindings of wrangler.toml as seen by tests in the Workers pool. */
-import type { Env as WorkerEnv } from "../src/edge/index.ts";
+/** Bindings of wrangler.toml as seen by tests in the Workers pool: the generated ones plus the Worker's vars. */
+import type { WorkerVars } from "../src/edge/ground/env.ts";
 declare global {
   namespace Cloudflare {
-    interface Env extends WorkerEnv {}
+    interface Env extends WorkerVars {}
   }
 }

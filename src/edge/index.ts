@@ -3,9 +3,11 @@
  * functions of `functions/index.ts`, written as a user's project writes it. The HTTP API, the per-episode queue
  * consumer and the Durable Object classes all come from `./worker.ts`.
  */
-import "./fence.ts"; // first: function modules loaded below see the fenced global fetch
+import "./ground/fence.ts"; // first: function modules loaded below see the fenced global fetch
 import { createWorker } from "./worker.ts";
 import { rolloutFunctions } from "../../functions/index.ts";
 
-export * from "./worker.ts";
+// named, not `export *`: `wrangler types` reads this module's export names to type each binding with its class
+export { EpisodeRunner, RolloutScheduler, RunIndex, RunQuota, SwarmServer } from "./worker.ts";
+export type { AjetEdgeWorker, Env, RolloutFunctions } from "./worker.ts";
 export default createWorker(rolloutFunctions);

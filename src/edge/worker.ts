@@ -13,21 +13,21 @@
  * project through `export *`; only its wrangler.toml binding and migration must be added (the template's
  * wrangler.toml is this repository's). Add a new class to the export list below.
  */
-import "./fence.ts"; // first: the global fetch is fenced by episode key before any function module loads
-import { createApp } from "./app.ts";
-import type { Env } from "./env.ts";
-import { handleEpisodeBatch } from "./episode-consumer.ts";
-import { setRolloutFunctions, type RolloutFunctions } from "./functions-registry.ts";
+import "./ground/fence.ts"; // first: the global fetch is fenced by episode key before any function module loads
+import { createApp } from "./api/app.ts";
+import type { Env } from "./ground/env.ts";
+import { handleEpisodeBatch } from "./consumer/episode-consumer.ts";
+import { setRolloutFunctions, type RolloutFunctions } from "./consumer/functions-registry.ts";
 
 // The Durable Object classes and entrypoints (each bound in wrangler.toml).
-export { RolloutScheduler } from "./rollout-scheduler.ts";
-export { RunQuota } from "./run-quota.ts";
-export { RunIndex } from "./run-index.ts";
-export { SwarmServer } from "./swarm-server.ts";
-export { EpisodeRunner } from "./episode-runner-entrypoint.ts";
+export { RolloutScheduler } from "./run/rollout-scheduler.ts";
+export { RunQuota } from "./api/run-quota.ts";
+export { RunIndex } from "./api/run-index.ts";
+export { SwarmServer } from "./swarm-server/swarm-server.ts";
+export { EpisodeRunner } from "./consumer/episode-runner-entrypoint.ts";
 
-export type { Env } from "./env.ts";
-export type { RolloutFunctions } from "./functions-registry.ts";
+export type { Env } from "./ground/env.ts";
+export type { RolloutFunctions } from "./consumer/functions-registry.ts";
 
 /** The Worker's default export: the HTTP API and the episode queue consumer. */
 export interface AjetEdgeWorker {

@@ -123,6 +123,13 @@ export type EventAck =
   | { status: "stale"; reason: string }
   | { status: "unknown"; reason: string };
 
+/**
+ * The answer to a heartbeat: the core's ack and, once the run stops before its end (a stop request, or it failed),
+ * `runStopping`: the running function's `ctx.signal` fires and it has `graceMs` (ms) before it is cut. The one way a
+ * stop reaches a running function: a `running` beat is held open until the run starts to stop or its hold ends.
+ */
+export type HeartbeatAck = EventAck & { runStopping?: { graceMs: number } };
+
 /** The answer to `episodeClaimed`: the core's ack, plus the run's secrets when the episode may go on. */
 export type ClaimAck = EventAck & { secrets?: Record<string, string> };
 
@@ -135,8 +142,12 @@ export interface SchedulerPort {
   claimFailed(report: ClaimFailureReport): Promise<EventAck>;
   episodeOutcomeRecorded(report: OutcomeReport): Promise<EventAck>;
   episodeReported(report: ResultReport): Promise<EventAck>;
-  /** The invocation is alive ({@link HeartbeatReport}). Optional: a port without it gets the long leases only. */
-  episodeHeartbeat?(report: HeartbeatReport): Promise<EventAck>;
+  /**
+   * The invocation is alive ({@link HeartbeatReport}). A `running` beat with `holdMs` is answered when the run starts
+   * to stop (then with `runStopping`) or after at most `holdMs` ms: the running function's one stop channel
+   * ({@link HeartbeatAck}). Optional: a port without it gets the long leases only and never stops functions early.
+   */
+  episodeHeartbeat?(report: HeartbeatReport, options?: { holdMs?: number }): Promise<HeartbeatAck>;
   /**
    * The resolved gateway headers of the run's swarms (by run-spec swarm name) for this dispatch, asked for before
    * the claim only when a swarm has header templates; null when the dispatch is no longer current (skip it).
@@ -144,18 +155,6 @@ export interface SchedulerPort {
   swarmHeaders?(ref: { episodeKey: string; attempt: number; dispatchId: number }): Promise<Record<string, Record<string, string>> | null> | Record<string, Record<string, string>> | null;
   /** the task of a message whose task was too large to inline (BC-53) */
   getTask(ref: { source: string; taskIndex: number }): Promise<Task> | Task;
-  /**
-   * Held open while a function runs: answers `stopped: true` as soon as the run is stopping (then ctx.signal fires and
-   * the function has `graceMs` before it is cut), else after at most `maxWaitMs` with `stopped: false`. Optional: a
-   * port without it never stops functions early.
-   */
-  watchStop?(maxWaitMs: number): Promise<StopWatchAnswer>;
-}
-
-/** The answer to a running episode's stop watch: `stopped` once the run is stopping; then the function has `graceMs` (ms). */
-export interface StopWatchAnswer {
-  stopped: boolean;
-  graceMs: number;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * @module runtime/episode-stop — the one abort-reason mechanism of an episode: every reason to stop a running
  * rollout function (past the local lifetime, out of invocation time, near the server's idle deadline, the run
- * stopped) fires the same `ctx.signal` with an {@link EpisodeAbortError} whose `reason` becomes the outcome's
+ * stopped) fires the same `ctx.signal` with an {@link EpisodeAbortError} whose `reason`, one of the port's abort
+ * causes (`lifetimeExceeded`, `timeLimit`, `idleDeadline`, `runStopped`, `leaseExpired`), becomes the outcome's
  * cause. The first stop wins; later ones are ignored.
  *
  * The idle deadline (BC-23): the server's janitor reverts a claimed episode once `discard_episode_timeout` seconds
@@ -9,20 +10,7 @@
  * episode, and any request still sent with the old key lands in that client's episode. So the runtime stops the
  * function {@link idleMarginMs} before that deadline, and from then on refuses every request with the key.
  */
-import { AbortCause, EpisodeAbortError } from "../port/index.ts";
-
-/** Outcome causes of a stop (sent with `/abort_episode`, counted by the scheduler), from the one {@link AbortCause} list. */
-export const StopCause = {
-  /** older than `EPISODE_LIFETIME_FACTOR` × the discard timeout (BC-24) */
-  lifetime: AbortCause.lifetimeExceeded,
-  /** the invocation's wall limit is near; time is kept to report */
-  timeLimit: AbortCause.timeLimit,
-  /** no LLM activity for (discard timeout − margin): the server's janitor would revert the claim soon (BC-23) */
-  idle: AbortCause.idleDeadline,
-  /** the run was stopped by its owner */
-  runStopped: AbortCause.runStopped,
-} as const;
-export type StopCause = (typeof StopCause)[keyof typeof StopCause];
+import { EpisodeAbortError } from "../port/index.ts";
 
 /**
  * How long before the server's idle deadline the runtime stops a function, milliseconds: 10 % of the discard

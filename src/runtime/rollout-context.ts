@@ -10,7 +10,8 @@ import { SWARM_LLM_TIMEOUT_MS } from "../sdk/chat.ts";
 import type { EpisodeEndpoint, RolloutContext, RolloutLogger } from "../sdk/contract.ts";
 import { SANDBOX_DISABLED_MESSAGE, SandboxError, type Sandbox, type SandboxOptions } from "../sandbox/types.ts";
 import { withChatCompletionGuards, withTransientRetries } from "../sdk/llm-guards.ts";
-import { idleMarginMs, StopCause, type EpisodeStop } from "./episode-stop.ts";
+import { AbortCause } from "../port/index.ts";
+import { idleMarginMs, type EpisodeStop } from "./episode-stop.ts";
 import type { KeyFence } from "./key-fence.ts";
 import { untilBodyDone, type FetchLike } from "./limits.ts";
 import type { TranscriptRecorder } from "./transcript.ts";
@@ -76,7 +77,7 @@ export interface BuiltRolloutContext {
   activity: Record<string, LlmActivity>;
   /** epoch ms of the earliest local deadline now: the idle deadline of some swarm, or the hard stop */
   localDeadlineAtMs(): number;
-  /** the stop the deadline calls for ({@link StopCause}), and its message */
+  /** the stop the deadline calls for (an abort cause: idle, lifetime or time limit), and its message */
   deadlineStop(): { cause: string; message: string };
   /** closes the episode keys in the fence: later requests with them are refused */
   close(): void;
@@ -137,7 +138,7 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
   const deadlineStop = () =>
     deps.hardStopAtMs <= earliestIdle()
       ? deps.hardStop
-      : { cause: StopCause.idle, message: `no LLM activity for ${deps.discardEpisodeTimeoutSeconds} s less ${margin / 1000} s: the server reverts an idle claim at its discard timeout (BC-23)` };
+      : { cause: AbortCause.idleDeadline, message: `no LLM activity for ${deps.discardEpisodeTimeoutSeconds} s less ${margin / 1000} s: the server reverts an idle claim at its discard timeout (BC-23)` };
   const deadline = { now: deps.now, at: localDeadlineAtMs, stop: deadlineStop };
   const closers: Array<() => void> = [];
   for (const [swarm, ep] of Object.entries(deps.episodes)) {

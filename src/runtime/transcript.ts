@@ -2,7 +2,7 @@
  * @module runtime/transcript — the record of one episode attempt (issue 12 §2): the LLM requests and answers seen
  * by the guarded fetch (messages, tool calls and their results), the function's `ctx.log` lines, the outcome with
  * reward, `metadata` and `log_metrics` per swarm, timings, and for a failure the error with its stack. Platform
- * free: the runtime fills a {@link TranscriptRecorder}; the Worker stores the finished record (edge/transcripts).
+ * free: the runtime fills a {@link TranscriptRecorder}; the Worker stores the finished record (edge/ground/transcripts).
  * The per-episode api key is never recorded: request headers and URLs are not kept, and the record's text is
  * scrubbed of every held key before it leaves the recorder.
  */

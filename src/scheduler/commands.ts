@@ -4,7 +4,7 @@
  */
 import type { EpisodeType, SwarmThrottlePolicy } from "../protocol/index.ts";
 import type { DispatchRef, EventAck, EpisodeRef } from "../port/index.ts";
-import type { BatchRow, EpisodeRow, EvalTaskRow, LandedChange, RunRow, SchedulerState, StepRow } from "./state.ts";
+import type { BatchRow, EpisodeRow, EvalTaskRow, LandedChange, RunRow, SchedulerState, WindowRow } from "./state.ts";
 import type { RunSummary } from "./summary.ts";
 
 /** The throttle policy without `current_task_id` (wire field names, spec §2.3); the DO adds the resolved task id. */
@@ -105,7 +105,7 @@ export interface RowChanges {
   run: RunRow | null;
   episodes: EpisodeRow[];
   deletedEpisodeKeys: string[];
-  steps: StepRow[];
+  steps: WindowRow[];
   evalTasks: EvalTaskRow[];
   /** server batch rows to upsert (keyed by `batchKey`; never deleted); store them without `episodes` (`storedBatchRow`) */
   batches: BatchRow[];

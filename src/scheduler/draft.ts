@@ -7,7 +7,7 @@
 import type { ClosedAttempt, Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, LogMessage, SchedulerCommand } from "./commands.ts";
 import type { EventAck } from "../port/index.ts";
 import { attentionAtMs, copyIndex, countRow, episodeIndex, exactEarliestMs, rememberIndex, type EpisodeIndex } from "./episode-index.ts";
-import type { BatchRow, EpisodeRow, EpisodeTable, EvalTaskRow, LandedChange, RunRow, SchedulerState, StepRow } from "./state.ts";
+import type { BatchRow, EpisodeRow, EpisodeTable, EvalTaskRow, LandedChange, RunRow, SchedulerState, WindowRow } from "./state.ts";
 import type { RunSummary } from "./summary.ts";
 
 /** A mutable view of the state during one `decide`; the input state is never mutated. */
@@ -19,7 +19,7 @@ export class Draft {
   private readonly idx: EpisodeIndex;
   /** the records this decision wrote to (copied on the first write; the base's until then) */
   private readonly own: {
-    steps: Record<string, StepRow> | null;
+    steps: Record<string, WindowRow> | null;
     evalTasks: Record<string, EvalTaskRow> | null;
     batches: Record<string, BatchRow> | null;
   } = { steps: null, evalTasks: null, batches: null };
@@ -58,7 +58,7 @@ export class Draft {
   }
 
   /** The step rows by `String(windowIndex)` (read-only). */
-  get steps(): Readonly<Record<string, StepRow>> {
+  get steps(): Readonly<Record<string, WindowRow>> {
     return this.own.steps ?? this.base.steps;
   }
 
@@ -134,7 +134,7 @@ export class Draft {
   }
 
   /** Replaces a step row with a patched copy. @throws Error when the window has no row (a core bug). */
-  patchStep(windowIndex: number, patch: Partial<StepRow>): StepRow {
+  patchStep(windowIndex: number, patch: Partial<WindowRow>): WindowRow {
     const key = String(windowIndex);
     const row = this.steps[key];
     if (!row) throw new Error(`scheduler: no step row for window ${windowIndex}`);
@@ -142,7 +142,7 @@ export class Draft {
   }
 
   /** Inserts or replaces a step row and marks it changed. */
-  putStep(row: StepRow): StepRow {
+  putStep(row: WindowRow): WindowRow {
     const key = String(row.windowIndex);
     (this.own.steps ??= { ...this.base.steps })[key] = row;
     this.touched.steps.add(key);

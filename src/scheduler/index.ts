@@ -8,7 +8,7 @@
  * ```ts
  * import { decide, nextWakeAtMs, type SchedulerEvent } from "../scheduler/index.ts";
  *
- * // inside the run's loop (src/edge/run-loop.ts; state loaded once under blockConcurrencyWhile via stateFromRows(storage rows))
+ * // inside the run's loop (src/edge/run/run-loop.ts; state loaded once under blockConcurrencyWhile via stateFromRows(storage rows))
  * private apply(event: SchedulerEvent): EventAck {
  *   const { state, commands, changes, ack } = decide(this.state, event, Date.now()); // synchronous: slots reserved (BC-47)
  *   this.storage.persist(changes);   // upsert run/episodes/steps/evalTasks rows, delete changes.deletedEpisodeKeys
@@ -16,7 +16,7 @@
  *   await this.execute(commands);    // log, dispatchEpisodes (sendBatch; on throw → dispatchFailed), finishRun; the
  *                                    // swarm-facing ones (pollEngineStatus → engineStatusSeen, abortEpisodes,
  *                                    // resolveOutbox) are queued for the alarm when the event came from an episode RPC
- *                                    // (src/edge/run-loop.ts apply, edge/command-runner.ts split)
+ *                                    // (src/edge/run/run-loop.ts apply, edge/run/command-runner.ts split)
  *   const wake = nextWakeAtMs(state);
  *   if (wake === null) void this.ctx.storage.deleteAlarm(); else void this.ctx.storage.setAlarm(wake);
  *   return ack;                      // the consumer aborts what it holds unless ack is applied/duplicate (see EventAck)
@@ -39,7 +39,7 @@ export { decide, nextWakeAtMs } from "./decide.ts";
 export { isDispatchCurrent, reportedReward } from "./episode-lifecycle.ts";
 export { reclaimedBy } from "./leases.ts";
 export { runStatus, type RunStatus, type SourceProgress, type BatchTruth } from "./status.ts";
-export { runSummary, type RunSummary, type StepSummary } from "./summary.ts";
+export { runSummary, type RunSummary, type WindowSummary } from "./summary.ts";
 export { evalReport, unbiasedPassAtK, type EvalReport, type EvalTaskReport, type EvalAggregate } from "./eval-report.ts";
 export { permuteIndex, permutationKey, takeTask, isExhausted, type SourceCursor } from "./epochs.ts";
 export { allocateSlots, throttleCap, sourceCapIssues, type Allocation } from "./mixing.ts";

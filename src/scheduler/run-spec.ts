@@ -61,7 +61,7 @@ export type SwarmServerSpec = z.infer<typeof SwarmServerSpec>;
 
 /**
  * One task source of the run as the scheduler reads it: `name`, `weight` and the optional `throttleRatio`; other
- * fields pass through. The `POST /runs` request extends it with the dataset reader's fields (edge/run-request), so
+ * fields pass through. The `POST /runs` request extends it with the dataset reader's fields (edge/api/run-request), so
  * a run's dataset entry is one schema.
  */
 export const DatasetRef = z.looseObject({
@@ -220,7 +220,7 @@ function resolveRunSpec<S extends RunSpecFields>(spec: S): Omit<S, ResolvedField
 
 /**
  * The run spec schema over a dataset entry schema: the core's own {@link RunSpec} uses {@link DatasetRef}; the
- * Worker's `POST /runs` request (edge/run-request) uses the dataset reader's entry extended with the scheduler's
+ * Worker's `POST /runs` request (edge/api/run-request) uses the dataset reader's entry extended with the scheduler's
  * fields, so the request is one schema.
  */
 export function runSpecSchema<D extends DatasetEntrySchema>(entry: D) {

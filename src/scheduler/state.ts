@@ -116,7 +116,7 @@ export interface EpisodeRow {
 export type GroupResolution = "completed" | "dropped" | "abandoned";
 
 /** One batch window = one training step (train runs). */
-export interface StepRow {
+export interface WindowRow {
   windowIndex: number;
   /** the first swarm's `global_step` when the window opened */
   globalStep: number | null;
@@ -248,7 +248,7 @@ export interface RunRow {
 export interface SchedulerState {
   run: RunRow;
   episodes: EpisodeTable;
-  steps: Readonly<Record<string, StepRow>>;
+  steps: Readonly<Record<string, WindowRow>>;
   evalTasks: Readonly<Record<string, EvalTaskRow>>;
   /** the server batches that hold (or held) this run's accepted train episodes (scheduler/batches) */
   batches: Readonly<Record<string, BatchRow>>;
@@ -294,7 +294,7 @@ export function initialState(spec: RunSpec, taskCounts: Readonly<Record<string, 
 export function stateFromRows(rows: {
   run: RunRow;
   episodes: readonly EpisodeRow[];
-  steps: readonly StepRow[];
+  steps: readonly WindowRow[];
   evalTasks: readonly EvalTaskRow[];
   /** absent for state stored before batches were tracked */
   batches?: readonly StoredBatchRow[];
@@ -343,7 +343,7 @@ export function storedBatchRow(row: BatchRow): StoredBatchRow {
 }
 
 /** The step row of the open (or last) train window, `windowsOpened − 1`; undefined before the first window. */
-export function currentStep(state: Pick<SchedulerState, "run" | "steps">): StepRow | undefined {
+export function currentStep(state: Pick<SchedulerState, "run" | "steps">): WindowRow | undefined {
   const { windowsOpened } = state.run;
   return windowsOpened > 0 ? state.steps[String(windowsOpened - 1)] : undefined;
 }

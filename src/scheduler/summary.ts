@@ -3,11 +3,11 @@
  * ended, mean reward and wall time, plus totals, failures by cause and dropped groups. Pure function of the state.
  */
 import type { FirstFailure } from "./failure-streak.ts";
-import { stepOfBatchKey, type RunPhase, type RunTotals, type SchedulerState, type StepRow, type StopReason } from "./state.ts";
+import { stepOfBatchKey, type RunPhase, type RunTotals, type SchedulerState, type WindowRow, type StopReason } from "./state.ts";
 import type { EpisodeType } from "../protocol/index.ts";
 
 /** One training step (one batch window) in the summary. */
-export interface StepSummary {
+export interface WindowSummary {
   windowIndex: number;
   /**
    * the real global step of the window's rewards: the server batch most of its accepted episodes landed in
@@ -50,7 +50,7 @@ export interface RunSummary {
   finishedAtMs: number | null;
   /** run wall time in ms (start to finish), null until both are known */
   wallTimeMs: number | null;
-  steps: StepSummary[];
+  steps: WindowSummary[];
   /** the run counters (see RunTotals) with the window count and the mean reward in place of the reward sum */
   totals: Omit<Required<RunTotals>, "rewardSum"> & { windows: number; meanReward: number | null };
   /** failed attempts by cause */
@@ -75,7 +75,7 @@ export interface RunSummary {
 const mean = (sum: number, n: number): number | null => (n > 0 ? sum / n : null);
 
 /** One step row as a summary line. */
-function stepSummary(step: StepRow): StepSummary {
+function stepSummary(step: WindowRow): WindowSummary {
   const landed = Object.entries(step.landed ?? {}).filter(([, n]) => n > 0);
   const steps = [...new Set(landed.map(([key]) => stepOfBatchKey(key)).filter((x): x is number => x !== null))].sort((a, b) => a - b);
   const most = landed.reduce<[string, number] | null>((best, e) => (best === null || e[1] > best[1] ? e : best), null);

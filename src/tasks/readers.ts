@@ -2,7 +2,7 @@
  * @module tasks/readers — reading a whole dataset into memory from a URL (`fetch`) or from a {@link DatasetSpec}
  * (url, inline tasks, the Countdown generator; `path` through an injected reader, which `src/node` provides): for
  * small datasets in Node and tests. A run never reads a URL dataset this way: its Durable Object indexes the file
- * and reads rows one at a time (`tasks/dataset-index.ts`, `edge/datasets.ts`).
+ * and reads rows one at a time (`tasks/dataset-index.ts`, `edge/run/datasets.ts`).
  */
 import { z } from "zod";
 import type { Task } from "../protocol/index.ts";

@@ -87,7 +87,7 @@ describe.skipIf(!hasChromium)("e2e: the dashboard in headless Chromium", () => {
       dom: JSON.parse(document.getElementById("reward-chart").dataset.points),
       x: window.__dashboard.charts.reward.data[0],
       y: window.__dashboard.charts.reward.data[1],
-    })`)) as { dom: Array<{ step: number; mean: number }>; x: number[]; y: number[] };
+    })`)) as { dom: Array<{ window: number; mean: number }>; x: number[]; y: number[] };
     const api = (await (await fetch(`${rig!.session.worker.url}/runs/${runId}`, { headers: { authorization: `Bearer ${rig!.session.worker.token}` } })).json()) as RunView;
     const means = api.steps.map((s) => s.meanReward);
     expect(means).toHaveLength(3);

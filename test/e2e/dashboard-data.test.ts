@@ -27,9 +27,9 @@ describe("e2e: metrics export, transcripts and pages of a finished 3-step run", 
   it("GET /metrics (JSON) gives per-step reward means equal to the run's step means, and counts that add up", async () => {
     const res = await fetch(`${base}/metrics`);
     expect(res.status).toBe(200);
-    const m = (await res.json()) as { groups: Array<{ step: number | null; source: string; swarm: string; ended: number; failed: number; attempts: number; rewardMean: number | null; rewardStd: number | null; successRate: number | null; durationMeanMs: number | null }> };
+    const m = (await res.json()) as { groups: Array<{ window: number | null; source: string; swarm: string; ended: number; failed: number; attempts: number; rewardMean: number | null; rewardStd: number | null; successRate: number | null; durationMeanMs: number | null }> };
     const all = m.groups.filter((g) => g.source === "*" && g.swarm === "*");
-    expect(all.map((g) => g.step)).toEqual([1, 2, 3]);
+    expect(all.map((g) => g.window)).toEqual([1, 2, 3]);
     all.forEach((g, i) => {
       const step = status.steps[i]!;
       expect(g.ended).toBe(step.episodesEnded);
@@ -46,7 +46,7 @@ describe("e2e: metrics export, transcripts and pages of a finished 3-step run", 
     expect(res.headers.get("content-type")).toContain("text/csv");
     const lines = (await res.text()).trim().split("\r\n");
     const header = lines[0]!.split(",");
-    expect(header.slice(0, 4)).toEqual(["step", "global_step", "source", "swarm"]);
+    expect(header.slice(0, 4)).toEqual(["window", "global_step", "source", "swarm"]);
     const meanAt = header.indexOf("reward_mean");
     const rows = lines.slice(1).map((l) => l.split(","));
     expect(rows.map((r) => r[0])).toEqual(["1", "2", "3"]);
@@ -56,7 +56,7 @@ describe("e2e: metrics export, transcripts and pages of a finished 3-step run", 
   });
 
   it("GET /episodes/:key returns the episode's transcript: the prompt, the model's reply and the reward, never the api key", async () => {
-    const { attempts } = (await (await fetch(`${base}/attempts?step=1`)).json()) as { attempts: Array<{ episodeKey: string; attempt: number; reward: number | null; kind: string }> };
+    const { attempts } = (await (await fetch(`${base}/attempts?window=1`)).json()) as { attempts: Array<{ episodeKey: string; attempt: number; reward: number | null; kind: string }> };
     const ended = attempts.find((a) => a.kind === "ended")!;
     const res = await fetch(`${base}/episodes/${encodeURIComponent(ended.episodeKey)}`);
     expect(res.status).toBe(200);

@@ -11,7 +11,7 @@ import { startLocalWorker, type LocalWorker } from "../../src/cli/dev/worker.ts"
 import { SwarmClient } from "../../src/client/index.ts";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
 import { AgentJetJob } from "../../src/job/index.ts";
-import type { RunRequestInput } from "../../src/edge/run-request.ts";
+import type { RunRequestInput } from "../../src/edge/api/run-request.ts";
 
 let worker: LocalWorker;
 let api: RunsApi;

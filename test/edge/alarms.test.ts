@@ -5,8 +5,8 @@
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { RolloutScheduler } from "../../src/edge/rollout-scheduler.ts";
-import type { RunView } from "../../src/edge/run-views.ts";
+import { RolloutScheduler } from "../../src/edge/run/rollout-scheduler.ts";
+import type { RunView } from "../../src/edge/run/run-views.ts";
 import { ControlledRun, countdownSpec, createRun, DEAD_SWARM, TestEmulator, watchOnce, withFailingWrites } from "./support.ts";
 
 const alarmOf = (stub: DurableObjectStub<RolloutScheduler>) => runInDurableObject(stub, (_i, state) => state.storage.getAlarm());

@@ -1,6 +1,6 @@
 /** @module test/edge/command-split — which of a decision's commands an episode-port RPC leaves to the alarm. */
 import { describe, expect, it } from "vitest";
-import { CommandRunner } from "../../src/edge/command-runner.ts";
+import { CommandRunner } from "../../src/edge/run/command-runner.ts";
 import type { SchedulerCommand } from "../../src/scheduler/index.ts";
 
 const commands: SchedulerCommand[] = [

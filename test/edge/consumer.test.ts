@@ -6,7 +6,7 @@
  */
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { RunView } from "../../src/edge/run-views.ts";
+import type { RunView } from "../../src/edge/run/run-views.ts";
 import { apiFetch, ControlledRun, countdownSpec, deliver, TestEmulator } from "./support.ts";
 
 // Date is faked in this isolate (the Durable Object shares it): the object's own alarms land an hour ahead in real

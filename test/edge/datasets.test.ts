@@ -77,10 +77,10 @@ describe("datasets in R2", () => {
     const spec = countdownSpec(DEAD_SWARM);
     const noBucket = await postRun({ ...spec, datasets: [{ name: "cd", kind: "countdown", url: "r2://OTHER/x.jsonl" }] });
     expect(noBucket.status).toBe(400);
-    expect(noBucket.body.error.issues).toEqual([{ path: "datasets.0", message: expect.stringContaining("r2://OTHER/… names no R2 bucket of this Worker; bound and allowed: DATASETS") }]);
+    expect(noBucket.body.error.issues).toEqual([{ code: "invalid", path: "datasets.0", message: expect.stringContaining("r2://OTHER/… names no R2 bucket of this Worker; bound and allowed: DATASETS") }]);
     const noKey = await postRun({ ...spec, datasets: [{ name: "cd", kind: "countdown", url: "r2://DATASETS/no/such.jsonl" }] });
     expect(noKey.status).toBe(400);
-    expect(noKey.body.error.issues).toEqual([{ path: "datasets.0", message: "dataset r2://DATASETS/no/such.jsonl does not exist (no such key in bucket DATASETS)" }]);
+    expect(noKey.body.error.issues).toEqual([{ code: "invalid", path: "datasets.0", message: "dataset r2://DATASETS/no/such.jsonl does not exist (no such key in bucket DATASETS)" }]);
     const unreachable = await postRun({ ...spec, datasets: [{ name: "cd", kind: "countdown", url: "http://127.0.0.1:9/x.jsonl" }] });
     expect(unreachable.status).toBe(400);
     expect(unreachable.body.error.issues[0]).toMatchObject({ path: "datasets.0", message: expect.stringContaining("cannot fetch dataset http://127.0.0.1:9/x.jsonl") });
@@ -143,6 +143,7 @@ describe("inline rows and generated tasks", () => {
     expect(status).toBe(413);
     expect(body.error.issues).toEqual([
       {
+        code: "too_large",
         path: "datasets.0.tasks",
         message: "inline tasks: 50001 rows is over this Worker's limit of 50000 (AJET_MAX_INLINE_ROWS); use a dataset URL (http(s)://… or r2://BUCKET/KEY), which the Worker reads row by row",
       },

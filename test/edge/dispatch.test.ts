@@ -5,9 +5,9 @@
  */
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { RunView } from "../../src/edge/run-views.ts";
-import { createDispatcher, QueueDispatcher } from "../../src/edge/dispatcher.ts";
-import type { Env } from "../../src/edge/env.ts";
+import type { RunView } from "../../src/edge/run/run-views.ts";
+import { createDispatcher, QueueDispatcher } from "../../src/edge/run/dispatcher.ts";
+import type { Env } from "../../src/edge/ground/env.ts";
 import type { EpisodeMessage } from "../../src/port/index.ts";
 import { CapturingQueue, ControlledRun, createRun, QUEUE_LIMITS, TestEmulator } from "./support.ts";
 

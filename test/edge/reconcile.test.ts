@@ -6,7 +6,7 @@
  */
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { RunView } from "../../src/edge/run-views.ts";
+import type { RunView } from "../../src/edge/run/run-views.ts";
 import { ControlledRun, countdownSpec, stubOf, TestEmulator } from "./support.ts";
 
 const OUTPUT = { reward: 1, is_success: true, metadata: {}, log_metrics: {} };

@@ -5,7 +5,7 @@
  */
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { RunView } from "../../src/edge/run-views.ts";
+import type { RunView } from "../../src/edge/run/run-views.ts";
 import { countdownSpec, createRun, TestEmulator } from "./support.ts";
 
 describe("a run end to end", () => {

@@ -6,8 +6,8 @@
  */
 import { abortAllDurableObjects, createMessageBatch, env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { handleEpisodeBatch } from "../../src/edge/episode-consumer.ts";
-import type { RunView } from "../../src/edge/run-views.ts";
+import { handleEpisodeBatch } from "../../src/edge/consumer/episode-consumer.ts";
+import type { RunView } from "../../src/edge/run/run-views.ts";
 import type { EpisodeMessage } from "../../src/port/index.ts";
 import { defineRolloutFunction, type RolloutFunction } from "../../src/sdk/contract.ts";
 import { apiFetch, ControlledRun, countdownSpec, TestEmulator } from "./support.ts";

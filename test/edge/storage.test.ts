@@ -6,7 +6,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { MAX_INLINE_TASK_BYTES } from "../../src/port/index.ts";
-import type { RunView } from "../../src/edge/run-views.ts";
+import type { RunView } from "../../src/edge/run/run-views.ts";
 import { ControlledRun, deliver, TestEmulator, withFailingWrites } from "./support.ts";
 
 describe("BC-53 large tasks", () => {

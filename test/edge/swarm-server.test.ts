@@ -5,9 +5,9 @@
  */
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { RunView } from "../../src/edge/run-views.ts";
+import type { RunView } from "../../src/edge/run/run-views.ts";
 import { normalizeServerUrl } from "../../src/client/index.ts";
-import { POOL_SHARE_MS } from "../../src/edge/swarm-server.ts";
+import { POOL_SHARE_MS } from "../../src/edge/swarm-server/swarm-server.ts";
 import { countdownSpec, createRun, TestEmulator } from "./support.ts";
 
 const FAST = { statusPollRollingMs: 100, statusPollWaitingMs: 100 };

@@ -1,7 +1,7 @@
 /** Transcripts in R2 (miniflare's, inside workerd): the retention setting and the API's answers. */
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { readTranscript, r2TranscriptSink, transcriptSettings } from "../../src/edge/transcripts.ts";
+import { readTranscript, r2TranscriptSink, transcriptSettings } from "../../src/edge/ground/transcripts.ts";
 import type { EpisodeTranscript } from "../../src/runtime/transcript.ts";
 import { authHeaders } from "./support.ts";
 

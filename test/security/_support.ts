@@ -5,7 +5,7 @@
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import worker from "../../src/edge/index.ts";
-import type { Env } from "../../src/edge/env.ts";
+import type { Env } from "../../src/edge/ground/env.ts";
 
 /** The edge pool's tokens (vitest.config.ts). */
 export const API_TOKEN = env.AJET_API_TOKEN!;

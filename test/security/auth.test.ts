@@ -1,11 +1,11 @@
 /**
- * Who may call the API (edge/auth.ts), attacked from outside: no token, a wrong or malformed one, the token in the
+ * Who may call the API (edge/api/auth.ts), attacked from outside: no token, a wrong or malformed one, the token in the
  * query string, the read-only token writing, a Worker deployed without a token, and what `/health` tells. Each
  * refusal is JSON naming the header, and nothing of the token or of a run leaks into the answer.
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { constantTimeEqual, MIN_TOKEN_LENGTH } from "../../src/edge/auth.ts";
+import { constantTimeEqual, MIN_TOKEN_LENGTH } from "../../src/edge/api/auth.ts";
 import { countdownSpec, DEAD_SWARM } from "../edge/support.ts";
 import { API_TOKEN, bearer, callWorker, READ_TOKEN } from "./_support.ts";
 

@@ -6,7 +6,7 @@
  */
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { RunView } from "../../src/edge/run-views.ts";
+import type { RunView } from "../../src/edge/run/run-views.ts";
 import { countdownSpec, createRun, postRun, TestEmulator, untilFinished } from "../edge/support.ts";
 import { bearer, callWorker, consoleLines } from "./_support.ts";
 
@@ -76,7 +76,7 @@ describe("a swarm server behind a gateway", () => {
 
 describe("per-episode keys in log lines", () => {
   it("a line that carries an sk-ajet- key anyway (an error message quoting a request) is written redacted", async () => {
-    const { jsonLogger } = await import("../../src/edge/log.ts");
+    const { jsonLogger } = await import("../../src/edge/ground/log.ts");
     const key = "sk-ajet-eyJhZ2VudF9uYW1lIjogImEiLCAidGFyZ2V0X3RhZyI6ICJiIn0=";
     const { lines } = await consoleLines(async () => jsonLogger({ run: "r" }).warn(`call failed with Authorization: Bearer ${key}`, { error: `key ${key}` }));
     expect(lines).toHaveLength(1);

@@ -1,5 +1,5 @@
 /**
- * Limits, not crashes (edge/limits-config.ts): an over-size body (413), a huge `generate` count (413 before
+ * Limits, not crashes (edge/ground/limits-config.ts): an over-size body (413), a huge `generate` count (413 before
  * anything is generated), too many episodes in one run (400), and no input that reaches a 500 — odd types in
  * every run-spec field, `__proto__` / `constructor` keys in specs and tasks, deep nesting, and odd run ids.
  */

@@ -8,9 +8,9 @@
 import { createMessageBatch, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { rolloutFunctions } from "../../functions/index.ts";
-import type { Env } from "../../src/edge/env.ts";
-import { handleEpisodeBatch } from "../../src/edge/episode-consumer.ts";
-import { SwarmServer } from "../../src/edge/swarm-server.ts";
+import type { Env } from "../../src/edge/ground/env.ts";
+import { handleEpisodeBatch } from "../../src/edge/consumer/episode-consumer.ts";
+import { SwarmServer } from "../../src/edge/swarm-server/swarm-server.ts";
 import { checkUrl, isNonPublicHost, outboundFetch, parseAllowedHosts, OutboundRefusedError } from "../../src/runtime/outbound.ts";
 import type { EpisodeMessage } from "../../src/port/index.ts";
 import { CaptureServer, countdownSpec, } from "../edge/support.ts";

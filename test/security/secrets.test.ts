@@ -1,5 +1,5 @@
 /**
- * The operator's secrets cannot be redirected (edge/secrets.ts, runtime/outbound.ts): the demonstrated theft —
+ * The operator's secrets cannot be redirected (edge/ground/secrets.ts, runtime/outbound.ts): the demonstrated theft —
  * a run that sets only JUDGE_BASE_URL to its own host to receive the operator's JUDGE_API_KEY — replayed at the
  * API and at fetch time; shadowing any operator key; run secrets never in any answer and gone from the Durable
  * Object's storage once the run ends.
@@ -26,7 +26,7 @@ describe("the demonstrated key theft, replayed", () => {
     const spec = countdownSpec(DEAD_SWARM, { secrets: { JUDGE_BASE_URL: `${capture.url}/v1` } });
     const res = await post(spec, { AJET_SECRETS: operatorSecrets("judge.example.com"), AJET_ALLOWED_HOSTS: `127.0.0.1,${capture.host}` });
     expect(res.status).toBe(400);
-    expect(res.json.error.issues).toEqual([{ path: "secrets.JUDGE_BASE_URL", message: expect.stringContaining("JUDGE_BASE_URL is set by the Worker's operator") }]);
+    expect(res.json.error.issues).toEqual([{ code: "invalid", path: "secrets.JUDGE_BASE_URL", message: expect.stringContaining("JUDGE_BASE_URL is set by the Worker's operator") }]);
     expect(res.text).not.toContain(OPERATOR_KEY);
     expect(await capture.received()).toEqual([]);
   });

@@ -9,7 +9,7 @@ import { findProject, loadProjectFunctions } from "./project.ts";
 import type { AnswerKeyInput, PolicyOptions } from "../../emulator/index.ts";
 import { readUtf8File } from "../../node/dataset-file.ts";
 import type { Task } from "../../protocol/index.ts";
-import type { RunRequestInput } from "../../edge/run-request.ts";
+import type { RunRequestInput } from "../../edge/api/run-request.ts";
 import { serverEpisodeCapacity, SWARM_BATCH_DEFAULTS } from "../../protocol/index.ts";
 import {
   DATASET_KIND_LABEL, DatasetLoadError, formatLoadReport, formatRejectedRows, generateCountdownTasks, guessDatasetKind, parseJsonlRows,

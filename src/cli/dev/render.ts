@@ -3,7 +3,7 @@
  * refreshing line on a TTY, plain lines otherwise), the final per-step summary table, and API issues. No I/O, no
  * clock: the caller passes the elapsed time.
  */
-import type { RunMetrics } from "../../edge/dashboard/metrics.ts";
+import type { RunMetrics } from "../../edge/run/board/metrics.ts";
 import { stripVTControlCharacters } from "node:util";
 import type { RunSummary } from "../../scheduler/index.ts";
 import type { ApiIssue, RunView } from "./runs-api.ts";
@@ -158,15 +158,15 @@ export type SwarmRewards = Record<string, { steps: Record<number, number | null>
 export function swarmRewardsOf(metrics: Pick<RunMetrics, "groups">): SwarmRewards {
   const out: SwarmRewards = {};
   for (const g of metrics.groups) {
-    if (g.swarm === "*" || g.source !== "*" || g.step === null) continue;
+    if (g.swarm === "*" || g.source !== "*" || g.window === null) continue;
     const entry = (out[g.swarm] ??= { steps: {}, total: null });
-    entry.steps[g.step] = g.rewardMean;
+    entry.steps[g.window] = g.rewardMean;
   }
   for (const [swarm, entry] of Object.entries(out)) {
     let sum = 0;
     let n = 0;
     for (const g of metrics.groups) {
-      if (g.swarm !== swarm || g.source !== "*" || g.step === null || g.rewardMean === null) continue;
+      if (g.swarm !== swarm || g.source !== "*" || g.window === null || g.rewardMean === null) continue;
       const k = g.ended + g.scored;
       sum += g.rewardMean * k;
       n += k;

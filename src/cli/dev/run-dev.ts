@@ -7,7 +7,7 @@
  * is left claimed. Exit codes: 0 finished as asked, 1 failed (including a finished run that ended no episode or
  * stopped short of its steps, see `verdict.ts`) / timed out, 2 bad input, 130 Ctrl-C, 143 SIGTERM.
  */
-import { parseRunRequest } from "../../edge/run-request.ts";
+import { parseRunRequest } from "../../edge/api/run-request.ts";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";

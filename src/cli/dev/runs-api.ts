@@ -1,16 +1,18 @@
 /**
  * @module cli/dev/runs-api — a small client of the Worker's runs API (issue 3 §4): `POST /runs`, `GET /runs`, `GET /runs/:id`,
  * `POST /runs/:id/stop`, `GET /runs/:id/report`, and `waitForRun`, which polls a run until it finishes, times out
- * or is aborted. Responses are checked with zod (the fields the CLI reads); errors carry the API's issues.
+ * or is aborted. Each answer is checked with the route's own response schema (edge/ground/api-contract.ts: the fields
+ * clients rely on) and typed with the Worker's own types (edge/run/run-views); errors carry the API's issues.
  */
-import type { RunMetrics } from "../../edge/dashboard/metrics.ts";
 import { setTimeout as delay } from "node:timers/promises";
-import { z } from "zod";
+import type { z } from "zod";
+import { DashboardBody, EpisodesBody, ErrorBody, type InFlightBody, MetricsBody, ReportBody, RunListBody, type RunListingBody, RunViewBody } from "../../edge/ground/api-contract.ts";
+import type { RunMetrics } from "../../edge/run/board/metrics.ts";
 import type { EndedEpisode } from "../../port/index.ts";
-import type { RunRequestInput } from "../../edge/run-request.ts";
-import type { LogLine, RunReport, RunView } from "../../edge/run-views.ts";
+import type { RunRequestInput } from "../../edge/api/run-request.ts";
+import type { LogLine, RunReport, RunView } from "../../edge/run/run-views.ts";
 
-// the API's own response types (the Worker builds them in edge/run-views): one declaration for both sides
+// the API's own response types (the Worker builds them in edge/run/run-views): one declaration for both sides
 export type { RunReport, RunView };
 
 /** One problem the API reported: the dotted field path and a message that says the fix. */
@@ -37,78 +39,11 @@ export class RunsApiError extends Error {
   }
 }
 
-const ErrorBody = z.object({
-  error: z.object({ message: z.string(), issues: z.array(z.object({ path: z.string(), message: z.string() })).default([]) }),
-});
-
-const StepShape = z.looseObject({
-  windowIndex: z.number(),
-  globalStep: z.number().nullable(),
-  episodesEnded: z.number(),
-  meanReward: z.number().nullable(),
-  wallTimeMs: z.number().nullable(),
-});
-
-const RunViewShape = z.looseObject({
-  runId: z.string(),
-  phase: z.enum(["indexing", "created", "running", "draining", "finishing", "finished"]),
-  stopReason: z.string().nullable(),
-  episodeType: z.enum(["train", "eval"]),
-  engines: z.array(z.looseObject({ swarm: z.string(), engineStatus: z.string(), globalStep: z.number().nullable() })),
-  globalStep: z.number().nullable(),
-  currentWindow: z.looseObject({ windowIndex: z.number(), episodesEnded: z.number(), meanReward: z.number().nullable() }).nullable(),
-  episodes: z.looseObject({ inFlight: z.number(), ended: z.number() }),
-  steps: z.array(StepShape),
-  totals: z.looseObject({ episodesEnded: z.number() }),
-  failuresByCause: z.record(z.string(), z.number()),
-  log: z.array(z.looseObject({ level: z.string(), message: z.string() })).default([]),
-});
-
-const ListingShape = z.looseObject({
-  runId: z.string(),
-  function: z.string(),
-  phase: z.string(),
-  stopReason: z.string().nullable(),
-  engineStatus: z.string().nullable(),
-  globalStep: z.number().nullable(),
-  lastStepMeanReward: z.number().nullable(),
-  createdAtMs: z.number(),
-  waitingFor: z.string().nullable().optional(),
-  failure: z.string().nullable().optional(),
-});
-
 /** One row of `GET /runs` (newest first): the run's identity and its live headline fields. */
-export type RunListingView = z.infer<typeof ListingShape>;
+export type RunListingView = z.infer<typeof RunListingBody>;
 
-const ListShape = z.looseObject({ runs: z.array(ListingShape), next: z.string().nullable().optional() });
-
-const EpisodesShape = z.looseObject({
-  episodes: z.array(z.looseObject({ episodeKey: z.string(), attempt: z.number(), swarm: z.string(), episodeUuid: z.string(), taskId: z.string(), globalStep: z.number().nullable(), reward: z.number() })),
-});
-
-const MetricsShape = z.looseObject({
-  groups: z.array(z.looseObject({ step: z.number().nullable(), source: z.string(), swarm: z.string(), rewardMean: z.number().nullable() })),
-});
-
-const InFlightShape = z.looseObject({
-  episodeKey: z.string(),
-  taskId: z.string(),
-  repeat: z.number(),
-  attempt: z.number(),
-  status: z.string(),
-  swarms: z.array(z.string()),
-  ageSeconds: z.number().nullable(),
-  sinceLastLlmActivity: z.string().nullable(),
-  llmCalls: z.number().nullable(),
-});
-const DashboardShape = z.looseObject({ inFlight: z.array(InFlightShape) });
 /** One in-flight episode as the dashboard shows it (`GET /runs/:id/dashboard`); ages are seconds. */
-export type InFlightEpisodeView = z.infer<typeof InFlightShape>;
-
-const ReportShape = z.looseObject({
-  summary: z.looseObject({ steps: z.array(StepShape), totals: z.looseObject({ episodesEnded: z.number() }) }),
-  eval: z.unknown().nullable(),
-});
+export type InFlightEpisodeView = z.infer<typeof InFlightBody>;
 
 /** The runs API of one Worker. Every method throws {@link RunsApiError} on an error status or a malformed body. */
 export interface RunsApi {
@@ -122,7 +57,7 @@ export interface RunsApi {
   list(page?: { limit?: number; cursor?: string }): Promise<{ runs: RunListingView[]; next: string | null }>;
   /** `GET /runs/:id/episodes[?step=N]`: the episodes whose reward the server accepted (up to 10,000 per call). */
   endedEpisodes(runId: string, globalStep?: number): Promise<EndedEpisodeView[]>;
-  /** `GET /runs/:id/metrics`: per step, source and swarm server (edge/dashboard/metrics). */
+  /** `GET /runs/:id/metrics`: per step, source and swarm server (edge/run/board/metrics). */
   metrics(runId: string): Promise<RunMetrics>;
   /** The in-flight episodes, oldest dispatch first, from `GET /runs/:id/dashboard` (LLM activity from the server's pool information). */
   inFlight(runId: string): Promise<InFlightEpisodeView[]>;
@@ -168,24 +103,24 @@ export function runsApi(workerUrl: string, fetchFn: typeof fetch = fetch, option
   };
   const id = (runId: string) => encodeURIComponent(runId);
   return {
-    create: (spec) => call("POST", "runs", RunViewShape, spec),
+    create: (spec) => call("POST", "runs", RunViewBody, spec),
     list: async (page = {}) => {
       const query = new URLSearchParams();
       if (page.limit !== undefined) query.set("limit", String(page.limit));
       if (page.cursor !== undefined) query.set("cursor", page.cursor);
       const q = query.size ? `?${query}` : "";
-      const body = await call<{ runs: RunListingView[]; next?: string | null }>("GET", `runs${q}`, ListShape);
+      const body = await call<{ runs: RunListingView[]; next?: string | null }>("GET", `runs${q}`, RunListBody);
       return { runs: body.runs, next: body.next ?? null };
     },
-    get: (runId) => call("GET", `runs/${id(runId)}`, RunViewShape),
-    stop: (runId) => call("POST", `runs/${id(runId)}/stop`, RunViewShape, {}),
-    report: (runId) => call("GET", `runs/${id(runId)}/report`, ReportShape),
+    get: (runId) => call("GET", `runs/${id(runId)}`, RunViewBody),
+    stop: (runId) => call("POST", `runs/${id(runId)}/stop`, RunViewBody, {}),
+    report: (runId) => call("GET", `runs/${id(runId)}/report`, ReportBody),
     endedEpisodes: async (runId, globalStep) => {
       const query = globalStep === undefined ? "?limit=10000" : `?step=${globalStep}&limit=10000`;
-      return (await call<{ episodes: EndedEpisodeView[] }>("GET", `runs/${id(runId)}/episodes${query}`, EpisodesShape)).episodes;
+      return (await call<{ episodes: EndedEpisodeView[] }>("GET", `runs/${id(runId)}/episodes${query}`, EpisodesBody)).episodes;
     },
-    metrics: (runId) => call("GET", `runs/${id(runId)}/metrics`, MetricsShape),
-    inFlight: async (runId) => (await call<{ inFlight: InFlightEpisodeView[] }>("GET", `runs/${id(runId)}/dashboard`, DashboardShape)).inFlight,
+    metrics: (runId) => call("GET", `runs/${id(runId)}/metrics`, MetricsBody),
+    inFlight: async (runId) => (await call<{ inFlight: InFlightEpisodeView[] }>("GET", `runs/${id(runId)}/dashboard`, DashboardBody)).inFlight,
   };
 }
 

@@ -10,7 +10,7 @@
  */
 import { isCannotConnect, SwarmClient } from "../../client/index.ts";
 import { startEmulator, type RunningEmulator } from "../../emulator/index.ts";
-import type { RunRequestInput } from "../../edge/run-request.ts";
+import type { RunRequestInput } from "../../edge/api/run-request.ts";
 import { AgentJetJob } from "../../job/index.ts";
 import { runSpecFor, type DevPlan } from "./plan.ts";
 import { DEV_ALLOWED_HOSTS, startLocalWorker, type LocalWorker, type WorkerLogLevel } from "./worker.ts";

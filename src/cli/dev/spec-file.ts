@@ -1,6 +1,6 @@
 /**
  * @module cli/dev/spec-file — `--spec run.yaml` (or `.json`): the whole `POST /runs` body from a file, in the exact
- * schema of the API (`edge/run-request` `parseRunRequest`). JSON is read by the same YAML parser (JSON is YAML), so
+ * schema of the API (`edge/api/run-request` `parseRunRequest`). JSON is read by the same YAML parser (JSON is YAML), so
  * every problem names the dotted field path and its line in the file: `run.yaml:7: datasets.1.weight: weight must
  * be > 0 …`. A dataset entry with a `path` is read here and sent inline (the Worker cannot read files), relative to
  * the spec file's folder.
@@ -8,7 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
-import { parseRunRequest, type RunRequest, type RunRequestInput } from "../../edge/run-request.ts";
+import { parseRunRequest, type RunRequest, type RunRequestInput } from "../../edge/api/run-request.ts";
 import type { RunSpecIssue } from "../../scheduler/index.ts";
 import { DatasetLoadError, generateCountdownTasks, tasksFromObjects } from "../../tasks/index.ts";
 import type { DevOptions } from "./options.ts";

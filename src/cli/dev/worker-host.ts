@@ -55,7 +55,7 @@ async function main(): Promise<void> {
     const started = await unstable_startWorker({
       config: configPath,
       // the session's token and allowed hosts win over a developer's .dev.vars; local workerd: one invocation per
-      // episode (edge/dispatcher.ts) unless the parent asks for the queue
+      // episode (edge/run/dispatcher.ts) unless the parent asks for the queue
       bindings: {
         ...Object.fromEntries(Object.entries(vars).map(([k, value]) => [k, { type: "secret_text" as const, value }])),
         AJET_DISPATCH: { type: "plain_text" as const, value: process.env[DISPATCH_ENV] === "queue" ? "queue" : "direct" },

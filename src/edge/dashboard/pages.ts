@@ -1,6 +1,6 @@
 /**
  * @module edge/dashboard/pages — the dashboard's HTML shells. Each page is static markup plus the bundled scripts
- * (`/assets/uplot.js`, `/assets/dashboard.js`); the script reads the page's `data-page` and fills it from the JSON
+ * (`/assets/uplot.js`, then the module `/assets/dashboard.js` with its `/assets/charts.js`); the script reads the page's `data-page` and fills it from the JSON
  * routes and the run's live feed. Nothing user-supplied is written into the HTML except the run id, which the
  * route checked against `[A-Za-z0-9_.:-]` first (and which is escaped anyway).
  */
@@ -24,7 +24,7 @@ function shell(title: string, attrs: Record<string, string>, body: string): stri
 ${body}
 </main>
 <script src="/assets/uplot.js"></script>
-<script src="/assets/dashboard.js"></script>
+<script type="module" src="/assets/dashboard.js"></script>
 </body>
 </html>`;
 }
@@ -44,14 +44,14 @@ export function runPage(runId: string): string {
   return shell(runId, { page: "run", run: runId }, `<h1 id="run-title">${escapeHtml(runId)}</h1>
 <section class="cards" id="cards"></section>
 <section><h2>Engines</h2><div class="scroll"><table id="engines" class="grid"><thead><tr><th>swarm</th><th>engine</th><th>global step</th><th>seen</th></tr></thead><tbody></tbody></table></div></section>
-<section><h2>Current step</h2><div id="progress" class="progress"><div class="bar"></div><span class="label"></span></div></section>
-<section><h2>Reward per step</h2><p class="muted">mean, shaded ± one standard deviation; click a step for its episodes</p><div id="reward-chart" class="chart"></div></section>
+<section><h2>Current window</h2><div id="progress" class="progress"><div class="bar"></div><span class="label"></span></div></section>
+<section><h2>Reward per window</h2><p class="muted">mean, shaded ± one standard deviation; click a window (the run's training step) for its episodes</p><div id="reward-chart" class="chart"></div></section>
 <section class="two">
 <div><h2>Success rate</h2><div id="success-chart" class="chart small"></div></div>
 <div><h2>Failures by cause</h2><div id="failure-chart" class="chart small"></div><p id="failure-note" class="muted"></p></div>
 </section>
 <section><h2>In flight</h2><div class="scroll"><table id="inflight" class="grid"><thead><tr><th>task</th><th>repeat</th><th>attempt</th><th>swarm</th><th>age</th><th>since LLM</th><th>LLM calls</th><th>status</th></tr></thead><tbody></tbody></table></div></section>
-<section><h2 id="episodes-title">Latest episodes</h2><div class="scroll tall"><table id="episodes" class="grid"><thead><tr><th>episode</th><th>task</th><th>step</th><th>result</th><th>reward</th><th>duration</th></tr></thead><tbody></tbody></table></div></section>
+<section><h2 id="episodes-title">Latest episodes</h2><div class="scroll tall"><table id="episodes" class="grid"><thead><tr><th>episode</th><th>task</th><th>window</th><th>result</th><th>reward</th><th>duration</th></tr></thead><tbody></tbody></table></div></section>
 <section id="eval-section" hidden><h2>Eval pass@k</h2><div class="scroll"><table id="eval" class="grid"><thead><tr><th>source</th><th>tasks</th><th>episodes</th><th>mean reward</th><th>pass@k</th><th>pass@1</th></tr></thead><tbody></tbody></table></div></section>
 <section><h2>Dropped groups</h2><p id="dropped" class="muted">none</p></section>
 <section><h2>Run log</h2><pre id="log" class="log"></pre></section>

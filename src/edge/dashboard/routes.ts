@@ -2,27 +2,34 @@
  * @module edge/dashboard/routes — the dashboard's pages and data routes (issue 12): `GET /` (the runs), `GET
  * /runs/:id` asked for by a browser (`Accept: text/html`: the run page; any other Accept gets the JSON API),
  * `GET /login` + `POST /login` (the sign-in form that sets the session cookie), `GET /assets/:file`, and the data
- * routes `GET /runs/:id/metrics[?format=csv]`, `/dashboard`, `/attempts[?step=N]`, `/episodes/:key[?attempt=N]`
+ * routes `GET /runs/:id/metrics[?format=csv]`, `/dashboard`, `/attempts[?window=N]` (the run's 1-based window), `/episodes/:key[?attempt=N]`
  * and `/live` (WebSocket). Mounted before the runs API, behind the app's global auth.
  */
 import { Hono, type Context } from "hono";
 import { setCookie } from "hono/cookie";
-import { z } from "zod";
+import type { z } from "zod";
 import { bodyLimit } from "hono/body-limit";
-import { authorizeCredential, SESSION_COOKIE } from "../auth.ts";
-import type { Env } from "../env.ts";
-import { ApiError } from "../errors.ts";
-import { readTranscript, transcriptSettings } from "../transcripts.ts";
+import type { Env } from "../ground/env.ts";
+import { AttemptsQuery, MetricsQuery, RunIdParam, TranscriptQuery } from "../ground/api-contract.ts";
+import { ApiError, invalid, type Issue, type IssueCode } from "../ground/errors.ts";
+import { readTranscript, transcriptSettings } from "../ground/transcripts.ts";
 import { ASSETS } from "./assets.ts";
 import { loginPage, runPage, runsPage } from "./pages.ts";
+
+/** The dashboard's session cookie: it holds the token a browser signed in with (HttpOnly, Secure, SameSite=Strict). */
+export const SESSION_COOKIE = "ajet_session";
+
+/**
+ * Whether a pasted token may read the API (the app passes its auth check, api/auth `authorizeCredential` for a GET):
+ * ok, or why not (`unconfigured` when the Worker has no token) and the message.
+ */
+export type TokenCheck = (token: string, env: Env) => Promise<{ ok: true } | { ok: false; code: IssueCode; message: string }>;
 
 /** How long a sign-in lasts (seconds). */
 export const SESSION_MAX_AGE_SECONDS = 7 * 86_400;
 
-const RunId = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/);
-
 function checkRunId(runId: string): void {
-  if (!RunId.safeParse(runId).success) throw new ApiError(400, "invalid run id", [{ path: "id", message: "a run id has letters, digits and _ . : - only" }]);
+  if (!RunIdParam.safeParse(runId).success) throw new ApiError("invalid run id", [invalid("id", "a run id has letters, digits and _ . : - only")]);
 }
 
 function stubOf(env: Env, runId: string) {
@@ -31,14 +38,14 @@ function stubOf(env: Env, runId: string) {
 }
 
 function notFound(runId: string): never {
-  throw new ApiError(404, `no run ${runId}`, [{ path: "id", message: "no run with this id; create one with POST /runs" }]);
+  throw new ApiError(`no run ${runId}`, [{ code: "not_found", path: "id", message: "no run with this id; create one with POST /runs" }]);
 }
 
 const wantsHtml = (c: Context) => (c.req.header("accept") ?? "").includes("text/html");
 
 function queryOf<T extends z.ZodType>(schema: T, c: Context): z.infer<T> {
   const q = schema.safeParse(c.req.query());
-  if (!q.success) throw new ApiError(400, "invalid query", q.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })));
+  if (!q.success) throw new ApiError("invalid query", q.error.issues.map((i): Issue => invalid(i.path.join("."), i.message)));
   return q.data;
 }
 
@@ -49,8 +56,11 @@ export function isPageRequest(request: Request): boolean {
   return path === "/" || /^\/runs\/[A-Za-z0-9_.:-]{1,128}$/.test(path);
 }
 
-/** The routes without run data, reachable without a token: the sign-in form and the bundled assets. */
-export function dashboardPublicRoutes() {
+/**
+ * The routes without run data, reachable without a token: the sign-in form and the bundled assets.
+ * @param checkToken decides whether a pasted token becomes a session
+ */
+export function dashboardPublicRoutes(checkToken: TokenCheck) {
   return new Hono<{ Bindings: Env }>()
     .get("/login", (c) => c.html(loginPage(c.req.query("next"))))
     .post("/login", bodyLimit({ maxSize: 4096, onError: (c) => c.html(loginPage(undefined, "the form is too large"), 413) }), async (c) => {
@@ -58,17 +68,18 @@ export function dashboardPublicRoutes() {
       const token = typeof form["token"] === "string" ? form["token"].trim() : "";
       const next = typeof form["next"] === "string" && /^\/[A-Za-z0-9_.:/-]*$/.test(form["next"]) ? form["next"] : "/";
       // only a token the API would accept for reading becomes a session
-      const decision = token === "" ? null : await authorizeCredential({ token, source: "token" }, "GET", c.env);
+      const decision = token === "" ? null : await checkToken(token, c.env);
       if (!decision?.ok) {
-        const why = decision === null ? "paste AJET_READ_TOKEN (or AJET_API_TOKEN) into the form" : decision.status === 503 ? decision.message : "that token matches neither AJET_API_TOKEN nor AJET_READ_TOKEN";
-        return c.html(loginPage(next, why), decision?.status === 503 ? 503 : 401);
+        const unconfigured = decision !== null && decision.code === "unconfigured";
+        const why = decision === null ? "paste AJET_READ_TOKEN (or AJET_API_TOKEN) into the form" : unconfigured ? decision.message : "that token matches neither AJET_API_TOKEN nor AJET_READ_TOKEN";
+        return c.html(loginPage(next, why), unconfigured ? 503 : 401);
       }
       setCookie(c, SESSION_COOKIE, token, { httpOnly: true, secure: true, sameSite: "Strict", path: "/", maxAge: SESSION_MAX_AGE_SECONDS });
       return c.redirect(next, 303);
     })
     .get("/assets/:file", (c) => {
       const asset = ASSETS[c.req.param("file")];
-      if (!asset) throw new ApiError(404, `no asset ${c.req.param("file")}`, [{ path: "file", message: `known: ${Object.keys(ASSETS).join(", ")}` }]);
+      if (!asset) throw new ApiError(`no asset ${c.req.param("file")}`, [{ code: "not_found", path: "file", message: `known: ${Object.keys(ASSETS).join(", ")}` }]);
       return c.body(asset.body, 200, { "content-type": asset.contentType, "cache-control": "public, max-age=300" });
     });
 }
@@ -81,12 +92,12 @@ export function dashboardRoutes() {
     .get("/runs/:id", async (c, next) => {
       if (!wantsHtml(c)) return next();
       const id = c.req.param("id");
-      if (!RunId.safeParse(id).success) return next();
+      if (!RunIdParam.safeParse(id).success) return next();
       return c.html(runPage(id));
     })
     .get("/runs/:id/metrics", async (c) => {
       const id = c.req.param("id");
-      const { format } = queryOf(z.object({ format: z.enum(["json", "csv"]).optional() }), c);
+      const { format } = queryOf(MetricsQuery, c);
       const csv = format === "csv" || (format === undefined && (c.req.header("accept") ?? "").includes("text/csv"));
       const stub = stubOf(c.env, id);
       if (csv) {
@@ -104,28 +115,28 @@ export function dashboardRoutes() {
     })
     .get("/runs/:id/attempts", async (c) => {
       const id = c.req.param("id");
-      const q = queryOf(z.object({ step: z.coerce.number().int().min(1).optional(), limit: z.coerce.number().int().min(1).max(10_000).default(1000) }), c);
-      const rows = await stubOf(c.env, id).attempts({ windowIndex: q.step === undefined ? undefined : q.step - 1, limit: q.limit });
+      const q = queryOf(AttemptsQuery, c);
+      const rows = await stubOf(c.env, id).attempts({ windowIndex: q.window === undefined ? undefined : q.window - 1, limit: q.limit });
       return rows === null ? notFound(id) : c.json({ attempts: rows });
     })
     .get("/runs/:id/episodes/:key", async (c) => {
       const id = c.req.param("id");
       const key = c.req.param("key");
-      const q = queryOf(z.object({ attempt: z.coerce.number().int().min(1).optional() }), c);
+      const q = queryOf(TranscriptQuery, c);
       checkRunId(id);
-      if (key.length === 0 || key.length > 512) throw new ApiError(400, "invalid episode key", [{ path: "key", message: "an episode key looks like source/epoch/taskIndex#repeat, URL-encoded" }]);
+      if (key.length === 0 || key.length > 512) throw new ApiError("invalid episode key", [invalid("key", "an episode key looks like source/epoch/taskIndex#repeat, URL-encoded")]);
       const found = await readTranscript(c.env, id, key, q.attempt);
       if ("text" in found) return c.body(found.text, 200, { "content-type": "application/json; charset=utf-8" });
-      if (found.kind === "disabled") throw new ApiError(404, "transcripts are off", [{ path: "TRANSCRIPTS", message: "the Worker has no TRANSCRIPTS R2 binding; add [[r2_buckets]] binding = \"TRANSCRIPTS\" to wrangler.toml" }]);
+      if (found.kind === "disabled") throw new ApiError("transcripts are off", [{ code: "not_found", path: "TRANSCRIPTS", message: "the Worker has no TRANSCRIPTS R2 binding; add [[r2_buckets]] binding = \"TRANSCRIPTS\" to wrangler.toml" }]);
       if (found.kind === "expired") {
         const days = transcriptSettings(c.env).retentionMs / 86_400_000;
-        throw new ApiError(404, `transcript of ${key} expired`, [{ path: "key", message: `transcripts are kept ${days} days (TRANSCRIPT_RETENTION_DAYS); this one expired at ${new Date(found.expiredAtMs).toISOString()}` }]);
+        throw new ApiError(`transcript of ${key} expired`, [{ code: "not_found", path: "key", message: `transcripts are kept ${days} days (TRANSCRIPT_RETENTION_DAYS); this one expired at ${new Date(found.expiredAtMs).toISOString()}` }]);
       }
-      throw new ApiError(404, `no transcript of episode ${key}${q.attempt ? ` attempt ${q.attempt}` : ""} in run ${id}`, [{ path: "key", message: "episodes get a transcript once their attempt is reported; list them with GET /runs/:id/attempts" }]);
+      throw new ApiError(`no transcript of episode ${key}${q.attempt ? ` attempt ${q.attempt}` : ""} in run ${id}`, [{ code: "not_found", path: "key", message: "episodes get a transcript once their attempt is reported; list them with GET /runs/:id/attempts" }]);
     })
     .get("/runs/:id/live", async (c) => {
       const id = c.req.param("id");
-      if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ApiError(400, "expected a WebSocket upgrade", [{ path: "upgrade", message: "connect with a WebSocket client (the run page does)" }]);
+      if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ApiError("expected a WebSocket upgrade", [invalid("upgrade", "connect with a WebSocket client (the run page does)")]);
       return stubOf(c.env, id).fetch(c.req.raw);
     });
 }

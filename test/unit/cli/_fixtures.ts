@@ -1,9 +1,9 @@
 /** @module test/unit/cli/_fixtures — status views and step rows for the dev command's pure renderers and checks. */
 import type { RunView } from "../../../src/cli/dev/runs-api.ts";
-import type { StepSummary } from "../../../src/scheduler/index.ts";
+import type { WindowSummary } from "../../../src/scheduler/index.ts";
 
 /** One step row: 8 groups opened and completed; `wallTimeMs` null while the engine has not moved past it. */
-export function step(windowIndex: number, episodesEnded: number, meanReward: number | null, wallTimeMs: number | null): StepSummary {
+export function step(windowIndex: number, episodesEnded: number, meanReward: number | null, wallTimeMs: number | null): WindowSummary {
   return {
     windowIndex, globalStep: windowIndex + 1, episodesEnded, meanReward, wallTimeMs, groupsOpened: 8, groupsCompleted: 8,
     groupsDropped: 0, groupsAbandoned: 0, replacementGroups: 0, droppedGroupKeys: [], sourceGroups: { countdown: 8 }, partial: false, episodesOffStep: 0,

@@ -2,10 +2,10 @@
 import { describe, expect, it } from "vitest";
 import { renderSummary, swarmRewardsOf } from "../../../src/cli/dev/render.ts";
 import { parseDevArgs } from "../../../src/cli/dev/options.ts";
-import type { MetricsGroup } from "../../../src/edge/dashboard/metrics.ts";
+import type { MetricsGroup } from "../../../src/edge/run/board/metrics.ts";
 
-const group = (step: number, swarm: string, rewardMean: number, ended = 4): MetricsGroup => ({
-  step, globalStep: step, source: "*", swarm, attempts: ended, ended, scored: 0, failed: 0, rewardMean, rewardStd: 0, rewardMin: rewardMean,
+const group = (window: number, swarm: string, rewardMean: number, ended = 4): MetricsGroup => ({
+  window, globalStep: window, source: "*", swarm, attempts: ended, ended, scored: 0, failed: 0, rewardMean, rewardStd: 0, rewardMin: rewardMean,
   rewardMax: rewardMean, successRate: null, durationMeanMs: null, durationMaxMs: null, failuresByCause: {}, logMetrics: {},
 });
 

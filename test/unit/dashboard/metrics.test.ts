@@ -1,7 +1,7 @@
-/** The metrics export's aggregation (edge/dashboard/metrics): per step, source and swarm; CSV. */
+/** The metrics export's aggregation (edge/run/board/metrics): per step, source and swarm; CSV. */
 import { describe, expect, it } from "vitest";
-import type { AttemptRow } from "../../../src/edge/dashboard/attempts.ts";
-import { metricsCsv, runMetrics } from "../../../src/edge/dashboard/metrics.ts";
+import type { AttemptRow } from "../../../src/edge/run/attempts.ts";
+import { metricsCsv, runMetrics } from "../../../src/edge/run/board/metrics.ts";
 
 const row = (over: Partial<AttemptRow>): AttemptRow => ({
   episodeKey: "a/0/0#0", attempt: 1, taskId: "t", source: "a", repeat: 0, windowIndex: 0, globalStep: 1, kind: "ended", reward: 1,
@@ -18,7 +18,7 @@ describe("metrics export", () => {
   const m = runMetrics("run-1", rows, ["a", "b"], ["student", "teacher"], 1);
 
   it("aggregates each step overall, per source and per swarm: mean, spread, success rate, counts, durations, failures", () => {
-    expect(m.groups.map((g) => [g.step, g.source, g.swarm])).toEqual([
+    expect(m.groups.map((g) => [g.window, g.source, g.swarm])).toEqual([
       [1, "*", "*"], [1, "a", "*"], [1, "b", "*"], [1, "*", "student"], [1, "*", "teacher"],
       [2, "*", "*"], [2, "a", "*"], [2, "b", "*"], [2, "*", "student"], [2, "*", "teacher"],
     ]);
@@ -32,7 +32,7 @@ describe("metrics export", () => {
 
   it("writes one CSV row per group with a log_metric column per key", () => {
     const lines = metricsCsv(m).trim().split("\r\n");
-    expect(lines[0]).toBe("step,global_step,source,swarm,attempts,ended,scored,failed,reward_mean,reward_std,reward_min,reward_max,success_rate,duration_mean_ms,duration_max_ms,failures_by_cause,log_metric:lens,log_metric:turns");
+    expect(lines[0]).toBe("window,global_step,source,swarm,attempts,ended,scored,failed,reward_mean,reward_std,reward_min,reward_max,success_rate,duration_mean_ms,duration_max_ms,failures_by_cause,log_metric:lens,log_metric:turns");
     expect(lines[1]).toBe("1,1,*,*,3,2,0,1,0.5,0.5,0,1,0.5,1500,3000,function_error=1,15,3");
     expect(lines).toHaveLength(11);
   });

@@ -1,9 +1,9 @@
-/** The run page's data (edge/dashboard/snapshot): one reward line per source and per swarm, failures per step. */
+/** The run page's data (edge/run/board/snapshot): one reward line per source and per swarm, failures per step. */
 import { describe, expect, it } from "vitest";
-import { runMetrics } from "../../../src/edge/dashboard/metrics.ts";
-import { dashboardSnapshot } from "../../../src/edge/dashboard/snapshot.ts";
-import type { AttemptRow } from "../../../src/edge/dashboard/attempts.ts";
-import type { RunView } from "../../../src/edge/run-views.ts";
+import { runMetrics } from "../../../src/edge/run/board/metrics.ts";
+import { dashboardSnapshot } from "../../../src/edge/run/board/snapshot.ts";
+import type { AttemptRow } from "../../../src/edge/run/attempts.ts";
+import type { RunView } from "../../../src/edge/run/run-views.ts";
 
 const row = (over: Partial<AttemptRow>): AttemptRow => ({
   episodeKey: "a/0/0#0", attempt: 1, taskId: "t", source: "a", repeat: 0, windowIndex: 0, globalStep: 1, kind: "ended", reward: 1,
@@ -21,7 +21,7 @@ describe("run page snapshot", () => {
     const snap = dashboardSnapshot({ view, metrics, inFlight: [], recent: rows, evalReport: null, startedAtMs: 0, finishedAtMs: 60_000, nowMs: 90_000 });
     expect(snap.rewards.map((r) => [r.label, r.mean])).toEqual([["all", [0.5]], ["source a", [1]], ["source b", [0]], ["swarm student", [0.5]], ["swarm teacher", [0.5]]]);
     expect(snap.rewards[0]!.std).toEqual([0.5]);
-    expect(snap.failures).toEqual({ steps: [1], byCause: { no_llm_call: [1] } });
+    expect(snap.failures).toEqual({ windows: [1], byCause: { no_llm_call: [1] } });
     expect(snap.successRate.rate).toEqual([0.5]);
     expect(snap.episodesPerMinute).toBe(2);
   });

@@ -1,6 +1,6 @@
 /** @module test/unit/edge/alarm-plan — the run object's alarm arming rule (pure: time is an input) and RunAlarm, which writes it. */
 import { describe, expect, it } from "vitest";
-import { FAILED_TICK_ALARM_MS, IDLE_ALARM_MS, planAlarm, RunAlarm } from "../../../src/edge/alarm-plan.ts";
+import { FAILED_TICK_ALARM_MS, IDLE_ALARM_MS, planAlarm, RunAlarm } from "../../../src/edge/run/alarm-plan.ts";
 import { initialState, RunSpec } from "../../../src/scheduler/index.ts";
 import { specInput } from "../scheduler/harness.ts";
 

@@ -4,7 +4,7 @@
  * function's name is refused (a run names the function by the key).
  */
 import { describe, expect, it } from "vitest";
-import { rolloutFunctions, setRolloutFunctions } from "../../../src/edge/functions-registry.ts";
+import { rolloutFunctions, setRolloutFunctions } from "../../../src/edge/consumer/functions-registry.ts";
 import { defineRolloutFunction } from "../../../src/sdk/contract.ts";
 
 const echo = defineRolloutFunction({ name: "echo", run: async () => ({ reward: 1 }) });

@@ -1,10 +1,11 @@
 /**
- * The background creation of a run with large dataset files (edge/run-indexing): what `create` answers, what the
+ * The background creation of a run with large dataset files (edge/run/run-indexing): what `create` answers, what the
  * alarm's pass does with problems, a stop during the pass, and a pass that starts again after a reset.
  */
 import { describe, expect, it } from "vitest";
-import { beginCreate, finishPendingCreate, PendingRuns, stopPendingCreate, type IndexingHost, type KvLike } from "../../../src/edge/run-indexing.ts";
-import type { CreateRunInput, RunView } from "../../../src/edge/run-views.ts";
+import { beginCreate, finishPendingCreate, PendingRuns, stopPendingCreate, type IndexingHost, type KvLike } from "../../../src/edge/run/run-indexing.ts";
+import type { CreateRunInput, RunView } from "../../../src/edge/run/run-views.ts";
+import type { Issue } from "../../../src/edge/ground/errors.ts";
 import { RunSpec } from "../../../src/scheduler/index.ts";
 
 function memoryKv(): KvLike {
@@ -21,7 +22,7 @@ const input: CreateRunInput = {
 };
 
 /** A host whose inline creation is scripted; records calls. */
-function host(files: { bytes: number; issues?: { path: string; message: string }[] }, create: IndexingHost["create"] = async () => ({ view: { phase: "running" } as RunView, issues: [] })) {
+function host(files: { bytes: number; issues?: Issue[] }, create: IndexingHost["create"] = async () => ({ view: { phase: "running" } as RunView, issues: [] })) {
   const calls: string[] = [];
   const h: IndexingHost & { calls: string[] } = {
     calls,
@@ -54,8 +55,8 @@ describe("background indexing of large dataset files", () => {
   });
 
   it("an unreachable file answers its issue at once (400), leaving nothing pending", async () => {
-    const h = host({ bytes: 5000, issues: [{ path: "datasets.0", message: "dataset r2://DATASETS/cd.jsonl does not exist" }] });
-    expect(await beginCreate(input, h, 5)).toEqual({ view: null, issues: [{ path: "datasets.0", message: "dataset r2://DATASETS/cd.jsonl does not exist" }] });
+    const h = host({ bytes: 5000, issues: [{ code: "invalid", path: "datasets.0", message: "dataset r2://DATASETS/cd.jsonl does not exist" }] });
+    expect(await beginCreate(input, h, 5)).toEqual({ view: null, issues: [{ code: "invalid", path: "datasets.0", message: "dataset r2://DATASETS/cd.jsonl does not exist" }] });
     expect(h.pending.get()).toBeNull();
     expect(h.calls).toEqual(["clearDatasets"]);
   });
@@ -67,10 +68,10 @@ describe("background indexing of large dataset files", () => {
     expect(ok.pending.get()).toBeNull();
     expect(ok.calls).toEqual(["wakeNow", "clearIndexes", "create"]);
 
-    const bad = host({ bytes: 5000 }, async () => ({ view: null, issues: [{ path: "datasets.0", message: 'dataset "cd" has no usable task' }] }));
+    const bad = host({ bytes: 5000 }, async () => ({ view: null, issues: [{ code: "invalid", path: "datasets.0", message: 'dataset "cd" has no usable task' }] }));
     await beginCreate(input, bad, 5);
     await finishPendingCreate(bad, () => 9);
-    expect(bad.pending.get()?.failure).toEqual({ message: `the run's datasets could not be used: datasets.0: dataset "cd" has no usable task`, issues: [{ path: "datasets.0", message: 'dataset "cd" has no usable task' }], atMs: 9, stopped: false });
+    expect(bad.pending.get()?.failure).toEqual({ message: `the run's datasets could not be used: datasets.0: dataset "cd" has no usable task`, issues: [{ code: "invalid", path: "datasets.0", message: 'dataset "cd" has no usable task' }], atMs: 9, stopped: false });
     expect(bad.calls.filter((c) => c === "releaseQuota")).toHaveLength(1);
     expect(bad.pending.get()?.input.spec.secrets).toEqual({}); // a run that never starts keeps no secret
     await finishPendingCreate(bad, () => 10); // a failed creation is not tried again

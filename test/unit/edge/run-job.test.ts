@@ -1,10 +1,10 @@
 /**
- * The run's AgentJetJob (edge/run-job): its options are validated at POST /runs (issues name `job.<option>`), a
+ * The run's AgentJetJob (edge/ground/run-job): its options are validated at POST /runs (issues name `job.<option>`), a
  * `baseYaml` supplies the batch keys the spec does not set (the YAML is the source of truth), and the YAML the
  * server is synced with batches exactly like the run's windows.
  */
 import { describe, expect, it } from "vitest";
-import { runJob, withJobDefaults } from "../../../src/edge/run-job.ts";
+import { runJob, withJobDefaults } from "../../../src/edge/ground/run-job.ts";
 import { AgentJetJob } from "../../../src/job/index.ts";
 import { parseRunSpec } from "../../../src/scheduler/index.ts";
 
@@ -13,7 +13,7 @@ const base = { swarms: [{ url: "http://127.0.0.1:10086" }], datasets: [{ name: "
 describe("the run's job", () => {
   it("a job option the engine would refuse is an issue at job.<option>", () => {
     const { issues } = withJobDefaults({ ...base, job: { numRepeat: 0 } });
-    expect(issues).toEqual([{ path: "job.numRepeat", message: expect.stringContaining("numRepeat") }]);
+    expect(issues).toEqual([{ code: "invalid", path: "job.numRepeat", message: expect.stringContaining("numRepeat") }]);
     expect(withJobDefaults({ ...base, job: { modle: "x" } }).issues[0]?.path).toMatch(/^job/);
   });
 
@@ -29,7 +29,7 @@ describe("the run's job", () => {
   it("a top-level batchSize that disagrees with the baseYaml's is refused (the server would batch differently)", () => {
     const yaml = new AgentJetJob({ batchSize: 16 }).toYaml();
     const { issues } = withJobDefaults({ ...base, batchSize: 8, job: { baseYaml: yaml } });
-    expect(issues).toEqual([{ path: "batchSize", message: "batchSize 8 disagrees with job.baseYaml's ajet.data.train_batch_size 16: the server would batch differently from the run's windows; set one of them" }]);
+    expect(issues).toEqual([{ code: "invalid", path: "batchSize", message: "batchSize 8 disagrees with job.baseYaml's ajet.data.train_batch_size 16: the server would batch differently from the run's windows; set one of them" }]);
   });
 
   it("the synced YAML carries the run's resolved batch settings and the job's other options", () => {

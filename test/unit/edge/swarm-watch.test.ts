@@ -1,9 +1,9 @@
 /**
- * The status watcher's schedule (edge/swarm-watch, issue 11 §3): quick around the edges it expects, the booting pace
+ * The status watcher's schedule (edge/swarm-server/swarm-watch, issue 11 §3): quick around the edges it expects, the booting pace
  * while BOOTING, slow otherwise, and never more than maxPollsPerMinute polls in any 60 s, whatever it is asked.
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_WATCH_TIMING, desiredIntervalMs, freshBucket, nextPollAtMs, spend, type WatchView } from "../../../src/edge/swarm-watch.ts";
+import { DEFAULT_WATCH_TIMING, desiredIntervalMs, freshBucket, nextPollAtMs, spend, type WatchView } from "../../../src/edge/swarm-server/swarm-watch.ts";
 import { ENGINE } from "../../../src/protocol/index.ts";
 
 const T = DEFAULT_WATCH_TIMING;

@@ -1,9 +1,9 @@
 /**
- * What a run waits for, in plain words (edge/waiting-for, `GET /runs/:id` → `waitingFor`): the engine booting,
+ * What a run waits for, in plain words (edge/run/waiting-for, `GET /runs/:id` → `waitingFor`): the engine booting,
  * someone else to start it, a weight sync, nothing to claim, the drain — and nothing while episodes run.
  */
 import { describe, expect, it } from "vitest";
-import { waitingFor } from "../../../src/edge/waiting-for.ts";
+import { waitingFor } from "../../../src/edge/run/waiting-for.ts";
 import { ENGINE } from "../../../src/protocol/index.ts";
 
 const URL = "http://gpu:10086";

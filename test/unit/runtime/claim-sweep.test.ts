@@ -1,6 +1,6 @@
-/** Which of the server's running episodes are this run's claims that nobody holds (edge/claim-sweep, pure). */
+/** Which of the server's running episodes are this run's claims that nobody holds (edge/run/claim-sweep, pure). */
 import { describe, expect, it } from "vitest";
-import { orphanClaims, serverSeconds } from "../../../src/edge/claim-sweep.ts";
+import { orphanClaims, serverSeconds } from "../../../src/edge/run/claim-sweep.ts";
 
 const detail = (client: string, idle: number, discard = 60) => ({
   episode_status: "claimed",

@@ -126,8 +126,11 @@ describe("the episode and its heartbeats", () => {
         countdown: defineRolloutFunction({
           name: "countdown",
           async run(_task, ctx) {
+            // the first beat goes as the function starts (it is the stop channel): listen from the start
+            const stopped = new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject((reason = ctx.signal.reason)), { once: true }));
+            stopped.catch(() => undefined);
             await ctx.llm.chat.completions.create({ model: ctx.model, messages: [{ role: "user", content: "hi" }] });
-            await new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject((reason = ctx.signal.reason)), { once: true }));
+            await stopped;
             return { reward: 1 };
           },
         }),

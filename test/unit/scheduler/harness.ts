@@ -23,7 +23,7 @@ import {
   type SchedulerCommand,
   type SchedulerEvent,
   type SchedulerState,
-  type StepRow,
+  type WindowRow,
 } from "../../../src/scheduler/index.ts";
 
 /** A minimal valid run spec input; override any field. */
@@ -63,7 +63,7 @@ export class Harness {
   /** every attempt the core closed on a lease expiry, as the decisions' `changes` listed them */
   readonly closedAttempts: NonNullable<Decision["changes"]["closedAttempts"]> = [];
   private readonly store = {
-    run: null as RunRow | null, episodes: new Map<string, EpisodeRow>(), steps: new Map<string, StepRow>(), evalTasks: new Map<string, EvalTaskRow>(),
+    run: null as RunRow | null, episodes: new Map<string, EpisodeRow>(), steps: new Map<string, WindowRow>(), evalTasks: new Map<string, EvalTaskRow>(),
     batches: new Map<string, StoredBatchRow>(), landed: new Map<string, LandedRow>(),
   };
 

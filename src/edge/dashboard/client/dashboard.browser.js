@@ -1,316 +1,239 @@
 // ajet-edge dashboard: the browser script of `/` and `/runs/:id` (bundled into the Worker as text, served at
-// /assets/dashboard.js). Plain ES2020, no build step. It reads JSON routes once and then follows the run's
+// /assets/dashboard.js). Plain ES2020 as an ES module (the charts are charts.js), no build step. It reads JSON routes once and then follows the run's
 // WebSocket (/runs/:id/live): the run's Durable Object pushes a fresh snapshot after state changes, so the page
 // never polls. window.__dashboard exposes the last snapshot and the uPlot charts (the browser tests read them).
-(function () {
-  "use strict";
-  var page = document.body.dataset.page;
-  var state = { snapshot: null, charts: {}, updates: 0 };
-  window.__dashboard = state;
+import { chartWidth, failureChart, rewardChart, successChart } from "/assets/charts.js";
 
-  function el(tag, attrs, children) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      if (k === "text") node.textContent = attrs[k];
-      else if (k === "class") node.className = attrs[k];
-      else if (k.slice(0, 2) === "on") node.addEventListener(k.slice(2), attrs[k]);
-      else node.setAttribute(k, attrs[k]);
-    });
-    (children || []).forEach(function (c) { node.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
-    return node;
-  }
-  function fmt(x, digits) { return x === null || x === undefined ? "–" : Number(x).toFixed(digits === undefined ? 3 : digits); }
-  function ago(ms) {
-    if (!ms) return "–";
-    var s = Math.max(0, (Date.now() - ms) / 1000);
-    return s < 90 ? s.toFixed(0) + " s ago" : s < 5400 ? (s / 60).toFixed(0) + " min ago" : (s / 3600).toFixed(1) + " h ago";
-  }
-  function dur(ms) {
-    if (ms === null || ms === undefined) return "–";
-    var s = ms / 1000;
-    return s < 90 ? s.toFixed(1) + " s" : s < 5400 ? (s / 60).toFixed(1) + " min" : (s / 3600).toFixed(1) + " h";
-  }
-  function fill(tbody, rows, empty, cols) {
-    tbody.replaceChildren();
-    if (rows.length === 0) tbody.appendChild(el("tr", {}, [el("td", { colspan: String(cols), class: "muted", text: empty })]));
-    rows.forEach(function (r) { tbody.appendChild(r); });
-  }
-  function getJson(path) {
-    return fetch(path, { headers: { accept: "application/json" }, credentials: "same-origin" }).then(function (res) {
-      if (res.status === 401 || res.status === 403) { location.href = "/login?next=" + encodeURIComponent(location.pathname); throw new Error("sign in"); }
-      return res.json().then(function (body) { if (!res.ok) throw new Error((body && body.error && body.error.message) || res.statusText); return body; });
-    });
-  }
-  function setLive(on) {
-    var dot = document.getElementById("live");
-    if (!dot) return;
-    dot.textContent = on ? "● live" : "○ offline";
-    dot.className = on ? "live on" : "live";
-  }
+var page = document.body.dataset.page;
+var state = { snapshot: null, charts: {}, updates: 0 };
+window.__dashboard = state;
 
-  // ---- runs list -------------------------------------------------------------------------------------------------
-  function runsList() {
-    var tbody = document.querySelector("#runs tbody");
-    getJson("/runs?limit=100").then(function (body) {
-      var runs = (body && body.runs) || [];
-      fill(tbody, runs.map(function (r) {
-        var started = r.createdAtMs ? new Date(r.createdAtMs).toLocaleString() : "–";
-        var end = r.finishedAtMs || (r.phase === "finished" ? r.updatedAtMs : null);
-        return el("tr", { "data-run": r.runId }, [
-          el("td", {}, [el("a", { href: "/runs/" + encodeURIComponent(r.runId), text: r.runId })]),
-          el("td", { text: r.function || "–" }), el("td", { text: r.phase || "–" }), el("td", { text: r.engineStatus || "–" }),
-          el("td", { text: r.globalStep === null || r.globalStep === undefined ? "–" : String(r.globalStep) }),
-          el("td", { text: fmt(r.lastStepMeanReward) }), el("td", { text: started }),
-          // a finished run without an end instant in the listing shows no duration rather than a growing one
-          el("td", { text: r.wallTimeMs ? dur(r.wallTimeMs) : end && r.createdAtMs ? dur(end - r.createdAtMs) : r.createdAtMs && r.phase !== "finished" ? dur(Date.now() - r.createdAtMs) + " so far" : "–" }),
-        ]);
-      }), "no runs yet: start one with POST /runs (or npm start)", 8);
-    }).catch(function (err) {
-      fill(tbody, [], "could not list the runs: " + err.message, 8);
-    });
-  }
+function el(tag, attrs, children) {
+  var node = document.createElement(tag);
+  Object.keys(attrs || {}).forEach(function (k) {
+    if (k === "text") node.textContent = attrs[k];
+    else if (k === "class") node.className = attrs[k];
+    else if (k.slice(0, 2) === "on") node.addEventListener(k.slice(2), attrs[k]);
+    else node.setAttribute(k, attrs[k]);
+  });
+  (children || []).forEach(function (c) { node.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+  return node;
+}
+function fmt(x, digits) { return x === null || x === undefined ? "–" : Number(x).toFixed(digits === undefined ? 3 : digits); }
+function ago(ms) {
+  if (!ms) return "–";
+  var s = Math.max(0, (Date.now() - ms) / 1000);
+  return s < 90 ? s.toFixed(0) + " s ago" : s < 5400 ? (s / 60).toFixed(0) + " min ago" : (s / 3600).toFixed(1) + " h ago";
+}
+function dur(ms) {
+  if (ms === null || ms === undefined) return "–";
+  var s = ms / 1000;
+  return s < 90 ? s.toFixed(1) + " s" : s < 5400 ? (s / 60).toFixed(1) + " min" : (s / 3600).toFixed(1) + " h";
+}
+function fill(tbody, rows, empty, cols) {
+  tbody.replaceChildren();
+  if (rows.length === 0) tbody.appendChild(el("tr", {}, [el("td", { colspan: String(cols), class: "muted", text: empty })]));
+  rows.forEach(function (r) { tbody.appendChild(r); });
+}
+function getJson(path) {
+  return fetch(path, { headers: { accept: "application/json" }, credentials: "same-origin" }).then(function (res) {
+    if (res.status === 401 || res.status === 403) { location.href = "/login?next=" + encodeURIComponent(location.pathname); throw new Error("sign in"); }
+    return res.json().then(function (body) { if (!res.ok) throw new Error((body && body.error && body.error.message) || res.statusText); return body; });
+  });
+}
+function setLive(on) {
+  var dot = document.getElementById("live");
+  if (!dot) return;
+  dot.textContent = on ? "● live" : "○ offline";
+  dot.className = on ? "live on" : "live";
+}
 
-  // ---- run page --------------------------------------------------------------------------------------------------
-  var runId = document.body.dataset.run;
-  var COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#be185d", "#4d7c0f"];
-
-  function chartWidth(div) { return Math.max(260, div.clientWidth || 600); }
-
-  function drawChart(name, div, opts, data) {
-    var old = state.charts[name];
-    var sig = JSON.stringify(opts.series.map(function (s) { return s.label; }));
-    if (old && old.__sig === sig) { old.setData(data); return old; }
-    if (old) old.destroy();
-    div.replaceChildren();
-    opts.width = chartWidth(div);
-    var chart = new uPlot(opts, data, div);
-    chart.__sig = sig;
-    state.charts[name] = chart;
-    return chart;
-  }
-
-  function rewardChart(snap) {
-    var div = document.getElementById("reward-chart");
-    var lines = snap.rewards;
-    var steps = lines.length ? lines[0].steps : [];
-    var all = lines[0];
-    var upper = all ? all.mean.map(function (m, i) { var s = all.std[i]; return m === null || s === null ? null : m + s; }) : [];
-    var lower = all ? all.mean.map(function (m, i) { var s = all.std[i]; return m === null || s === null ? null : m - s; }) : [];
-    var series = [{ label: "step" }];
-    var data = [steps];
-    lines.forEach(function (line, i) {
-      series.push({ label: line.label, stroke: COLORS[i % COLORS.length], width: i === 0 ? 2.5 : 1.5, points: { show: true, size: 7 }, spanGaps: true });
-      data.push(line.mean);
-    });
-    series.push({ label: "+1 sd", stroke: "rgba(37,99,235,0.35)", dash: [4, 4], points: { show: false } });
-    series.push({ label: "−1 sd", stroke: "rgba(37,99,235,0.35)", dash: [4, 4], points: { show: false } });
-    data.push(upper, lower);
-    var n = series.length;
-    div.dataset.points = JSON.stringify(steps.map(function (s, i) { return { step: s, mean: all ? all.mean[i] : null }; }));
-    var chart = drawChart("reward", div, {
-      height: 260, series: series, bands: [{ series: [n - 2, n - 1], fill: "rgba(37,99,235,0.10)" }],
-      scales: { x: { time: false } }, axes: [{ label: "step", incrs: [1, 2, 5, 10, 20, 50, 100] }, { label: "reward" }],
-      cursor: { points: { size: 9 } },
-    }, data);
-    if (!chart.__click) {
-      chart.__click = true;
-      chart.over.addEventListener("click", function () {
-        var idx = chart.cursor.idx;
-        if (idx !== null && idx !== undefined) showStep(chart.data[0][idx]);
-      });
-    }
-  }
-
-  function successChart(snap) {
-    var div = document.getElementById("success-chart");
-    drawChart("success", div, {
-      height: 180, series: [{ label: "step" }, { label: "success rate", stroke: "#16a34a", width: 2, points: { show: true } }],
-      scales: { x: { time: false }, y: { range: [0, 1] } }, axes: [{ incrs: [1, 2, 5, 10, 20, 50, 100] }, {}],
-    }, [snap.successRate.steps, snap.successRate.rate]);
-  }
-
-  function failureChart(snap) {
-    var div = document.getElementById("failure-chart");
-    var causes = Object.keys(snap.failures.byCause);
-    var note = document.getElementById("failure-note");
-    var totals = snap.view.failuresByCause || {};
-    note.textContent = Object.keys(totals).length
-      ? "all failed attempts: " + Object.keys(totals).map(function (c) { return c + " " + totals[c]; }).join(", ")
-      : "no failed attempt";
-    var series = [{ label: "step" }];
-    var data = [snap.failures.steps];
-    causes.forEach(function (c, i) {
-      series.push({ label: c, stroke: COLORS[(i + 1) % COLORS.length], width: 2, points: { show: true } });
-      data.push(snap.failures.byCause[c]);
-    });
-    if (causes.length === 0) { series.push({ label: "failures", stroke: "#9ca3af", points: { show: true } }); data.push(snap.failures.steps.map(function () { return 0; })); }
-    drawChart("failures", div, { height: 180, series: series, scales: { x: { time: false } }, axes: [{ incrs: [1, 2, 5, 10, 20, 50, 100] }, {}] }, data);
-  }
-
-  function cards(snap) {
-    var v = snap.view;
-    var cw = v.currentWindow;
-    var items = [
-      ["function", v.function], ["phase", v.phase + (v.stopReason ? " (" + v.stopReason + ")" : "")],
-      ["episodes ended", String(v.totals.episodesEnded)], ["mean reward", fmt(v.totals.meanReward)],
-      ["episodes / min", fmt(snap.episodesPerMinute, 1)], ["in flight", v.episodes.inFlight + " / " + v.episodes.maxParallel],
-      ["failed attempts", String(v.totals.attemptsFailed)], ["dropped groups", String(v.totals.groupsDropped)],
-    ];
-    var box = document.getElementById("cards");
-    box.replaceChildren.apply(box, items.map(function (it) { return el("div", { class: "card" }, [el("div", { class: "k", text: it[0] }), el("div", { class: "v", text: it[1] })]); }));
-    fill(document.querySelector("#engines tbody"), v.engines.map(function (e) {
-      return el("tr", {}, [el("td", { text: e.swarm }), el("td", { text: e.engineStatus }), el("td", { text: e.globalStep === null ? "–" : String(e.globalStep) }), el("td", { text: ago(e.seenAtMs) })]);
-    }), "no swarm", 4);
-    var bar = document.querySelector("#progress .bar");
-    var label = document.querySelector("#progress .label");
-    if (cw) {
-      var target = v.steps.length ? (v.steps[v.steps.length - 1].groupsOpened || 0) : 0;
-      var pct = cw.groupsOpened ? Math.round((100 * cw.groupsResolved) / cw.groupsOpened) : 0;
-      bar.style.width = pct + "%";
-      label.textContent = "step " + (cw.windowIndex + 1) + " (global step " + (cw.globalStep === null ? "–" : cw.globalStep) + "): " +
-        cw.groupsResolved + "/" + cw.groupsOpened + " groups, " + cw.episodesEnded + " episodes ended" +
-        (cw.waitingForEngine ? ", waiting for the engine to train" : "") + (target ? "" : "");
-    } else {
-      bar.style.width = "0%";
-      label.textContent = v.episodeType === "eval" ? "eval run: no training steps" : "no step opened yet";
-    }
-    document.getElementById("dropped").textContent = (snap.view.totals.groupsDropped || 0) > 0
-      ? v.steps.reduce(function (keys, s) { return keys.concat(s.droppedGroupKeys); }, []).join(", ") || String(v.totals.groupsDropped)
-      : "none";
-    document.getElementById("log").textContent = v.log.map(function (l) { return new Date(l.atMs).toLocaleTimeString() + " " + l.level + " " + l.message; }).join("\n");
-  }
-
-  function inFlight(snap) {
-    fill(document.querySelector("#inflight tbody"), snap.inFlight.map(function (r) {
-      return el("tr", { class: "link", onclick: function () { openTranscript(r.episodeKey, r.attempt); } }, [
-        el("td", { text: r.taskId }), el("td", { text: String(r.repeat) }), el("td", { text: String(r.attempt) }),
-        el("td", { text: r.swarms.join(", ") || "–" }), el("td", { text: r.ageSeconds === null ? "–" : r.ageSeconds.toFixed(0) + " s" }),
-        el("td", { text: r.sinceLastLlmActivity || "–" }), el("td", { text: r.llmCalls === null ? "–" : String(r.llmCalls) }), el("td", { text: r.status }),
+// ---- runs list -------------------------------------------------------------------------------------------------
+function runsList() {
+  var tbody = document.querySelector("#runs tbody");
+  getJson("/runs?limit=100").then(function (body) {
+    var runs = (body && body.runs) || [];
+    fill(tbody, runs.map(function (r) {
+      var started = r.createdAtMs ? new Date(r.createdAtMs).toLocaleString() : "–";
+      var end = r.finishedAtMs || (r.phase === "finished" ? r.updatedAtMs : null);
+      return el("tr", { "data-run": r.runId }, [
+        el("td", {}, [el("a", { href: "/runs/" + encodeURIComponent(r.runId), text: r.runId })]),
+        el("td", { text: r.function || "–" }), el("td", { text: r.phase || "–" }), el("td", { text: r.engineStatus || "–" }),
+        el("td", { text: r.globalStep === null || r.globalStep === undefined ? "–" : String(r.globalStep) }),
+        el("td", { text: fmt(r.lastStepMeanReward) }), el("td", { text: started }),
+        // a finished run without an end instant in the listing shows no duration rather than a growing one
+        el("td", { text: r.wallTimeMs ? dur(r.wallTimeMs) : end && r.createdAtMs ? dur(end - r.createdAtMs) : r.createdAtMs && r.phase !== "finished" ? dur(Date.now() - r.createdAtMs) + " so far" : "–" }),
       ]);
-    }), "nothing in flight", 8);
-  }
+    }), "no runs yet: start one with POST /runs (or npm start)", 8);
+  }).catch(function (err) {
+    fill(tbody, [], "could not list the runs: " + err.message, 8);
+  });
+}
 
-  var shownStep = null;
-  function episodeRows(rows) {
-    fill(document.querySelector("#episodes tbody"), rows.map(function (a) {
-      var result = a.kind === "failed" ? "failed: " + a.cause : a.kind;
-      return el("tr", { class: "link" + (a.kind === "failed" ? " bad" : ""), "data-episode": a.episodeKey, onclick: function () { openTranscript(a.episodeKey, a.attempt); } }, [
-        el("td", { text: a.episodeKey + (a.attempt > 1 ? " (try " + a.attempt + ")" : "") }), el("td", { text: a.taskId }),
-        el("td", { text: a.windowIndex === null ? "eval" : String(a.windowIndex + 1) }), el("td", { text: result }),
-        el("td", { text: fmt(a.reward) }), el("td", { text: dur(a.durationMs) }),
-      ]);
-    }), "no episode reported yet", 6);
+// ---- run page --------------------------------------------------------------------------------------------------
+var runId = document.body.dataset.run;
+function cards(snap) {
+  var v = snap.view;
+  var cw = v.currentWindow;
+  var items = [
+    ["function", v.function], ["phase", v.phase + (v.stopReason ? " (" + v.stopReason + ")" : "")],
+    ["episodes ended", String(v.totals.episodesEnded)], ["mean reward", fmt(v.totals.meanReward)],
+    ["episodes / min", fmt(snap.episodesPerMinute, 1)], ["in flight", v.episodes.inFlight + " / " + v.episodes.maxParallel],
+    ["failed attempts", String(v.totals.attemptsFailed)], ["dropped groups", String(v.totals.groupsDropped)],
+  ];
+  var box = document.getElementById("cards");
+  box.replaceChildren.apply(box, items.map(function (it) { return el("div", { class: "card" }, [el("div", { class: "k", text: it[0] }), el("div", { class: "v", text: it[1] })]); }));
+  fill(document.querySelector("#engines tbody"), v.engines.map(function (e) {
+    return el("tr", {}, [el("td", { text: e.swarm }), el("td", { text: e.engineStatus }), el("td", { text: e.globalStep === null ? "–" : String(e.globalStep) }), el("td", { text: ago(e.seenAtMs) })]);
+  }), "no swarm", 4);
+  var bar = document.querySelector("#progress .bar");
+  var label = document.querySelector("#progress .label");
+  if (cw) {
+    var pct = cw.groupsOpened ? Math.round((100 * cw.groupsResolved) / cw.groupsOpened) : 0;
+    bar.style.width = pct + "%";
+    label.textContent = "window " + (cw.windowIndex + 1) + " (global step " + (cw.globalStep === null ? "–" : cw.globalStep) + "): " +
+      cw.groupsResolved + "/" + cw.groupsOpened + " groups, " + cw.episodesEnded + " episodes ended" +
+      (cw.waitingForEngine ? ", waiting for the engine to train" : "");
+  } else {
+    bar.style.width = "0%";
+    label.textContent = v.episodeType === "eval" ? "eval run: no training windows" : "no window opened yet";
   }
-  function showStep(step) {
-    shownStep = step;
-    document.getElementById("episodes-title").textContent = "Episodes of step " + step;
-    getJson("/runs/" + encodeURIComponent(runId) + "/attempts?step=" + step).then(function (b) { episodeRows(b.attempts); });
-  }
+  document.getElementById("dropped").textContent = (snap.view.totals.groupsDropped || 0) > 0
+    ? v.steps.reduce(function (keys, s) { return keys.concat(s.droppedGroupKeys); }, []).join(", ") || String(v.totals.groupsDropped)
+    : "none";
+  document.getElementById("log").textContent = v.log.map(function (l) { return new Date(l.atMs).toLocaleTimeString() + " " + l.level + " " + l.message; }).join("\n");
+}
 
-  function evalTable(snap) {
-    var section = document.getElementById("eval-section");
-    if (!snap.eval) { section.hidden = true; return; }
-    section.hidden = false;
-    var e = snap.eval;
-    var rows = Object.keys(e.bySource).map(function (s) { return [s, e.bySource[s]]; }).concat([["all", e.overall]]);
-    document.querySelector("#eval-section h2").textContent = "Eval pass@" + e.k;
-    fill(document.querySelector("#eval tbody"), rows.map(function (r) {
-      var a = r[1];
-      return el("tr", {}, [el("td", { text: r[0] }), el("td", { text: a.scoredTasks + "/" + a.tasks }), el("td", { text: String(a.episodes) }), el("td", { text: fmt(a.meanReward) }), el("td", { text: fmt(a.passAtK) }), el("td", { text: fmt(a.passAt1) })]);
-    }), "no task scored yet", 6);
-  }
+function inFlight(snap) {
+  fill(document.querySelector("#inflight tbody"), snap.inFlight.map(function (r) {
+    return el("tr", { class: "link", onclick: function () { openTranscript(r.episodeKey, r.attempt); } }, [
+      el("td", { text: r.taskId }), el("td", { text: String(r.repeat) }), el("td", { text: String(r.attempt) }),
+      el("td", { text: r.swarms.join(", ") || "–" }), el("td", { text: r.ageSeconds === null ? "–" : r.ageSeconds.toFixed(0) + " s" }),
+      el("td", { text: r.sinceLastLlmActivity || "–" }), el("td", { text: r.llmCalls === null ? "–" : String(r.llmCalls) }), el("td", { text: r.status }),
+    ]);
+  }), "nothing in flight", 8);
+}
 
-  function render(snap) {
-    state.snapshot = snap;
-    state.updates++;
-    document.body.dataset.updates = String(state.updates);
-    document.body.dataset.phase = snap.view.phase;
-    document.body.dataset.steps = String(snap.view.steps.length);
-    cards(snap);
-    rewardChart(snap);
-    successChart(snap);
-    failureChart(snap);
-    inFlight(snap);
-    evalTable(snap);
-    if (shownStep === null) episodeRows(snap.recent);
-  }
+var shownWindow = null;
+function episodeRows(rows) {
+  fill(document.querySelector("#episodes tbody"), rows.map(function (a) {
+    var result = a.kind === "failed" ? "failed: " + a.cause : a.kind;
+    return el("tr", { class: "link" + (a.kind === "failed" ? " bad" : ""), "data-episode": a.episodeKey, onclick: function () { openTranscript(a.episodeKey, a.attempt); } }, [
+      el("td", { text: a.episodeKey + (a.attempt > 1 ? " (try " + a.attempt + ")" : "") }), el("td", { text: a.taskId }),
+      el("td", { text: a.windowIndex === null ? "eval" : String(a.windowIndex + 1) }), el("td", { text: result }),
+      el("td", { text: fmt(a.reward) }), el("td", { text: dur(a.durationMs) }),
+    ]);
+  }), "no episode reported yet", 6);
+}
+function showWindow(n) {
+  shownWindow = n;
+  document.getElementById("episodes-title").textContent = "Episodes of window " + n;
+  getJson("/runs/" + encodeURIComponent(runId) + "/attempts?window=" + n).then(function (b) { episodeRows(b.attempts); });
+}
 
-  function text(value) { return typeof value === "string" ? value : JSON.stringify(value, null, 2); }
-  function message(role, body, extra) {
-    return el("div", { class: "msg " + role }, [el("div", { class: "role", text: role + (extra ? " · " + extra : "") }), el("pre", { text: body })]);
-  }
-  function openTranscript(key, attempt) {
-    var dialog = document.getElementById("transcript");
-    var body = document.getElementById("transcript-body");
-    body.replaceChildren(el("p", { class: "muted", text: "loading " + key + "…" }));
-    if (!dialog.open) dialog.showModal();
-    getJson("/runs/" + encodeURIComponent(runId) + "/episodes/" + encodeURIComponent(key) + (attempt ? "?attempt=" + attempt : "")).then(function (t) {
-      var parts = [el("h2", { text: t.episodeKey + " · attempt " + t.attempt })];
-      parts.push(el("p", { class: "meta", text: "task " + t.taskId + " · " + (t.result || "not reported") + " · reward " + fmt(t.reward) + " · " + dur(t.finishedAtMs - t.claimedAtMs) + (t.truncated ? " · cut to the size cap" : "") }));
-      var seen = 0;
-      t.llm.forEach(function (call, i) {
-        // each call resends the conversation so far: show only the messages not shown yet
-        var msgs = call.messages || [];
-        msgs.slice(i === 0 ? 0 : seen).forEach(function (m) {
-          var content = m.content === null || m.content === undefined ? "" : text(m.content);
-          if (m.tool_calls) content += (content ? "\n" : "") + m.tool_calls.map(function (tc) { return "→ " + (tc.function ? tc.function.name + "(" + tc.function.arguments + ")" : text(tc)); }).join("\n");
-          parts.push(message(m.role || "?", content, m.role === "tool" && m.tool_call_id ? "result of " + m.tool_call_id : call.swarm));
-        });
-        var reply = call.reply;
-        var rtext = reply && typeof reply === "object" ? (reply.content ? text(reply.content) : "") : text(reply);
-        if (reply && reply.tool_calls) rtext += (rtext ? "\n" : "") + reply.tool_calls.map(function (tc) { return "→ " + tc.function.name + "(" + tc.function.arguments + ")"; }).join("\n");
-        parts.push(message("assistant", rtext || (call.error ? "(no answer: " + call.error + ")" : "(empty)"), call.swarm + (call.status ? " · HTTP " + call.status : "")));
-        seen = msgs.length + 1;
+function evalTable(snap) {
+  var section = document.getElementById("eval-section");
+  if (!snap.eval) { section.hidden = true; return; }
+  section.hidden = false;
+  var e = snap.eval;
+  var rows = Object.keys(e.bySource).map(function (s) { return [s, e.bySource[s]]; }).concat([["all", e.overall]]);
+  document.querySelector("#eval-section h2").textContent = "Eval pass@" + e.k;
+  fill(document.querySelector("#eval tbody"), rows.map(function (r) {
+    var a = r[1];
+    return el("tr", {}, [el("td", { text: r[0] }), el("td", { text: a.scoredTasks + "/" + a.tasks }), el("td", { text: String(a.episodes) }), el("td", { text: fmt(a.meanReward) }), el("td", { text: fmt(a.passAtK) }), el("td", { text: fmt(a.passAt1) })]);
+  }), "no task scored yet", 6);
+}
+
+function render(snap) {
+  state.snapshot = snap;
+  state.updates++;
+  document.body.dataset.updates = String(state.updates);
+  document.body.dataset.phase = snap.view.phase;
+  document.body.dataset.steps = String(snap.view.steps.length);
+  cards(snap);
+  rewardChart(state.charts, snap, showWindow);
+  successChart(state.charts, snap);
+  failureChart(state.charts, snap);
+  inFlight(snap);
+  evalTable(snap);
+  if (shownWindow === null) episodeRows(snap.recent);
+}
+
+function text(value) { return typeof value === "string" ? value : JSON.stringify(value, null, 2); }
+function message(role, body, extra) {
+  return el("div", { class: "msg " + role }, [el("div", { class: "role", text: role + (extra ? " · " + extra : "") }), el("pre", { text: body })]);
+}
+function openTranscript(key, attempt) {
+  var dialog = document.getElementById("transcript");
+  var body = document.getElementById("transcript-body");
+  body.replaceChildren(el("p", { class: "muted", text: "loading " + key + "…" }));
+  if (!dialog.open) dialog.showModal();
+  getJson("/runs/" + encodeURIComponent(runId) + "/episodes/" + encodeURIComponent(key) + (attempt ? "?attempt=" + attempt : "")).then(function (t) {
+    var parts = [el("h2", { text: t.episodeKey + " · attempt " + t.attempt })];
+    parts.push(el("p", { class: "meta", text: "task " + t.taskId + " · " + (t.result || "not reported") + " · reward " + fmt(t.reward) + " · " + dur(t.finishedAtMs - t.claimedAtMs) + (t.truncated ? " · cut to the size cap" : "") }));
+    var seen = 0;
+    t.llm.forEach(function (call, i) {
+      // each call resends the conversation so far: show only the messages not shown yet
+      var msgs = call.messages || [];
+      msgs.slice(i === 0 ? 0 : seen).forEach(function (m) {
+        var content = m.content === null || m.content === undefined ? "" : text(m.content);
+        if (m.tool_calls) content += (content ? "\n" : "") + m.tool_calls.map(function (tc) { return "→ " + (tc.function ? tc.function.name + "(" + tc.function.arguments + ")" : text(tc)); }).join("\n");
+        parts.push(message(m.role || "?", content, m.role === "tool" && m.tool_call_id ? "result of " + m.tool_call_id : call.swarm));
       });
-      Object.keys(t.outputs || {}).forEach(function (s) {
-        var o = t.outputs[s];
-        parts.push(message("reward", "reward " + o.reward + (o.metadata && Object.keys(o.metadata).length ? "\nmetadata " + text(o.metadata) : "") + (o.log_metrics && Object.keys(o.log_metrics).length ? "\nlog_metrics " + text(o.log_metrics) : ""), s));
-      });
-      if (t.logs.length) parts.push(message("log", t.logs.map(function (l) { return l.level + " " + l.msg + (l.fields ? " " + JSON.stringify(l.fields) : ""); }).join("\n")));
-      if (t.error) parts.push(message("error", t.error.name + ": " + t.error.message + (t.error.stack ? "\n" + t.error.stack : "")));
-      body.replaceChildren.apply(body, parts);
-    }).catch(function (err) {
-      body.replaceChildren(el("p", { class: "bad", text: err.message }));
+      var reply = call.reply;
+      var rtext = reply && typeof reply === "object" ? (reply.content ? text(reply.content) : "") : text(reply);
+      if (reply && reply.tool_calls) rtext += (rtext ? "\n" : "") + reply.tool_calls.map(function (tc) { return "→ " + tc.function.name + "(" + tc.function.arguments + ")"; }).join("\n");
+      parts.push(message("assistant", rtext || (call.error ? "(no answer: " + call.error + ")" : "(empty)"), call.swarm + (call.status ? " · HTTP " + call.status : "")));
+      seen = msgs.length + 1;
     });
-  }
+    Object.keys(t.outputs || {}).forEach(function (s) {
+      var o = t.outputs[s];
+      parts.push(message("reward", "reward " + o.reward + (o.metadata && Object.keys(o.metadata).length ? "\nmetadata " + text(o.metadata) : "") + (o.log_metrics && Object.keys(o.log_metrics).length ? "\nlog_metrics " + text(o.log_metrics) : ""), s));
+    });
+    if (t.logs.length) parts.push(message("log", t.logs.map(function (l) { return l.level + " " + l.msg + (l.fields ? " " + JSON.stringify(l.fields) : ""); }).join("\n")));
+    if (t.error) parts.push(message("error", t.error.name + ": " + t.error.message + (t.error.stack ? "\n" + t.error.stack : "")));
+    body.replaceChildren.apply(body, parts);
+  }).catch(function (err) {
+    body.replaceChildren(el("p", { class: "bad", text: err.message }));
+  });
+}
 
-  function connect() {
-    var proto = location.protocol === "https:" ? "wss:" : "ws:";
-    var ws = new WebSocket(proto + "//" + location.host + "/runs/" + encodeURIComponent(runId) + "/live");
-    var retry = 1000;
-    ws.onopen = function () { setLive(true); retry = 1000; };
-    ws.onmessage = function (ev) { try { render(JSON.parse(ev.data)); } catch (e) { console.error(e); } };
-    ws.onclose = function () {
-      setLive(false);
-      // the run finished and nothing more will change: stay offline; else reconnect (hibernation may close it)
-      if (state.snapshot && state.snapshot.view.phase === "finished") return;
-      setTimeout(connect, retry);
-      retry = Math.min(retry * 2, 30000);
-    };
-  }
+function connect() {
+  var proto = location.protocol === "https:" ? "wss:" : "ws:";
+  var ws = new WebSocket(proto + "//" + location.host + "/runs/" + encodeURIComponent(runId) + "/live");
+  var retry = 1000;
+  ws.onopen = function () { setLive(true); retry = 1000; };
+  ws.onmessage = function (ev) { try { render(JSON.parse(ev.data)); } catch (e) { console.error(e); } };
+  ws.onclose = function () {
+    setLive(false);
+    // the run finished and nothing more will change: stay offline; else reconnect (hibernation may close it)
+    if (state.snapshot && state.snapshot.view.phase === "finished") return;
+    setTimeout(connect, retry);
+    retry = Math.min(retry * 2, 30000);
+  };
+}
 
-  function runPage() {
-    var base = "/runs/" + encodeURIComponent(runId);
-    document.getElementById("metrics-csv").href = base + "/metrics?format=csv";
-    document.getElementById("metrics-json").href = base + "/metrics?format=json";
-    document.getElementById("stop").addEventListener("click", function () {
-      if (!confirm("Stop run " + runId + "? In-flight episodes finish or are aborted; nothing new starts.")) return;
-      fetch(base + "/stop", { method: "POST", credentials: "same-origin" }).then(function (res) {
-        return res.json().then(function (b) { if (!res.ok) alert("stop refused: " + ((b.error && b.error.message) || res.status)); });
-      });
+function runPage() {
+  var base = "/runs/" + encodeURIComponent(runId);
+  document.getElementById("metrics-csv").href = base + "/metrics?format=csv";
+  document.getElementById("metrics-json").href = base + "/metrics?format=json";
+  document.getElementById("stop").addEventListener("click", function () {
+    if (!confirm("Stop run " + runId + "? In-flight episodes finish or are aborted; nothing new starts.")) return;
+    fetch(base + "/stop", { method: "POST", credentials: "same-origin" }).then(function (res) {
+      return res.json().then(function (b) { if (!res.ok) alert("stop refused: " + ((b.error && b.error.message) || res.status)); });
     });
-    getJson(base + "/dashboard").then(render).catch(function (err) {
-      document.getElementById("cards").replaceChildren(el("p", { class: "bad", text: err.message }));
+  });
+  getJson(base + "/dashboard").then(render).catch(function (err) {
+    document.getElementById("cards").replaceChildren(el("p", { class: "bad", text: err.message }));
+  });
+  connect();
+  window.addEventListener("resize", function () {
+    Object.keys(state.charts).forEach(function (k) {
+      var c = state.charts[k];
+      c.setSize({ width: chartWidth(c.root.parentElement), height: c.height });
     });
-    connect();
-    window.addEventListener("resize", function () {
-      Object.keys(state.charts).forEach(function (k) {
-        var c = state.charts[k];
-        c.setSize({ width: chartWidth(c.root.parentElement), height: c.height });
-      });
-    });
-  }
+  });
+}
 
-  if (page === "runs") runsList();
-  else if (page === "run") runPage();
-})();
+if (page === "runs") runsList();
+else if (page === "run") runPage();

@@ -1,0 +1,82 @@
+// ajet-edge dashboard: the run page's charts (uPlot, loaded before as a classic script), an ES module imported by
+// dashboard.js (bundled into the Worker as text, served at /assets/charts.js). Each chart is kept in `charts` by name
+// and redrawn in place when its series stay the same. The x axis is the run's window (its training step, 1-based).
+/* global uPlot */
+const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#be185d", "#4d7c0f"];
+
+/** The width a chart takes in its box, px. */
+export function chartWidth(div) { return Math.max(260, div.clientWidth || 600); }
+
+function drawChart(charts, name, div, opts, data) {
+  var old = charts[name];
+  var sig = JSON.stringify(opts.series.map(function (s) { return s.label; }));
+  if (old && old.__sig === sig) { old.setData(data); return old; }
+  if (old) old.destroy();
+  div.replaceChildren();
+  opts.width = chartWidth(div);
+  var chart = new uPlot(opts, data, div);
+  chart.__sig = sig;
+  charts[name] = chart;
+  return chart;
+}
+
+/** The reward per window (mean, ± one standard deviation); a click on a window calls `onPick(window)`. */
+export function rewardChart(charts, snap, onPick) {
+  var div = document.getElementById("reward-chart");
+  var lines = snap.rewards;
+  var windows = lines.length ? lines[0].windows : [];
+  var all = lines[0];
+  var upper = all ? all.mean.map(function (m, i) { var s = all.std[i]; return m === null || s === null ? null : m + s; }) : [];
+  var lower = all ? all.mean.map(function (m, i) { var s = all.std[i]; return m === null || s === null ? null : m - s; }) : [];
+  var series = [{ label: "window" }];
+  var data = [windows];
+  lines.forEach(function (line, i) {
+    series.push({ label: line.label, stroke: COLORS[i % COLORS.length], width: i === 0 ? 2.5 : 1.5, points: { show: true, size: 7 }, spanGaps: true });
+    data.push(line.mean);
+  });
+  series.push({ label: "+1 sd", stroke: "rgba(37,99,235,0.35)", dash: [4, 4], points: { show: false } });
+  series.push({ label: "−1 sd", stroke: "rgba(37,99,235,0.35)", dash: [4, 4], points: { show: false } });
+  data.push(upper, lower);
+  var n = series.length;
+  div.dataset.points = JSON.stringify(windows.map(function (w, i) { return { window: w, mean: all ? all.mean[i] : null }; }));
+  var chart = drawChart(charts, "reward", div, {
+    height: 260, series: series, bands: [{ series: [n - 2, n - 1], fill: "rgba(37,99,235,0.10)" }],
+    scales: { x: { time: false } }, axes: [{ label: "window", incrs: [1, 2, 5, 10, 20, 50, 100] }, { label: "reward" }],
+    cursor: { points: { size: 9 } },
+  }, data);
+  if (!chart.__click) {
+    chart.__click = true;
+    chart.over.addEventListener("click", function () {
+      var idx = chart.cursor.idx;
+      if (idx !== null && idx !== undefined) onPick(chart.data[0][idx]);
+    });
+  }
+}
+
+/** The success rate per window. */
+export function successChart(charts, snap) {
+  var div = document.getElementById("success-chart");
+  drawChart(charts, "success", div, {
+    height: 180, series: [{ label: "window" }, { label: "success rate", stroke: "#16a34a", width: 2, points: { show: true } }],
+    scales: { x: { time: false }, y: { range: [0, 1] } }, axes: [{ incrs: [1, 2, 5, 10, 20, 50, 100] }, {}],
+  }, [snap.successRate.windows, snap.successRate.rate]);
+}
+
+/** Failures per window, by cause. */
+export function failureChart(charts, snap) {
+  var div = document.getElementById("failure-chart");
+  var causes = Object.keys(snap.failures.byCause);
+  var note = document.getElementById("failure-note");
+  var totals = snap.view.failuresByCause || {};
+  note.textContent = Object.keys(totals).length
+    ? "all failed attempts: " + Object.keys(totals).map(function (c) { return c + " " + totals[c]; }).join(", ")
+    : "no failed attempt";
+  var series = [{ label: "window" }];
+  var data = [snap.failures.windows];
+  causes.forEach(function (c, i) {
+    series.push({ label: c, stroke: COLORS[(i + 1) % COLORS.length], width: 2, points: { show: true } });
+    data.push(snap.failures.byCause[c]);
+  });
+  if (causes.length === 0) { series.push({ label: "failures", stroke: "#9ca3af", points: { show: true } }); data.push(snap.failures.windows.map(function () { return 0; })); }
+  drawChart(charts, "failures", div, { height: 180, series: series, scales: { x: { time: false } }, axes: [{ incrs: [1, 2, 5, 10, 20, 50, 100] }, {}] }, data);
+}

@@ -1,0 +1,132 @@
+/**
+ * @module edge/run/board/snapshot — what the run page shows, built from the Durable Object's state (pure): the run
+ * view, the reward curves per step (all, per source, per swarm server, with spread), failures by cause per step,
+ * episodes per minute, the in-flight table (like `ajet-swarm overwatch`) and the eval report. The DO sends it to
+ * every connected viewer (edge/run/board/live) and answers `GET /runs/:id/dashboard` with it.
+ */
+import type { CurrentBatchRolloutPoolInformation } from "../../../protocol/index.ts";
+import { isInFlight, type SchedulerState } from "../../../scheduler/index.ts";
+import type { RunReport, RunView } from "../run-views.ts";
+import type { AttemptRow } from "../attempts.ts";
+import { ALL, type RunMetrics } from "./metrics.ts";
+
+/** One in-flight episode. Ages are seconds; LLM fields come from the swarm server's pool information. */
+export interface InFlightRow {
+  episodeKey: string;
+  taskId: string;
+  repeat: number;
+  attempt: number;
+  status: string;
+  /** the swarms the episode holds claims on (none yet while dispatched) */
+  swarms: string[];
+  /** seconds since the dispatch */
+  ageSeconds: number | null;
+  /** the server's `time_since_last_activity` (e.g. "12.3s") of the first claim, when the server said */
+  sinceLastLlmActivity: string | null;
+  /** the server's `llm_call_count`, summed over the claims it reported */
+  llmCalls: number | null;
+}
+
+/** One line of a reward chart: y per step (1-based), the spread as mean ± std. */
+export interface RewardSeries {
+  label: string;
+  kind: "all" | "source" | "swarm";
+  windows: number[];
+  mean: (number | null)[];
+  std: (number | null)[];
+}
+
+/** The run page's data. */
+export interface DashboardSnapshot {
+  view: RunView;
+  /** x = the run's 1-based window; the "all" line is the API's per-window mean (`steps[].meanReward`) */
+  rewards: RewardSeries[];
+  successRate: { windows: number[]; rate: (number | null)[] };
+  /** failures per step by cause, from the reported attempts */
+  failures: { windows: number[]; byCause: Record<string, number[]> };
+  /** ended episodes per minute over the run so far (null before the first ends) */
+  episodesPerMinute: number | null;
+  inFlight: InFlightRow[];
+  /** the newest reported attempts, newest first (links to transcripts) */
+  recent: AttemptRow[];
+  eval: RunReport["eval"];
+  atMs: number;
+}
+
+/** The in-flight rows of a state. @param pools the latest pool information per swarm (may be missing) */
+export function inFlightRows(
+  state: SchedulerState,
+  taskIdOf: (source: string, taskIndex: number) => string,
+  pools: Readonly<Record<string, CurrentBatchRolloutPoolInformation | undefined>>,
+  nowMs: number,
+): InFlightRow[] {
+  const rows = [...state.episodes.values()].filter((e) => isInFlight(e.status));
+  rows.sort((a, b) => (a.dispatchedAtMs ?? 0) - (b.dispatchedAtMs ?? 0));
+  return rows.map((e) => {
+    let since: string | null = null;
+    let calls: number | null = null;
+    for (const c of e.claims) {
+      const detail = pools[c.swarm]?.running_episode_details?.[c.episodeUuid];
+      if (!detail) continue;
+      since ??= detail["time_since_last_activity"] ?? null;
+      const n = Number(detail["llm_call_count"]);
+      if (Number.isFinite(n)) calls = (calls ?? 0) + n;
+    }
+    let taskId = "";
+    try {
+      taskId = taskIdOf(e.source, e.taskIndex);
+    } catch {
+      taskId = `${e.source}[${e.taskIndex}]`;
+    }
+    return {
+      episodeKey: e.episodeKey, taskId, repeat: e.repeat, attempt: e.attempt, status: e.status, swarms: e.claims.map((c) => c.swarm),
+      ageSeconds: e.dispatchedAtMs !== null ? Math.max(0, (nowMs - e.dispatchedAtMs) / 1000) : null,
+      sinceLastLlmActivity: since, llmCalls: calls,
+    };
+  });
+}
+
+/**
+ * The page's data.
+ * @param recent the newest reported attempts, newest first
+ */
+export function dashboardSnapshot(input: {
+  view: RunView;
+  metrics: RunMetrics;
+  inFlight: InFlightRow[];
+  recent: AttemptRow[];
+  evalReport: RunReport["eval"];
+  /** the run's start and finish (epoch ms): episodes per minute are over this span */
+  startedAtMs: number | null;
+  finishedAtMs: number | null;
+  nowMs: number;
+}): DashboardSnapshot {
+  const { view, metrics } = input;
+  const windows = view.steps.map((s) => s.windowIndex + 1);
+  const trainGroups = metrics.groups.filter((g) => g.window !== null);
+  const groupAt = (window: number, source: string, swarm: string) => trainGroups.find((g) => g.window === window && g.source === source && g.swarm === swarm);
+  const rewards: RewardSeries[] = [
+    { label: "all", kind: "all", windows, mean: view.steps.map((s) => s.meanReward), std: windows.map((n) => groupAt(n, ALL, ALL)?.rewardStd ?? null) },
+  ];
+  const sources = Object.keys(view.datasets);
+  if (sources.length > 1) {
+    for (const s of sources) rewards.push({ label: `source ${s}`, kind: "source", windows, mean: windows.map((n) => groupAt(n, s, ALL)?.rewardMean ?? null), std: windows.map((n) => groupAt(n, s, ALL)?.rewardStd ?? null) });
+  }
+  if (view.swarms.length > 1) {
+    for (const s of view.swarms) rewards.push({ label: `swarm ${s.name}`, kind: "swarm", windows, mean: windows.map((n) => groupAt(n, ALL, s.name)?.rewardMean ?? null), std: windows.map((n) => groupAt(n, ALL, s.name)?.rewardStd ?? null) });
+  }
+  const causes = [...new Set(trainGroups.filter((g) => g.source === ALL && g.swarm === ALL).flatMap((g) => Object.keys(g.failuresByCause)))].sort();
+  const byCause = Object.fromEntries(causes.map((c) => [c, windows.map((n) => groupAt(n, ALL, ALL)?.failuresByCause[c] ?? 0)]));
+  const minutes = ((input.finishedAtMs ?? input.nowMs) - (input.startedAtMs ?? view.createdAtMs)) / 60_000;
+  return {
+    view,
+    rewards,
+    successRate: { windows, rate: windows.map((n) => groupAt(n, ALL, ALL)?.successRate ?? null) },
+    failures: { windows, byCause },
+    episodesPerMinute: view.totals.episodesEnded > 0 && minutes > 0 ? view.totals.episodesEnded / minutes : null,
+    inFlight: input.inFlight,
+    recent: input.recent,
+    eval: input.evalReport,
+    atMs: input.nowMs,
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * @module edge/run/datasets — the run's datasets inside the Durable Object: prepared once at create (inline rows
+ * checked to be all staged; a generator checked; a URL or R2 file indexed in one streaming pass), then read one
+ * task at a time as the scheduler's cursor reaches it (the core only sees task indices; this is the I/O). Every
+ * task read is stored in the `tasks` table, so repeats, retries and the consumer's `getTask` never read it again.
+ */
+import type { Task } from "../../protocol/index.ts";
+import {
+  DatasetLoadError,
+  entryAt,
+  generateCountdownTask,
+  httpByteSource,
+  INDEX_CHUNK_ENTRIES,
+  indexJsonl,
+  indexParquet,
+  parquetFile,
+  parquetMetadata,
+  parseR2Url,
+  r2ByteSource,
+  readJsonlTask,
+  readParquetTask,
+  type ByteSource,
+  type IndexResult,
+  type R2BucketLike,
+  type RejectedRow,
+  withAnswerReaders,
+} from "../../tasks/index.ts";
+import { DATASET_LIMIT_VARS, datasetBuckets, type DatasetLimits } from "../ground/dataset-limits.ts";
+import { bindingNamed, type Env } from "../ground/env.ts";
+import type { Issue } from "../ground/errors.ts";
+import type { CreateRunInput, SourcePlan } from "./run-views.ts";
+
+export type { SourcePlan };
+import type { RunMeta, SchedulerStorage, StoredSource } from "./storage.ts";
+
+/** What preparing one dataset found. */
+export interface PreparedSource {
+  source: StoredSource;
+  /** rows refused while indexing a file (inline rows were counted by the API) */
+  rejected: number;
+  samples: RejectedRow[];
+}
+
+/** Reads of dataset rows at once, per `ensure` (the platform allows 6 open connections per invocation, BC-48). */
+const READ_CONCURRENCY = 4;
+/** Index chunks kept in memory (128 KiB each). */
+const CHUNK_CACHE = 8;
+
+/**
+ * The byte source of a dataset URL: `r2://BUCKET/KEY` through the Worker's R2 binding BUCKET (one named in
+ * `AJET_DATASET_BUCKETS`), anything else over http(s) with Range requests through `fetch` (the DO passes its
+ * outbound-checked fetch: allowed hosts only, at every read).
+ * @throws DatasetLoadError naming the bucket when it is not bound or not allowed
+ */
+export function openByteSource(url: string, env: Env, fetch: typeof globalThis.fetch = globalThis.fetch): ByteSource {
+  const r2 = parseR2Url(url);
+  if (!r2) return httpByteSource(url, { fetch });
+  const allowed = datasetBuckets(env);
+  const binding = bindingNamed(env, r2.bucket) as Partial<R2BucketLike> | undefined;
+  if (!allowed.includes(r2.bucket) || typeof binding?.get !== "function" || typeof binding.head !== "function") {
+    throw new DatasetLoadError(
+      `r2://${r2.bucket}/… names no R2 bucket of this Worker; bound and allowed: ${allowed.join(", ") || "none"} ` +
+        "(bind it in wrangler.toml [[r2_buckets]] and list it in AJET_DATASET_BUCKETS)",
+    );
+  }
+  return r2ByteSource(binding as R2BucketLike, r2);
+}
+
+const readersOf = (plan: SourcePlan) => (plan.answerReaders ? { answerReaders: plan.answerReaders } : {});
+
+/** A run's datasets over its storage (one per Durable Object instance). */
+export class RunDatasets {
+  readonly #chunks = new Map<string, Float64Array>();
+  readonly #parquet = new Map<string, Promise<{ file: ReturnType<typeof parquetFile>; metadata: Awaited<ReturnType<typeof parquetMetadata>> }>>();
+  readonly #bytes = new Map<string, ByteSource>();
+
+  /**
+   * @param fetch the outbound fetch for http(s) datasets (the allow-list applies to every read)
+   * @param scopeId the stored task id of a task read later (run-scoped like the staged inline rows)
+   */
+  constructor(
+    private readonly storage: SchedulerStorage,
+    private readonly env: Env,
+    private readonly fetch: typeof globalThis.fetch = globalThis.fetch,
+    private readonly scopeId: (taskId: string) => string = (id) => id,
+  ) {}
+
+  /**
+   * Prepares one dataset for a new run and stores its descriptor.
+   * @throws DatasetLoadError naming what is wrong (staged rows missing, generator ranges, unreadable file, limits)
+   */
+  async prepare(name: string, plan: SourcePlan, limits: DatasetLimits): Promise<PreparedSource> {
+    let prepared: PreparedSource;
+    if (plan.type === "stored") {
+      const staged = this.storage.taskCount(name);
+      if (staged !== plan.count) throw new DatasetLoadError(`dataset "${name}": ${staged} of its ${plan.count} inline rows arrived; send the run again`);
+      prepared = { source: { type: "stored", count: plan.count }, rejected: 0, samples: [] };
+    } else if (plan.type === "generate") {
+      try {
+        generateCountdownTask(plan.settings, 0); // ranges that admit no target fail here, not at the first dispatch
+      } catch (err) {
+        throw new DatasetLoadError(`dataset "${name}": ${(err as Error).message}`);
+      }
+      prepared = { source: { type: "generate", count: plan.settings.count, settings: plan.settings, ...readersOf(plan) }, rejected: 0, samples: [] };
+    } else {
+      const bytes = this.#source(plan.url);
+      const { size, etag } = await bytes.stat();
+      const sink = {
+        putChunk: (chunk: number, entries: Float64Array) => this.storage.putIndexChunk(name, chunk, entries),
+        claimId: (taskId: string, line: number) => this.storage.claimTaskId(name, taskId, line),
+      };
+      const bounds = { maxRowBytes: limits.maxRowBytes, maxRows: limits.maxDatasetRows, limitName: DATASET_LIMIT_VARS.maxDatasetRows };
+      const found: IndexResult =
+        plan.format === "parquet"
+          ? await indexParquet(plan.url, parquetFile(bytes, size, etag), plan.options, sink, bounds)
+          : await indexJsonl(await bytes.stream(etag), plan.options, sink, bounds);
+      prepared = { source: { type: "file", count: found.count, url: plan.url, format: plan.format, size, etag, options: plan.options, ...readersOf(plan) }, rejected: found.rejected, samples: found.samples };
+    }
+    this.storage.putSource(name, prepared.source);
+    return prepared;
+  }
+
+  /**
+   * Prepares every dataset of a new run (in spec order) and collects what is wrong, each issue naming
+   * `datasets.N`: a failed read, a limit, a dataset without a usable task. Never throws a DatasetLoadError.
+   * @returns the task count per dataset, the load reports (URL datasets counted here), and the issues
+   */
+  async prepareAll(input: CreateRunInput, limits: DatasetLimits): Promise<{ counts: Record<string, number>; loadReports: RunMeta["loadReports"]; issues: Issue[] }> {
+    const issues: Issue[] = [];
+    const counts: Record<string, number> = {};
+    const loadReports: RunMeta["loadReports"] = { ...input.loadReports };
+    for (const [i, d] of input.spec.datasets.entries()) {
+      const plan = input.sources[d.name];
+      if (!plan) {
+        issues.push({ code: "invalid", path: `datasets.${i}`, message: `dataset "${d.name}" has no source` });
+        continue;
+      }
+      try {
+        const prepared = await this.prepare(d.name, plan, limits);
+        counts[d.name] = prepared.source.count;
+        if (plan.type === "file") {
+          loadReports[d.name] = { accepted: prepared.source.count, rejected: prepared.rejected, namespace: `${plan.options.name}:${plan.options.split}` };
+        }
+        if (prepared.source.count === 0) {
+          const why = prepared.samples.slice(0, 3).map((r) => `line ${r.line}: ${r.reason}`).join("; ");
+          issues.push({ code: "invalid", path: `datasets.${i}`, message: `dataset "${d.name}" has no usable task${why ? ` (${why})` : ""}` });
+        }
+      } catch (err) {
+        if (!(err instanceof DatasetLoadError)) throw err;
+        issues.push({ code: "invalid", path: `datasets.${i}`, message: err.message });
+      }
+    }
+    return { counts, loadReports, issues };
+  }
+
+  /**
+   * The quick check of a new run's URL/R2 datasets: each file is reachable (one stat: its binding, key or URL).
+   * Never throws a DatasetLoadError.
+   * @returns their total size in bytes, and the issues (`datasets.N`) of the files that cannot be read
+   */
+  async statFiles(input: CreateRunInput): Promise<{ bytes: number; files: number; issues: Issue[] }> {
+    const issues: Issue[] = [];
+    let bytes = 0;
+    let files = 0;
+    for (const [i, d] of input.spec.datasets.entries()) {
+      const plan = input.sources[d.name];
+      if (plan?.type !== "file") continue;
+      files++;
+      try {
+        bytes += (await this.#source(plan.url).stat()).size;
+      } catch (err) {
+        if (!(err instanceof DatasetLoadError)) throw err;
+        issues.push({ code: "invalid", path: `datasets.${i}`, message: err.message });
+      }
+    }
+    return { bytes, files, issues };
+  }
+
+  /**
+   * Makes sure these tasks are stored, reading the missing ones (a few at a time). Never throws.
+   * @returns the refs that could not be read, with the error (`source#index` → message)
+   */
+  async ensure(refs: readonly { source: string; taskIndex: number }[]): Promise<Map<string, string>> {
+    const failed = new Map<string, string>();
+    const seen = new Set<string>();
+    const missing = refs.filter((r) => {
+      const key = `${r.source}#${r.taskIndex}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return !this.storage.hasTask(r.source, r.taskIndex);
+    });
+    let next = 0;
+    const worker = async () => {
+      while (next < missing.length) {
+        const ref = missing[next++]!;
+        try {
+          this.#store(ref.source, ref.taskIndex, await this.#read(ref.source, ref.taskIndex));
+        } catch (err) {
+          failed.set(`${ref.source}#${ref.taskIndex}`, err instanceof Error ? err.message : String(err));
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, missing.length) }, worker));
+    return failed;
+  }
+
+  /** One task (stored, or read now and stored). @throws DatasetLoadError / Error naming the source and index */
+  async task(source: string, taskIndex: number): Promise<Task> {
+    if (!this.storage.hasTask(source, taskIndex)) this.#store(source, taskIndex, await this.#read(source, taskIndex));
+    return this.storage.task(source, taskIndex);
+  }
+
+  /** Stores a task read from its source (inline rows were stored, scoped, when staged). */
+  #store(source: string, taskIndex: number, task: Task): void {
+    this.storage.putTasks(source, [{ ...task, task_id: this.scopeId(task.task_id) }], taskIndex);
+  }
+
+  async #read(name: string, taskIndex: number): Promise<Task> {
+    const source = this.storage.source(name);
+    if (!source) throw new Error(`no dataset ${name} in this run`);
+    if (!Number.isInteger(taskIndex) || taskIndex < 0 || taskIndex >= source.count) throw new Error(`no task ${name}[${taskIndex}] in this run`);
+    if (source.type === "stored") return this.storage.task(name, taskIndex);
+    if (source.type === "generate") return withAnswerReaders(generateCountdownTask(source.settings, taskIndex), source.answerReaders);
+    const entry = entryAt(this.#chunk(name, Math.floor(taskIndex / INDEX_CHUNK_ENTRIES)), taskIndex % INDEX_CHUNK_ENTRIES);
+    const bytes = this.#source(source.url);
+    if (source.format === "jsonl") return withAnswerReaders(await readJsonlTask(bytes, source.etag, entry, source.options), source.answerReaders);
+    let pq = this.#parquet.get(name);
+    if (!pq) {
+      const file = parquetFile(bytes, source.size, source.etag);
+      pq = parquetMetadata(source.url, file).then((metadata) => ({ file, metadata }));
+      pq.catch(() => this.#parquet.delete(name));
+      this.#parquet.set(name, pq);
+    }
+    const { file, metadata } = await pq;
+    return withAnswerReaders(await readParquetTask(source.url, file, metadata, entry, source.options), source.answerReaders);
+  }
+
+  #chunk(name: string, chunk: number): Float64Array {
+    const key = `${name}#${chunk}`;
+    let entries = this.#chunks.get(key);
+    if (entries) {
+      this.#chunks.delete(key); // re-insert: most recently used last
+    } else {
+      entries = this.storage.indexChunk(name, chunk);
+      if (this.#chunks.size >= CHUNK_CACHE) this.#chunks.delete(this.#chunks.keys().next().value!);
+    }
+    this.#chunks.set(key, entries);
+    return entries;
+  }
+
+  #source(url: string): ByteSource {
+    let s = this.#bytes.get(url);
+    if (!s) {
+      s = openByteSource(url, this.env, this.fetch);
+      this.#bytes.set(url, s);
+    }
+    return s;
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * @module edge/run/rollout-scheduler — `RolloutScheduler`, the Durable Object that owns one run (issue 3 §2): its RPC
+ * surface, each call documented on `RunObjectRpc` (edge/run/run-object-rpc.ts). Every call and every alarm goes through
+ * the run's loop (edge/run/run-loop.ts: decide → persist → arm → execute), so events are idempotent by
+ * `(episodeKey, attempt)`: alarms, queue deliveries and RPCs are at least once. What a call writes around the core's
+ * answer lives with its owner: creation (run-create), views (run-views), the outbox and ledger (report-ledger), stop
+ * watches (stop-waiters), the dashboard (edge/dashboard).
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, HeartbeatAck, HeartbeatReport, OutcomeReport, ResultReport } from "../../port/index.ts";
+import type { Task } from "../../protocol/index.ts";
+import type { AttemptRow } from "./attempts.ts";
+import { noRunResponse } from "./board/live.ts";
+import type { RunMetrics } from "./board/metrics.ts";
+import type { DashboardSnapshot } from "./board/snapshot.ts";
+import type { Env } from "../ground/env.ts";
+import { endedPage, recordOutcome } from "./report-ledger.ts";
+import { prepareRun, stageTasks, type StagedTasks } from "./run-create.ts";
+import { beginCreate, finishPendingCreate, type IndexingHost, PendingRuns, pendingView, stopPendingCreate } from "./run-indexing.ts";
+import { RunLoop } from "./run-loop.ts";
+import type { RunObjectRpc } from "./run-object-rpc.ts";
+import { runListing, runReport, type CreateRunInput, type CreateRunResult, type RunListing, type RunReport, type RunView } from "./run-views.ts";
+import { callObject } from "../ground/do-call.ts";
+
+/** The episode port's answer for a run this object does not hold: the consumer gives its claim back and acks. */
+const NO_RUN: EventAck = { status: "unknown", reason: "no such run (deleted, or never created here)" };
+
+/** The Durable Object of one run. Its RPC methods are {@link RunObjectRpc}'s; the Workers runtime calls `alarm`, `fetch` and the WebSocket handlers. */
+export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc {
+  /** the run and its loop, loaded once per wake */
+  #run!: RunLoop;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    void ctx.blockConcurrencyWhile(async () => {
+      this.#run = new RunLoop(ctx, env);
+    });
+  }
+
+  // ---- control -------------------------------------------------------------------------------------------------
+
+  stageTasks(input: StagedTasks): void {
+    stageTasks(this.#run.parts.storage, this.#run.meta?.runId, input);
+  }
+
+  async create(input: CreateRunInput): Promise<CreateRunResult> {
+    const run = this.#run;
+    if (run.meta) {
+      if (run.meta.runId !== input.runId) throw new Error(`this object already holds run ${run.meta.runId}`);
+      return { view: run.view()!, issues: [] };
+    }
+    // large URL/R2 datasets are indexed in the background (edge/run/run-indexing): the answer is the `indexing` view
+    return (await beginCreate(input, this.#indexing(), Date.now())) ?? this.#create(input, () => true);
+  }
+
+  /** The creation itself (index pass, checks, first state); nothing is stored unless `wanted()` still holds after the pass. */
+  async #create(input: CreateRunInput, wanted: () => boolean): Promise<CreateRunResult> {
+    const run = this.#run;
+    const prepared = await prepareRun(input, { datasets: run.parts.datasets, storage: run.parts.storage, env: this.env, nowMs: Date.now() });
+    if (!("state" in prepared)) return { view: null, issues: prepared.issues };
+    if (!wanted()) {
+      run.parts.storage.clearDatasets();
+      return { view: null, issues: [] };
+    }
+    await run.start(prepared);
+    return { view: run.view()!, issues: [] };
+  }
+
+  /** What the background creation needs of this object (edge/run/run-indexing). */
+  #indexing(): IndexingHost {
+    const { storage, datasets } = this.#run.parts;
+    return {
+      pending: new PendingRuns(this.ctx.storage.kv),
+      statFiles: (input) => datasets.statFiles(input),
+      clearDatasets: () => storage.clearDatasets(),
+      clearIndexes: () => storage.clearFileIndexes(),
+      env: this.env,
+      wakeNow: () => this.ctx.storage.setAlarm(Date.now()),
+      create: (input, wanted) => this.#create(input, wanted),
+      releaseQuota: async (input) => {
+        const { principal } = input;
+        if (principal) await callObject(() => this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(input.runId));
+      },
+    };
+  }
+
+  status(): RunView | null {
+    return this.#run.view() ?? pendingView(this.ctx.storage.kv, Date.now());
+  }
+
+  listing(): RunListing | null {
+    const view = this.status();
+    return view && runListing(view);
+  }
+
+  async stop(reason = "stop requested"): Promise<RunView | null> {
+    if (!this.#run.state) return stopPendingCreate(this.#indexing(), Date.now());
+    await this.#run.apply({ type: "stopRequested", reason }, true);
+    return this.#run.view();
+  }
+
+  report(): RunReport | null {
+    const { state, parts } = this.#run;
+    return state && runReport(state, parts.storage.summary(), (source, taskIndex) => parts.storage.taskId(source, taskIndex));
+  }
+
+  endedEpisodes(query: { globalStep?: number; limit?: number; offset?: number } = {}): EndedEpisode[] | null {
+    return this.#run.state ? endedPage(this.#run.parts.storage, query) : null;
+  }
+
+  engineChanged(swarm: string): Promise<void> {
+    return this.#run.engineChanged(swarm);
+  }
+
+  // ---- episode port (called by queue consumers) ------------------------------------------------------------------
+
+  async episodeClaimed(report: ClaimReport): Promise<ClaimAck> {
+    if (!this.#run.state) return NO_RUN;
+    const ack = await this.#run.apply({ type: "episodeClaimed", ...report });
+    // `duplicate` = these very claims were applied before (a resent RPC whose first answer was lost): the consumer
+    // carries on with the episode, so it needs the secrets too
+    return ack.status === "applied" || ack.status === "duplicate" ? { ...ack, secrets: this.#run.meta?.spec.secrets ?? {} } : ack;
+  }
+
+  async episodeHeartbeat(report: HeartbeatReport, options: { holdMs?: number } = {}): Promise<HeartbeatAck> {
+    if (!this.#run.state) return NO_RUN;
+    const ack = await this.#run.apply({ type: "episodeHeartbeat", ...report });
+    // a running function's beat is held until the run stops or the hold ends: its one stop channel
+    if (report.stage === "started" || (ack.status !== "applied" && ack.status !== "duplicate")) return ack;
+    return this.#run.stopWaiters.hold(ack, () => this.#run.state?.run, options.holdMs ?? 0);
+  }
+
+  async claimFailed(report: ClaimFailureReport): Promise<EventAck> {
+    return this.#run.state ? this.#run.apply({ type: "claimFailed", ...report }) : NO_RUN;
+  }
+
+  async episodeOutcomeRecorded(report: OutcomeReport): Promise<EventAck> {
+    const { state, parts } = this.#run;
+    if (!state) return NO_RUN;
+    return recordOutcome(parts.storage, state.episodes.get(report.episodeKey), report, (event) => this.#run.apply({ type: "episodeOutcomeRecorded", ...event }));
+  }
+
+  async episodeReported(report: ResultReport): Promise<EventAck> {
+    return this.#run.state ? this.#run.reported(report) : NO_RUN;
+  }
+
+  swarmHeaders(ref: { episodeKey: string; attempt: number; dispatchId: number }): Record<string, Record<string, string>> | null {
+    const row = this.#run.state?.episodes.get(ref.episodeKey);
+    if (!row || !this.#run.meta || row.attempt !== ref.attempt || row.dispatchId !== ref.dispatchId || row.status !== "dispatched") return null;
+    return this.#run.gatewayHeaders();
+  }
+
+  getTask(ref: { source: string; taskIndex: number }): Promise<Task> {
+    return this.#run.parts.datasets.task(ref.source, ref.taskIndex);
+  }
+
+  // ---- dashboard (edge/dashboard) ---------------------------------------------------------------------------------
+
+  metrics(): RunMetrics | null {
+    return this.#run.parts.dashboard.metrics();
+  }
+
+  metricsCsv(): string | null {
+    return this.#run.parts.dashboard.metricsCsv();
+  }
+
+  dashboard(): Promise<DashboardSnapshot | null> {
+    return this.#run.parts.dashboard.snapshot();
+  }
+
+  attempts(query: { windowIndex?: number; limit?: number }): AttemptRow[] | null {
+    return this.#run.parts.dashboard.attempts(query);
+  }
+
+  /** The run page's live feed: a WebSocket upgrade (`GET /runs/:id/live`), hibernatable (edge/run/board/live.ts). */
+  override async fetch(request: Request): Promise<Response> {
+    return this.#run.state ? this.#run.parts.live.accept(request) : noRunResponse();
+  }
+
+  /** A viewer asked again: it is sent the snapshot now. */
+  override async webSocketMessage(ws: WebSocket): Promise<void> {
+    await this.#run.parts.live.resend(ws);
+  }
+
+  /** A viewer closed its side: ours is closed too. */
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    this.#run.parts.live.close(ws, code);
+  }
+
+  /** One tick of the run's loop (edge/run/run-loop `tick`: never throws, always re-arms, BC-45). */
+  override async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    if (!this.#run.state) await finishPendingCreate(this.#indexing(), () => Date.now());
+    await this.#run.tick(info?.retryCount ?? 0);
+  }
+}

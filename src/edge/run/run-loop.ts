@@ -1,0 +1,209 @@
+/**
+ * @module edge/run/run-loop — the loop of one run's Durable Object (`RolloutScheduler`), one per instance: the run's
+ * state and meta in memory, rebuilt from SQLite on every wake (so a run survives eviction and deploys, BC-51), and
+ * the one way anything changes them: `decide` synchronously (slots reserved before any await, BC-47), persist the
+ * changed rows in one transaction (one per episode, BC-53), re-arm the alarm (edge/run/alarm-plan.ts), carry out the
+ * commands (edge/run/command-runner.ts). The object's RPC methods (edge/run/rollout-scheduler.ts) feed it events; its parts
+ * (edge/run/run-object-parts.ts) feed it what their commands learn.
+ */
+import type { EventAck, ResultReport } from "../../port/index.ts";
+import { decide, type SchedulerEvent, type SchedulerState } from "../../scheduler/index.ts";
+import { RunAlarm } from "./alarm-plan.ts";
+import { ApplyStats } from "./apply-stats.ts";
+import { CommandRunner } from "./command-runner.ts";
+import { EngineLink } from "./engine-link.ts";
+import type { EngineObservation } from "../swarm-server/engine-note.ts";
+import type { Env } from "../ground/env.ts";
+import { runLog, type RunLog } from "../ground/log.ts";
+import { storeRun } from "./run-create.ts";
+import { recordClosedAttempts, recordResult } from "./report-ledger.ts";
+import { runObjectParts, type RunObjectParts } from "./run-object-parts.ts";
+import { runView, type RunView } from "./run-views.ts";
+import { runGatewayHeaders } from "../ground/secrets.ts";
+import { StopWaiters } from "./stop-waiters.ts";
+import type { RunMeta } from "./storage.ts";
+import { callObject } from "../ground/do-call.ts";
+
+/** The run of one Durable Object instance and its loop. */
+export class RunLoop {
+  #state: SchedulerState | null = null;
+  #meta: RunMeta | null = null;
+  /** storage, datasets, command runner, dashboard and live feed, built once per wake */
+  readonly parts: RunObjectParts;
+  /** running episodes' held heartbeats, answered when the run stops (the stop channel) */
+  readonly stopWaiters = new StopWaiters();
+  /** a line of the run log (stored; warnings and errors to the console too) */
+  readonly log: RunLog;
+  /** the run's side of its swarm servers' objects (null before the run exists) */
+  #link: EngineLink | null = null;
+  readonly #alarm: RunAlarm;
+  /** decide + persist time per event (in memory), shown as `scheduler` in the status view */
+  readonly #applyStats = new ApplyStats();
+
+  /** swarms whose server's object said their engine changed since the last tick: the next tick pulls them */
+  readonly #changed = new Set<string>();
+
+  /** Loads the run this object holds, if any (call inside `blockConcurrencyWhile`). */
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly env: Env,
+  ) {
+    this.#alarm = new RunAlarm(ctx.storage);
+    this.log = runLog((line) => this.parts.storage.log(line), () => this.#meta?.runId);
+    this.parts = runObjectParts(ctx, env, {
+      meta: () => this.require().meta,
+      state: () => this.require().state,
+      current: () => ({ state: this.#state, meta: this.#meta }),
+      view: () => this.view(),
+      feed: (event, inline) => this.apply(event, inline),
+      // an outbox resend reports like a consumer does, through the loop (never through the object's own RPC)
+      report: (report) => this.reported(report),
+      observeEngine: async (swarm, inline, withPool) => {
+        // a finished run has left its servers' objects: a poll decided before it finished subscribes nothing
+        const obs = this.#state?.run.phase === "finished" ? null : await this.#link!.observe(swarm, withPool);
+        if (obs === null) return null;
+        await this.observed(obs, inline);
+        return obs.note.kind === "unreachable" ? obs.note.error : null;
+      },
+      log: this.log,
+      gatewayHeaders: (swarm) => this.gatewayHeaders()[swarm] ?? {},
+      finished: () => this.#finished(),
+    });
+    const { storage } = this.parts;
+    this.#meta = storage.meta();
+    this.#state = storage.loadState();
+    // a run that finished before its secrets were deleted (a reset in between): delete them now
+    if (this.#state?.run.phase === "finished" && storage.scrubSecrets()) this.#meta = storage.meta();
+    if (this.#meta) this.#link = this.#linkFor(this.#meta);
+  }
+
+  /** The core's state, null when this object holds no run. */
+  get state(): SchedulerState | null {
+    return this.#state;
+  }
+
+  /** The run's stored meta, null when this object holds no run. */
+  get meta(): RunMeta | null {
+    return this.#meta;
+  }
+
+  /** The state and meta. @throws Error when this object holds no run */
+  require(): { state: SchedulerState; meta: RunMeta } {
+    if (!this.#state || !this.#meta) throw new Error("no run in this object; create it with POST /runs");
+    return { state: this.#state, meta: this.#meta };
+  }
+
+  /** Stores a prepared run (edge/run/run-create `prepareRun`) and starts it (`runStarted`, inline). */
+  async start(run: { state: SchedulerState; meta: RunMeta }): Promise<void> {
+    this.ctx.storage.transactionSync(() => storeRun(this.parts.storage, run));
+    this.#state = run.state;
+    this.#meta = run.meta;
+    this.#link = this.#linkFor(run.meta);
+    await this.apply({ type: "runStarted" }, true);
+  }
+
+  /** The run's status view (edge/run/run-views `runView` with the engine notes, the failure and `scheduler`), null without a run. */
+  view(): RunView | null {
+    if (!this.#state || !this.#meta) return null;
+    const engine = { notes: this.#link?.notes() ?? {}, failure: this.#link?.failure() ?? null, nowMs: Date.now() };
+    return { ...runView(this.#state, this.#meta, this.parts.storage.logTail(20), engine), scheduler: this.#applyStats.view() };
+  }
+
+  /**
+   * decide → persist → arm → execute. Commands that talk to a swarm server (status polls, aborts, outbox resends: up
+   * to minutes) run `inline` in the alarm and the control calls (create, stop); from an episode-port RPC they are
+   * queued in the same transaction as the decision and the alarm is set to now (`CommandRunner.split`).
+   * @throws Error when this object holds no run
+   */
+  async apply(event: SchedulerEvent, inline = false): Promise<EventAck> {
+    const { state: current } = this.require();
+    const startedMs = performance.now();
+    const { state, commands, changes, ack } = decide(current, event, Date.now());
+    const { now, later } = CommandRunner.split(commands, inline);
+    // all rows of one decision or none: a failed write must not leave half a decision for the next reload (BC-51)
+    this.ctx.storage.transactionSync(() => {
+      this.parts.storage.persist(changes);
+      recordClosedAttempts(this.parts.storage, changes.closedAttempts);
+      this.parts.storage.queueCommands(later);
+    });
+    this.#applyStats.record(performance.now() - startedMs, Date.now());
+    this.#state = state;
+    this.stopWaiters.stateChanged(state.run);
+    this.#link?.decided(state);
+    await this.arm(later.length > 0);
+    await this.parts.commands.execute(now, inline);
+    this.parts.live.changed(Date.now());
+    return ack;
+  }
+
+  /**
+   * An episode's end or abort result (a consumer's `episodeReported`, or the outbox resend's): the core decides, then
+   * the ledger and attempt rows are written around its answer (edge/run/report-ledger `recordResult`); an abort the
+   * server did not confirm wakes the alarm at once to send it again.
+   * @throws Error when this object holds no run
+   */
+  async reported(report: ResultReport): Promise<EventAck> {
+    const { state } = this.require();
+    const { ack, wakeNow } = await recordResult(this.parts.storage, this.log, state.episodes.get(report.episodeKey), report, (event) => this.apply({ type: "episodeReported", ...event }));
+    if (wakeNow) await this.arm(true);
+    return ack;
+  }
+
+  /**
+   * A swarm server's object says the engine of `swarm` changed: a wake-up that carries nothing. The alarm fires at
+   * once and its tick pulls that swarm's observation (the object's answer to the run's own subscribe).
+   */
+  async engineChanged(swarm: string): Promise<void> {
+    if (!this.#state || this.#state.run.phase === "finished" || !this.#meta?.spec.swarms.some((s) => s.name === swarm)) return;
+    this.#changed.add(swarm);
+    await this.arm(true);
+  }
+
+  /** Sets the alarm for the core's next wake-up, or for now with `wakeNow` (edge/run/alarm-plan `RunAlarm`). */
+  async arm(wakeNow = false): Promise<void> {
+    if (this.#state) await this.#alarm.arm(this.#state, wakeNow, Date.now());
+  }
+
+  /** One alarm tick: the commands RPCs queued, leases, back-offs, polls, the claim sweep. Never throws (BC-45): a failing tick is logged and re-armed. */
+  async tick(retryCount: number): Promise<void> {
+    this.#alarm.fired();
+    try {
+      if (!this.#state) return;
+      await this.parts.commands.drainQueued();
+      // a finished run has left its servers' objects: a pull would subscribe it again
+      const changed = this.#state.run.phase === "finished" ? [] : [...this.#changed];
+      this.#changed.clear();
+      await this.parts.commands.pull(changed);
+      await this.apply({ type: "tick" }, true);
+      await this.parts.commands.sweepClaimsWhenDue(Date.now());
+    } catch (err) {
+      this.log("error", "tick failed; retrying", { error: String(err), retryCount });
+      await this.#alarm.retrySoon(Date.now());
+    }
+  }
+
+  /** Applies one observation of a swarm server's object (edge/run/engine-link `observed`: a `failed` note fails the run once). */
+  async observed(obs: EngineObservation, inline: boolean): Promise<void> {
+    if (!this.#link || !this.#state) return;
+    for (const event of this.#link.observed(obs, this.#state.run.phase === "finished")) await this.apply(event, inline);
+  }
+
+  /** The run's resolved gateway headers per swarm name (swarms without templates are left out; unresolvable ones are logged and left out). */
+  gatewayHeaders(): Record<string, Record<string, string>> {
+    if (!this.#meta) return {};
+    return runGatewayHeaders(this.#meta.spec, this.env.AJET_SECRETS, (swarm, missing) => this.log("warn", `swarm ${swarm}: gateway headers need secrets nobody sets: ${missing.join(", ")}`, { swarm }));
+  }
+
+  #linkFor(meta: RunMeta): EngineLink {
+    return EngineLink.of(this.env, this.ctx.storage.kv, meta, (swarm) => this.gatewayHeaders()[swarm] ?? {});
+  }
+
+  /** The run has finished: its secrets are deleted, its quota slot released, its swarm servers' objects left. */
+  async #finished(): Promise<void> {
+    await this.#link?.leave();
+    if (this.parts.storage.scrubSecrets()) this.#meta = this.parts.storage.meta();
+    const principal = this.#meta?.principal;
+    const runId = this.#meta?.runId;
+    if (principal && runId) await callObject(() => this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(runId));
+  }
+}
