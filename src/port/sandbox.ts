@@ -186,3 +186,19 @@ export interface SandboxLedgerPort {
   /** the attempt is done with the sandbox; `end` says whether the destroy was confirmed */
   sandboxReleased(release: SandboxRelease): Promise<{ status: "applied" | "duplicate" | "unknown" }>;
 }
+
+/**
+ * The run's sandbox settings as its episodes get them (the queue message's `sandbox`), from its resolved spec:
+ * undefined when the run has no `sandbox` block or it is disabled; `maxLive` defaults to the run's `maxParallel`.
+ */
+export function episodeSandboxConfig(spec: { sandbox?: SandboxRunConfig | undefined; maxParallel: number }): EpisodeSandboxConfig | undefined {
+  const s = spec.sandbox;
+  if (!s?.enabled) return undefined;
+  return { ...s, maxLive: s.maxLive ?? spec.maxParallel };
+}
+
+/** The queue message's `sandbox` field for a run (spread into the message): `{}` for a run without sandboxes. */
+export function sandboxField(spec: { sandbox?: SandboxRunConfig | undefined; maxParallel: number }): { sandbox?: EpisodeSandboxConfig } {
+  const config = episodeSandboxConfig(spec);
+  return config ? { sandbox: config } : {};
+}

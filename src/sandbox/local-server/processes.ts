@@ -65,7 +65,8 @@ export function spawnLimited(script: string, o: SpawnLimitedOptions): ChildProce
   const [cmd, ...args] = limitedArgv(script, o.limits);
   return spawn(cmd!, args, {
     cwd: o.cwd,
-    env: o.env,
+    // the whole environment, nothing of the server's (the cast: the build program's ProcessEnv lists the Worker's vars)
+    env: o.env as NodeJS.ProcessEnv,
     detached: true,
     stdio: o.resultPipe ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"],
   });
