@@ -267,13 +267,18 @@ export class ChaosStack {
   readonly #persistDir = mkdtempSync(join(tmpdir(), "ajet-chaos-do-"));
   readonly #sandboxRoot = mkdtempSync(join(tmpdir(), "ajet-chaos-sbx-"));
   readonly #sandboxToken = `chaos-sandbox-token-${Date.now()}`;
+  /** creates the sandbox server refused on purpose since the last row */
+  #injected = 0;
+  readonly #onSandboxLog = (line: string) => {
+    if (line.includes("(injected fault)")) this.#injected++;
+  };
 
   /** The sandbox server (started before the first Worker: the Worker's vars name it). */
   async sandboxServer(o: { createFailRate?: number; replace?: boolean } = {}): Promise<SandboxServerProcess> {
     if (this.#sandboxServer && !o.replace) return this.#sandboxServer;
     const port = this.#sandboxServer?.port ?? 0;
     await this.#sandboxServer?.stop();
-    this.#sandboxServer = await spawnSandboxServer({ port, root: this.#sandboxRoot, token: this.#sandboxToken, ...(o.createFailRate ? { createFailRate: o.createFailRate } : {}) });
+    this.#sandboxServer = await spawnSandboxServer({ port, root: this.#sandboxRoot, token: this.#sandboxToken, onLog: this.#onSandboxLog, ...(o.createFailRate ? { createFailRate: o.createFailRate } : {}) });
     return this.#sandboxServer;
   }
 
@@ -281,7 +286,7 @@ export class ChaosStack {
   async crashSandboxServer(): Promise<SandboxServerProcess> {
     const old = this.#sandboxServer;
     if (old) await old.kill();
-    this.#sandboxServer = await spawnSandboxServer({ port: old?.port ?? 0, root: this.#sandboxRoot, token: this.#sandboxToken });
+    this.#sandboxServer = await spawnSandboxServer({ port: old?.port ?? 0, root: this.#sandboxRoot, token: this.#sandboxToken, onLog: this.#onSandboxLog });
     return this.#sandboxServer;
   }
 
@@ -427,10 +432,12 @@ export class ChaosStack {
       await new Promise((r) => setTimeout(r, 500));
     }
     if (alive !== 0) notes.push(`${alive} sandbox(es) or sandbox processes still alive 60 s after the run finished`);
-    const view = runId && api ? ((await api.get(runId).catch(() => null)) as { sandboxes?: { created?: number; failed?: number } } | null) : null;
+    const view = runId && api ? ((await api.get(runId).catch(() => null)) as { sandboxes?: { total?: { created?: number; failed?: number } } } | null) : null;
     const events = parseJournal(readFileSync(journalFile, "utf8"));
     const infraAsReward = events.filter((e) => e.ev === "end" && e.reward === SANDBOX_FAILURE_REWARD).length;
-    return { created: view?.sandboxes?.created ?? -1, failed: view?.sandboxes?.failed ?? -1, aliveAfter60s: alive, clearedAfterS, infraAsReward };
+    if (this.#injected) notes.push(`the sandbox server refused ${this.#injected} create(s) (injected)`);
+    this.#injected = 0;
+    return { created: view?.sandboxes?.total?.created ?? -1, failed: view?.sandboxes?.total?.failed ?? -1, aliveAfter60s: alive, clearedAfterS, infraAsReward };
   }
 
   async close(): Promise<void> {

@@ -155,7 +155,14 @@ export const SCENARIOS: Scenario[] = [
       ctx.note("run stopped while its episodes ran their commands");
     },
   },
-  { name: "sandbox: create failures at 30 %", function: "chaos-sandbox", sandboxes: true, sandboxCreateFailRate: 0.3, spec: { sandbox: {} } },
+  {
+    name: "sandbox: create failures at 30 %",
+    function: "chaos-sandbox",
+    sandboxes: true,
+    sandboxCreateFailRate: 0.3,
+    argv: ["--function", "countdown", "--steps", "2", "--batch-size", "4", "--num-repeat", "2", "--seed", "3"],
+    spec: { sandbox: {} },
+  },
   {
     // the attempt goes quiet past the discard timeout (its LLM call stalls) and is aborted and run again: the old
     // attempt's sandbox is destroyed, the retry gets a fresh one

@@ -259,6 +259,7 @@ export class LocalSandboxes {
     if (this.#closed) throw new LocalSandboxError(503, "closing", "the sandbox server is shutting down", true);
     if (this.o.createFailRate > 0 && this.#draw() < this.o.createFailRate) {
       this.injectedFailures++;
+      this.o.log?.(`sandbox server: create of ${id} refused (injected fault)`);
       throw new LocalSandboxError(503, "injected_failure", "create refused (fault injected with --fault create-fail)", true);
     }
     if (this.#boxes.size >= this.o.maxSandboxes) {
