@@ -83,6 +83,27 @@ function sandboxed(name: string, seconds: number): RolloutFunction {
   });
 }
 
+/**
+ * On about a third of the episodes: makes its sandbox, starts a long command, then never returns and ignores
+ * `ctx.signal` — the runtime stops it at the idle deadline, aborts the attempt and the repeat runs again (with a
+ * fresh sandbox); the others behave as `chaos-sandbox`.
+ */
+function sandboxThenHang(name: string): RolloutFunction {
+  const normal = sandboxed(name, 0.5);
+  return defineRolloutFunction({
+    name,
+    sandbox: true,
+    async run(task, ctx) {
+      const uuid = Object.values(ctx.episodes)[0]?.episodeUuid ?? "";
+      if (!picked(uuid, 0.35)) return normal.run(task, ctx);
+      await ctx.llm.chat.completions.create({ model: ctx.model, messages: [{ role: "user", content: "What is 2 + 3?" }] });
+      const sb = await ctx.sandbox();
+      void sb.commands.run("sleep 600").catch(() => undefined);
+      return new Promise<never>(() => undefined);
+    },
+  });
+}
+
 /** The chaos functions by name. */
 export const chaosFunctions: Record<string, RolloutFunction> = {
   // transient errors whose text varies (a flaky tool): not a plain bug, so the run must not stop on them (a plain
@@ -95,4 +116,5 @@ export const chaosFunctions: Record<string, RolloutFunction> = {
   "chaos-slow": slow("chaos-slow", 4_000),
   "chaos-sandbox": sandboxed("chaos-sandbox", 0.5),
   "chaos-sandbox-slow": sandboxed("chaos-sandbox-slow", 4),
+  "chaos-sandbox-hangs": sandboxThenHang("chaos-sandbox-hangs"),
 };

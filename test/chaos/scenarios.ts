@@ -164,12 +164,12 @@ export const SCENARIOS: Scenario[] = [
     spec: { sandbox: {} },
   },
   {
-    // the attempt goes quiet past the discard timeout (its LLM call stalls) and is aborted and run again: the old
-    // attempt's sandbox is destroyed, the retry gets a fresh one
+    // a third of the attempts start a long command and then hang: past their idle lease (the discard timeout less a
+    // margin) the runtime aborts them and the repeat runs again; each old attempt's sandbox is destroyed, the retry
+    // gets a fresh one
     name: "sandbox: attempt retried after its lease",
-    function: "chaos-sandbox",
+    function: "chaos-sandbox-hangs",
     sandboxes: true,
-    faults: ["llm-stall:0.2"],
     spec: { sandbox: {}, discardEpisodeTimeoutSeconds: 4 },
   },
 ];
