@@ -1,10 +1,11 @@
 /**
- * The port's rule for ending an episode's claims (port/close-claims): how the server's answers on several swarms
- * add up to one reported result, with fake closers so every order of answers is checked exactly.
+ * The port's rules for giving claims back (port/close-claims): how the server's answers on several swarms add up to
+ * one reported result, when an end is a resend, how aborts are retried; with fake closers so every order of answers
+ * is checked exactly. Also the port's small shared rules (retryable causes, which server a swarm name runs on).
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { assertValidWorkflowOutput } from "../../../src/protocol/index.ts";
-import { endAll, type ClaimCloser, type ClaimHandle, type EndAnswer } from "../../../src/port/index.ts";
+import { AbortCause, abortAll, endAll, isRetryableCause, serverOfSwarm, type ClaimCloser, type ClaimHandle, type EndAnswer } from "../../../src/port/index.ts";
 
 const OUTPUT = assertValidWorkflowOutput({ reward: 1 });
 const EXPIRED: EndAnswer = { kind: "expired", reason: "notClaimed" };
@@ -51,5 +52,121 @@ describe("endAll across swarms", () => {
   it("ended everywhere: reported ended, no cause", async () => {
     const cs = claims(ENDED, ENDED);
     expect(await endAll(cs, "task-1", outputsFor(cs))).toEqual({ kind: "sent", result: "ended", cause: undefined });
+  });
+});
+
+describe("endAll: what is sent, and when the outcome stays unknown", () => {
+  /** A closer whose ends throw `failures` times (a transport error), then answer `answer`; it records every send. */
+  function flaky(failures: number, answer: EndAnswer = ENDED) {
+    const sends: { episodeUuid: string; isResend: boolean }[] = [];
+    let left = failures;
+    const client: ClaimCloser = {
+      endEpisode: async (_taskId, episodeUuid, _output, { isResend }) => {
+        sends.push({ episodeUuid, isResend });
+        if (left-- > 0) throw new Error("socket hang up");
+        return answer;
+      },
+      abortEpisode: async () => true,
+    };
+    return { client, sends };
+  }
+
+  it("BC-26 a first send is not a resend; after a transport error the end goes once more as a resend", async () => {
+    const a = flaky(0);
+    expect(await endAll([{ swarm: "s0", episodeUuid: "u0", client: a.client }], "t", { s0: OUTPUT })).toEqual({ kind: "sent", result: "ended", cause: undefined });
+    expect(a.sends).toEqual([{ episodeUuid: "u0", isResend: false }]);
+    const b = flaky(1);
+    expect(await endAll([{ swarm: "s0", episodeUuid: "u0", client: b.client }], "t", { s0: OUTPUT })).toMatchObject({ kind: "sent", result: "ended" });
+    expect(b.sends).toEqual([{ episodeUuid: "u0", isResend: false }, { episodeUuid: "u0", isResend: true }]);
+    const c = flaky(0);
+    await endAll([{ swarm: "s0", episodeUuid: "u0", client: c.client }], "t", { s0: OUTPUT }, true); // from the outbox
+    expect(c.sends).toEqual([{ episodeUuid: "u0", isResend: true }]);
+  });
+
+  it("BC-33 an outcome still unknown after the resend is unresolved, naming each swarm and its error; the other swarms are ended all the same", async () => {
+    const [a, b, c] = [flaky(2), flaky(0), flaky(2)];
+    const result = await endAll(
+      [{ swarm: "s0", episodeUuid: "u0", client: a.client }, { swarm: "s1", episodeUuid: "u1", client: b.client }, { swarm: "s2", episodeUuid: "u2", client: c.client }],
+      "t",
+      { s0: OUTPUT, s1: OUTPUT, s2: OUTPUT },
+    );
+    expect(result).toEqual({ kind: "unresolved", reason: "end_episode outcome unknown on 's0': socket hang up; end_episode outcome unknown on 's2': socket hang up" });
+    expect(b.sends).toHaveLength(1);
+  });
+
+  it("a claim without a recorded output for its swarm is unresolved (nothing is sent with another swarm's reward)", async () => {
+    const a = flaky(0);
+    expect(await endAll([{ swarm: "s0", episodeUuid: "u0", client: a.client }], "t", { other: OUTPUT })).toEqual({ kind: "unresolved", reason: "no recorded output for swarm 's0'" });
+    expect(a.sends).toEqual([]);
+  });
+
+  it("an end the client gave up locally (the episode's lifetime ran out) is reported aborted with lifetime_exceeded, never lost", async () => {
+    const cs = claims({ kind: "abortedLocally" });
+    expect(await endAll(cs, "t", outputsFor(cs))).toEqual({ kind: "sent", result: "aborted", cause: AbortCause.lifetimeExceeded });
+  });
+});
+
+describe("abortAll: three tries, then the claim is reported unconfirmed", () => {
+  function aborter(answers: (boolean | Error)[]) {
+    const calls: { episodeUuid: string; options: unknown }[] = [];
+    const client: ClaimCloser = {
+      endEpisode: async () => ENDED,
+      abortEpisode: async (episodeUuid, options) => {
+        calls.push({ episodeUuid, options });
+        const a = answers.shift() ?? false;
+        if (a instanceof Error) throw a;
+        return a;
+      },
+    };
+    return { client, calls };
+  }
+
+  it("an abort that throws or answers false is tried again after 500 ms and 1,500 ms of the real clock, and reported unconfirmed after the third", async () => {
+    vi.useFakeTimers();
+    try {
+      const a = aborter([new Error("ECONNRESET"), false, false]);
+      const done = abortAll([{ swarm: "s0", episodeUuid: "u0", client: a.client }]);
+      await vi.advanceTimersByTimeAsync(499);
+      expect(a.calls).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(a.calls).toHaveLength(2);
+      await vi.advanceTimersByTimeAsync(1_499);
+      expect(a.calls).toHaveLength(2);
+      await vi.advanceTimersByTimeAsync(1);
+      expect((await done).map((c) => c.episodeUuid)).toEqual(["u0"]);
+      expect(a.calls).toHaveLength(3);
+      // each abort asks the client to stay quiet (the caller reports what stays unconfirmed)
+      expect(a.calls.every((c) => JSON.stringify(c.options) === JSON.stringify({ quiet: true }))).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("an abort confirmed on a retry is not reported; a throw is never taken as a confirmation", async () => {
+    const ok = aborter([new Error("ECONNRESET"), true]);
+    const never = aborter([new Error("a"), new Error("b"), new Error("c")]);
+    const pending = await abortAll(
+      [{ swarm: "s0", episodeUuid: "u0", client: ok.client }, { swarm: "s1", episodeUuid: "u1", client: never.client }],
+      async () => {},
+    );
+    expect(pending.map((c) => c.episodeUuid)).toEqual(["u1"]);
+    expect(ok.calls).toHaveLength(2);
+    expect(never.calls).toHaveLength(3);
+  });
+});
+
+describe("the port's small rules", () => {
+  it("BC-32 only a data or configuration error is not retried: invalid_task and judge_misconfigured", () => {
+    expect(isRetryableCause(AbortCause.invalidTask)).toBe(false);
+    expect(isRetryableCause(AbortCause.judgeMisconfigured)).toBe(false);
+    for (const cause of [AbortCause.expired, AbortCause.lost, AbortCause.leaseExpired, "function_error", "my_own_reason"]) expect(isRetryableCause(cause)).toBe(true);
+  });
+
+  it("a swarm name runs on the server of that name; only 'default' falls back to the first server", () => {
+    const servers = [{ name: "a" }, { name: "b" }];
+    expect(serverOfSwarm("b", servers)).toBe(servers[1]);
+    expect(serverOfSwarm("default", servers)).toBe(servers[0]);
+    expect(serverOfSwarm("c", servers)).toBeUndefined();
+    expect(serverOfSwarm("default", [{ name: "x" }, { name: "default" }])?.name).toBe("default");
   });
 });

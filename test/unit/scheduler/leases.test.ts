@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AbortEpisodes, ResolveOutbox } from "../../../src/scheduler/index.ts";
+import { reclaimedBy, type AbortEpisodes, type ResolveOutbox } from "../../../src/scheduler/index.ts";
 import { MAX_UNDELIVERED_DISPATCHES } from "../../../src/scheduler/leases.ts";
 import { Harness, rollingRun, specInput } from "./harness.ts";
 
@@ -113,5 +113,43 @@ describe("leases and reconciliation (BC-51)", () => {
     h.advance(1_999_000);
     expect(h.row(sent[0]!.episodeKey)?.attempt).toBe(2);
     expect(abortsOf(h)).toEqual([]);
+  });
+});
+
+describe("a claim another episode of the run holds is never aborted or ended by this one's lease", () => {
+  // The server's idle janitor reverts a quiet episode and keeps its uuid; the next claim of this run (same client
+  // uuid) may get it. From then on the claim belongs to the episode that re-claimed it — while it runs, and as much
+  // while it is reporting its end (its reward is on its way to the server): a lease of the first episode must leave it alone.
+  it("BC-51 a re-claimed server episode whose new holder is reporting its end is not aborted when the old holder's lease expires", () => {
+    const { h, sent } = started();
+    const [old, holder] = [sent[0]!, sent[1]!];
+    h.claim(old, 1, "shared-uuid");
+    h.advance(1000);
+    h.claim(holder, 1, "shared-uuid");
+    h.outcome(holder, { kind: "end", reward: 1 }); // the holder records its end: status reporting, the DO sends it
+    expect(h.row(holder.episodeKey)?.status).toBe("reporting");
+    h.advance(1_999_000); // the old holder's run lease (2000 s after its claim) expires
+    expect(h.row(old.episodeKey)).toMatchObject({ attempt: 2, lastCause: "lease_expired" });
+    expect(h.row(holder.episodeKey)?.status).toBe("reporting");
+    expect(abortsOf(h).flatMap((a) => a.claims.map((c) => c.episodeUuid))).not.toContain("shared-uuid");
+    // the holder's end then lands as usual
+    h.report(holder, "ended");
+    expect(h.state.run.totals.episodesEnded).toBe(1);
+  });
+
+  it("BC-26 reclaimedBy names a live holder, running or reporting, and nobody once it has ended", () => {
+    const { h, sent } = started();
+    const [old, holder] = [sent[0]!, sent[1]!];
+    h.claim(old, 1, "shared-uuid");
+    h.claim(holder, 1, "shared-uuid");
+    const rows = () => [...h.state.episodes.values()];
+    const claims = [{ episodeUuid: "shared-uuid" }];
+    expect(reclaimedBy(rows(), old.episodeKey, claims)?.episodeKey).toBe(holder.episodeKey); // running
+    h.outcome(holder, { kind: "end", reward: 1 });
+    expect(reclaimedBy(rows(), old.episodeKey, claims)?.episodeKey).toBe(holder.episodeKey); // reporting its end
+    expect(reclaimedBy(rows(), old.episodeKey, [{ episodeUuid: "other-uuid" }])).toBeUndefined();
+    expect(reclaimedBy(rows(), holder.episodeKey, claims)?.episodeKey).toBe(old.episodeKey); // the sibling view: old is still running
+    h.report(holder, "ended");
+    expect(reclaimedBy(rows(), old.episodeKey, claims)).toBeUndefined(); // an ended episode holds nothing
   });
 });

@@ -62,3 +62,25 @@ describe("BC-31 cap arithmetic", () => {
     expect(sourceCapIssues(32, 1.5, [{ name: "a", weight: 1, throttleRatio: 0.6 }, { name: "b", weight: 1 }])).toEqual([]);
   });
 });
+
+describe("mixing edge rules (found open by mutation testing)", () => {
+  it("an exhausted source (weight 0) gets no slot and its carried credit resets to 0; with no weight at all nothing is assigned", () => {
+    expect(allocateSlots([0.5, -0.75], [1, 0], 2)).toEqual({ picks: [0, 0], counts: [2, 0], credits: [0.5, 0] });
+    expect(allocateSlots([0.5, 0.25], [0, 0], 3)).toEqual({ picks: [], counts: [0, 0], credits: [0, 0] });
+  });
+
+  it("BC-31 a run ratio whose cap equals batchSize is enough; no datasets means no cap issue", () => {
+    expect(sourceCapIssues(8, 1, [])).toEqual([]);
+    expect(sourceCapIssues(8, 1, [{ name: "a", weight: 1 }])).toEqual([]);
+    expect(sourceCapIssues(8, 0.875, [{ name: "a", weight: 1 }]).map((i) => i.path)).toEqual([["throttleRatio"]]);
+  });
+
+  it("BC-31 each issue names the value received and the fix", () => {
+    const [run] = sourceCapIssues(8, 0.5, [{ name: "a", weight: 1 }]);
+    expect(run?.message).toBe("throttleRatio 0.5 caps this run at 4 unique tasks per batch, below batchSize 8, so its windows could never fill the batch; use a ratio ≥ 1 (default 1.5)");
+    const [sum] = sourceCapIssues(8, 1.5, [{ name: "a", weight: 1, throttleRatio: 0.25 }, { name: "b", weight: 1, throttleRatio: 0.25 }]).filter((i) => i.path.join(".") === "datasets");
+    expect(sum?.message).toBe("the per-source caps ceil(batchSize × throttleRatio) sum to 4, below batchSize 8: the batch can never fill; raise the datasets' throttleRatio values so they sum to at least 1, or remove them");
+    const [share] = sourceCapIssues(8, 1.5, [{ name: "a", weight: 3, throttleRatio: 0.5 }, { name: "b", weight: 1 }]);
+    expect(share).toEqual({ path: ["datasets", 0, "throttleRatio"], message: 'dataset "a" has weight share 6.00 tasks per window but throttleRatio 0.5 caps it at 4; raise its throttleRatio to at least 0.750 or lower its weight' });
+  });
+});
