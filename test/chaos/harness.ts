@@ -19,6 +19,7 @@ import { parseDevArgs } from "../../src/cli/dev/options.ts";
 import { buildDevPlan, runSpecFor, type DevPlan } from "../../src/cli/dev/plan.ts";
 import { runsApi, waitForRun, type EndedEpisodeView, type RunsApi, type RunView } from "../../src/cli/dev/runs-api.ts";
 import { startLocalWorker, type LocalWorker } from "../../src/cli/dev/worker.ts";
+import { sandboxIdFor } from "../../src/port/sandbox.ts";
 import { listLocalSandboxes } from "../../src/sandbox/local-backend.ts";
 import { markedProcesses } from "../../src/sandbox/local-server/processes.ts";
 import { spawnSandboxServer, type SandboxServerProcess } from "../../src/sandbox/local-server/spawn.ts";
@@ -107,8 +108,12 @@ export interface ChaosRow {
   wallSeconds: number;
   /** what the scenario did and anything odd */
   notes: string[];
-  /** a scenario with sandboxes: made (the run's count), alive 60 s after the run finished, failures posted as rewards */
-  sandboxes?: { created: number; failed: number; aliveAfter60s: number; clearedAfterS: number | null; infraAsReward: number };
+  /**
+   * a scenario with sandboxes: made (the run's count), alive 60 s after the run finished, seen alive more than 60 s
+   * after their own attempt was over (sampled every second; an attempt never reported counts as over when the run
+   * finished) and the longest such overstay in seconds, failures posted as rewards
+   */
+  sandboxes?: { created: number; failed: number; aliveAfter60s: number; clearedAfterS: number | null; pastAttempt60s: number; maxPastAttemptS: number; infraAsReward: number };
 }
 
 /**
@@ -192,8 +197,13 @@ export function compare(input: {
 /** The table, one line per row, fixed columns. */
 export function formatTable(rows: readonly ChaosRow[]): string {
   const withSandboxes = rows.some((r) => r.sandboxes);
-  const head = ["scenario", "episodes", "lost", "doubled", "left claimed", "stranded", "re-run", "run verdict", "wall s", ...(withSandboxes ? ["sandboxes", "failed", "alive @60s", "infra→reward"] : [])];
-  const sandboxCells = (r: ChaosRow) => (withSandboxes ? (r.sandboxes ? [r.sandboxes.created, r.sandboxes.failed, r.sandboxes.aliveAfter60s, r.sandboxes.infraAsReward] : ["-", "-", "-", "-"]) : []);
+  const head = ["scenario", "episodes", "lost", "doubled", "left claimed", "stranded", "re-run", "run verdict", "wall s", ...(withSandboxes ? ["sandboxes", "failed", "alive @60s", "past attempt+60s", "max s past attempt", "infra→reward"] : [])];
+  const sandboxCells = (r: ChaosRow) =>
+    withSandboxes
+      ? r.sandboxes
+        ? [r.sandboxes.created, r.sandboxes.failed, r.sandboxes.aliveAfter60s, r.sandboxes.pastAttempt60s, r.sandboxes.maxPastAttemptS, r.sandboxes.infraAsReward]
+        : ["-", "-", "-", "-", "-", "-"]
+      : [];
   const cells = rows.map((r) => [r.scenario, r.episodes, r.lost, r.doubled, r.leftClaimed, r.stranded, r.rerun, r.verdict, r.wallSeconds, ...sandboxCells(r)].map(String));
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i]!)).join("  ");
@@ -295,6 +305,13 @@ export class ChaosStack {
     return markedProcesses((m) => m.startsWith("i-") && this.#instances().some((i) => m.startsWith(`${i}/`))).size;
   }
 
+  /** The sandbox ids of the processes counted by {@link sandboxProcesses}. */
+  sandboxProcessIds(): string[] {
+    const instances = this.#instances();
+    const markers = markedProcesses((m) => m.startsWith("i-") && instances.some((i) => m.startsWith(`${i}/`))).values();
+    return [...new Set([...markers].map((m) => m.slice(m.indexOf("/") + 1)))];
+  }
+
   #instances(): string[] {
     try {
       return readdirSync(this.#sandboxRoot).filter((n) => n.startsWith("i-"));
@@ -323,6 +340,7 @@ export class ChaosStack {
     writeFileSync(answerKeyFile, plan.answerKey.map((r) => JSON.stringify(r)).join("\n") + "\n");
     let emulator = await spawnEmulator({ faults: s.faults ?? [], journalFile, answerKeyFile, seed: plan.seed });
     if (s.sandboxCreateFailRate) await this.sandboxServer({ createFailRate: s.sandboxCreateFailRate, replace: true });
+    const sampler = s.sandboxes ? new SandboxSampler(() => this.#sandboxServer, () => this.sandboxProcessIds()) : null;
     let finishedAt = 0;
     const runIds: string[] = [];
     let restarts = 0;
@@ -395,7 +413,7 @@ export class ChaosStack {
       notes.push(`harness: ${err instanceof Error ? err.message : String(err)}`);
     }
     const rows: ChaosRow[] = [];
-    const sandboxes = s.sandboxes ? await this.#sandboxFacts(finishedAt || Date.now(), api, runIds[0], journalFile, notes) : undefined;
+    const sandboxes = sampler ? await this.#sandboxFacts(finishedAt || Date.now(), api, runIds[0], journalFile, notes, sampler).finally(() => sampler.stop()) : undefined;
     if (s.sandboxCreateFailRate) await this.sandboxServer({ replace: true }).catch((err: unknown) => notes.push(`sandbox server restart: ${String(err)}`));
     const events = parseJournal(readFileSync(journalFile, "utf8"));
     const buffer = await new SwarmClient({ baseURL: emulator.url, logger: SILENT }).getEpisodeBuffer().catch(() => []);
@@ -418,7 +436,14 @@ export class ChaosStack {
    * sandbox server to hold no sandbox and no sandbox process to run; reads the run's sandbox counts; counts the
    * sandbox failures the server accepted as rewards (the chaos function posts them as a marker reward).
    */
-  async #sandboxFacts(finishedAtMs: number, api: RunsApi | null, runId: string | undefined, journalFile: string, notes: string[]): Promise<NonNullable<ChaosRow["sandboxes"]>> {
+  async #sandboxFacts(
+    finishedAtMs: number,
+    api: RunsApi | null,
+    runId: string | undefined,
+    journalFile: string,
+    notes: string[],
+    sampler: SandboxSampler,
+  ): Promise<NonNullable<ChaosRow["sandboxes"]>> {
     const server = await this.sandboxServer();
     let alive = -1;
     let clearedAfterS: number | null = null;
@@ -432,12 +457,42 @@ export class ChaosStack {
       await new Promise((r) => setTimeout(r, 500));
     }
     if (alive !== 0) notes.push(`${alive} sandbox(es) or sandbox processes still alive 60 s after the run finished`);
+    sampler.stop();
+    const past = await this.#pastAttempt(runId, finishedAtMs, sampler, notes);
     const view = runId && api ? ((await api.get(runId).catch(() => null)) as { sandboxes?: { total?: { created?: number; failed?: number } } } | null) : null;
     const events = parseJournal(readFileSync(journalFile, "utf8"));
     const infraAsReward = events.filter((e) => e.ev === "end" && e.reward === SANDBOX_FAILURE_REWARD).length;
     if (this.#injected) notes.push(`the sandbox server refused ${this.#injected} create(s) (injected)`);
     this.#injected = 0;
-    return { created: view?.sandboxes?.total?.created ?? -1, failed: view?.sandboxes?.total?.failed ?? -1, aliveAfter60s: alive, clearedAfterS, infraAsReward };
+    return { created: view?.sandboxes?.total?.created ?? -1, failed: view?.sandboxes?.total?.failed ?? -1, aliveAfter60s: alive, clearedAfterS, ...past, infraAsReward };
+  }
+
+  /**
+   * How long each sampled sandbox outlived its own attempt: the attempt is over when the run recorded it (its
+   * `atMs` in GET /runs/:id/attempts, the sandbox id derived from it as the consumer does); a sandbox of no recorded
+   * attempt counts from the run's finish (noted).
+   */
+  async #pastAttempt(runId: string | undefined, finishedAtMs: number, sampler: SandboxSampler, notes: string[]): Promise<{ pastAttempt60s: number; maxPastAttemptS: number }> {
+    const worker = this.#worker;
+    const attempts =
+      runId && worker
+        ? await fetch(`${worker.url}/runs/${encodeURIComponent(runId)}/attempts?limit=10000`, { headers: { authorization: `Bearer ${worker.token}` } })
+            .then(async (r) => ((await r.json()) as { attempts?: Array<{ episodeKey: string; attempt: number; atMs: number }> }).attempts ?? [])
+            .catch(() => [])
+        : [];
+    const overAt = new Map(attempts.map((a) => [sandboxIdFor(runId ?? "", a.episodeKey, a.attempt), a.atMs]));
+    let pastAttempt60s = 0;
+    let maxPastAttemptS = 0;
+    let unrecorded = 0;
+    for (const [id, seen] of sampler.seen) {
+      const over = overAt.get(id);
+      if (over === undefined) unrecorded++;
+      const pastS = Math.max(0, (seen.lastMs - (over ?? finishedAtMs)) / 1000);
+      maxPastAttemptS = Math.max(maxPastAttemptS, Math.round(pastS * 10) / 10);
+      if (pastS > 60) pastAttempt60s++;
+    }
+    if (unrecorded) notes.push(`${unrecorded} of ${sampler.seen.size} sampled sandbox(es) belong to no recorded attempt (counted from the run's finish)`);
+    return { pastAttempt60s, maxPastAttemptS };
   }
 
   async close(): Promise<void> {
@@ -446,6 +501,41 @@ export class ChaosStack {
     rmSync(this.#dir, { recursive: true, force: true });
     rmSync(this.#persistDir, { recursive: true, force: true });
     rmSync(this.#sandboxRoot, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Samples the stack's live sandboxes every second, from the server's listing and from the processes carrying a
+ * sandbox marker (a killed server's sandboxes live on as processes until the next server reaps them): when each
+ * sandbox id was first and last seen alive, epoch ms.
+ */
+class SandboxSampler {
+  readonly seen = new Map<string, { firstMs: number; lastMs: number }>();
+  readonly #timer: ReturnType<typeof setInterval>;
+  #busy = false;
+
+  constructor(server: () => SandboxServerProcess | null, processIds: () => string[]) {
+    this.#timer = setInterval(() => {
+      if (this.#busy) return;
+      this.#busy = true;
+      this.#sample(server(), processIds).finally(() => {
+        this.#busy = false;
+      });
+    }, 1_000);
+  }
+
+  async #sample(server: SandboxServerProcess | null, processIds: () => string[]): Promise<void> {
+    const listed = server ? await listLocalSandboxes({ url: server.url, token: server.token }).catch(() => []) : [];
+    const now = Date.now();
+    for (const id of [...listed.map((b) => b.id), ...processIds()]) {
+      const e = this.seen.get(id);
+      if (e) e.lastMs = now;
+      else this.seen.set(id, { firstMs: now, lastMs: now });
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
   }
 }
 
