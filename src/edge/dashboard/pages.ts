@@ -52,6 +52,7 @@ export function runPage(runId: string): string {
 </section>
 <section><h2>In flight</h2><div class="scroll"><table id="inflight" class="grid"><thead><tr><th>task</th><th>repeat</th><th>attempt</th><th>swarm</th><th>age</th><th>since LLM</th><th>LLM calls</th><th>status</th></tr></thead><tbody></tbody></table></div></section>
 <section><h2 id="episodes-title">Latest episodes</h2><div class="scroll tall"><table id="episodes" class="grid"><thead><tr><th>episode</th><th>task</th><th>window</th><th>result</th><th>reward</th><th>duration</th></tr></thead><tbody></tbody></table></div></section>
+<section id="sandbox-section" hidden><h2>Sandboxes</h2><p class="muted">per window: created, alive now, destroyed (confirmed by the backend), failed (an infrastructure failure its attempt saw), sandbox-seconds</p><div class="scroll"><table id="sandboxes" class="grid"><thead><tr><th>window</th><th>created</th><th>alive</th><th>destroyed</th><th>failed</th><th>sandbox s</th></tr></thead><tbody></tbody></table></div></section>
 <section id="eval-section" hidden><h2>Eval pass@k</h2><div class="scroll"><table id="eval" class="grid"><thead><tr><th>source</th><th>tasks</th><th>episodes</th><th>mean reward</th><th>pass@k</th><th>pass@1</th></tr></thead><tbody></tbody></table></div></section>
 <section><h2>Dropped groups</h2><p id="dropped" class="muted">none</p></section>
 <section><h2>Run log</h2><pre id="log" class="log"></pre></section>
