@@ -491,7 +491,7 @@ export class ChaosStack {
       maxPastAttemptS = Math.max(maxPastAttemptS, Math.round(pastS * 10) / 10);
       if (pastS > 60) pastAttempt60s++;
     }
-    if (unrecorded) notes.push(`${unrecorded} of ${sampler.seen.size} sampled sandbox(es) belong to no recorded attempt (counted from the run's finish)`);
+    notes.push(`${sampler.seen.size} sandbox(es) seen alive by the sampler${unrecorded ? `, ${unrecorded} of no recorded attempt (counted from the run's finish)` : ", each matched to its attempt"}`);
     return { pastAttempt60s, maxPastAttemptS };
   }
 
