@@ -98,6 +98,7 @@ export class RunSandboxes {
       for (const row of due) this.#save(afterSweep(row, false, nowMs, random()));
       return;
     }
+    const sentAtMs = Date.now();
     await Promise.all(
       due.map(async (row) => {
         const confirmed = await backend.destroy(row.sandboxId, AbortSignal.timeout(SWEEP_DESTROY_TIMEOUT_MS)).then(
@@ -107,8 +108,9 @@ export class RunSandboxes {
             return false;
           },
         );
-        // the row may have changed while the destroy was out (a release): apply to the latest
-        this.#save(afterSweep(this.#rows.get(row.sandboxId) ?? row, confirmed, Date.now(), random()));
+        // the row may have changed while the destroy was out (a release): apply to the latest, at the sweep's
+        // clock plus the time the destroy took
+        this.#save(afterSweep(this.#rows.get(row.sandboxId) ?? row, confirmed, nowMs + (Date.now() - sentAtMs), random()));
       }),
     );
   }
