@@ -58,7 +58,7 @@ describeShared("e2e: code-agent with the local sandbox server", () => {
       view as {
         sandboxes?: {
           total: { alive: number; created: number; destroyed: number; failed: number; seconds: number };
-          byWindow: Record<string, { created: number }>;
+          byWindow: Record<string, { created: number; seconds: number }>;
         };
       }
     ).sandboxes;
@@ -81,6 +81,15 @@ describeShared("e2e: code-agent with the local sandbox server", () => {
     );
     expect(withCommand?.sandbox?.map((c) => c.op)).toEqual(["create", "write", "command", "destroy"]);
     expect(withCommand?.sandbox?.[2]).toMatchObject({ input: "python3 solution.py", exitCode: expect.any(Number) });
+    // the run's figures: each window's sandbox-seconds in the metrics export, as the run view counts them
+    const metrics = (await (await fetch(`${base}/metrics`, auth)).json()) as {
+      groups: Array<{ window: number | null; source: string; swarm: string; sandboxSeconds?: number }>;
+    };
+    const perWindow = metrics.groups.filter((g) => g.source === "*" && g.swarm === "*").map((g) => [g.window, g.sandboxSeconds]);
+    expect(perWindow).toEqual([
+      [1, counts!.byWindow["0"]!.seconds],
+      [2, counts!.byWindow["1"]!.seconds],
+    ]);
     seen = { runId: status.runId, total: counts!.total, episodeKey: (withCommand as { episodeKey: string }).episodeKey };
   }, 240_000);
 
