@@ -10,6 +10,7 @@ import mathAgent from "./math-agent.ts";
 import academicTranslation from "./academic-translation.ts";
 import codingAgent from "./coding-agent.ts";
 import codingAgentResponses from "./coding-agent-responses.ts";
+import codeAgent from "./code-agent.ts";
 // ajet-edge:imports (new functions are imported above this line)
 
 /** Every shipped rollout function by name. */
@@ -19,5 +20,6 @@ export const rolloutFunctions: Record<string, RolloutFunction> = {
   "academic-translation": academicTranslation,
   "coding-agent": codingAgent,
   "coding-agent-responses": codingAgentResponses,
+  "code-agent": codeAgent,
   // ajet-edge:entries (new functions are registered above this line)
 };
