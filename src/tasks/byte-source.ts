@@ -4,7 +4,7 @@
  * then reads one row's bytes at a time as its cursor advances. Every read after the first names the version it
  * indexed (ETag), so a file replaced mid-run is an error, never a different row under the same task id.
  */
-import { DatasetLoadError } from "./load.ts";
+import { DatasetChangedError, DatasetLoadError } from "./load.ts";
 
 /** Size and version of a dataset file. */
 export interface ByteSourceStat {
@@ -71,7 +71,7 @@ export function httpByteSource(url: string, deps: { fetch?: typeof fetch; signal
   };
   const fail = async (res: Response, what: string): Promise<never> => {
     await res.body?.cancel();
-    if (res.status === 412) throw new DatasetLoadError(`dataset ${url} changed since the run indexed it (ETag differs); start a new run`);
+    if (res.status === 412) throw new DatasetChangedError(`dataset ${url} changed since the run indexed it (ETag differs); start a new run`);
     throw new DatasetLoadError(`cannot fetch dataset ${url}: HTTP ${res.status} ${res.statusText} ${what}`.replace(/\s+$/, ""));
   };
   return {
@@ -111,7 +111,7 @@ export function httpByteSource(url: string, deps: { fetch?: typeof fetch; signal
 export function r2ByteSource(bucket: R2BucketLike, location: R2Location): ByteSource {
   const where = `r2://${location.bucket}/${location.key}`;
   const missing = () => new DatasetLoadError(`dataset ${where} does not exist (no such key in bucket ${location.bucket})`);
-  const changed = () => new DatasetLoadError(`dataset ${where} changed since the run indexed it (etag differs); start a new run`);
+  const changed = () => new DatasetChangedError(`dataset ${where} changed since the run indexed it (etag differs); start a new run`);
   const call = async <T>(op: () => Promise<T>): Promise<T> => {
     try {
       return await op();

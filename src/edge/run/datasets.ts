@@ -8,6 +8,9 @@ import type { Task } from "../../protocol/index.ts";
 import {
   DatasetLoadError,
   entryAt,
+  INDEX_FIELDS,
+  LEGACY_INDEX_FIELDS,
+  DatasetChangedError,
   generateCountdownTask,
   httpByteSource,
   INDEX_CHUNK_ENTRIES,
@@ -68,6 +71,12 @@ export function openByteSource(url: string, env: Env, fetch: typeof globalThis.f
 
 const readersOf = (plan: SourcePlan) => (plan.answerReaders ? { answerReaders: plan.answerReaders } : {});
 
+/** A task that could not be read: why, and whether its file changed under the run (then the run fails, never loops). */
+export interface DatasetReadFailure {
+  message: string;
+  changed: boolean;
+}
+
 /** A run's datasets over its storage (one per Durable Object instance). */
 export class RunDatasets {
   readonly #chunks = new Map<string, Float64Array>();
@@ -114,7 +123,7 @@ export class RunDatasets {
         plan.format === "parquet"
           ? await indexParquet(plan.url, parquetFile(bytes, size, etag), plan.options, sink, bounds)
           : await indexJsonl(await bytes.stream(etag), plan.options, sink, bounds);
-      prepared = { source: { type: "file", count: found.count, url: plan.url, format: plan.format, size, etag, options: plan.options, ...readersOf(plan) }, rejected: found.rejected, samples: found.samples };
+      prepared = { source: { type: "file", count: found.count, url: plan.url, format: plan.format, size, etag, options: plan.options, ...readersOf(plan), entryFields: INDEX_FIELDS }, rejected: found.rejected, samples: found.samples };
     }
     this.storage.putSource(name, prepared.source);
     return prepared;
@@ -178,10 +187,11 @@ export class RunDatasets {
 
   /**
    * Makes sure these tasks are stored, reading the missing ones (a few at a time). Never throws.
-   * @returns the refs that could not be read, with the error (`source#index` → message)
+   * @returns the refs that could not be read, with the error (`source#index` → its message, and whether it says the
+   *   file is no longer the one the run indexed: {@link DatasetChangedError})
    */
-  async ensure(refs: readonly { source: string; taskIndex: number }[]): Promise<Map<string, string>> {
-    const failed = new Map<string, string>();
+  async ensure(refs: readonly { source: string; taskIndex: number }[]): Promise<Map<string, DatasetReadFailure>> {
+    const failed = new Map<string, DatasetReadFailure>();
     const seen = new Set<string>();
     const missing = refs.filter((r) => {
       const key = `${r.source}#${r.taskIndex}`;
@@ -196,7 +206,7 @@ export class RunDatasets {
         try {
           this.#store(ref.source, ref.taskIndex, await this.#read(ref.source, ref.taskIndex));
         } catch (err) {
-          failed.set(`${ref.source}#${ref.taskIndex}`, err instanceof Error ? err.message : String(err));
+          failed.set(`${ref.source}#${ref.taskIndex}`, { message: err instanceof Error ? err.message : String(err), changed: err instanceof DatasetChangedError });
         }
       }
     };
@@ -221,7 +231,7 @@ export class RunDatasets {
     if (!Number.isInteger(taskIndex) || taskIndex < 0 || taskIndex >= source.count) throw new Error(`no task ${name}[${taskIndex}] in this run`);
     if (source.type === "stored") return this.storage.task(name, taskIndex);
     if (source.type === "generate") return withAnswerReaders(generateCountdownTask(source.settings, taskIndex), source.answerReaders);
-    const entry = entryAt(this.#chunk(name, Math.floor(taskIndex / INDEX_CHUNK_ENTRIES)), taskIndex % INDEX_CHUNK_ENTRIES);
+    const entry = entryAt(this.#chunk(name, Math.floor(taskIndex / INDEX_CHUNK_ENTRIES)), taskIndex % INDEX_CHUNK_ENTRIES, source.entryFields ?? LEGACY_INDEX_FIELDS);
     const bytes = this.#source(source.url);
     if (source.format === "jsonl") return withAnswerReaders(await readJsonlTask(bytes, source.etag, entry, source.options), source.answerReaders);
     let pq = this.#parquet.get(name);

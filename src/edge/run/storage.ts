@@ -54,7 +54,18 @@ export const MAX_LOG_LINES = 500;
 export type StoredSource =
   | { type: "stored"; count: number }
   | { type: "generate"; count: number; settings: CountdownGeneratorSettings & { name: string }; answerReaders?: string[] }
-  | { type: "file"; count: number; url: string; format: DatasetFormat; size: number; etag: string | null; options: RowOptions; answerReaders?: string[] };
+  | {
+      type: "file";
+      count: number;
+      url: string;
+      format: DatasetFormat;
+      size: number;
+      etag: string | null;
+      options: RowOptions;
+      answerReaders?: string[];
+      /** numbers per index entry (tasks/dataset-index `INDEX_FIELDS`, with the row digest); absent: 4, before digests */
+      entryFields?: number;
+    };
 
 /** Typed access to the DO's SQLite storage. All methods are synchronous (SQLite in a DO is). */
 export class SchedulerStorage {
@@ -81,6 +92,18 @@ export class SchedulerStorage {
     if (!meta || Object.keys(meta.spec.secrets).length === 0) return false;
     this.setMeta({ ...meta, spec: { ...meta.spec, secrets: {} } });
     return true;
+  }
+
+  /**
+   * Counts one more confirmation that dataset `source` changed under the run (persisted: a reset does not restart it).
+   * @returns the confirmations so far, this one included
+   */
+  confirmDatasetChange(source: string): number {
+    const key = `changed:${source}`;
+    const row = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, key).toArray()[0];
+    const count = (row ? Number(row.value) : 0) + 1;
+    this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)`, key, String(count));
+    return count;
   }
 
   /** The final summary, once the run finished. */
