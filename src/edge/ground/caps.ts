@@ -48,8 +48,22 @@ export const CAPS = {
   generatedTasks: { var: "AJET_MAX_GENERATED_TASKS", default: 100_000, min: 1, max: 2 ** 31, unit: "count", what: "tasks of one dataset's `generate`", around: "generate fewer, or give the tasks as a dataset URL" },
   episodesPerRun: { var: "AJET_MAX_EPISODES_PER_RUN", default: 1_000_000, min: 1, max: 1_000_000_000, unit: "count", what: "episodes one run plans", around: "set maxSteps, fewer epochs or numRepeat, or split the run" },
   runsInFlight: { var: "AJET_MAX_RUNS_IN_FLIGHT", default: 10, min: 1, max: 10_000, unit: "count", what: "runs one token has in flight", around: "stop one (POST /runs/:id/stop) or wait for one to finish" },
+  firstByteSeconds: { var: "AJET_DATASET_FIRST_BYTE_SECONDS", default: 10, min: 1, max: 60, unit: "seconds", what: "a dataset host's answer (headers) to one request", around: "serve the file from a host that answers, or from R2 (r2://BUCKET/KEY)" },
+  idleSeconds: { var: "AJET_DATASET_IDLE_SECONDS", default: 10, min: 1, max: 120, unit: "seconds", what: "a dataset body without a byte", around: "serve the file from a host that keeps sending, or from R2" },
+  minBytesPerSecond: { var: "AJET_DATASET_MIN_BYTES_PER_SECOND", default: 16 * KiB, min: 1, max: 16 * MiB, unit: "bytes", what: "a dataset body's average rate, per second, once it has run 5 s", around: "serve the file from a faster host, or from R2" },
+  inlineIndexSeconds: { var: "AJET_INLINE_INDEX_SECONDS", default: 20, min: 1, max: 60, unit: "seconds", what: "the index pass of the files read inside POST /runs (files over backgroundIndexBytes are indexed after the answer)", around: "serve the file faster, or from R2" },
+  indexBudgetSeconds: { var: "AJET_INDEX_BUDGET_SECONDS", default: 600, min: 10, max: 840, unit: "seconds", what: "the index pass of one file in the background", around: "serve the file faster, or from R2" },
   backgroundIndexBytes: { var: "AJET_BACKGROUND_INDEX_BYTES", default: 8 * MiB, min: 0, max: 1 * GiB, unit: "bytes", what: "dataset files indexed inside POST /runs (over: in the background)", around: "—" },
 } as const satisfies Record<string, CapRow>;
+
+/**
+ * The seconds within which `POST /runs` answers whatever its dataset hosts do: each file's `stat` (its headers), the
+ * inline index pass, and 5 s of the Worker's own work (parse, validate, stage, store).
+ * @param files the run's URL dataset files
+ */
+export function postRunsBoundSeconds(caps: Pick<Caps, "firstByteSeconds" | "inlineIndexSeconds">, files: number): number {
+  return files * caps.firstByteSeconds + caps.inlineIndexSeconds + 5;
+}
 
 /** A cap's name (a key of {@link CAPS}). */
 export type CapName = keyof typeof CAPS;

@@ -28,6 +28,7 @@ import {
   type RejectedRow,
   withAnswerReaders,
 } from "../../tasks/index.ts";
+import { capsFrom } from "../ground/caps.ts";
 import { DATASET_LIMIT_VARS, datasetBuckets, type DatasetLimits } from "../ground/dataset-limits.ts";
 import { bindingNamed, type Env } from "../ground/env.ts";
 import type { Issue } from "../ground/errors.ts";
@@ -57,7 +58,11 @@ const CHUNK_CACHE = 8;
  */
 export function openByteSource(url: string, env: Env, fetch: typeof globalThis.fetch = globalThis.fetch): ByteSource {
   const r2 = parseR2Url(url);
-  if (!r2) return httpByteSource(url, { fetch });
+  if (!r2) {
+    const caps = capsFrom(env);
+    const timing = { firstByteMs: caps.firstByteSeconds * 1000, idleMs: caps.idleSeconds * 1000, minBytesPerSecond: caps.minBytesPerSecond, rateGraceMs: 5000 };
+    return httpByteSource(url, { fetch, timing });
+  }
   const allowed = datasetBuckets(env);
   const binding = bindingNamed(env, r2.bucket) as Partial<R2BucketLike> | undefined;
   if (!allowed.includes(r2.bucket) || typeof binding?.get !== "function" || typeof binding.head !== "function") {
@@ -95,10 +100,10 @@ export class RunDatasets {
   ) {}
 
   /**
-   * Prepares one dataset for a new run and stores its descriptor.
+   * Prepares one dataset for a new run and stores its descriptor (`deadlineAtMs`: as {@link prepareAll}).
    * @throws DatasetLoadError naming what is wrong (staged rows missing, generator ranges, unreadable file, limits)
    */
-  async prepare(name: string, plan: SourcePlan, limits: DatasetLimits): Promise<PreparedSource> {
+  async prepare(name: string, plan: SourcePlan, limits: DatasetLimits, deadlineAtMs = Infinity): Promise<PreparedSource> {
     let prepared: PreparedSource;
     if (plan.type === "stored") {
       const staged = this.storage.taskCount(name);
@@ -122,7 +127,7 @@ export class RunDatasets {
       const found: IndexResult =
         plan.format === "parquet"
           ? await indexParquet(plan.url, parquetFile(bytes, size, etag), plan.options, sink, bounds)
-          : await indexJsonl(await bytes.stream(etag), plan.options, sink, bounds);
+          : await indexJsonl(await bytes.stream(etag, deadlineAtMs), plan.options, sink, bounds);
       prepared = { source: { type: "file", count: found.count, url: plan.url, format: plan.format, size, etag, options: plan.options, ...readersOf(plan), entryFields: INDEX_FIELDS }, rejected: found.rejected, samples: found.samples };
     }
     this.storage.putSource(name, prepared.source);
@@ -132,9 +137,10 @@ export class RunDatasets {
   /**
    * Prepares every dataset of a new run (in spec order) and collects what is wrong, each issue naming
    * `datasets.N`: a failed read, a limit, a dataset without a usable task. Never throws a DatasetLoadError.
+   * @param deadlineAtMs epoch ms by which each JSONL file's index stream must have arrived (past it: an issue)
    * @returns the task count per dataset, the load reports (URL datasets counted here), and the issues
    */
-  async prepareAll(input: CreateRunInput, limits: DatasetLimits): Promise<{ counts: Record<string, number>; loadReports: RunMeta["loadReports"]; issues: Issue[] }> {
+  async prepareAll(input: CreateRunInput, limits: DatasetLimits, deadlineAtMs = Infinity): Promise<{ counts: Record<string, number>; loadReports: RunMeta["loadReports"]; issues: Issue[] }> {
     const issues: Issue[] = [];
     const counts: Record<string, number> = {};
     const loadReports: RunMeta["loadReports"] = { ...input.loadReports };
@@ -145,7 +151,7 @@ export class RunDatasets {
         continue;
       }
       try {
-        const prepared = await this.prepare(d.name, plan, limits);
+        const prepared = await this.prepare(d.name, plan, limits, deadlineAtMs);
         counts[d.name] = prepared.source.count;
         if (plan.type === "file") {
           loadReports[d.name] = { accepted: prepared.source.count, rejected: prepared.rejected, namespace: `${plan.options.name}:${plan.options.split}` };
