@@ -50,6 +50,18 @@ describe("e2e: a dataset replaced under a run behind the same weak ETag", () => 
     // nothing left claimed at the server
     const buffer = await episodeBuffer(rig.emulator);
     expect(buffer.filter((e) => e.episode_status === "claimed")).toEqual([]);
-    console.log(JSON.stringify({ failedAfterMs: ms, failure: done.status?.failure }));
+
+    // the same with a strong ETag: the host says 412 to the run's If-Match, which fails the run the same way
+    server.put("countdown-etag.jsonl", before);
+    const strong = await rig.api.create({ ...rig.session.spec, datasets: [{ name: "countdown", kind: "countdown", url: `${server.url}/files/countdown-etag.jsonl` }] } as never);
+    server.put("countdown-etag.jsonl", after);
+    const t1 = Date.now();
+    const etagDone = await waitForRun(rig.api, strong.runId, { timeoutMs: 180_000 });
+    const etagMs = Date.now() - t1;
+    expect(etagDone.status).toMatchObject({ stopReason: "failed" });
+    expect(etagDone.status?.failure).toMatch(/^dataset "countdown" changed during the run: dataset http:\/\/127\.0\.0\.1:\d+\/files\/countdown-etag\.jsonl changed since the run indexed it \(ETag differs\)/);
+    expect(etagMs).toBeLessThan(150_000);
+    expect((await episodeBuffer(rig.emulator)).filter((e) => e.episode_status === "claimed")).toEqual([]);
+    console.log(JSON.stringify({ failedAfterMs: { weakEtagDigest: ms, strongEtag412: etagMs }, failure: done.status?.failure }));
   });
 });
