@@ -8,7 +8,7 @@
  * What the platform gives and what it does not: the binding counts per Cloudflare location and is eventually
  * consistent (a burst may pass a few over the limit); the Cache API is per data center. An attacker spread over many
  * locations gets `limit` guesses per period from each. Tokens are compared in constant time (edge/api/auth.ts), and
- * a random token of 32+ characters (README "Security": `openssl rand -hex 32`) is out of reach of guessing anyway;
+ * a random token of 32+ characters (docs/security.md: `openssl rand -hex 32`) is out of reach of guessing anyway;
  * this bounds the weak case (a short, chosen token). Without the binding (an old wrangler.toml) nothing is throttled.
  */
 

@@ -2,7 +2,6 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { specBoundsIssues, characterProblem } from "../../../src/edge/api/spec-bounds.ts";
 import { CAPS, capsFrom, capValue } from "../../../src/edge/ground/caps.ts";
-import { datasetLimits } from "../../../src/edge/ground/dataset-limits.ts";
 import { limitsFrom } from "../../../src/edge/ground/limits-config.ts";
 import { parseRunSpec } from "../../../src/scheduler/index.ts";
 import { capRows, rangeRows } from "../../support/caps-table.ts";
@@ -22,7 +21,7 @@ describe("the caps table", () => {
     expect(capsFrom({ AJET_MAX_SWARMS: "5000" }).swarms).toBe(64);
     expect(capsFrom({ AJET_MAX_SWARMS: "0" }).swarms).toBe(1);
     expect(capValue(CAPS.rowBytes, "99999999999999999999")).toBe(CAPS.rowBytes.max);
-    expect(datasetLimits({ AJET_MAX_ROW_BYTES: "9000000" }).maxRowBytes).toBe(1536 * 1024);
+    expect(capsFrom({ AJET_MAX_ROW_BYTES: "9000000" }).rowBytes).toBe(1536 * 1024);
     expect(limitsFrom({ AJET_MAX_BODY_BYTES: "" }).maxBodyBytes).toBe(8 * 1024 * 1024);
   });
 });
