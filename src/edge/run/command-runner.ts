@@ -11,7 +11,8 @@ import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, type ClaimHandle, 
 import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../../scheduler/index.ts";
 import type { CurrentBatchRolloutPoolInformation } from "../../protocol/index.ts";
 import { serverOfSwarm } from "../../sdk/contract.ts";
-import type { DatasetReadFailure, RunDatasets } from "./datasets.ts";
+import type { RunDatasets } from "./datasets.ts";
+import { confirmDatasetChanges } from "./dataset-changes.ts";
 import { orphanClaims } from "./claim-sweep.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { RunLog } from "../ground/log.ts";
@@ -65,11 +66,6 @@ export interface CommandRunnerHost {
   fail(reason: string, inline: boolean): Promise<void>;
 }
 
-/**
- * Dispatch passes that must find a dataset's file changed (tasks/load `DatasetChangedError`) before the run fails: one
- * could be a glitch of a cache in front of the host; three in a row, each after the scheduler's back-off, are not.
- */
-export const DATASET_CHANGE_CONFIRMATIONS = 3;
 
 /** Carries out commands; one per Durable Object instance (its client cache and resend set live in memory). */
 export class CommandRunner {
@@ -202,7 +198,7 @@ export class CommandRunner {
     if (readable.length < episodes.length) {
       const reason = `dataset read failed: ${[...new Set([...unread.values()].map((f) => f.message))].slice(0, 3).join("; ")}`;
       await this.host.feed({ type: "dispatchFailed", episodes: refsOf(episodes.filter((d) => unread.has(`${d.source}#${d.taskIndex}`))), reason }, inline);
-      await this.#confirmChanges(episodes, unread, inline);
+      await confirmDatasetChanges(this.host, episodes, unread, inline);
     }
     if (!readable.length) return;
     const messages = readable.map((d) => this.#message(d));
@@ -210,27 +206,6 @@ export class CommandRunner {
       await this.host.dispatcher.dispatch(messages);
     } catch (err) {
       await this.host.feed({ type: "dispatchFailed", episodes: refsOf(readable), reason: String(err) }, inline);
-    }
-  }
-
-  /**
-   * A dataset whose file changed under the run (its rows no longer the indexed ones) is confirmed once per dispatch
-   * pass; at {@link DATASET_CHANGE_CONFIRMATIONS} the run fails naming the dataset and the row, instead of retrying
-   * the dispatch for ever. No row of the new file is ever used (the read refused it).
-   */
-  async #confirmChanges(episodes: readonly EpisodeDispatch[], unread: ReadonlyMap<string, DatasetReadFailure>, inline: boolean): Promise<void> {
-    const changed = new Map<string, string>();
-    for (const d of episodes) {
-      const failure = unread.get(`${d.source}#${d.taskIndex}`);
-      if (failure?.changed && !changed.has(d.source)) changed.set(d.source, failure.message);
-    }
-    for (const [source, message] of changed) {
-      const seen = this.host.storage.confirmDatasetChange(source);
-      this.host.log("warn", `dataset "${source}" changed under the run (${seen} of ${DATASET_CHANGE_CONFIRMATIONS} confirmations)`, { source, error: message });
-      if (seen >= DATASET_CHANGE_CONFIRMATIONS) {
-        await this.host.fail(`dataset "${source}" changed during the run: ${message}`, inline);
-        return;
-      }
     }
   }
 
