@@ -34,6 +34,7 @@ describe("URLs (BC-37)", () => {
     expect(routeUrl(SERVER, "claim_episode")).toBe(`${SERVER}/claim_episode`);
     expect(routeUrl(SERVER, "//claim_episode")).toBe(`${SERVER}/claim_episode`);
     expect(routeUrl(SERVER, "/v1/chat/completions")).toBe(`${SERVER}/v1/chat/completions`);
+    expect(routeUrl(SERVER, "v1/chat/completions")).toBe(`${SERVER}/v1/chat/completions`);
   });
 
   it("the returned base URL's own path is kept (not only /v1), under the server's prefix", () => {
@@ -201,9 +202,14 @@ describe("claim: input and protocol errors", () => {
   it("a success without an episode uuid is a protocol error, not a claim", () => {
     const req = buildClaimRequest("c", {});
     const raw = { success: true, episode_uuid: "", openai_base_url: "http://10.0.0.5:10086/v1", openai_api_key: "k", fail_cause: "" } as never;
-    expect(() => toClaimResult(SERVER, req, raw, () => ({ claimedAtMs: 0, expiresAtMs: 0 }))).toThrow(
-      new SwarmProtocolError("claimEpisode", "POST /claim_episode", "success without episode_uuid", [], raw).message,
-    );
+    let err: unknown;
+    try {
+      toClaimResult(SERVER, req, raw, () => ({ claimedAtMs: 0, expiresAtMs: 0 }));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(SwarmProtocolError);
+    expect(err).toMatchObject({ endpoint: "claimEpisode", route: "POST /claim_episode", issues: [], body: raw, message: "POST /claim_episode: success without episode_uuid" });
   });
 
   it("a not-ready fail cause without a readable status reports the status as unknown", () => {
