@@ -64,6 +64,11 @@ export interface WorkerVars extends AuthEnv, LimitsEnv {
   TRANSCRIPT_RETENTION_DAYS?: string;
   /** the largest stored transcript in bytes (default 262144); longer messages are cut with a marker */
   TRANSCRIPT_MAX_BYTES?: string;
+  /** the local sandbox server's URL and token (edge/ground/sandbox-backend.ts; `ajet-edge dev` sets both) */
+  AJET_SANDBOX_URL?: string;
+  AJET_SANDBOX_TOKEN?: string;
+  /** Cloudflare sandboxes: JSON {instance type or "type/image": Sandbox binding name} (edge/ground/sandbox-backend.ts) */
+  AJET_SANDBOX_CLASSES?: string;
   /**
    * `1`: the Worker shows stored runs and changes nothing: the objects' alarms do not act (no dispatch, no status
    * poll, no engine start), so a run is seen as it was stored. `ajet-edge dashboard --persist DIR` sets it on a copy
