@@ -27,6 +27,7 @@
 export { RunSpec, DatasetRef, EnginePolicy, SwarmServerSpec, parseRunSpec, parseWith, runSpecSchema } from "./run-spec.ts";
 export type { DatasetEntrySchema, RunSpecInput, RunSpecIssue } from "./run-spec.ts";
 export { RunTuning, resolveTuning, type SchedulerTiming } from "./tuning.ts";
+export { MAX_WEIGHT_RATIO, SPEC_RANGES, numberText, rangeText, type RangedField, type SpecRange } from "./spec-ranges.ts";
 export { schedulerConfig, type SchedulerConfig, type SourceConfig } from "./config.ts";
 export * from "./state.ts";
 export { episodeIndex, inFlightCount, type EpisodeIndex } from "./episode-index.ts";

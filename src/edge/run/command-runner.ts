@@ -12,6 +12,7 @@ import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, ty
 import type { CurrentBatchRolloutPoolInformation } from "../../protocol/index.ts";
 import { serverOfSwarm } from "../../sdk/contract.ts";
 import type { RunDatasets } from "./datasets.ts";
+import { confirmDatasetChanges } from "./dataset-changes.ts";
 import { orphanClaims } from "./claim-sweep.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { RunLog } from "../ground/log.ts";
@@ -61,7 +62,10 @@ export interface CommandRunnerHost {
    * stopWhenDone stops that engine), deletes its secrets and frees its quota slot
    */
   finished(): Promise<void>;
+  /** fails the run (once; a stop that drains with stop reason `failed`, `reason` shown as its failure) */
+  fail(reason: string, inline: boolean): Promise<void>;
 }
+
 
 /** Carries out commands; one per Durable Object instance (its client cache and resend set live in memory). */
 export class CommandRunner {
@@ -192,8 +196,9 @@ export class CommandRunner {
     const unread = await this.host.datasets.ensure(episodes);
     const readable = episodes.filter((d) => !unread.has(`${d.source}#${d.taskIndex}`));
     if (readable.length < episodes.length) {
-      const reason = `dataset read failed: ${[...new Set(unread.values())].slice(0, 3).join("; ")}`;
+      const reason = `dataset read failed: ${[...new Set([...unread.values()].map((f) => f.message))].slice(0, 3).join("; ")}`;
       await this.host.feed({ type: "dispatchFailed", episodes: refsOf(episodes.filter((d) => unread.has(`${d.source}#${d.taskIndex}`))), reason }, inline);
+      await confirmDatasetChanges(this.host, episodes, unread, inline);
     }
     if (!readable.length) return;
     const messages = readable.map((d) => this.#message(d));

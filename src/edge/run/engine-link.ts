@@ -117,7 +117,17 @@ export class EngineLink {
     yield* this.eventsFor(obs);
   }
 
-  /** Why the run failed (a swarm server's object said so), null unless it did. */
+  /**
+   * Records why the run cannot go on (the first reason is kept; a dataset changed under the run, edge/run/command-runner).
+   * @returns the `stopRequested` (failed) event to apply, or null when a failure was recorded before
+   */
+  fail(reason: string): SchedulerEvent | null {
+    if (this.failure() !== null) return null;
+    this.kv.put(FAILURE_KEY, reason);
+    return { type: "stopRequested", reason, failed: true };
+  }
+
+  /** Why the run failed (a swarm server's object said so, or a dataset changed under it), null unless it did. */
   failure(): string | null {
     return this.kv.get<string>(FAILURE_KEY) ?? null;
   }

@@ -6,11 +6,12 @@
  * releases its quota slot. Smaller files are indexed inline, as before, and their problems answer 400 at once.
  */
 import type { RunStatus } from "../../scheduler/index.ts";
+import { CAPS, capsFrom } from "../ground/caps.ts";
 import type { Issue } from "../ground/errors.ts";
 import type { CreateRunInput, RunView } from "./run-views.ts";
 
 /** Total bytes of a run's URL/R2 dataset files above which they are indexed in the background (default 8 MiB). */
-export const DEFAULT_BACKGROUND_INDEX_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_BACKGROUND_INDEX_BYTES = CAPS.backgroundIndexBytes.default;
 
 /** A run being created in the background (stored in the object's KV until the run exists or failed). */
 export interface PendingRun {
@@ -130,9 +131,7 @@ export interface IndexingHost {
 
 function backgroundThreshold(input: CreateRunInput, env: object): number {
   if (input.backgroundIndexBytes !== undefined) return input.backgroundIndexBytes;
-  const raw = (env as Record<string, unknown>)["AJET_BACKGROUND_INDEX_BYTES"];
-  const n = Number(raw);
-  return typeof raw === "string" && raw.trim() !== "" && Number.isSafeInteger(n) && n >= 0 ? n : DEFAULT_BACKGROUND_INDEX_BYTES;
+  return capsFrom(env).backgroundIndexBytes;
 }
 
 /**

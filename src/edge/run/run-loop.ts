@@ -68,6 +68,10 @@ export class RunLoop {
       log: this.log,
       gatewayHeaders: (swarm) => this.gatewayHeaders()[swarm] ?? {},
       finished: () => this.#finished(),
+      fail: async (reason, inline) => {
+        const event = this.#state?.run.phase === "finished" ? null : (this.#link?.fail(reason) ?? null);
+        if (event) await this.apply(event, inline);
+      },
     });
     const { storage } = this.parts;
     this.#meta = storage.meta();

@@ -57,6 +57,7 @@ export function runObjectParts(ctx: DurableObjectState, env: Env, hooks: RunObje
     fetch: outbound,
     gatewayHeaders: (swarm) => hooks.gatewayHeaders?.(swarm) ?? {},
     finished: () => hooks.finished(),
+    fail: (reason, inline) => hooks.fail(reason, inline),
   });
   const dashboard = new RunDashboard({
     storage,
