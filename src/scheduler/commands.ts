@@ -84,6 +84,17 @@ export interface ResolveOutbox {
   type: "resolveOutbox";
   episodes: EpisodeResolve[];
 }
+/** An end the core resolved from the server's record: report it to the run as the outbox would (ledger, attempt row). */
+export interface EpisodeSettle extends EpisodeRef {
+  result: "ended" | "lost";
+  cause?: string;
+  reward: number;
+}
+/** Report these ends' outcomes, resolved from the server's record (scheduler/unknown-ends), through the run's loop. */
+export interface SettleEnds {
+  type: "settleEnds";
+  episodes: EpisodeSettle[];
+}
 /** Write a structured log line (dropped groups BC-32, reconciles BC-51 …). */
 export interface LogMessage {
   type: "log";
@@ -98,7 +109,7 @@ export interface FinishRun {
 }
 
 /** Every command the core emits. Carry them out in the order given. */
-export type SchedulerCommand = LogMessage | AbortEpisodes | ResolveOutbox | DispatchEpisodes | PollEngineStatus | FinishRun;
+export type SchedulerCommand = LogMessage | AbortEpisodes | ResolveOutbox | SettleEnds | DispatchEpisodes | PollEngineStatus | FinishRun;
 
 /** Rows to persist after one `decide`: upsert these, delete those. `run` is null when the run row did not change. */
 export interface RowChanges {

@@ -18,6 +18,7 @@ import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone, topUpBat
 import { currentStep, type SchedulerState, type StopReason } from "./state.ts";
 import { DETERMINISTIC_FAILURE_ATTEMPTS, isDeterministicFailure } from "./failure-streak.ts";
 import { runSummary } from "./summary.ts";
+import { hasUnresolvedEnds, reconcileEnds, UNKNOWN_RECHECK_MS } from "./unknown-ends.ts";
 import { episodeIndex, inFlightCount } from "./episode-index.ts";
 
 const APPLIED: EventAck = { status: "applied" };
@@ -102,6 +103,8 @@ function onEngineStatus(d: Draft, e: EngineStatusSeen): EventAck {
   if (enteredRolling) releaseBackoffs(d, true); // BC-25: resume on the edge, not after a fixed sleep
   // batch truth: each server's status, step and pool information close or wipe its batches holding our rewards
   if (d.run.config.episodeType === "train") observeBatches(d, i, next, e.pool, BATCH_EFFECTS);
+  // recorded ends: the server's record settles the quiet and the unknown ones (scheduler/unknown-ends)
+  if (d.run.config.episodeType === "train") reconcileEnds(d, i, next, e.pool);
   return APPLIED;
 }
 
@@ -248,10 +251,13 @@ function schedulePoll(d: Draft): void {
   if (run.phase === "finished" || run.nextPollAtMs === null || run.nextPollAtMs > d.nowMs) return;
   // the pool information of a server only matters while one of its batches holds rewards of this run (confirmations,
   // other clients, top-up)
-  const withPool = run.config.episodeType === "train" ? run.config.swarms.filter((s, i) => openBatches(d, i === 0 ? null : s).length > 0) : [];
+  // and while an end's outcome is unknown: the pool is its evidence (scheduler/unknown-ends), read at least every recheck
+  const unresolved = run.config.episodeType === "train" && hasUnresolvedEnds(d);
+  const withPool = run.config.episodeType === "train" ? run.config.swarms.filter((s, i) => unresolved || openBatches(d, i === 0 ? null : s).length > 0) : [];
   d.pollEngines([...run.config.swarms], withPool);
   const { timing } = run.config;
-  run.nextPollAtMs = d.nowMs + (isGateOpen(run.engines) ? timing.statusPollRollingMs : timing.statusPollWaitingMs);
+  const every = isGateOpen(run.engines) ? timing.statusPollRollingMs : timing.statusPollWaitingMs;
+  run.nextPollAtMs = d.nowMs + (unresolved ? Math.min(every, UNKNOWN_RECHECK_MS) : every);
 }
 
 /**

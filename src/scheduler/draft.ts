@@ -4,7 +4,7 @@
  * index kept row by row (scheduler/episode-index), the set of changed rows (so the DO upserts only those), and a
  * command buffer that merges commands of one kind into one command.
  */
-import type { ClosedAttempt, Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, LogMessage, SchedulerCommand } from "./commands.ts";
+import type { ClosedAttempt, Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, EpisodeSettle, LogMessage, SchedulerCommand } from "./commands.ts";
 import type { EventAck } from "../port/index.ts";
 import { attentionAtMs, copyIndex, countRow, episodeIndex, exactEarliestMs, rememberIndex, type EpisodeIndex } from "./episode-index.ts";
 import type { BatchRow, EpisodeRow, EpisodeTable, EvalTaskRow, LandedChange, RunRow, SchedulerState, WindowRow } from "./state.ts";
@@ -33,6 +33,7 @@ export class Draft {
   private readonly logs: LogMessage[] = [];
   private readonly aborts: EpisodeAbort[] = [];
   private readonly resolves: EpisodeResolve[] = [];
+  private readonly settles: EpisodeSettle[] = [];
   private readonly dispatches: EpisodeDispatch[] = [];
   private poll: { swarms: string[]; withPool: string[] } | null = null;
   private summary: RunSummary | null = null;
@@ -170,6 +171,9 @@ export class Draft {
   resolve(item: EpisodeResolve): void {
     this.resolves.push(item);
   }
+  settle(item: EpisodeSettle): void {
+    this.settles.push(item);
+  }
   dispatch(item: EpisodeDispatch): void {
     this.dispatches.push(item);
   }
@@ -194,6 +198,7 @@ export class Draft {
     const commands: SchedulerCommand[] = [...this.logs];
     if (this.aborts.length) commands.push({ type: "abortEpisodes", episodes: this.aborts });
     if (this.resolves.length) commands.push({ type: "resolveOutbox", episodes: this.resolves });
+    if (this.settles.length) commands.push({ type: "settleEnds", episodes: this.settles });
     if (this.dispatches.length) commands.push({ type: "dispatchEpisodes", episodes: this.dispatches });
     if (this.poll) {
       commands.push(this.poll.withPool.length > 0

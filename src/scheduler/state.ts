@@ -4,6 +4,7 @@
  * {@link stateFromRows}. All instants are epoch milliseconds passed in by the caller.
  */
 import type { FailureStreak, FirstFailure } from "./failure-streak.ts";
+import type { EndUnknown } from "./unknown-ends.ts";
 import type { EpisodeClaim, EpisodeOutcome } from "../port/index.ts";
 import type { RunSpec } from "./run-spec.ts";
 import { schedulerConfig, type SchedulerConfig } from "./config.ts";
@@ -109,6 +110,8 @@ export interface EpisodeRow {
   lastCause: string | null;
   /** reporting `end` past its lease: when the DO was last asked to resolve it from the outbox */
   resolveRequestedAtMs: number | null;
+  /** reporting `end` whose outcome is unknown: what the core knows while it resolves it (scheduler/unknown-ends) */
+  endUnknown?: EndUnknown | null;
   updatedAtMs: number;
 }
 
@@ -191,6 +194,12 @@ export interface RunTotals {
   groupsRerun?: number;
   /** task groups opened to fill a server batch that would not close otherwise */
   groupsToppedUp?: number;
+  /** ends whose outcome was unknown for a while (answer lost, resend failed or refused "not rolling") */
+  endsUnresolved?: number;
+  /** of those, counted accepted because their batch closed after a send that reached the server (scheduler/unknown-ends) */
+  endsInferred?: number;
+  /** ends left unknown: the server's record could not tell (neither counted nor run again) */
+  endsUnknown?: number;
 }
 
 /** The one small run row. */

@@ -18,7 +18,7 @@ import type { RunLog } from "../ground/log.ts";
 import type { RunMeta, SchedulerStorage } from "./storage.ts";
 
 /** Commands that call a swarm server and may take long (up to minutes): not run inside an episode-port RPC ({@link CommandRunner.split}). */
-const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox"]);
+const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox", "settleEnds"]);
 /** How often an active run looks for its claims that nobody holds (claim-sweep.ts), ms. */
 const CLAIM_SWEEP_INTERVAL_MS = 5_000;
 /** How often the run log repeats that a swarm cannot be reached. */
@@ -134,6 +134,10 @@ export class CommandRunner {
         return;
       case "resolveOutbox":
         await Promise.all(c.episodes.map((e) => this.#resolve(e)));
+        return;
+      case "settleEnds":
+        // resolved from the server's record: reported through the loop like an outbox resend (ledger, attempt row)
+        for (const e of c.episodes) await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: e.result, reward: e.reward, ...(e.cause ? { cause: e.cause } : {}) });
         return;
       case "finishRun":
         this.host.storage.setSummary(c.summary); // the core logs "run finished" itself
@@ -253,7 +257,11 @@ export class CommandRunner {
     } finally {
       this.#resending.delete(key);
     }
-    if (sent.kind === "unresolved") return this.host.log("warn", "outbox resend still unresolved; will retry", { episodeKey: e.episodeKey, reason: sent.reason });
+    if (sent.kind === "unresolved") {
+      // the core resolves it from the server's record and sends it again while the server still holds it
+      await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: "unknown", reached: false, cause: sent.reason.slice(0, 300) });
+      return;
+    }
     await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: sent.result, cause: sent.cause, reward: e.reward, ...(sent.endedSwarms ? { endedSwarms: sent.endedSwarms } : {}) });
   }
 
