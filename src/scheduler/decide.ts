@@ -9,7 +9,7 @@ import { Draft } from "./draft.ts";
 import { AbortCause, type EventAck } from "../port/index.ts";
 import type { DispatchFailed, EngineStatusSeen, SchedulerEvent } from "./events.ts";
 import { isGateOpen, observeEngine } from "./engine-gate.ts";
-import { batchesToWaitFor, currentOpenBatch, groupsNeeded, observeBatches, openBatches, rewardsInOpenBatches } from "./batches.ts";
+import { batchesToWaitFor, closeSyncedBatch, currentOpenBatch, groupsNeeded, observeBatches, openBatches, rewardsInOpenBatches } from "./batches.ts";
 import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecorded, onReported, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
@@ -18,7 +18,8 @@ import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone, topUpBat
 import { currentStep, type SchedulerState, type StopReason } from "./state.ts";
 import { DETERMINISTIC_FAILURE_ATTEMPTS, isDeterministicFailure } from "./failure-streak.ts";
 import { runSummary } from "./summary.ts";
-import { hasUnresolvedEnds, reconcileEnds, UNKNOWN_RECHECK_MS } from "./unknown-ends.ts";
+import { hasUnresolvedEnds, reconcileEnds, STOP_UNKNOWN_GRACE_MS, UNKNOWN_RECHECK_MS } from "./unknown-ends.ts";
+import { ENGINE } from "../protocol/index.ts";
 import { episodeIndex, inFlightCount } from "./episode-index.ts";
 
 const APPLIED: EventAck = { status: "applied" };
@@ -202,7 +203,11 @@ function openWork(d: Draft): void {
 function advancePhase(d: Draft): void {
   const { run } = d;
   if (run.phase === "draining") {
-    if (inFlightCount(d.index) === 0) finish(d);
+    // a batch holding our rewards that the engine drains (ROLLING_POST) is about to be trained: a stop waits a bounded
+    // time for its sync to show it, so it is counted trained, not untrained
+    const draining = openBatches(d).some((b) => b.lastStatus === ENGINE.ROLLING_POST);
+    const waited = run.stopRequestedAtMs !== null && d.nowMs - run.stopRequestedAtMs >= STOP_UNKNOWN_GRACE_MS;
+    if (inFlightCount(d.index) === 0 && (!draining || waited)) finish(d);
     return;
   }
   if (d.episodes.size > 0 || (run.phase !== "running" && run.phase !== "finishing")) return;
@@ -235,6 +240,9 @@ function advancePhase(d: Draft): void {
 }
 
 function finish(d: Draft): void {
+  // a batch seen syncing its weights (WEIGHT_SYNCING at its step) was handed to the trainer: trained, also for a run
+  // that stops before the engine is back at ROLLING (spec §4.2 step 5)
+  for (const b of openBatches(d)) if (b.lastStatus === ENGINE.WEIGHT_SYNCING) closeSyncedBatch(d, b);
   d.run.phase = "finished";
   d.run.finishedAtMs = d.nowMs;
   d.run.nextPollAtMs = null;
