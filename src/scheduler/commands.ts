@@ -68,6 +68,19 @@ export interface PollEngineStatus {
   swarms: string[];
   /** swarms whose pool information the core wants with the status (train runs: the first swarm); absent = none */
   withPool?: string[];
+  /**
+   * the run's part of the server's top-up plan (edge/swarm-server/top-up-plan.ts), sent with the pull of `swarm`: its
+   * groups there with no claimed episode yet, and its ask to top up the batch at `ask.step` by `ask.groups` groups (the
+   * answer comes back on the event as `topUpGrant`); absent = nothing to tell
+   */
+  plan?: TopUpPlanRequest;
+}
+
+/** A run's part of its first server's top-up plan (see {@link PollEngineStatus.plan}). */
+export interface TopUpPlanRequest {
+  swarm: string;
+  pendingGroups: number;
+  ask?: { step: number | null; groups: number };
 }
 /** Send these messages to the queue (slots are already reserved, BC-47); on failure send `dispatchFailed`. */
 export interface DispatchEpisodes {

@@ -14,7 +14,8 @@ import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecord
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
 import { onEpisodeHeartbeat } from "./heartbeats.ts";
-import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone, topUpBatch } from "./task-groups.ts";
+import { askTopUp, isSharedBatch, onTopUpGrant, planRequest } from "./top-up-ask.ts";
+import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone } from "./task-groups.ts";
 import { currentStep, type SchedulerState, type StopReason } from "./state.ts";
 import { DETERMINISTIC_FAILURE_ATTEMPTS, isDeterministicFailure } from "./failure-streak.ts";
 import { runSummary } from "./summary.ts";
@@ -106,6 +107,8 @@ function onEngineStatus(d: Draft, e: EngineStatusSeen): EventAck {
   if (d.run.config.episodeType === "train") observeBatches(d, i, next, e.pool, BATCH_EFFECTS);
   // recorded ends: the server's record settles the quiet and the unknown ones (scheduler/unknown-ends)
   if (d.run.config.episodeType === "train") reconcileEnds(d, i, next, e.pool);
+  // the first server's object answered the run's top-up ask (scheduler/top-up-ask)
+  if (i === 0 && d.run.config.episodeType === "train") onTopUpGrant(d, e);
   return APPLIED;
 }
 
@@ -192,7 +195,10 @@ function openWork(d: Draft): void {
     if (!batch) return; // draining or training: wait for the engine to close it
     const need = groupsNeeded(d, batch);
     if (need <= 0) return; // complete: the engine closes it on its own
-    if (run.config.topUpLastBatch ?? true) topUpBatch(d, batch, need);
+    // a batch other clients feed is filled by the next window while windows remain (scheduler/top-up-ask); the
+    // last window's is topped up with the server object's grant, one batch's worth per window at most
+    const topUp = (run.config.topUpLastBatch ?? true) && (windowsDone(d) || !isSharedBatch(batch));
+    if (topUp) askTopUp(d, batch, need);
     else if (!windowsDone(d)) openWindow(d);
     return;
   }
@@ -203,9 +209,10 @@ function openWork(d: Draft): void {
 function advancePhase(d: Draft): void {
   const { run } = d;
   if (run.phase === "draining") {
-    // a batch holding our rewards that the engine drains (ROLLING_POST) is about to be trained: a stop waits a bounded
-    // time for its sync to show it, so it is counted trained, not untrained
-    const draining = openBatches(d).some((b) => b.lastStatus === ENGINE.ROLLING_POST);
+    // a batch holding our rewards that the engine drains (ROLLING_POST), or that is complete (the engine closes it
+    // on its own), is about to be trained: a stop waits a bounded time for its sync to show it, so it is counted
+    // trained, not untrained
+    const draining = openBatches(d).some((b) => b.lastStatus === ENGINE.ROLLING_POST || (b.lastStatus === ENGINE.ROLLING && groupsNeeded(d, b) <= 0));
     const waited = run.stopRequestedAtMs !== null && d.nowMs - run.stopRequestedAtMs >= STOP_UNKNOWN_GRACE_MS;
     if (inFlightCount(d.index) === 0 && (!draining || waited)) finish(d);
     return;
@@ -262,7 +269,7 @@ function schedulePoll(d: Draft): void {
   // and while an end's outcome is unknown: the pool is its evidence (scheduler/unknown-ends), read at least every recheck
   const unresolved = run.config.episodeType === "train" && hasUnresolvedEnds(d);
   const withPool = run.config.episodeType === "train" ? run.config.swarms.filter((s, i) => unresolved || openBatches(d, i === 0 ? null : s).length > 0) : [];
-  d.pollEngines([...run.config.swarms], withPool);
+  d.pollEngines([...run.config.swarms], withPool, planRequest(d));
   const { timing } = run.config;
   const every = isGateOpen(run.engines) ? timing.statusPollRollingMs : timing.statusPollWaitingMs;
   run.nextPollAtMs = d.nowMs + (unresolved ? Math.min(every, UNKNOWN_RECHECK_MS) : every);

@@ -248,6 +248,20 @@ export interface RunRow {
    * false): 0 means every accepted reward was trained. Null until the run finished.
    */
   untrainedRewards?: number | null;
+  /** the run's last top-up ask to its first server's object (scheduler/top-up-ask); absent in older rows */
+  topUpAsk?: TopUpAsk | null;
+  /** the unclaimed groups the run last told its first server's object (scheduler/top-up-ask); absent: none told */
+  pendingTold?: number;
+}
+
+/** A top-up ask: the batch's step, the groups asked, when, and whether it went out / was answered. */
+export interface TopUpAsk {
+  step: number | null;
+  groups: number;
+  askedAtMs: number;
+  sent: boolean;
+  /** the groups granted, once answered */
+  granted: number | null;
 }
 
 /**

@@ -98,6 +98,12 @@ export interface ChaosRow {
   rerun: number;
   /** the run's own verdict: phase/stopReason, and ok when it matches the server's truth */
   verdict: string;
+  /** rewards the run(s) planned: maxSteps × batchSize × numRepeat each (null when the spec has no maxSteps) */
+  planned?: number | null;
+  /** one batch's worth of rewards (batchSize × numRepeat): the bound on top-ups per run */
+  batchRewards?: number;
+  /** batches the server trained during the scenario (distinct global steps with a WEIGHT_SYNCING in the journal) */
+  serverSteps?: number;
   wallSeconds: number;
   /** what the scenario did and anything odd */
   notes: string[];
@@ -183,8 +189,8 @@ export function compare(input: {
 
 /** The table, one line per row, fixed columns. */
 export function formatTable(rows: readonly ChaosRow[]): string {
-  const head = ["scenario", "episodes", "lost", "doubled", "left claimed", "stranded", "re-run", "run verdict", "wall s"];
-  const cells = rows.map((r) => [r.scenario, r.episodes, r.lost, r.doubled, r.leftClaimed, r.stranded, r.rerun, r.verdict, r.wallSeconds].map(String));
+  const head = ["scenario", "episodes", "planned", "server steps", "lost", "doubled", "left claimed", "stranded", "re-run", "run verdict", "wall s"];
+  const cells = rows.map((r) => [r.scenario, r.episodes, r.planned ?? "-", r.serverSteps ?? "-", r.lost, r.doubled, r.leftClaimed, r.stranded, r.rerun, r.verdict, r.wallSeconds].map(String));
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i]!)).join("  ");
   const notes = rows.filter((r) => r.notes.length).map((r) => `  ${r.scenario}: ${r.notes.join("; ")}`);
@@ -340,6 +346,11 @@ export class ChaosStack {
       if (!clientUuid) notes.push("no episode of the run reached the server's journal");
       rows.push(compare({ scenario: runIds.length > 1 ? `${s.name}#${i + 1}` : s.name, events, ledger, buffer, view: v, clientUuid, wallMs: Date.now() - started, notes: i === 0 ? notes : [] }));
     }
+    const spec = { ...plan.run, ...(s.spec ?? {}) } as { maxSteps?: number | null };
+    const batchRewards = plan.job.batchSize * plan.job.numRepeat;
+    const planned = typeof spec.maxSteps === "number" ? spec.maxSteps * batchRewards * Math.max(1, runIds.length) : null;
+    const serverSteps = serverTruth(events, "").trained.size; // distinct (process, engine run, global step) synced
+    for (const r of rows) Object.assign(r, { planned: planned === null ? null : planned / Math.max(1, runIds.length), batchRewards, serverSteps });
     await emulator.stop();
     if (!rows.length) rows.push(compare({ scenario: s.name, events, ledger: [], buffer, view: null, clientUuid: null, wallMs: Date.now() - started, notes }));
     return rows.length === 1 ? rows[0]! : mergeRows(rows);
@@ -364,6 +375,9 @@ function mergeRows(rows: readonly ChaosRow[]): ChaosRow {
     stranded: sum("stranded"),
     rerun: sum("rerun"),
     verdict: rows.map((r) => r.verdict).join(" | "),
+    planned: rows.some((r) => r.planned == null) ? null : rows.reduce((a, r) => a + (r.planned ?? 0), 0),
+    batchRewards: rows[0]!.batchRewards ?? 0,
+    serverSteps: rows[0]!.serverSteps ?? 0,
     wallSeconds: Math.max(...rows.map((r) => r.wallSeconds)),
     notes: rows.flatMap((r) => r.notes),
   };

@@ -8,7 +8,7 @@
  */
 import { SwarmClient } from "../../client/index.ts";
 import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../../port/index.ts";
-import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../../scheduler/index.ts";
+import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type SchedulerCommand, type SchedulerEvent, type SchedulerState, type TopUpPlanRequest } from "../../scheduler/index.ts";
 import type { CurrentBatchRolloutPoolInformation } from "../../protocol/index.ts";
 import { serverOfSwarm } from "../../sdk/contract.ts";
 import type { RunDatasets } from "./datasets.ts";
@@ -50,7 +50,7 @@ export interface CommandRunnerHost {
    * it to the core (`inline` as the command ran); `withPool`: with the pool information read before the status.
    * @returns the object's error text when the server cannot be reached
    */
-  observeEngine(swarm: string, inline: boolean, withPool: boolean): Promise<string | null>;
+  observeEngine(swarm: string, inline: boolean, withPool: boolean, plan?: TopUpPlanRequest): Promise<string | null>;
   log: RunLog;
   /** the fetch of every swarm call (the Worker's outbound rules: allowed hosts, credential bindings) */
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -125,7 +125,7 @@ export class CommandRunner {
       case "log":
         return this.host.log(c.level, c.message, c.fields);
       case "pollEngineStatus":
-        await Promise.all(c.swarms.map((swarm) => this.#poll(swarm, inline, c.withPool?.includes(swarm) ?? false)));
+        await Promise.all(c.swarms.map((swarm) => this.#poll(swarm, inline, c.withPool?.includes(swarm) ?? false, c.plan?.swarm === swarm ? c.plan : undefined)));
         return;
       case "dispatchEpisodes":
         return this.#dispatch(c.episodes, inline);
@@ -184,8 +184,8 @@ export class CommandRunner {
    * server. With `withPool` (a batch holds the run's rewards) it reads the pool information before a fresh status
    * poll and the observation carries it (batch truth).
    */
-  async #poll(swarm: string, inline: boolean, withPool: boolean): Promise<void> {
-    const unreachable = await this.host.observeEngine(swarm, inline, withPool);
+  async #poll(swarm: string, inline: boolean, withPool: boolean, plan?: TopUpPlanRequest): Promise<void> {
+    const unreachable = await this.host.observeEngine(swarm, inline, withPool, plan);
     if (unreachable !== null) this.#warnUnreachable(swarm, unreachable);
   }
 

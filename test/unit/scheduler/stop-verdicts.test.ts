@@ -53,10 +53,26 @@ describe("a stop while the engine trains the run's batch", () => {
     expect(h.state.run.untrainedRewards).toBe(1);
   });
 
-  it("a stop while the batch is still collecting (ROLLING): no wait, its rewards untrained", () => {
+  it("a stop while the batch still lacks tasks (ROLLING, the pool's target not reached): no wait, its rewards untrained", () => {
     const h = oneLanded();
+    h.answerTopUps = false; // its top-up ask is not answered before the stop
+    const uuid = h.state.run.totals.episodesEnded === 1 ? [...Object.values(h.state.batches)][0]!.episodes.keySeq().first()! : "";
+    h.apply({ type: "engineStatusSeen", swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: 1, pool: { globalStep: 1, completedTasks: 1, completedTaskTarget: 2, episodeUuids: [uuid], taskEpisodes: { t: [uuid] }, runningTaskIds: {} } });
     h.apply({ type: "stopRequested" });
     expect(h.state.run.phase).toBe("finished");
     expect(h.state.run.untrainedRewards).toBe(1);
+  });
+});
+
+describe("a stop while the run's batch is complete but still seen ROLLING", () => {
+  it("waits for the engine's next status: a sync (or the next step) counts it trained", () => {
+    const h = oneLanded(); // batch size 1: the landed task completes the batch
+    h.apply({ type: "stopRequested" });
+    expect(h.state.run.phase).toBe("draining");
+    h.advance(1_000);
+    h.rolling(2);
+    h.advance(1_000);
+    expect(h.state.run.phase).toBe("finished");
+    expect(h.state.run.untrainedRewards).toBe(0);
   });
 });
