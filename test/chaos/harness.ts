@@ -171,8 +171,12 @@ export function compare(input: {
   const phase = v ? `${v.phase}/${v.stopReason ?? "-"}` : "no status";
   const clean = lost === 0 && twiceOnServer + twiceInLedger + uncounted === 0 && leftClaimed === 0 && stranded === 0;
   const saysDone = v?.phase === "finished" && (v.stopReason === "maxSteps" || v.stopReason === "epochsDone");
+  // a finished run's untrained rewards are the ones the server left untrained (a stop during a sync counts it trained)
+  const untrained = v?.phase === "finished" ? v.batches?.episodesUntrained : undefined;
+  const untrainedMatches = typeof untrained !== "number" || untrained === stranded;
+  if (!untrainedMatches) notes.push(`the run says ${untrained} reward(s) untrained, the journal ${stranded}`);
   // the verdict matches the truth when a clean run says done, or a run that says it failed/stopped is not claiming success
-  const verdict = `${phase} ${saysDone === clean || !saysDone ? "ok" : "MISMATCH"}`;
+  const verdict = `${phase} ${(saysDone === clean || !saysDone) && untrainedMatches ? "ok" : "MISMATCH"}`;
   return {
     scenario: input.scenario,
     episodes: ends.length,
@@ -243,6 +247,16 @@ export interface Scenario {
   alsoRuns?: number;
   during?(ctx: ScenarioContext): Promise<void>;
   timeoutMs?: number;
+  /** the run is stopped on request (its verdict is finished/stopRequested) */
+  stops?: boolean;
+}
+
+/**
+ * Whether a row keeps the bound of runs sharing a server (issue 25): accepted rewards ≤ planned + one batch per run.
+ * True for a row without a plan.
+ */
+export function withinPlan(row: ChaosRow, runs: number): boolean {
+  return row.planned == null || row.episodes <= row.planned + (row.batchRewards ?? 0) * runs;
 }
 
 const DEFAULT_ARGV = ["--function", "countdown", "--steps", "2", "--batch-size", "2", "--num-repeat", "2", "--seed", "3"];

@@ -106,9 +106,11 @@ export const SCENARIOS: Scenario[] = [
   { name: "two runs interleaved, maxParallel 32", argv: SHARED_ARGV, spec: { maxParallel: 32 }, alsoRuns: 1, timeoutMs: 300_000 },
   // every end's first answer is a 500 after the server accepted it: the resend is refused, the outcome comes from the
   // server's record (scheduler/unknown-ends), never re-run
+  { name: "two runs interleaved, small", argv: ["--function", "countdown", "--steps", "2", "--batch-size", "4", "--num-repeat", "2", "--seed", "13"], spec: { maxParallel: 8 }, alsoRuns: 1 },
   { name: "every first end 500 after act", faults: ["end-500-after-act:1::first"], argv: ["--function", "countdown", "--steps", "3", "--batch-size", "4", "--num-repeat", "2", "--seed", "5"], spec: { maxParallel: 8 } },
   {
     name: "stop during WEIGHT_SYNCING",
+    stops: true,
     argv: ["--function", "countdown", "--steps", "3", "--batch-size", "2", "--num-repeat", "2", "--seed", "7"],
     async during(ctx) {
       const client = new SwarmClient({ baseURL: ctx.emulator.url, logger: SILENT });
@@ -126,4 +128,4 @@ export const SCENARIOS: Scenario[] = [
 ];
 
 /** The quick scenarios `npm test` runs. */
-export const FAST: readonly string[] = ["end 500 after act", "claim answer lost", "LLM 429", "abort failing"];
+export const FAST: readonly string[] = ["end 500 after act", "claim answer lost", "LLM 429", "abort failing", "two runs interleaved, small", "every first end 500 after act", "stop during WEIGHT_SYNCING"];
