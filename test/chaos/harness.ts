@@ -102,6 +102,8 @@ export interface ChaosRow {
   planned?: number | null;
   /** one batch's worth of rewards (batchSize × numRepeat): the bound on top-ups per run */
   batchRewards?: number;
+  /** the run's longest step (window) wall time, seconds (the stall rows' measure); null when it reported none */
+  longestStepSeconds?: number | null;
   /** batches the server trained during the scenario (distinct global steps with a WEIGHT_SYNCING in the journal) */
   serverSteps?: number;
   wallSeconds: number;
@@ -177,8 +179,10 @@ export function compare(input: {
   if (!untrainedMatches) notes.push(`the run says ${untrained} reward(s) untrained, the journal ${stranded}`);
   // the verdict matches the truth when a clean run says done, or a run that says it failed/stopped is not claiming success
   const verdict = `${phase} ${(saysDone === clean || !saysDone) && untrainedMatches ? "ok" : "MISMATCH"}`;
+  const stepMs = (v?.steps ?? []).map((s) => s.wallTimeMs).filter((ms): ms is number => typeof ms === "number");
   return {
     scenario: input.scenario,
+    longestStepSeconds: stepMs.length ? Math.round(Math.max(...stepMs) / 100) / 10 : null,
     episodes: ends.length,
     lost,
     doubled: twiceOnServer + twiceInLedger + uncounted,
@@ -193,8 +197,8 @@ export function compare(input: {
 
 /** The table, one line per row, fixed columns. */
 export function formatTable(rows: readonly ChaosRow[]): string {
-  const head = ["scenario", "episodes", "planned", "server steps", "lost", "doubled", "left claimed", "stranded", "re-run", "run verdict", "wall s"];
-  const cells = rows.map((r) => [r.scenario, r.episodes, r.planned ?? "-", r.serverSteps ?? "-", r.lost, r.doubled, r.leftClaimed, r.stranded, r.rerun, r.verdict, r.wallSeconds].map(String));
+  const head = ["scenario", "episodes", "planned", "server steps", "lost", "doubled", "left claimed", "stranded", "re-run", "run verdict", "longest step s", "wall s"];
+  const cells = rows.map((r) => [r.scenario, r.episodes, r.planned ?? "-", r.serverSteps ?? "-", r.lost, r.doubled, r.leftClaimed, r.stranded, r.rerun, r.verdict, r.longestStepSeconds ?? "-", r.wallSeconds].map(String));
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i]!)).join("  ");
   const notes = rows.filter((r) => r.notes.length).map((r) => `  ${r.scenario}: ${r.notes.join("; ")}`);
@@ -392,6 +396,7 @@ function mergeRows(rows: readonly ChaosRow[]): ChaosRow {
     planned: rows.some((r) => r.planned == null) ? null : rows.reduce((a, r) => a + (r.planned ?? 0), 0),
     batchRewards: rows[0]!.batchRewards ?? 0,
     serverSteps: rows[0]!.serverSteps ?? 0,
+    longestStepSeconds: Math.max(0, ...rows.map((r) => r.longestStepSeconds ?? 0)),
     wallSeconds: Math.max(...rows.map((r) => r.wallSeconds)),
     notes: rows.flatMap((r) => r.notes),
   };
