@@ -14,7 +14,7 @@ import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecord
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
 import { onEpisodeHeartbeat } from "./heartbeats.ts";
-import { askTopUp, isSharedBatch, onTopUpGrant, planRequest } from "./top-up-ask.ts";
+import { askTopUp, isSharedBatch, isTopUpStarved, onTopUpGrant, planRequest } from "./top-up-ask.ts";
 import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone } from "./task-groups.ts";
 import { currentStep, type SchedulerState, type StopReason } from "./state.ts";
 import { DETERMINISTIC_FAILURE_ATTEMPTS, isDeterministicFailure } from "./failure-streak.ts";
@@ -236,6 +236,9 @@ function advancePhase(d: Draft): void {
     d.log("warn", "another server's batch holds this run's rewards and lacks tasks; finishing and reporting them untrained", {
       rewardsUntrained: held, batches: openBatches(d).map((b) => b.batchKey).join(","),
     });
+    finish(d);
+  } else if (isTopUpStarved(d)) {
+    d.log("warn", "this window topped up one batch's worth and nobody else filled the batch; finishing and reporting its rewards untrained", { rewardsUntrained: held });
     finish(d);
   } else if (run.phase === "running") {
     run.phase = "finishing";

@@ -21,6 +21,11 @@ import type { BatchRow } from "./state.ts";
 
 /** An unanswered or refused ask is asked again after this long, ms. */
 export const TOP_UP_RETRY_MS = 2_000;
+/**
+ * A finishing run whose window's top-up room is used up waits this long for other clients to fill its batch, then
+ * finishes and reports those rewards untrained (never a run that waits forever), ms.
+ */
+export const TOP_UP_STARVED_MS = 120_000;
 
 /** Other clients' tasks are in the batch (complete, or with a claim running): a batch several clients feed. */
 export function isSharedBatch(batch: BatchRow): boolean {
@@ -42,7 +47,7 @@ export function askTopUp(d: Draft, batch: BatchRow, need: number): void {
   const room = topUpRoom(d);
   const last = d.run.topUpAsk ?? null;
   if (room <= 0) {
-    if (last?.granted !== -1) {
+    if (last?.granted !== -1 || last.step !== batch.globalStep) {
       d.run.topUpAsk = { step: batch.globalStep, groups: 0, askedAtMs: d.nowMs, sent: true, granted: -1 };
       d.log("warn", "the batch lacks tasks but this window already topped up one batch's worth: waiting for other clients to fill it", { batch: batch.batchKey, need });
     }
@@ -51,6 +56,14 @@ export function askTopUp(d: Draft, batch: BatchRow, need: number): void {
   if (last && d.nowMs - last.askedAtMs < TOP_UP_RETRY_MS) return;
   d.run.topUpAsk = { step: batch.globalStep, groups: Math.min(need, room), askedAtMs: d.nowMs, sent: false, granted: null };
   if (d.run.nextPollAtMs === null || d.run.nextPollAtMs > d.nowMs) d.run.nextPollAtMs = d.nowMs;
+}
+
+/** The finishing run's top-up room was used up {@link TOP_UP_STARVED_MS} ago and its batch still lacks tasks. */
+export function isTopUpStarved(d: Draft): boolean {
+  const ask = d.run.topUpAsk;
+  if (ask?.granted !== -1 || d.nowMs - ask.askedAtMs < TOP_UP_STARVED_MS) return false;
+  const batch = currentOpenBatch(d);
+  return batch !== undefined && batch.globalStep === ask.step && groupsNeeded(d, batch) > 0;
 }
 
 /** The run's part of the plan for the next pull of its first server: its unclaimed groups, and its ask if not sent. */
