@@ -9,6 +9,7 @@
  * |---|---|
  * | `end-500-after-act` | `/end_episode` is handled (the reward is accepted), then answered 500 |
  * | `end-drop-after-act` | `/end_episode` is handled, then the connection is dropped without an answer |
+ * | `end-502-html` | `/end_episode` is answered 502 with a gateway's HTML page, without acting (a proxy in front failed) |
  * | `claim-lost` | `/claim_episode` is handled (the episode is claimed), then the connection is dropped |
  * | `claim-500-after-act` | `/claim_episode` is handled, then answered 500 |
  * | `abort-500` | `/abort_episode` answers 500 without acting (the claim stays held) |
@@ -21,7 +22,7 @@ import type { EmulatorHooks, FaultAction } from "./hooks.ts";
 import type { Rng } from "./rng.ts";
 
 /** The fault kinds, by name. */
-export const FaultKind = z.enum(["end-500-after-act", "end-drop-after-act", "claim-lost", "claim-500-after-act", "abort-500", "llm-429", "llm-500", "llm-stall"]);
+export const FaultKind = z.enum(["end-500-after-act", "end-drop-after-act", "end-502-html", "claim-lost", "claim-500-after-act", "abort-500", "llm-429", "llm-500", "llm-stall"]);
 export type FaultKind = z.infer<typeof FaultKind>;
 
 /** One fault: its kind, the share of matching requests it hits, and a cap. */
@@ -52,6 +53,9 @@ export function parseFaultFlag(text: string): z.output<typeof FaultSpec> {
   return { kind: k.data, rate: r, ...(m !== undefined ? { max: m } : {}), ...(modifier === "first" ? { firstOnly: true } : {}) };
 }
 
+/** The page a gateway in front of the server answers with when the server does not (`end-502-html`). */
+const BAD_GATEWAY_PAGE = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n";
+
 /** A fault as hooks see it, with its injection count. */
 interface Armed {
   spec: z.output<typeof FaultSpec>;
@@ -64,6 +68,7 @@ interface Armed {
 const HOOK_OF: Record<FaultKind, "claimEpisode" | "endEpisode" | "abortEpisode" | "chatCompletion"> = {
   "end-500-after-act": "endEpisode",
   "end-drop-after-act": "endEpisode",
+  "end-502-html": "endEpisode",
   "claim-lost": "claimEpisode",
   "claim-500-after-act": "claimEpisode",
   "abort-500": "abortEpisode",
@@ -82,6 +87,8 @@ function actionOf(kind: FaultKind, stallMs: number): FaultAction {
       return { drop: true, afterHandling: true };
     case "abort-500":
       return { status: 500 };
+    case "end-502-html":
+      return { status: 502, body: BAD_GATEWAY_PAGE, headers: { "content-type": "text/html" } };
     case "llm-429":
       return { status: 429, body: { error: { message: "Rate limit reached; retry after 1 s", type: "rate_limit_error" } }, headers: { "retry-after": "1" } };
     case "llm-500":

@@ -108,6 +108,9 @@ export const SCENARIOS: Scenario[] = [
   // server's record (scheduler/unknown-ends), never re-run
   { name: "two runs interleaved, small", argv: ["--function", "countdown", "--steps", "2", "--batch-size", "4", "--num-repeat", "2", "--seed", "13"], spec: { maxParallel: 8 }, alsoRuns: 1 },
   { name: "every first end 500 after act", faults: ["end-500-after-act:1::first"], argv: ["--function", "countdown", "--steps", "3", "--batch-size", "4", "--num-repeat", "2", "--seed", "5"], spec: { maxParallel: 8 } },
+  // a gateway in front of the server answers every end and resend 502 HTML (the first 60 of them): the ends are
+  // unknown, resent while the pool shows the server still holds them, and the steps take seconds, not the report lease
+  { name: "ends 502 HTML (first 60)", faults: ["end-502-html:1:60"], argv: ["--function", "countdown", "--steps", "2", "--batch-size", "4", "--num-repeat", "2", "--seed", "9"], spec: { maxParallel: 8 } },
   {
     name: "stop during WEIGHT_SYNCING",
     stops: true,
