@@ -4,7 +4,6 @@
  * {@link stateFromRows}. All instants are epoch milliseconds passed in by the caller.
  */
 import type { FailureStreak, FirstFailure } from "./failure-streak.ts";
-import type { EndUnknown } from "./unknown-ends.ts";
 import type { EpisodeClaim, EpisodeOutcome } from "../port/index.ts";
 import type { RunSpec } from "./run-spec.ts";
 import { schedulerConfig, type SchedulerConfig } from "./config.ts";
@@ -463,4 +462,16 @@ export function serverOfBatchKey(key: string): string | null {
 /** `"{groupKey}#{repeat}"`: the design note's `{taskId}#{repeat}` with the core's task reference in place of task_id. */
 export function episodeKeyOf(groupKey: string, repeat: number): string {
   return `${groupKey}#${repeat}`;
+}
+
+/** What the core knows of an end whose outcome is unknown (on its row, `endUnknown`; scheduler/unknown-ends). */
+export interface EndUnknown {
+  /** when it was first reported unknown, epoch ms */
+  sinceMs: number;
+  /** the first send reached the server (a closed batch then means it was accepted) */
+  reached: boolean;
+  /** the last pool verdict at the claim's step: still claimed (`running`) or gone without completing (`absent`) */
+  lastSeen?: "running" | "absent" | null;
+  /** a settle (ended or lost) was asked of the DO and its report is awaited */
+  settlingAtMs?: number | null;
 }

@@ -23,9 +23,11 @@ import { AbortCause, type EventAck } from "../port/index.ts";
 import type { Draft } from "./draft.ts";
 import type { EngineView } from "./engine-gate.ts";
 import type { PoolSeen } from "./events.ts";
-import type { EpisodeRow } from "./state.ts";
+import type { EndUnknown, EpisodeRow } from "./state.ts";
 import { serverIndexOf } from "./batches.ts";
 import { resolveGroupIfDone } from "./task-groups.ts";
+
+export type { EndUnknown } from "./state.ts";
 
 /** How often an unresolved end is looked at again (a resend while the server holds it), ms. */
 export const UNKNOWN_RECHECK_MS = 2_000;
@@ -34,17 +36,6 @@ export const POOL_LAG_MS = 2_000;
 /** A stopping run waits this long for the evidence of its unresolved ends, then leaves them unknown, ms. */
 export const STOP_UNKNOWN_GRACE_MS = 30_000;
 
-/** What the core knows of an end whose outcome is unknown (on its row, `endUnknown`). */
-export interface EndUnknown {
-  /** when it was first reported unknown, epoch ms */
-  sinceMs: number;
-  /** the first send reached the server (a closed batch then means it was accepted) */
-  reached: boolean;
-  /** the last pool verdict at the claim's step: still claimed (`running`) or gone without completing (`absent`) */
-  lastSeen?: "running" | "absent" | null;
-  /** a settle (ended or lost) was asked of the DO and its report is awaited */
-  settlingAtMs?: number | null;
-}
 
 const ROLLING_STATES: ReadonlySet<string> = new Set([ENGINE.ROLLING, ENGINE.ROLLING_POST]);
 

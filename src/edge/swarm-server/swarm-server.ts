@@ -24,7 +24,7 @@ import type { EngineObservation, EngineSubscription } from "./engine-note.ts";
 import { changedRuns, nextWatchAtMs, observationFor, watchTimingOf } from "./engine-notes.ts";
 import { initialWatchState, watch, type BootAnswer, type Seen, type Subscriber, type WatchCommand, type WatchEvent, type WatchState } from "./engine-watch.ts";
 import { PoolShare, poolSeenOf } from "./pool-share.ts";
-import { emptyPlans, leavePlans, planTopUp, type TopUpPlanInput, type TopUpPlans } from "./top-up-plan.ts";
+import { emptyPlans, leavePlans, PLANS_KEY, planTopUp, type TopUpPlanInput, type TopUpPlans } from "./top-up-plan.ts";
 import { DEFAULT_WATCH_TIMING, freshBucket, spendOrOverdraw, type PollBucket } from "./swarm-watch.ts";
 
 export type { EngineNote, EngineObservation, EngineSubscription } from "./engine-note.ts";
@@ -32,9 +32,6 @@ export { POOL_SHARE_MS } from "./pool-share.ts";
 
 /** The storage key of each part of the state (kept as before the core existed: an object's stored state stays valid). */
 const KEYS = { url: "url", subs: "subs", left: "left", seen: "seen", boot: "boot", batching: "batching", stopPending: "stopPending", stoppingSinceMs: "stoppingSince" } as const satisfies Record<keyof WatchState, string>;
-
-/** The storage key of the runs' top-up plans (edge/swarm-server/top-up-plan.ts). */
-const PLANS_KEY = "topUpPlans";
 
 /** The Durable Object of one swarm server. RPC: `subscribe`, `unsubscribe`, `expectEdge`, `view`. */
 export class SwarmServer extends DurableObject<Env> {

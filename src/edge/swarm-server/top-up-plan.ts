@@ -17,6 +17,8 @@
  */
 import { ENGINE } from "../../protocol/index.ts";
 
+/** The object's storage key of its runs' top-up plans. */
+export const PLANS_KEY = "topUpPlans";
 /** A reservation stays live at least this long after its grant (the holder's next pull reports its pending groups), ms. */
 export const TOP_UP_HOLD_MS = 10_000;
 /** A run's pending groups count only while it pulls; older reports are dropped, ms. */
