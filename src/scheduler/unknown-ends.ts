@@ -23,7 +23,7 @@ import { AbortCause, type EventAck } from "../port/index.ts";
 import type { Draft } from "./draft.ts";
 import type { EngineView } from "./engine-gate.ts";
 import type { PoolSeen } from "./events.ts";
-import type { EndUnknown, EpisodeRow } from "./state.ts";
+import type { EpisodeRow } from "./state.ts";
 import { serverIndexOf } from "./batches.ts";
 import { resolveGroupIfDone } from "./task-groups.ts";
 
