@@ -14,7 +14,7 @@ import type { FetchLike } from "./limits.ts";
 import { decideOutcome, type OutcomeDecision } from "./outcome.ts";
 import { createEpisodeStop, type EpisodeStop } from "./episode-stop.ts";
 import { EPISODE_OVER, type KeyFence } from "./key-fence.ts";
-import { createRolloutContext } from "./rollout-context.ts";
+import { createRolloutContext, type RolloutContextDeps } from "./rollout-context.ts";
 import { watchFunction } from "./function-watch.ts";
 import type { HeartbeatDeps } from "./heartbeat.ts";
 import type { TranscriptRecorder } from "./transcript.ts";
@@ -48,6 +48,8 @@ export interface FunctionRunDeps {
   reserve?: HeartbeatDeps["reserve"];
   /** records the function's LLM calls and log lines (the episode's transcript) */
   recorder?: TranscriptRecorder;
+  /** `ctx.sandbox` of the attempt (sandbox/attempt) */
+  sandbox?: RolloutContextDeps["sandbox"];
 }
 
 /**
@@ -145,5 +147,6 @@ function contextDeps(
     onActivity: o.onActivity,
     ...(deps.keyFence ? { keyFence: deps.keyFence } : {}),
     ...(deps.recorder ? { recorder: deps.recorder } : {}),
+    ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
   };
 }

@@ -7,13 +7,24 @@ import OpenAI from "openai";
 import type { ChatCompletionCreateParams } from "openai/resources/chat/completions";
 import { DEFAULT_SWARM, type EpisodeEndpoint, type RolloutContext, type RolloutLogger } from "./contract.ts";
 import { type ChatFetch, withChatCompletionGuards } from "./llm-guards.ts";
+import { SandboxError } from "../sandbox/types.ts";
 
-/** One tool call of a scripted assistant message. `id: null` omits the id (a malformed call); default `call_N_i`. */
+/**
+ * One tool call of a scripted assistant message, flat: `{ name: "calculator", arguments: { expression: "1+1" } }`
+ * (rendered as the wire's `{id, type: "function", function: {name, arguments}}`). `name` is required (`""` scripts
+ * a malformed call on purpose), so the wire shape itself — `{ type: "function", function: {…} }` — does not compile.
+ * `id: null` omits the id (a malformed call); default `call_N_i`.
+ */
 export interface ScriptedToolCall {
   id?: string | null;
-  name?: string;
-  /** a JSON string as the wire carries it (may be invalid on purpose), or an object to stringify */
+  /** the tool's name (`""`: a malformed call on purpose) */
+  name: string;
+  /** a JSON string as the wire carries it (may be invalid on purpose), or an object to stringify; default `{}` */
   arguments?: string | Record<string, unknown>;
+  /** not the wire shape: give `name` and `arguments` at the top level */
+  type?: never;
+  /** not the wire shape: give `name` and `arguments` at the top level */
+  function?: never;
 }
 
 /** A scripted assistant message; `finishReason` defaults to `tool_calls` with tool calls, else `stop`. */
@@ -73,6 +84,8 @@ export interface TestContextOptions {
   guards?: boolean;
   /** what `ctx.fetch` calls (a judge's or tool's endpoint); default the global fetch */
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /** what `ctx.sandbox()` gives; default: it refuses (no sandbox) */
+  sandbox?: RolloutContext["sandbox"];
 }
 
 /** What {@link createTestContext} returns. */
@@ -109,7 +122,7 @@ function toolCallsOf(message: ScriptedMessage, index: number): Record<string, un
     ...(call.id === null ? {} : { id: call.id ?? `call_${index}_${i}` }),
     type: "function",
     function: {
-      name: call.name ?? "",
+      name: call.name,
       arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {}),
     },
   }));
@@ -201,6 +214,7 @@ export function createTestContext(options: TestContextOptions): TestContext {
     log,
     secrets: options.secrets ?? {},
     model,
+    sandbox: options.sandbox ?? (() => Promise.reject(new SandboxError("disabled", "ctx.sandbox(): this test context has no sandbox; pass createTestContext({ sandbox }) (e.g. a local sandbox server's attempt scope)"))),
   };
   return {
     ctx,

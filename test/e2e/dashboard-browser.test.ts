@@ -76,6 +76,8 @@ describe.skipIf(!hasChromium)("e2e: the dashboard in headless Chromium", () => {
     const link = page.locator(`#runs tr[data-run="${runId}"] a`);
     await link.waitFor();
     expect(await link.textContent()).toBe(runId);
+    // the finished run's duration: its wall time (GET /runs carries its end), not '–' nor a growing 'so far'
+    expect(await page.locator(`#runs tr[data-run="${runId}"] td`).nth(7).textContent()).toMatch(/^\d+(\.\d)? (s|min|h)$/);
   });
 
   it("shows the finished run: the reward chart's three points are the API's step means; a transcript opens as a chat", async () => {
@@ -95,6 +97,15 @@ describe.skipIf(!hasChromium)("e2e: the dashboard in headless Chromium", () => {
     expect(points.y).toEqual(means);
     expect(points.dom.map((p) => p.mean)).toEqual(means);
     expect(finished.steps.map((s) => s.meanReward)).toEqual(means);
+    // the ± sd band stays within each window's lowest and highest reward; a finished run offers no Stop button
+    const band = (await page.evaluate(`(() => { const d = window.__dashboard.charts.reward.data; return { high: d[d.length - 2], low: d[d.length - 1] }; })()`)) as { high: (number | null)[]; low: (number | null)[] };
+    const metrics = (await (await fetch(`${rig!.session.worker.url}/runs/${runId}/metrics?format=json`, { headers: { authorization: `Bearer ${rig!.session.worker.token}` } })).json()) as { groups: Array<{ window: number | null; source: string; swarm: string; rewardMin: number | null; rewardMax: number | null }> };
+    const whole = [1, 2, 3].map((w) => metrics.groups.find((g) => g.window === w && g.source === "*" && g.swarm === "*")!);
+    whole.forEach((g, i) => {
+      expect(band.high[i]!).toBeLessThanOrEqual(g.rewardMax!);
+      expect(band.low[i]!).toBeGreaterThanOrEqual(g.rewardMin!);
+    });
+    expect(await page.locator("#stop").isHidden()).toBe(true);
 
     const row = page.locator("#episodes tbody tr.link").first();
     const key = await row.getAttribute("data-episode");

@@ -45,13 +45,15 @@ export function runPage(runId: string): string {
 <section class="cards" id="cards"></section>
 <section><h2>Engines</h2><div class="scroll"><table id="engines" class="grid"><thead><tr><th>swarm</th><th>engine</th><th>global step</th><th>seen</th></tr></thead><tbody></tbody></table></div></section>
 <section><h2>Current window</h2><div id="progress" class="progress"><div class="bar"></div><span class="label"></span></div></section>
-<section><h2>Reward per window</h2><p class="muted">mean, shaded ± one standard deviation; click a window (the run's training step) for its episodes</p><div id="reward-chart" class="chart"></div></section>
+<section><h2>Reward per window</h2><p class="muted">mean, shaded ± one standard deviation (within the window's lowest and highest reward); click a window (the run's training step) for its episodes</p><div id="reward-chart" class="chart"></div></section>
 <section class="two">
 <div><h2>Success rate</h2><div id="success-chart" class="chart small"></div></div>
 <div><h2>Failures by cause</h2><div id="failure-chart" class="chart small"></div><p id="failure-note" class="muted"></p></div>
 </section>
+<section id="log-metrics-section" hidden><h2>Log metrics per window</h2><p class="muted">the mean of each <code>log_metrics</code> key the function reported</p><div id="log-metrics-chart" class="chart small"></div></section>
 <section><h2>In flight</h2><div class="scroll"><table id="inflight" class="grid"><thead><tr><th>task</th><th>repeat</th><th>attempt</th><th>swarm</th><th>age</th><th>since LLM</th><th>LLM calls</th><th>status</th></tr></thead><tbody></tbody></table></div></section>
 <section><h2 id="episodes-title">Latest episodes</h2><div class="scroll tall"><table id="episodes" class="grid"><thead><tr><th>episode</th><th>task</th><th>window</th><th>result</th><th>reward</th><th>duration</th></tr></thead><tbody></tbody></table></div></section>
+<section id="sandbox-section" hidden><h2>Sandboxes</h2><p class="muted">per window: created, alive now, destroyed (confirmed by the backend), failed (an infrastructure failure its attempt saw), sandbox-seconds</p><div class="scroll"><table id="sandboxes" class="grid"><thead><tr><th>window</th><th>created</th><th>alive</th><th>destroyed</th><th>failed</th><th>sandbox s</th></tr></thead><tbody></tbody></table></div></section>
 <section id="eval-section" hidden><h2>Eval pass@k</h2><div class="scroll"><table id="eval" class="grid"><thead><tr><th>source</th><th>tasks</th><th>episodes</th><th>mean reward</th><th>pass@k</th><th>pass@1</th></tr></thead><tbody></tbody></table></div></section>
 <section><h2>Dropped groups</h2><p id="dropped" class="muted">none</p></section>
 <section><h2>Run log</h2><pre id="log" class="log"></pre></section>

@@ -7,13 +7,13 @@
  * watches (stop-waiters), the dashboard (edge/dashboard).
  */
 import { DurableObject } from "cloudflare:workers";
-import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, HeartbeatAck, HeartbeatReport, OutcomeReport, ResultReport } from "../../port/index.ts";
+import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, HeartbeatAck, HeartbeatReport, OutcomeReport, ResultReport, SandboxIntent, SandboxIntentAnswer, SandboxRelease } from "../../port/index.ts";
 import type { Task } from "../../protocol/index.ts";
 import type { AttemptRow } from "./attempts.ts";
 import { noRunResponse } from "./board/live.ts";
 import type { RunMetrics } from "./board/metrics.ts";
 import type { DashboardSnapshot } from "./board/snapshot.ts";
-import type { Env } from "../ground/env.ts";
+import { isReadOnly, type Env } from "../ground/env.ts";
 import { endedPage, recordOutcome } from "./report-ledger.ts";
 import { prepareRun, stageTasks, type StagedTasks } from "./run-create.ts";
 import { beginCreate, finishPendingCreate, type IndexingHost, PendingRuns, pendingView, stopPendingCreate } from "./run-indexing.ts";
@@ -144,6 +144,20 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
     return this.#run.state ? this.#run.reported(report) : NO_RUN;
   }
 
+  sandboxIntent(intent: SandboxIntent): SandboxIntentAnswer {
+    const { state, meta } = this.#run;
+    if (!state || !meta) return { status: "stale", reason: "no such run" };
+    return this.#run.parts.sandboxes.intent(state, meta, intent, Date.now(), Math.random());
+  }
+
+  async sandboxReleased(release: SandboxRelease): Promise<{ status: "applied" | "duplicate" | "unknown" }> {
+    if (!this.#run.state) return { status: "unknown" };
+    const answer = this.#run.parts.sandboxes.released(release, Date.now());
+    // a destroy the attempt could not confirm: the sweep's alarm
+    if (release.end === "destroy_unconfirmed") await this.#run.arm();
+    return answer;
+  }
+
   swarmHeaders(ref: { episodeKey: string; attempt: number; dispatchId: number }): Record<string, Record<string, string>> | null {
     const row = this.#run.state?.episodes.get(ref.episodeKey);
     if (!row || !this.#run.meta || row.attempt !== ref.attempt || row.dispatchId !== ref.dispatchId || row.status !== "dispatched") return null;
@@ -187,8 +201,9 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
     this.#run.parts.live.close(ws, code);
   }
 
-  /** One tick of the run's loop (edge/run/run-loop `tick`: never throws, always re-arms, BC-45). */
+  /** One tick of the run's loop (edge/run/run-loop `tick`: never throws, always re-arms, BC-45); none on a read-only Worker. */
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    if (isReadOnly(this.env)) return; // a stored run is shown as it was (ajet-edge dashboard): nothing acts on it
     if (!this.#run.state) await finishPendingCreate(this.#indexing(), () => Date.now());
     await this.#run.tick(info?.retryCount ?? 0);
   }

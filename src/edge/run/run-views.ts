@@ -6,6 +6,7 @@
 import type { CountdownGeneratorSettings, DatasetFormat, RowOptions } from "../../tasks/index.ts";
 import type { ApplyStatsView } from "./apply-stats.ts";
 import { evalReport, runStatus, runSummary, type EvalReport, type RunSpec, type RunSummary, type SchedulerState } from "../../scheduler/index.ts";
+import type { SandboxCounts } from "../../sandbox/ledger.ts";
 import type { Issue } from "../ground/errors.ts";
 import type { EngineNote } from "../swarm-server/engine-note.ts";
 import { waitingFor } from "./waiting-for.ts";
@@ -85,6 +86,8 @@ export type RunView = Omit<ReturnType<typeof runStatus>, "phase"> & {
   phase: ReturnType<typeof runStatus>["phase"] | "indexing";
   runId: string;
   createdAtMs: number;
+  /** when the run finished (epoch ms), null before */
+  finishedAtMs: number | null;
   function: string;
   swarms: { name: string; url: string; engine: RunSpec["swarms"][number]["engine"] }[];
   datasets: RunMeta["loadReports"];
@@ -97,6 +100,12 @@ export type RunView = Omit<ReturnType<typeof runStatus>, "phase"> & {
   log: LogLine[];
   /** the object's own cost: decide + persist time per event and events per second (edge/run/apply-stats.ts) */
   scheduler?: ApplyStatsView;
+  /**
+   * the run's sandboxes (edge/run/sandboxes), when it made any: alive now, created, destroyed (confirmed), failed
+   * (an infrastructure failure or a failed create) and sandbox seconds, in total and per window (0-based; `none`
+   * for an eval run's)
+   */
+  sandboxes?: { total: SandboxCounts; byWindow: Record<string, SandboxCounts> };
 };
 
 /** One row of `GET /runs`: the run's identity and its live headline fields. */
@@ -112,6 +121,8 @@ export interface RunListing {
   /** mean reward of the last step with an ended episode, null before */
   lastStepMeanReward: number | null;
   createdAtMs: number;
+  /** when the run finished (epoch ms), null before (and for a run whose object holds nothing) */
+  finishedAtMs: number | null;
   waitingFor: string | null;
   failure: string | null;
 }
@@ -133,6 +144,7 @@ export function runView(state: SchedulerState, meta: RunMeta, log: LogLine[], en
     ...status,
     runId: meta.runId,
     createdAtMs: meta.createdAtMs,
+    finishedAtMs: state.run.finishedAtMs,
     function: meta.spec.function,
     swarms: meta.spec.swarms.map((s) => ({ name: s.name, url: s.url, engine: s.engine })),
     datasets: meta.loadReports,
@@ -155,6 +167,7 @@ export function runListing(view: RunView): RunListing {
     globalStep: view.globalStep,
     lastStepMeanReward: lastWithReward?.meanReward ?? null,
     createdAtMs: view.createdAtMs,
+    finishedAtMs: view.finishedAtMs,
     waitingFor: view.waitingFor,
     failure: view.failure,
   };

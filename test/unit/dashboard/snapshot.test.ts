@@ -25,4 +25,19 @@ describe("run page snapshot", () => {
     expect(snap.successRate.rate).toEqual([0.5]);
     expect(snap.episodesPerMinute).toBe(2);
   });
+
+  it("cuts the ± sd band to the window's lowest and highest reward, and charts each log_metrics key per window", () => {
+    const rows = [1, 1, 1, 0].map((reward, i) => row({ episodeKey: `a/${i}/0#0`, reward, swarmRewards: {}, logMetrics: { default: { turns: i + 1, tokens: [10, 30] } } }));
+    rows.push(row({ episodeKey: "a/9/0#0", windowIndex: 1, globalStep: 2, reward: 0.5, swarmRewards: {}, logMetrics: {} }));
+    const metrics = runMetrics("r", rows, ["a"], ["default"], 1);
+    const view = { steps: [{ windowIndex: 0, meanReward: 0.75 }, { windowIndex: 1, meanReward: 0.5 }], datasets: { a: {} }, swarms: [{ name: "default" }], totals: { episodesEnded: 5 }, createdAtMs: 0 } as unknown as RunView;
+    const snap = dashboardSnapshot({ view, metrics, inFlight: [], recent: rows, evalReport: null, startedAtMs: 0, finishedAtMs: 60_000, nowMs: 90_000 });
+    const all = snap.rewards[0]!;
+    const sd = Math.sqrt(3 / 16); // rewards 1, 1, 1, 0: mean 0.75
+    expect(all.std[0]).toBeCloseTo(sd, 12);
+    expect(all.high).toEqual([1, 0.5]); // 0.75 + 0.433 is above the highest reward, 1; one reward: no spread
+    expect(all.low[0]).toBeCloseTo(0.75 - sd, 12);
+    expect(all.low[1]).toBe(0.5);
+    expect(snap.logMetrics).toEqual({ windows: [1, 2], byKey: { tokens: [20, null], turns: [2.5, null] } });
+  });
 });

@@ -26,8 +26,9 @@ export function rewardChart(charts, snap, onPick) {
   var lines = snap.rewards;
   var windows = lines.length ? lines[0].windows : [];
   var all = lines[0];
-  var upper = all ? all.mean.map(function (m, i) { var s = all.std[i]; return m === null || s === null ? null : m + s; }) : [];
-  var lower = all ? all.mean.map(function (m, i) { var s = all.std[i]; return m === null || s === null ? null : m - s; }) : [];
+  // the band comes cut to the window's reward range (a mean ± sd beyond the lowest or highest reward is not drawn)
+  var upper = all ? all.high : [];
+  var lower = all ? all.low : [];
   var series = [{ label: "window" }];
   var data = [windows];
   lines.forEach(function (line, i) {
@@ -51,6 +52,21 @@ export function rewardChart(charts, snap, onPick) {
       if (idx !== null && idx !== undefined) onPick(chart.data[0][idx]);
     });
   }
+}
+
+/** The functions' `log_metrics` per window, one line per key; the section stays hidden while none was reported. */
+export function logMetricsChart(charts, snap) {
+  var keys = Object.keys(snap.logMetrics.byKey);
+  document.getElementById("log-metrics-section").hidden = keys.length === 0;
+  if (keys.length === 0) return;
+  var div = document.getElementById("log-metrics-chart");
+  var series = [{ label: "window" }];
+  var data = [snap.logMetrics.windows];
+  keys.forEach(function (k, i) {
+    series.push({ label: k, stroke: COLORS[i % COLORS.length], width: 2, points: { show: true }, spanGaps: true });
+    data.push(snap.logMetrics.byKey[k]);
+  });
+  drawChart(charts, "logMetrics", div, { height: 180, series: series, scales: { x: { time: false } }, axes: [{ incrs: [1, 2, 5, 10, 20, 50, 100] }, {}] }, data);
 }
 
 /** The success rate per window. */

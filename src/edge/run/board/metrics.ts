@@ -32,6 +32,11 @@ export interface MetricsGroup {
   failuresByCause: Record<string, number>;
   /** `log_metrics` key → mean over every value reported (lists flattened) and the value count */
   logMetrics: Record<string, { mean: number; count: number }>;
+  /**
+   * seconds the window's sandboxes were (or may have been) alive, from the run's sandbox ledger: on the window's
+   * all-sources, all-swarms group of a run that made sandboxes only
+   */
+  sandboxSeconds?: number;
 }
 
 /** The whole export. */
@@ -124,6 +129,17 @@ export function runMetrics(runId: string, rows: readonly AttemptRow[], sources: 
   return { runId, successThreshold, groups };
 }
 
+/**
+ * The metrics with each window's sandbox-seconds on its all/all group (`bySandboxWindow`: the ledger's counts per
+ * 0-based window, as `GET /runs/:id` carries them). A window that made none gets 0; eval groups get none.
+ */
+export function withSandboxSeconds(metrics: RunMetrics, bySandboxWindow: Readonly<Record<string, { seconds: number }>>): RunMetrics {
+  const groups = metrics.groups.map((g) =>
+    g.window !== null && g.source === ALL && g.swarm === ALL ? { ...g, sandboxSeconds: bySandboxWindow[String(g.window - 1)]?.seconds ?? 0 } : g,
+  );
+  return { ...metrics, groups };
+}
+
 const CSV_COLUMNS = [
   "window", "global_step", "source", "swarm", "attempts", "ended", "scored", "failed", "reward_mean", "reward_std", "reward_min",
   "reward_max", "success_rate", "duration_mean_ms", "duration_max_ms", "failures_by_cause",
@@ -137,16 +153,18 @@ function csvCell(v: unknown): string {
 
 /**
  * The export as CSV (RFC 4180, header row first): one row per group; `failures_by_cause` is `cause=n;cause=n`;
- * every `log_metrics` key becomes a column `log_metric:<key>` holding its mean.
+ * every `log_metrics` key becomes a column `log_metric:<key>` holding its mean; a run that made sandboxes has a
+ * `sandbox_seconds` column (filled on each window's all/all row).
  */
 export function metricsCsv(metrics: RunMetrics): string {
   const lmKeys = [...new Set(metrics.groups.flatMap((g) => Object.keys(g.logMetrics)))].sort();
-  const header = [...CSV_COLUMNS, ...lmKeys.map((k) => `log_metric:${k}`)];
+  const sandboxes = metrics.groups.some((g) => g.sandboxSeconds !== undefined);
+  const header = [...CSV_COLUMNS, ...(sandboxes ? ["sandbox_seconds"] : []), ...lmKeys.map((k) => `log_metric:${k}`)];
   const lines = [header.map(csvCell).join(",")];
   for (const g of metrics.groups) {
     const failures = Object.entries(g.failuresByCause).map(([c, n]) => `${c}=${n}`).join(";");
     const cells = [g.window, g.globalStep, g.source, g.swarm, g.attempts, g.ended, g.scored, g.failed, g.rewardMean, g.rewardStd, g.rewardMin, g.rewardMax,
-      g.successRate, g.durationMeanMs, g.durationMaxMs, failures, ...lmKeys.map((k) => g.logMetrics[k]?.mean ?? null)];
+      g.successRate, g.durationMeanMs, g.durationMaxMs, failures, ...(sandboxes ? [g.sandboxSeconds ?? null] : []), ...lmKeys.map((k) => g.logMetrics[k]?.mean ?? null)];
     lines.push(cells.map(csvCell).join(","));
   }
   return `${lines.join("\r\n")}\r\n`;

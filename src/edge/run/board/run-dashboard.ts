@@ -9,7 +9,7 @@ import type { SchedulerState } from "../../../scheduler/index.ts";
 import { runReport, type RunMeta, type RunView } from "../run-views.ts";
 import type { SchedulerStorage } from "../storage.ts";
 import type { AttemptRow } from "../attempts.ts";
-import { metricsCsv, runMetrics, type RunMetrics } from "./metrics.ts";
+import { metricsCsv, runMetrics, withSandboxSeconds, type RunMetrics } from "./metrics.ts";
 import { dashboardSnapshot, inFlightRows, type DashboardSnapshot } from "./snapshot.ts";
 
 /** How old the cached pool information may be before the in-flight table reads it again (ms). */
@@ -40,7 +40,9 @@ export class RunDashboard {
     const state = this.host.state();
     const meta = this.host.meta();
     if (!state || !meta) return null;
-    return runMetrics(meta.runId, this.host.storage.attempts(), state.run.config.sources.map((s) => s.name), meta.spec.swarms.map((s) => s.name), state.run.config.successThreshold);
+    const metrics = runMetrics(meta.runId, this.host.storage.attempts(), state.run.config.sources.map((s) => s.name), meta.spec.swarms.map((s) => s.name), state.run.config.successThreshold);
+    const sandboxes = this.host.view()?.sandboxes;
+    return sandboxes ? withSandboxSeconds(metrics, sandboxes.byWindow) : metrics;
   }
 
   /** Reported attempts of one 0-based step (window), oldest first, at most `limit` (default 1000, at most 10 000). Null: no run. */

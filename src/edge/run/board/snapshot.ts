@@ -34,6 +34,24 @@ export interface RewardSeries {
   windows: number[];
   mean: (number | null)[];
   std: (number | null)[];
+  /** the band drawn around the line: mean ± std cut to the window's lowest and highest reward (never outside them) */
+  low: (number | null)[];
+  high: (number | null)[];
+}
+
+type WindowGroup = RunMetrics["groups"][number];
+
+/** A reward line over `windows` from the metrics group of each window (absent group: gaps). */
+function rewardSeries(label: string, kind: RewardSeries["kind"], windows: number[], group: (window: number) => WindowGroup | undefined, mean?: (number | null)[]): RewardSeries {
+  const gs = windows.map(group);
+  const means = mean ?? gs.map((g) => g?.rewardMean ?? null);
+  const band = (i: number, sign: 1 | -1): number | null => {
+    const g = gs[i];
+    const m = means[i] ?? null;
+    if (!g || m === null || g.rewardStd === null || g.rewardMin === null || g.rewardMax === null) return null;
+    return Math.min(g.rewardMax, Math.max(g.rewardMin, m + sign * g.rewardStd));
+  };
+  return { label, kind, windows, mean: means, std: gs.map((g) => g?.rewardStd ?? null), low: windows.map((_, i) => band(i, -1)), high: windows.map((_, i) => band(i, 1)) };
 }
 
 /** The run page's data. */
@@ -41,6 +59,8 @@ export interface DashboardSnapshot {
   view: RunView;
   /** x = the run's 1-based window; the "all" line is the API's per-window mean (`steps[].meanReward`) */
   rewards: RewardSeries[];
+  /** the functions' `log_metrics`: per key, the mean of every value reported in each window (null: none reported) */
+  logMetrics: { windows: number[]; byKey: Record<string, (number | null)[]> };
   successRate: { windows: number[]; rate: (number | null)[] };
   /** failures per step by cause, from the reported attempts */
   failures: { windows: number[]; byCause: Record<string, number[]> };
@@ -105,22 +125,19 @@ export function dashboardSnapshot(input: {
   const windows = view.steps.map((s) => s.windowIndex + 1);
   const trainGroups = metrics.groups.filter((g) => g.window !== null);
   const groupAt = (window: number, source: string, swarm: string) => trainGroups.find((g) => g.window === window && g.source === source && g.swarm === swarm);
-  const rewards: RewardSeries[] = [
-    { label: "all", kind: "all", windows, mean: view.steps.map((s) => s.meanReward), std: windows.map((n) => groupAt(n, ALL, ALL)?.rewardStd ?? null) },
-  ];
+  const rewards: RewardSeries[] = [rewardSeries("all", "all", windows, (n) => groupAt(n, ALL, ALL), view.steps.map((s) => s.meanReward))];
   const sources = Object.keys(view.datasets);
-  if (sources.length > 1) {
-    for (const s of sources) rewards.push({ label: `source ${s}`, kind: "source", windows, mean: windows.map((n) => groupAt(n, s, ALL)?.rewardMean ?? null), std: windows.map((n) => groupAt(n, s, ALL)?.rewardStd ?? null) });
-  }
-  if (view.swarms.length > 1) {
-    for (const s of view.swarms) rewards.push({ label: `swarm ${s.name}`, kind: "swarm", windows, mean: windows.map((n) => groupAt(n, ALL, s.name)?.rewardMean ?? null), std: windows.map((n) => groupAt(n, ALL, s.name)?.rewardStd ?? null) });
-  }
+  if (sources.length > 1) for (const s of sources) rewards.push(rewardSeries(`source ${s}`, "source", windows, (n) => groupAt(n, s, ALL)));
+  if (view.swarms.length > 1) for (const s of view.swarms) rewards.push(rewardSeries(`swarm ${s.name}`, "swarm", windows, (n) => groupAt(n, ALL, s.name)));
+  const metricKeys = [...new Set(trainGroups.filter((g) => g.source === ALL && g.swarm === ALL).flatMap((g) => Object.keys(g.logMetrics)))].sort();
+  const byKey = Object.fromEntries(metricKeys.map((k) => [k, windows.map((n) => groupAt(n, ALL, ALL)?.logMetrics[k]?.mean ?? null)]));
   const causes = [...new Set(trainGroups.filter((g) => g.source === ALL && g.swarm === ALL).flatMap((g) => Object.keys(g.failuresByCause)))].sort();
   const byCause = Object.fromEntries(causes.map((c) => [c, windows.map((n) => groupAt(n, ALL, ALL)?.failuresByCause[c] ?? 0)]));
   const minutes = ((input.finishedAtMs ?? input.nowMs) - (input.startedAtMs ?? view.createdAtMs)) / 60_000;
   return {
     view,
     rewards,
+    logMetrics: { windows, byKey },
     successRate: { windows, rate: windows.map((n) => groupAt(n, ALL, ALL)?.successRate ?? null) },
     failures: { windows, byCause },
     episodesPerMinute: view.totals.episodesEnded > 0 && minutes > 0 ? view.totals.episodesEnded / minutes : null,
