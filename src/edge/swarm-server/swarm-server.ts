@@ -80,8 +80,7 @@ export class SwarmServer extends DurableObject<Env> {
     // a run that left (a late subscribe): an observation of the engine, the run not taken back
     const subscriber = state.subs[sub.runId] ?? { ...stored, url: state.url ?? stored.url, subscribedAtMs: now, sawRolling: false, failed: null, expectEdgeUntilMs: null, heardAtMs: now };
     const obs = observationFor(state, subscriber, Date.now());
-    // the top-up plan is decided after this pull's poll, synchronously: two runs' asks never interleave here
-    const grant = options.plan ? this.#plan(sub.runId, options.plan, state.seen) : undefined;
+    const grant = options.plan ? this.#plan(sub.runId, options.plan, state.seen) : undefined; // synchronous: asks never interleave
     return { ...obs, ...(pool !== undefined ? { pool } : {}), ...(grant ? { topUpGrant: grant } : {}) };
   }
 
