@@ -2,12 +2,14 @@
  * @module emulator/faults — fault kinds the emulator injects by name (`--fault KIND[:RATE[:MAX]]` on the CLI, or
  * `faults` in the options), so a test suite can drive an emulator in another process. Each kind becomes a hook
  * (hooks.ts); `RATE` (0–1, default 1) is the share of matching requests that fail, drawn from the emulator's seed;
- * `MAX` caps how many are injected in all (default unlimited).
+ * `MAX` caps how many are injected in all (default unlimited); a 4th field `first` (`KIND:RATE:MAX:first`, MAX may
+ * be empty) hits only an episode's first request of that kind, never its resends.
  *
  * | kind | what happens |
  * |---|---|
  * | `end-500-after-act` | `/end_episode` is handled (the reward is accepted), then answered 500 |
  * | `end-drop-after-act` | `/end_episode` is handled, then the connection is dropped without an answer |
+ * | `end-502-html` | `/end_episode` is answered 502 with a gateway's HTML page, without acting (a proxy in front failed) |
  * | `claim-lost` | `/claim_episode` is handled (the episode is claimed), then the connection is dropped |
  * | `claim-500-after-act` | `/claim_episode` is handled, then answered 500 |
  * | `abort-500` | `/abort_episode` answers 500 without acting (the claim stays held) |
@@ -20,7 +22,7 @@ import type { EmulatorHooks, FaultAction } from "./hooks.ts";
 import type { Rng } from "./rng.ts";
 
 /** The fault kinds, by name. */
-export const FaultKind = z.enum(["end-500-after-act", "end-drop-after-act", "claim-lost", "claim-500-after-act", "abort-500", "llm-429", "llm-500", "llm-stall"]);
+export const FaultKind = z.enum(["end-500-after-act", "end-drop-after-act", "end-502-html", "claim-lost", "claim-500-after-act", "abort-500", "llm-429", "llm-500", "llm-stall"]);
 export type FaultKind = z.infer<typeof FaultKind>;
 
 /** One fault: its kind, the share of matching requests it hits, and a cap. */
@@ -30,34 +32,43 @@ export const FaultSpec = z.object({
   max: z.number().int().positive().optional(),
   /** for `llm-stall`: how long the call is held, milliseconds */
   stallMs: z.number().min(0).optional(),
+  /** only an episode's first request of this kind (an end's resend is answered normally) */
+  firstOnly: z.boolean().optional(),
 });
 export type FaultSpec = z.input<typeof FaultSpec>;
 
 /**
- * Parses `KIND[:RATE[:MAX]]`, e.g. `end-500-after-act`, `llm-429:0.3`, `claim-lost:1:2`.
- * @throws Error naming the kind list or the bad number
+ * Parses `KIND[:RATE[:MAX[:first]]]`, e.g. `end-500-after-act`, `llm-429:0.3`, `claim-lost:1:2`, `end-500-after-act:1::first`.
+ * @throws Error naming the kind list, the bad number or the bad modifier
  */
 export function parseFaultFlag(text: string): z.output<typeof FaultSpec> {
-  const [kind = "", rate, max] = text.split(":");
+  const [kind = "", rate, max, modifier] = text.split(":");
+  if (modifier !== undefined && modifier !== "first") throw new Error(`--fault ${text}: the 4th field can only be 'first', got '${modifier}'`);
   const k = FaultKind.safeParse(kind);
   if (!k.success) throw new Error(`--fault ${text}: unknown kind '${kind}'; use one of ${FaultKind.options.join(", ")}`);
   const r = rate === undefined || rate === "" ? 1 : Number(rate);
   if (!Number.isFinite(r) || r < 0 || r > 1) throw new Error(`--fault ${text}: rate must be a number from 0 to 1, got '${rate}'`);
   const m = max === undefined || max === "" ? undefined : Number(max);
   if (m !== undefined && (!Number.isInteger(m) || m < 1)) throw new Error(`--fault ${text}: max must be a positive integer, got '${max}'`);
-  return { kind: k.data, rate: r, ...(m !== undefined ? { max: m } : {}) };
+  return { kind: k.data, rate: r, ...(m !== undefined ? { max: m } : {}), ...(modifier === "first" ? { firstOnly: true } : {}) };
 }
+
+/** The page a gateway in front of the server answers with when the server does not (`end-502-html`). */
+const BAD_GATEWAY_PAGE = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n";
 
 /** A fault as hooks see it, with its injection count. */
 interface Armed {
   spec: z.output<typeof FaultSpec>;
   injected: number;
+  /** episodes whose request of this kind was already seen (`firstOnly`) */
+  seen: Set<string>;
 }
 
 /** Which hook a kind lives on. */
 const HOOK_OF: Record<FaultKind, "claimEpisode" | "endEpisode" | "abortEpisode" | "chatCompletion"> = {
   "end-500-after-act": "endEpisode",
   "end-drop-after-act": "endEpisode",
+  "end-502-html": "endEpisode",
   "claim-lost": "claimEpisode",
   "claim-500-after-act": "claimEpisode",
   "abort-500": "abortEpisode",
@@ -76,6 +87,8 @@ function actionOf(kind: FaultKind, stallMs: number): FaultAction {
       return { drop: true, afterHandling: true };
     case "abort-500":
       return { status: 500 };
+    case "end-502-html":
+      return { status: 502, body: BAD_GATEWAY_PAGE, headers: { "content-type": "text/html" } };
     case "llm-429":
       return { status: 429, body: { error: { message: "Rate limit reached; retry after 1 s", type: "rate_limit_error" } }, headers: { "retry-after": "1" } };
     case "llm-500":
@@ -97,11 +110,15 @@ export function faultHooks(
   onInjected: (kind: FaultKind, path: string, episodeUuid?: string) => void,
   discardTimeoutMsOf: (episodeUuid: string) => number = () => 0,
 ): EmulatorHooks {
-  const armed: Armed[] = specs.map((spec) => ({ spec, injected: 0 }));
+  const armed: Armed[] = specs.map((spec) => ({ spec, injected: 0, seen: new Set<string>() }));
   const pick = (hook: (typeof HOOK_OF)[FaultKind], episodeUuid?: string, stalls?: boolean): FaultAction | undefined => {
     for (const a of armed) {
       if (HOOK_OF[a.spec.kind] !== hook) continue;
       if (stalls !== undefined && (a.spec.kind === "llm-stall") !== stalls) continue;
+      if (a.spec.firstOnly && episodeUuid !== undefined) {
+        if (a.seen.has(episodeUuid)) continue;
+        a.seen.add(episodeUuid);
+      }
       if (a.spec.max !== undefined && a.injected >= a.spec.max) continue;
       if (a.spec.rate < 1 && rng.next() >= a.spec.rate) continue;
       a.injected++;

@@ -56,6 +56,11 @@ export const AbortCause = {
   scoreInTrainRun: "score_in_train_run",
   /** `/end_episode` refused because the record is gone (weight-sync wipe, engine left rolling, spec §5.5) */
   lost: "lost",
+  /**
+   * an end whose outcome the server's record could not tell (its answer lost, its batch closed without a trace of
+   * it): neither counted nor run again (scheduler/unknown-ends)
+   */
+  endUnknown: "end_unknown",
   /** the outbox held no output to resend */
   outboxMissing: "outbox_missing",
   /** an abort was reported without a cause */

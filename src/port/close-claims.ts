@@ -34,13 +34,41 @@ export interface ClaimHandle {
  * not `ended`, the swarms whose end the server accepted all the same (a multi-swarm episode refused on another
  * server): their rewards are on those servers.
  */
-export type SentAction = { kind: "sent"; result: EpisodeReportResult; cause?: string; endedSwarms?: string[] } | { kind: "unresolved"; reason: string };
+export type SentAction =
+  | { kind: "sent"; result: EpisodeReportResult; cause?: string; endedSwarms?: string[] }
+  /** `reached`: every unknown end's first send reached the server (see {@link requestReachedServer}) */
+  | { kind: "unresolved"; reason: string; reached?: boolean };
+
+/** A gateway's error page (HTML), not the swarm server's own answer. */
+const HTML_BODY = /^\s*<(!doctype|html|head|body)/i;
+/** Transport failures after the request was written: the server may have acted on it. */
+const DROPPED_AFTER_SEND = /other side closed|socket hang up|ECONNRESET|terminated|UND_ERR_SOCKET|network connection was lost/i;
+
+/**
+ * Whether a failed send reached the swarm server: its own 5xx answer (a JSON or text body, not a gateway's HTML
+ * page: a 502/503/504 HTML page may come from a proxy that never forwarded it), or a connection dropped after the
+ * request was written. A refused connection, a DNS failure or a timeout count as not reached (unknown).
+ * Duck-typed on `status`/`detail`/`message` so the port needs no client import.
+ */
+export function requestReachedServer(err: unknown): boolean {
+  const e = err as { status?: unknown; detail?: unknown; body?: unknown; message?: unknown; cause?: unknown } | null;
+  if (!e || typeof e !== "object") return false;
+  if (typeof e.status === "number") {
+    const text = typeof e.body === "string" ? e.body : typeof e.detail === "string" ? e.detail : "";
+    return e.status >= 500 && !HTML_BODY.test(text) && !(e.status >= 502 && e.status <= 504 && text.trim() === "");
+  }
+  const cause = e.cause as { message?: unknown; code?: unknown } | undefined;
+  const text = `${String(e.message ?? "")} ${String(cause?.message ?? "")} ${String(cause?.code ?? "")}`;
+  return DROPPED_AFTER_SEND.test(text);
+}
 
 /**
  * Ends every claim with its output. A transport error or timeout leaves the outcome unknown, so the end is resent
  * once with `isResend` (a "not found" then means delivered, BC-26); if that fails too the result is `unresolved`
- * and the outbox tries later. Refusals are never resent: `expired` (BC-23) and `lost` (weight-sync wipe) mean the
- * repeat must run again; across swarms `expired` wins over `lost`.
+ * and the scheduler resolves it from the server's record. Refusals are never resent: `expired` (BC-23) and `lost`
+ * (weight-sync wipe) mean the repeat must run again; across swarms `expired` wins over `lost`. A `lost` ("not
+ * rolling") answering a RESEND is not a refusal of the first send, whose answer was lost: that send may be the one
+ * that closed the batch, so the outcome stays `unresolved` (ambiguous, never a reason to run the repeat again).
  * @param alreadySentOnce true when resending from the outbox (the first send's outcome is unknown)
  */
 export async function endAll(
@@ -53,21 +81,33 @@ export async function endAll(
   let cause: string | undefined;
   // an unknown outcome on one swarm does not stop the others: their claims are ended now, not left held (BC-33)
   const unknown: string[] = [];
+  let reached = true;
   const ended: string[] = [];
   for (const c of claims) {
     const output = outputs[c.swarm];
     if (!output) return { kind: "unresolved", reason: `no recorded output for swarm '${c.swarm}'` };
     const send = (isResend: boolean) => c.client.endEpisode(taskId, c.episodeUuid, output, { isResend });
     let r: EndAnswer;
+    let resent = alreadySentOnce;
+    let firstReached = false;
     try {
       r = await send(alreadySentOnce);
-    } catch {
+    } catch (first) {
+      resent = true;
+      firstReached = requestReachedServer(first);
       try {
         r = await send(true);
       } catch (err) {
+        reached &&= firstReached;
         unknown.push(`end_episode outcome unknown on '${c.swarm}': ${err instanceof Error ? err.message : String(err)}`);
         continue;
       }
+    }
+    if (r.kind === "lost" && resent) {
+      // the first send's answer was lost, and the engine left the rolling states since: that send may have closed the batch
+      reached &&= firstReached && !alreadySentOnce;
+      unknown.push(`end_episode resend on '${c.swarm}' refused (${r.reason}) after an earlier send's answer was lost: outcome unknown`);
+      continue;
     }
     if (r.kind === "ended") {
       ended.push(c.swarm);
@@ -82,7 +122,7 @@ export async function endAll(
       cause = AbortCause.lifetimeExceeded;
     }
   }
-  if (unknown.length) return { kind: "unresolved", reason: unknown.join("; ") };
+  if (unknown.length) return { kind: "unresolved", reason: unknown.join("; "), reached };
   return result !== "ended" && ended.length > 0 ? { kind: "sent", result, cause, endedSwarms: ended } : { kind: "sent", result, cause };
 }
 

@@ -93,9 +93,20 @@ export interface OutcomeReport extends OutcomeRecord {
   outputs?: Record<string, ValidWorkflowOutput>;
 }
 
-/** `episodeReported`: the consumer (or the DO, after resolving the outbox) reports the end/abort result. */
+/**
+ * `episodeReported`: the consumer (or the DO, after resolving the outbox) reports the end/abort result, or, with
+ * `unknown`, that an end was sent but its outcome is not known (both sends failed, or a resend after a lost answer
+ * was refused "not rolling": the first send may be what closed the batch). The scheduler then resolves it from the
+ * server's own record (pool information, the next status), never from that refusal.
+ */
 export interface ResultReport extends EpisodeRef {
-  result: EpisodeReportResult;
+  result: EpisodeReportResult | "unknown";
+  /**
+   * with `unknown`: the first send reached the server (its own 5xx answer, or a connection dropped after the request
+   * was written), so a batch that closed without this episode still claimed means it was accepted; false when it may
+   * never have arrived (a gateway's page, a refused connection, a timeout)
+   */
+  reached?: boolean;
   /** failure cause when no abort outcome was recorded first (defaults: "aborted" / "expired" / "lost") */
   cause?: string;
   /** the reward, when `ended` arrives without a recorded outcome */

@@ -345,7 +345,14 @@ async function closeAndReport(
     deps.log.info("end_episode outcome unknown, but the server lists the episode as completed: reported ended", { reason: sent.reason });
     sent = { kind: "sent", result: "ended" };
   }
-  if (sent.kind === "unresolved") return sent;
+  if (sent.kind === "unresolved") {
+    // tell the run at once: it resolves the end from the server's record within seconds, not after the report lease
+    if (decision.action === "end") {
+      const reached = sent.reached === true;
+      await port.twice((p) => p.episodeReported({ ...episodeRef(msg), result: "unknown", reached, cause: sent.reason.slice(0, 300) })).catch(() => undefined);
+    }
+    return { kind: "unresolved", reason: sent.reason };
+  }
   if (sent.cause === AbortCause.abortUnconfirmed) deps.log.warn("abort not confirmed by the server after retries; the scheduler releases the claim", { outcome: outcomeCause(decision.outcome) });
   try {
     const partial = sent.endedSwarms ? { endedSwarms: sent.endedSwarms } : {};

@@ -333,6 +333,12 @@ function windowsOf(batch: BatchRow): number[] {
   return [...new Set([...batch.episodes.values()].map((e) => e.windowIndex))];
 }
 
+/** A batch the engine was seen syncing (WEIGHT_SYNCING at its step) when the run finishes: trained. */
+export function closeSyncedBatch(d: Draft, batch: BatchRow): void {
+  d.putBatch({ ...batch, state: "closed", episodes: emptyLanded(), closedAtMs: d.nowMs });
+  d.log("info", "server batch trained (its weight sync was seen as the run finished)", { batch: batch.batchKey, globalStep: batch.globalStep, episodes: batch.episodesLanded });
+}
+
 function closeBatch(d: Draft, batch: BatchRow, effects: BatchEffects): void {
   const windows = windowsOf(batch);
   d.putBatch({ ...batch, state: "closed", episodes: emptyLanded(), closedAtMs: d.nowMs });

@@ -68,6 +68,19 @@ export interface PollEngineStatus {
   swarms: string[];
   /** swarms whose pool information the core wants with the status (train runs: the first swarm); absent = none */
   withPool?: string[];
+  /**
+   * the run's part of the server's top-up plan (edge/swarm-server/top-up-plan.ts), sent with the pull of `swarm`: its
+   * groups there with no claimed episode yet, and its ask to top up the batch at `ask.step` by `ask.groups` groups (the
+   * answer comes back on the event as `topUpGrant`); absent = nothing to tell
+   */
+  plan?: TopUpPlanRequest;
+}
+
+/** A run's part of its first server's top-up plan (see {@link PollEngineStatus.plan}). */
+export interface TopUpPlanRequest {
+  swarm: string;
+  pendingGroups: number;
+  ask?: { step: number | null; groups: number };
 }
 /** Send these messages to the queue (slots are already reserved, BC-47); on failure send `dispatchFailed`. */
 export interface DispatchEpisodes {
@@ -84,6 +97,17 @@ export interface ResolveOutbox {
   type: "resolveOutbox";
   episodes: EpisodeResolve[];
 }
+/** An end the core resolved from the server's record: report it to the run as the outbox would (ledger, attempt row). */
+export interface EpisodeSettle extends EpisodeRef {
+  result: "ended" | "lost";
+  cause?: string;
+  reward: number;
+}
+/** Report these ends' outcomes, resolved from the server's record (scheduler/unknown-ends), through the run's loop. */
+export interface SettleEnds {
+  type: "settleEnds";
+  episodes: EpisodeSettle[];
+}
 /** Write a structured log line (dropped groups BC-32, reconciles BC-51 …). */
 export interface LogMessage {
   type: "log";
@@ -98,7 +122,7 @@ export interface FinishRun {
 }
 
 /** Every command the core emits. Carry them out in the order given. */
-export type SchedulerCommand = LogMessage | AbortEpisodes | ResolveOutbox | DispatchEpisodes | PollEngineStatus | FinishRun;
+export type SchedulerCommand = LogMessage | AbortEpisodes | ResolveOutbox | SettleEnds | DispatchEpisodes | PollEngineStatus | FinishRun;
 
 /** Rows to persist after one `decide`: upsert these, delete those. `run` is null when the run row did not change. */
 export interface RowChanges {

@@ -9,15 +9,18 @@ import { Draft } from "./draft.ts";
 import { AbortCause, type EventAck } from "../port/index.ts";
 import type { DispatchFailed, EngineStatusSeen, SchedulerEvent } from "./events.ts";
 import { isGateOpen, observeEngine } from "./engine-gate.ts";
-import { batchesToWaitFor, currentOpenBatch, groupsNeeded, observeBatches, openBatches, rewardsInOpenBatches } from "./batches.ts";
+import { batchesToWaitFor, closeSyncedBatch, currentOpenBatch, groupsNeeded, observeBatches, openBatches, rewardsInOpenBatches } from "./batches.ts";
 import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecorded, onReported, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
 import { onEpisodeHeartbeat } from "./heartbeats.ts";
-import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone, topUpBatch } from "./task-groups.ts";
+import { askTopUp, isSharedBatch, isTopUpStarved, onTopUpGrant, planRequest } from "./top-up-ask.ts";
+import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone } from "./task-groups.ts";
 import { currentStep, type SchedulerState, type StopReason } from "./state.ts";
 import { DETERMINISTIC_FAILURE_ATTEMPTS, isDeterministicFailure } from "./failure-streak.ts";
 import { runSummary } from "./summary.ts";
+import { hasUnresolvedEnds, reconcileEnds, STOP_UNKNOWN_GRACE_MS, UNKNOWN_RECHECK_MS } from "./unknown-ends.ts";
+import { ENGINE } from "../protocol/index.ts";
 import { episodeIndex, inFlightCount } from "./episode-index.ts";
 
 const APPLIED: EventAck = { status: "applied" };
@@ -102,6 +105,10 @@ function onEngineStatus(d: Draft, e: EngineStatusSeen): EventAck {
   if (enteredRolling) releaseBackoffs(d, true); // BC-25: resume on the edge, not after a fixed sleep
   // batch truth: each server's status, step and pool information close or wipe its batches holding our rewards
   if (d.run.config.episodeType === "train") observeBatches(d, i, next, e.pool, BATCH_EFFECTS);
+  // recorded ends: the server's record settles the quiet and the unknown ones (scheduler/unknown-ends)
+  if (d.run.config.episodeType === "train") reconcileEnds(d, i, next, e.pool);
+  // the first server's object answered the run's top-up ask (scheduler/top-up-ask)
+  if (i === 0 && d.run.config.episodeType === "train") onTopUpGrant(d, e);
   return APPLIED;
 }
 
@@ -188,7 +195,10 @@ function openWork(d: Draft): void {
     if (!batch) return; // draining or training: wait for the engine to close it
     const need = groupsNeeded(d, batch);
     if (need <= 0) return; // complete: the engine closes it on its own
-    if (run.config.topUpLastBatch ?? true) topUpBatch(d, batch, need);
+    // a batch other clients feed is filled by the next window while windows remain (scheduler/top-up-ask); the
+    // last window's is topped up with the server object's grant, one batch's worth per window at most
+    const topUp = (run.config.topUpLastBatch ?? true) && (windowsDone(d) || !isSharedBatch(batch));
+    if (topUp) askTopUp(d, batch, need);
     else if (!windowsDone(d)) openWindow(d);
     return;
   }
@@ -199,7 +209,12 @@ function openWork(d: Draft): void {
 function advancePhase(d: Draft): void {
   const { run } = d;
   if (run.phase === "draining") {
-    if (inFlightCount(d.index) === 0) finish(d);
+    // a batch holding our rewards that the engine drains (ROLLING_POST), or that is complete (the engine closes it
+    // on its own), is about to be trained: a stop waits a bounded time for its sync to show it, so it is counted
+    // trained, not untrained
+    const draining = openBatches(d).some((b) => b.lastStatus === ENGINE.ROLLING_POST || (b.lastStatus === ENGINE.ROLLING && groupsNeeded(d, b) <= 0));
+    const waited = run.stopRequestedAtMs !== null && d.nowMs - run.stopRequestedAtMs >= STOP_UNKNOWN_GRACE_MS;
+    if (inFlightCount(d.index) === 0 && (!draining || waited)) finish(d);
     return;
   }
   if (d.episodes.size > 0 || (run.phase !== "running" && run.phase !== "finishing")) return;
@@ -222,6 +237,9 @@ function advancePhase(d: Draft): void {
       rewardsUntrained: held, batches: openBatches(d).map((b) => b.batchKey).join(","),
     });
     finish(d);
+  } else if (isTopUpStarved(d)) {
+    d.log("warn", "this window topped up one batch's worth and nobody else filled the batch; finishing and reporting its rewards untrained", { rewardsUntrained: held });
+    finish(d);
   } else if (run.phase === "running") {
     run.phase = "finishing";
     const last = currentStep(d);
@@ -232,6 +250,9 @@ function advancePhase(d: Draft): void {
 }
 
 function finish(d: Draft): void {
+  // a batch seen syncing its weights (WEIGHT_SYNCING at its step) was handed to the trainer: trained, also for a run
+  // that stops before the engine is back at ROLLING (spec §4.2 step 5)
+  for (const b of openBatches(d)) if (b.lastStatus === ENGINE.WEIGHT_SYNCING) closeSyncedBatch(d, b);
   d.run.phase = "finished";
   d.run.finishedAtMs = d.nowMs;
   d.run.nextPollAtMs = null;
@@ -248,10 +269,13 @@ function schedulePoll(d: Draft): void {
   if (run.phase === "finished" || run.nextPollAtMs === null || run.nextPollAtMs > d.nowMs) return;
   // the pool information of a server only matters while one of its batches holds rewards of this run (confirmations,
   // other clients, top-up)
-  const withPool = run.config.episodeType === "train" ? run.config.swarms.filter((s, i) => openBatches(d, i === 0 ? null : s).length > 0) : [];
-  d.pollEngines([...run.config.swarms], withPool);
+  // and while an end's outcome is unknown: the pool is its evidence (scheduler/unknown-ends), read at least every recheck
+  const unresolved = run.config.episodeType === "train" && hasUnresolvedEnds(d);
+  const withPool = run.config.episodeType === "train" ? run.config.swarms.filter((s, i) => unresolved || openBatches(d, i === 0 ? null : s).length > 0) : [];
+  d.pollEngines([...run.config.swarms], withPool, planRequest(d));
   const { timing } = run.config;
-  run.nextPollAtMs = d.nowMs + (isGateOpen(run.engines) ? timing.statusPollRollingMs : timing.statusPollWaitingMs);
+  const every = isGateOpen(run.engines) ? timing.statusPollRollingMs : timing.statusPollWaitingMs;
+  run.nextPollAtMs = d.nowMs + (unresolved ? Math.min(every, UNKNOWN_RECHECK_MS) : every);
 }
 
 /**

@@ -4,7 +4,7 @@
  * index kept row by row (scheduler/episode-index), the set of changed rows (so the DO upserts only those), and a
  * command buffer that merges commands of one kind into one command.
  */
-import type { ClosedAttempt, Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, LogMessage, SchedulerCommand } from "./commands.ts";
+import type { ClosedAttempt, Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, EpisodeSettle, LogMessage, SchedulerCommand, TopUpPlanRequest } from "./commands.ts";
 import type { EventAck } from "../port/index.ts";
 import { attentionAtMs, copyIndex, countRow, episodeIndex, exactEarliestMs, rememberIndex, type EpisodeIndex } from "./episode-index.ts";
 import type { BatchRow, EpisodeRow, EpisodeTable, EvalTaskRow, LandedChange, RunRow, SchedulerState, WindowRow } from "./state.ts";
@@ -33,8 +33,9 @@ export class Draft {
   private readonly logs: LogMessage[] = [];
   private readonly aborts: EpisodeAbort[] = [];
   private readonly resolves: EpisodeResolve[] = [];
+  private readonly settles: EpisodeSettle[] = [];
   private readonly dispatches: EpisodeDispatch[] = [];
-  private poll: { swarms: string[]; withPool: string[] } | null = null;
+  private poll: { swarms: string[]; withPool: string[]; plan?: TopUpPlanRequest } | null = null;
   private summary: RunSummary | null = null;
 
   constructor(
@@ -170,11 +171,14 @@ export class Draft {
   resolve(item: EpisodeResolve): void {
     this.resolves.push(item);
   }
+  settle(item: EpisodeSettle): void {
+    this.settles.push(item);
+  }
   dispatch(item: EpisodeDispatch): void {
     this.dispatches.push(item);
   }
-  pollEngines(swarms: string[], withPool: string[] = []): void {
-    this.poll = { swarms, withPool };
+  pollEngines(swarms: string[], withPool: string[] = [], plan?: TopUpPlanRequest): void {
+    this.poll = { swarms, withPool, ...(plan ? { plan } : {}) };
   }
   /** Notes an attempt the core closes itself (no report will say so), before its row is patched. */
   closedAttempt(row: EpisodeRow, cause: string): void {
@@ -194,11 +198,13 @@ export class Draft {
     const commands: SchedulerCommand[] = [...this.logs];
     if (this.aborts.length) commands.push({ type: "abortEpisodes", episodes: this.aborts });
     if (this.resolves.length) commands.push({ type: "resolveOutbox", episodes: this.resolves });
+    if (this.settles.length) commands.push({ type: "settleEnds", episodes: this.settles });
     if (this.dispatches.length) commands.push({ type: "dispatchEpisodes", episodes: this.dispatches });
     if (this.poll) {
-      commands.push(this.poll.withPool.length > 0
-        ? { type: "pollEngineStatus", swarms: this.poll.swarms, withPool: this.poll.withPool }
-        : { type: "pollEngineStatus", swarms: this.poll.swarms });
+      commands.push({
+        type: "pollEngineStatus", swarms: this.poll.swarms,
+        ...(this.poll.withPool.length > 0 ? { withPool: this.poll.withPool } : {}), ...(this.poll.plan ? { plan: this.poll.plan } : {}),
+      });
     }
     if (this.summary) commands.push({ type: "finishRun", summary: this.summary });
     const runChanged = !sameData(this.run, this.base.run);

@@ -13,6 +13,7 @@ import { dropGroup, groupRows, recordEnded, rerunWipedRepeat, resolveGroupIfDone
 import { claimEpochs, currentEngineEpoch, landEpisode, landPartialEnd } from "./batches.ts";
 import { isTerminal, type EpisodeRow, type SchedulerState } from "./state.ts";
 import { runningDeadlineAtMs } from "./lease-deadlines.ts";
+import { onEndUnknown } from "./unknown-ends.ts";
 
 const APPLIED: EventAck = { status: "applied" };
 
@@ -150,6 +151,7 @@ export function onReported(d: Draft, e: EpisodeReported): EventAck {
   if (!isRow(row)) return row;
   if (isTerminal(row.status)) return { status: "duplicate" };
   if (row.status === "queued" || row.status === "dispatched") return { status: "stale", reason: `episode is ${row.status}: no claim was reported` };
+  if (e.result === "unknown") return onEndUnknown(d, row, e.reached === true, e.cause);
   const outcome = row.outcome;
   if (e.result === "ended" || (e.result === "aborted" && outcome?.kind === "score")) {
     const reward = reportedReward(outcome, e);
@@ -179,7 +181,7 @@ export function endEpisode(d: Draft, row: EpisodeRow, reward: number): void {
     rerunWipedRepeat(d, row, reward);
     return;
   }
-  const ended = d.patchEpisode(row.episodeKey, { status: "ended", reward, deadlineAtMs: null, resolveRequestedAtMs: null });
+  const ended = d.patchEpisode(row.episodeKey, { status: "ended", reward, deadlineAtMs: null, resolveRequestedAtMs: null, endUnknown: null });
   recordEnded(d, ended, reward);
   resolveGroupIfDone(d, row.groupKey);
 }
@@ -207,7 +209,7 @@ export function failAttempt(d: Draft, row: EpisodeRow, cause: string): EventAck 
   d.run.totals.attemptsFailed++;
   d.count(d.run.failuresByCause, cause);
   noteFailedAttempt(d.run, cause, row.outcome?.kind === "abort" ? row.outcome.detail : undefined, d.nowMs, row.attempt);
-  const closed = { deadlineAtMs: null, lastCause: cause, resolveRequestedAtMs: null };
+  const closed = { deadlineAtMs: null, lastCause: cause, resolveRequestedAtMs: null, endUnknown: null };
   if (d.run.phase === "draining") {
     d.patchEpisode(row.episodeKey, { ...closed, status: "aborted" });
   } else if (row.groupDropped) {

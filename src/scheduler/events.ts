@@ -38,6 +38,8 @@ export interface EngineStatusSeen {
   globalStep: number | null;
   /** the pool information read right after the status (optional: when asked with `withPool`, and it answered) */
   pool?: PoolSeen;
+  /** the server's answer to the run's top-up ask (`PollEngineStatus.plan`): groups it may open for the batch at `step` */
+  topUpGrant?: { step: number | null; groups: number };
 }
 
 /** `sendBatch` threw: these dispatched episodes never reached the queue; they are queued again (not an attempt). */

@@ -27,6 +27,7 @@
 export { RunSpec, DatasetRef, EnginePolicy, SwarmServerSpec, parseRunSpec, parseWith, runSpecSchema } from "./run-spec.ts";
 export type { DatasetEntrySchema, RunSpecInput, RunSpecIssue } from "./run-spec.ts";
 export { RunTuning, resolveTuning, type SchedulerTiming } from "./tuning.ts";
+export { MAX_WEIGHT_RATIO, SPEC_RANGES, numberText, rangeText, type RangedField, type SpecRange } from "./spec-ranges.ts";
 export { schedulerConfig, type SchedulerConfig, type SourceConfig } from "./config.ts";
 export * from "./state.ts";
 export { episodeIndex, inFlightCount, type EpisodeIndex } from "./episode-index.ts";
@@ -38,6 +39,7 @@ export type * from "./commands.ts";
 export { decide, nextWakeAtMs } from "./decide.ts";
 export { isDispatchCurrent, reportedReward } from "./episode-lifecycle.ts";
 export { reclaimedBy } from "./leases.ts";
+export { POOL_LAG_MS, STOP_UNKNOWN_GRACE_MS, UNKNOWN_RECHECK_MS, type EndUnknown } from "./unknown-ends.ts";
 export { runStatus, type RunStatus, type SourceProgress, type BatchTruth } from "./status.ts";
 export { runSummary, type RunSummary, type WindowSummary } from "./summary.ts";
 export { evalReport, unbiasedPassAtK, type EvalReport, type EvalTaskReport, type EvalAggregate } from "./eval-report.ts";

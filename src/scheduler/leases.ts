@@ -9,6 +9,7 @@ import type { Draft } from "./draft.ts";
 import { endEpisode, failAttempt, requeueAfterClaimFailure } from "./episode-lifecycle.ts";
 import type { EpisodeRow } from "./state.ts";
 import { expiredUnstarted } from "./lease-deadlines.ts";
+import { recheckUnknownEnd } from "./unknown-ends.ts";
 
 /** Cause recorded for attempts closed by a lease. */
 export const LEASE_EXPIRED = AbortCause.leaseExpired;
@@ -110,6 +111,8 @@ export function expireLeases(d: Draft): void {
       abortOnServer(d, row, LEASE_EXPIRED);
       d.closedAttempt(row, LEASE_EXPIRED);
       failAttempt(d, row, LEASE_EXPIRED);
+    } else if (row.status === "reporting" && row.outcome?.kind === "end" && row.endUnknown) {
+      recheckUnknownEnd(d, row);
     } else if (row.status === "reporting" && row.outcome?.kind === "end") {
       d.run.totals.reconciles++;
       d.log("warn", "recorded end was not reported within its lease; resolving from the outbox", fields);

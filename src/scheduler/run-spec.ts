@@ -7,19 +7,20 @@ import { distance } from "fastest-levenshtein";
 import { DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS, GatewayHeaders, SWARM_BATCH_DEFAULTS, serverEpisodeCapacity } from "../protocol/index.ts";
 import { SandboxRunConfig } from "../port/sandbox.ts";
 import { sourceCapIssues } from "./mixing.ts";
+import { MAX_WEIGHT_RATIO, rangedNumber, SPEC_RANGES, type RangedField } from "./spec-ranges.ts";
 import { leaseIssues, RunTuning, resolveTuning } from "./tuning.ts";
 
 /** Names of swarms and datasets end up inside episode keys: letters, digits and `_ . : -`, no `/` or `#`. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
 const nameField = (what: string) =>
-  z.string({ error: `${what} must be a string` }).regex(NAME, {
-    error: `${what} must start with a letter or digit and use only letters, digits, "_", ".", ":" or "-" (e.g. "gsm8k")`,
-  });
-const wholeNumber = (field: string, min: number, example: string) =>
   z
-    .number({ error: `${field} must be a number` })
-    .int({ error: `${field} must be a whole number, e.g. ${example}` })
-    .min(min, { error: `${field} must be ≥ ${min}, e.g. ${example}` });
+    .string({ error: `${what} must be a string` })
+    .max(64, { error: `${what} is at most 64 characters (e.g. "gsm8k")` })
+    .regex(NAME, {
+      error: `${what} must start with a letter or digit and use only letters, digits, "_", ".", ":" or "-" (e.g. "gsm8k")`,
+    });
+/** A whole number of the spec within its range (scheduler/spec-ranges). */
+const wholeNumber = (field: RangedField, example: string) => rangedNumber(field, field, example);
 
 /**
  * Who brings a swarm server's engine up, and whether it is stopped afterwards. The Worker's one object per server
@@ -34,16 +35,14 @@ export const EnginePolicy = z.strictObject({
     .boolean({ error: "engine.stopWhenDone must be true or false" })
     .default(false)
     .describe("the last run on the server that asked for it stops the engine once its episodes are resolved"),
-  bootTimeoutSeconds: z
-    .number({ error: "engine.bootTimeoutSeconds must be a number of seconds" })
-    .positive({ error: "engine.bootTimeoutSeconds must be > 0 seconds, e.g. 1800" })
+  bootTimeoutSeconds: rangedNumber("engine.bootTimeoutSeconds", "engine.bootTimeoutSeconds", "1800")
     .default(1800)
     .describe("how long a started engine may stay BOOTING before the run fails (default 1800 s: a real boot takes minutes)"),
-  pollQuickMs: z.number({ error: "engine.pollQuickMs must be a number of milliseconds" }).min(100, { error: "engine.pollQuickMs must be ≥ 100 ms, e.g. 250" }).optional()
+  pollQuickMs: rangedNumber("engine.pollQuickMs", "engine.pollQuickMs", "250").optional()
     .describe("status poll interval around an expected edge (default 250 ms)"),
-  pollSlowMs: z.number({ error: "engine.pollSlowMs must be a number of milliseconds" }).min(100, { error: "engine.pollSlowMs must be ≥ 100 ms, e.g. 5000" }).optional()
+  pollSlowMs: rangedNumber("engine.pollSlowMs", "engine.pollSlowMs", "5000").optional()
     .describe("status poll interval when no edge is expected (default 5000 ms)"),
-  maxPollsPerMinute: z.number({ error: "engine.maxPollsPerMinute must be a number" }).int({ error: "engine.maxPollsPerMinute must be a whole number, e.g. 120" }).min(2, { error: "engine.maxPollsPerMinute must be ≥ 2, e.g. 120" }).optional()
+  maxPollsPerMinute: rangedNumber("engine.maxPollsPerMinute", "engine.maxPollsPerMinute", "120").optional()
     .describe("status polls of this server in any minute, at most (default 120)"),
 });
 export type EnginePolicy = z.output<typeof EnginePolicy>;
@@ -69,7 +68,7 @@ export const DatasetRef = z.looseObject({
   weight: z
     .number({ error: "weight must be a number" })
     .positive({ error: "weight must be > 0: it is this source's share of every batch window; e.g. 1" })
-    .refine(Number.isFinite, { error: "weight must be finite, e.g. 1" })
+    .pipe(rangedNumber("weight", "weight", "1"))
     .default(1)
     .describe("relative share of every batch window (unitless; default 1)"),
   throttleRatio: z
@@ -92,28 +91,27 @@ const RunSpecObject = z.strictObject({
   job: z.record(z.string(), z.unknown()).default({}).describe("AgentJetJob options (pass-through, validated by src/job)"),
   datasets: datasetsField(DatasetRef),
   function: nameField("function").describe("rollout function name (kebab-case file name in functions/)"),
-  epochs: wholeNumber("epochs", 1, "1").default(1).describe("passes over each source (default 1)"),
-  numRepeat: wholeNumber("numRepeat", 1, "4").optional().describe("episodes per task (GRPO group); default job.numRepeat or 4"),
-  batchSize: wholeNumber("batchSize", 1, "32").optional().describe("tasks per training step; default job.batchSize or 32"),
-  maxEnvWorker: wholeNumber("maxEnvWorker", 1, "128").optional().describe("engine worker threads; default job.maxEnvWorker or 128"),
-  maxParallel: wholeNumber("maxParallel", 1, "64").optional().describe("episodes in flight at most; default the server cap"),
+  epochs: wholeNumber("epochs", "1").default(1).describe("passes over each source (default 1)"),
+  numRepeat: wholeNumber("numRepeat", "4").optional().describe("episodes per task (GRPO group); default job.numRepeat or 4"),
+  batchSize: wholeNumber("batchSize", "32").optional().describe("tasks per training step; default job.batchSize or 32"),
+  maxEnvWorker: wholeNumber("maxEnvWorker", "128").optional().describe("engine worker threads; default job.maxEnvWorker or 128"),
+  maxParallel: wholeNumber("maxParallel", "64").optional().describe("episodes in flight at most; default the server cap"),
   discardEpisodeTimeoutSeconds: z
     .number({ error: "discardEpisodeTimeoutSeconds must be a number" })
     .positive({ error: "discardEpisodeTimeoutSeconds must be > 0 seconds, e.g. 240" })
+    .pipe(rangedNumber("discardEpisodeTimeoutSeconds", "discardEpisodeTimeoutSeconds", "240"))
     .default(DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS)
     .describe("seconds an episode may stay idle (no LLM call) before the server reverts it"),
   episodeType: z.enum(["train", "eval"], { error: 'episodeType must be "train" or "eval"' }).default("train"),
-  maxSteps: wholeNumber("maxSteps", 1, "100").optional().describe("training windows to serve at most (train only)"),
-  maxAttempts: wholeNumber("maxAttempts", 1, "3").default(3).describe("tries per repeat before its task group is dropped and replaced"),
+  maxSteps: wholeNumber("maxSteps", "100").optional().describe("training windows to serve at most (train only)"),
+  maxAttempts: wholeNumber("maxAttempts", "3").default(3).describe("tries per repeat before its task group is dropped and replaced"),
   throttleRatio: z
     .number({ error: "throttleRatio must be a number" })
     .gt(0, { error: "throttleRatio must be > 0, e.g. 1.5" })
     .max(2, { error: "throttleRatio must be ≤ 2 (the server's allowed range), e.g. 1.5" })
     .default(1.5)
     .describe("the claims' SwarmThrottlePolicy.ratio: at most ceil(batchSize × ratio) unique tasks per batch; default 1.5"),
-  successThreshold: z
-    .number({ error: "successThreshold must be a number" })
-    .refine(Number.isFinite, { error: "successThreshold must be finite, e.g. 1" })
+  successThreshold: rangedNumber("successThreshold", "successThreshold", "1")
     .default(1)
     .describe("eval: a reward ≥ this counts as a success for pass@k (default 1)"),
   seed: z
@@ -159,6 +157,14 @@ function checkRunSpec(spec: RunSpecFields, ctx: z.RefinementCtx): void {
   if (swarmDup) add(["swarms"], `swarm name "${swarmDup}" is used twice; give every swarm server its own name`);
   const dataDup = duplicated(spec.datasets.map((d) => d.name));
   if (dataDup) add(["datasets"], `dataset name "${dataDup}" is used twice; names namespace task ids and must be unique; rename one`);
+  const weights = spec.datasets.map((d) => d.weight);
+  const heaviest = Math.max(...weights);
+  const lightest = Math.min(...weights);
+  // only between weights each within its own range (one out of range is refused on its own)
+  if (weights.length > 1 && lightest >= SPEC_RANGES.weight.min && heaviest <= SPEC_RANGES.weight.max && heaviest > lightest * MAX_WEIGHT_RATIO) {
+    const at = weights.indexOf(lightest);
+    add(["datasets", at, "weight"], `weights ${lightest} and ${heaviest} are more than ${MAX_WEIGHT_RATIO.toLocaleString("en-US")} × apart: a share that small never gets a task in a window; keep every weight within ${MAX_WEIGHT_RATIO.toLocaleString("en-US")} × the smallest, or drop the dataset`);
+  }
   for (const key of ["batchSize", "numRepeat", "maxEnvWorker"] as const) {
     const fromJob = jobValue(spec.job, key);
     if (fromJob === undefined) continue;

@@ -109,6 +109,8 @@ export interface EpisodeRow {
   lastCause: string | null;
   /** reporting `end` past its lease: when the DO was last asked to resolve it from the outbox */
   resolveRequestedAtMs: number | null;
+  /** reporting `end` whose outcome is unknown: what the core knows while it resolves it (scheduler/unknown-ends) */
+  endUnknown?: EndUnknown | null;
   updatedAtMs: number;
 }
 
@@ -191,6 +193,12 @@ export interface RunTotals {
   groupsRerun?: number;
   /** task groups opened to fill a server batch that would not close otherwise */
   groupsToppedUp?: number;
+  /** ends whose outcome was unknown for a while (answer lost, resend failed or refused "not rolling") */
+  endsUnresolved?: number;
+  /** of those, counted accepted because their batch closed after a send that reached the server (scheduler/unknown-ends) */
+  endsInferred?: number;
+  /** ends left unknown: the server's record could not tell (neither counted nor run again) */
+  endsUnknown?: number;
 }
 
 /** The one small run row. */
@@ -239,6 +247,20 @@ export interface RunRow {
    * false): 0 means every accepted reward was trained. Null until the run finished.
    */
   untrainedRewards?: number | null;
+  /** the run's last top-up ask to its first server's object (scheduler/top-up-ask); absent in older rows */
+  topUpAsk?: TopUpAsk | null;
+  /** the unclaimed groups the run last told its first server's object (scheduler/top-up-ask); absent: none told */
+  pendingTold?: number;
+}
+
+/** A top-up ask: the batch's step, the groups asked, when, and whether it went out / was answered. */
+export interface TopUpAsk {
+  step: number | null;
+  groups: number;
+  askedAtMs: number;
+  sent: boolean;
+  /** the groups granted, once answered */
+  granted: number | null;
 }
 
 /**
@@ -440,4 +462,16 @@ export function serverOfBatchKey(key: string): string | null {
 /** `"{groupKey}#{repeat}"`: the design note's `{taskId}#{repeat}` with the core's task reference in place of task_id. */
 export function episodeKeyOf(groupKey: string, repeat: number): string {
   return `${groupKey}#${repeat}`;
+}
+
+/** What the core knows of an end whose outcome is unknown (on its row, `endUnknown`; scheduler/unknown-ends). */
+export interface EndUnknown {
+  /** when it was first reported unknown, epoch ms */
+  sinceMs: number;
+  /** the first send reached the server (a closed batch then means it was accepted) */
+  reached: boolean;
+  /** the last pool verdict at the claim's step: still claimed (`running`) or gone without completing (`absent`) */
+  lastSeen?: "running" | "absent" | null;
+  /** a settle (ended or lost) was asked of the DO and its report is awaited */
+  settlingAtMs?: number | null;
 }

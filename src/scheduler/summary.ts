@@ -108,7 +108,7 @@ export function runSummary(state: SchedulerState): RunSummary {
   const steps = Object.values(state.steps).sort((a, b) => a.windowIndex - b.windowIndex).map(stepSummary);
   const evalDropped = Object.values(state.evalTasks).filter((t) => t.resolution === "dropped").map((t) => t.groupKey);
   const { rewardSum, ...stored } = run.totals;
-  const counters = { episodesWiped: 0, groupsRerun: 0, groupsToppedUp: 0, ...stored };
+  const counters = { episodesWiped: 0, groupsRerun: 0, groupsToppedUp: 0, endsUnresolved: 0, endsInferred: 0, endsUnknown: 0, ...stored };
   return {
     episodeType: run.config.episodeType,
     phase: run.phase,

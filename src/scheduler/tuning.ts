@@ -3,6 +3,7 @@
  * units. Leases are in seconds (they scale with `discardEpisodeTimeoutSeconds`); polls and back-offs in ms.
  */
 import { z } from "zod";
+import { rangedNumber, type RangedField } from "./spec-ranges.ts";
 import { CONSUMER_CLAIM_BUDGET_MS, EPISODE_LIFETIME_FACTOR, endpoints } from "../protocol/index.ts";
 
 /** Extra time on top of the consumer's own lifetime cap (8 × discard timeout) before the DO reconciles (BC-51). */
@@ -28,19 +29,20 @@ export const DEFAULT_HEARTBEAT_SECONDS = 10;
 /** Default lease of a running episode after a heartbeat (s): three intervals, so two lost heartbeats cost nothing. */
 export const DEFAULT_HEARTBEAT_LEASE_SECONDS = 3 * DEFAULT_HEARTBEAT_SECONDS;
 
-const positive = (field: string, unit: string, example: string, min = 0) =>
+/** A tuning knob within its range (scheduler/spec-ranges: finite, from a minimum to a maximum that mean something). */
+const positive = (field: string, unit: string, example: string) =>
   z
     .number({ error: `tuning.${field} must be a number of ${unit}` })
     .positive({ error: `tuning.${field} must be > 0 ${unit}, e.g. ${example}` })
-    .min(min, { error: `tuning.${field} must be ≥ ${min} ${unit} (each poll is a request to the swarm server), e.g. ${example}` })
+    .pipe(rangedNumber(`tuning.${field}` as RangedField, `tuning.${field}`, example))
     .optional();
 
 /** Optional timing knobs of a run spec (`tuning`); every field has a default (see {@link resolveTuning}). */
 export const RunTuning = z.strictObject({
-  statusPollWaitingMs: positive("statusPollWaitingMs", "milliseconds", "1000", 100).describe(
+  statusPollWaitingMs: positive("statusPollWaitingMs", "milliseconds", "1000").describe(
     "engine status poll interval while the gate is closed (default 1000 ms)",
   ),
-  statusPollRollingMs: positive("statusPollRollingMs", "milliseconds", "3000", 100).describe(
+  statusPollRollingMs: positive("statusPollRollingMs", "milliseconds", "3000").describe(
     "engine status poll interval while every swarm is ROLLING (default 3000 ms)",
   ),
   dispatchLeaseSeconds: positive("dispatchLeaseSeconds", "seconds", "300").describe(

@@ -4,7 +4,7 @@
  * then reads one row's bytes at a time as its cursor advances. Every read after the first names the version it
  * indexed (ETag), so a file replaced mid-run is an error, never a different row under the same task id.
  */
-import { DatasetLoadError } from "./load.ts";
+import { DatasetChangedError, DatasetLoadError } from "./load.ts";
 
 /** Size and version of a dataset file. */
 export interface ByteSourceStat {
@@ -20,8 +20,11 @@ export interface ByteSource {
   readonly where: string;
   /** Size and version; checks that ranged reads work (an HTTP server must answer a Range request with 206). */
   stat(): Promise<ByteSourceStat>;
-  /** The whole file as a stream of bytes (read once, to index it), of version `etag` when given. */
-  stream(etag: string | null): Promise<ReadableStream<Uint8Array>>;
+  /**
+   * The whole file as a stream of bytes (read once, to index it), of version `etag` when given.
+   * @param deadlineAtMs epoch ms by which the whole stream must have arrived (http: past it the stream errors)
+   */
+  stream(etag: string | null, deadlineAtMs?: number): Promise<ReadableStream<Uint8Array>>;
   /** Bytes `[offset, offset + length)` of version `etag` (null: whatever is there). */
   read(offset: number, length: number, etag: string | null): Promise<Uint8Array>;
 }
@@ -52,17 +55,85 @@ function strongEtag(etag: string | null): string | null {
   return etag && !etag.startsWith("W/") ? etag : null;
 }
 
+/** How long an http(s) dataset host may take (the caps table, edge/ground/caps.ts, sets them). Milliseconds. */
+export interface HostTiming {
+  /** from the request to the response's headers */
+  firstByteMs: number;
+  /** between two chunks of a body */
+  idleMs: number;
+  /** the least average rate of a body, bytes per second, checked once it has run `rateGraceMs` */
+  minBytesPerSecond: number;
+  rateGraceMs: number;
+}
+
+/** The defaults of {@link HostTiming}: 10 s to the headers, 10 s between chunks, 16 KiB/s after 5 s. */
+export const DEFAULT_HOST_TIMING: Readonly<HostTiming> = { firstByteMs: 10_000, idleMs: 10_000, minBytesPerSecond: 16 * 1024, rateGraceMs: 5_000 };
+
+/**
+ * A response body that errors (a DatasetLoadError naming `url`, what arrived and the fix) when no chunk comes for
+ * `idleMs`, when its average rate stays under `minBytesPerSecond` past `rateGraceMs`, or past `deadlineAtMs`.
+ * The underlying body is cancelled then (the connection is given up).
+ */
+export function guardedBody(body: ReadableStream<Uint8Array>, url: string, timing: HostTiming, deadlineAtMs = Infinity, now: () => number = Date.now): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  const startMs = now();
+  let bytes = 0;
+  const fix = "serve the file from a host that sends it steadily, or put it in R2 (r2://BUCKET/KEY)";
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const left = deadlineAtMs - now();
+      const waitMs = Math.max(0, Math.min(timing.idleMs, left));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), waitMs)));
+      const next = await Promise.race([reader.read(), timeout]).finally(() => timer !== undefined && clearTimeout(timer));
+      const elapsedMs = now() - startMs;
+      const fail = (why: string) => {
+        reader.cancel().catch(() => undefined);
+        controller.error(new DatasetLoadError(`dataset ${url}: ${why} (${bytes} bytes in ${Math.round(elapsedMs / 1000)} s); ${fix}`));
+      };
+      if (next === "timeout") return fail(left <= timing.idleMs ? `the read took longer than its budget of ${Math.round((deadlineAtMs - startMs) / 1000)} s` : `the host sent nothing for ${timing.idleMs / 1000} s`);
+      if (next.done) return controller.close();
+      bytes += next.value.byteLength;
+      if (elapsedMs > timing.rateGraceMs && (bytes * 1000) / elapsedMs < timing.minBytesPerSecond) {
+        return fail(`the host sends under ${timing.minBytesPerSecond} bytes/s`);
+      }
+      controller.enqueue(next.value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}
+
 /**
  * An http(s) dataset file. `stat` asks for `bytes=0-0` and requires `206` with a `Content-Range` total: a server
  * that ignores Range would make every row read download the whole file, so it is refused up front.
+ * Every request waits at most `timing.firstByteMs` for its headers; every body is a {@link guardedBody}.
  */
-export function httpByteSource(url: string, deps: { fetch?: typeof fetch; signal?: AbortSignal } = {}): ByteSource {
+export function httpByteSource(url: string, deps: { fetch?: typeof fetch; signal?: AbortSignal; timing?: HostTiming } = {}): ByteSource {
   const doFetch = deps.fetch ?? fetch;
-  const get = async (headers: Record<string, string>): Promise<Response> => {
+  const timing = deps.timing ?? DEFAULT_HOST_TIMING;
+  const get = async (headers: Record<string, string>, deadlineAtMs = Infinity): Promise<Response> => {
+    const abort = new AbortController();
+    const onAbort = () => abort.abort(deps.signal?.reason);
+    deps.signal?.addEventListener("abort", onAbort);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        // rejected before the abort, so the race settles with this reason, not the fetch's "aborted"
+        reject(new DatasetLoadError(`dataset ${url}: the host sent no answer (headers) within ${timing.firstByteMs / 1000} s; serve the file from a host that answers, or put it in R2 (r2://BUCKET/KEY)`));
+        abort.abort();
+      }, timing.firstByteMs);
+    });
     try {
-      return await doFetch(url, { headers, signal: deps.signal ?? null });
+      const res = await Promise.race([doFetch(url, { headers, signal: abort.signal }), late]);
+      return res.body ? new Response(guardedBody(res.body, url, timing, deadlineAtMs), { status: res.status, statusText: res.statusText, headers: res.headers }) : res;
     } catch (err) {
+      if (err instanceof DatasetLoadError) throw err;
       throw new DatasetLoadError(`cannot fetch dataset ${url}: ${(err as Error).message}`);
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+      deps.signal?.removeEventListener("abort", onAbort);
     }
   };
   const versioned = (etag: string | null, headers: Record<string, string>) => {
@@ -71,7 +142,7 @@ export function httpByteSource(url: string, deps: { fetch?: typeof fetch; signal
   };
   const fail = async (res: Response, what: string): Promise<never> => {
     await res.body?.cancel();
-    if (res.status === 412) throw new DatasetLoadError(`dataset ${url} changed since the run indexed it (ETag differs); start a new run`);
+    if (res.status === 412) throw new DatasetChangedError(`dataset ${url} changed since the run indexed it (ETag differs); start a new run`);
     throw new DatasetLoadError(`cannot fetch dataset ${url}: HTTP ${res.status} ${res.statusText} ${what}`.replace(/\s+$/, ""));
   };
   return {
@@ -91,8 +162,8 @@ export function httpByteSource(url: string, deps: { fetch?: typeof fetch; signal
       if (total === undefined) throw new DatasetLoadError(`dataset ${url}: the server's Range answer has no total size (Content-Range "bytes 0-0/SIZE")`);
       return { size: Number(total), etag: res.headers.get("etag") };
     },
-    async stream(etag) {
-      const res = await get(versioned(etag, { "accept-encoding": "identity" }));
+    async stream(etag, deadlineAtMs) {
+      const res = await get(versioned(etag, { "accept-encoding": "identity" }), deadlineAtMs);
       if (!res.ok || !res.body) return fail(res, "");
       return res.body;
     },
@@ -100,7 +171,12 @@ export function httpByteSource(url: string, deps: { fetch?: typeof fetch; signal
       if (length === 0) return new Uint8Array(0);
       const res = await get(versioned(etag, { range: `bytes=${offset}-${offset + length - 1}`, "accept-encoding": "identity" }));
       if (res.status !== 206) return fail(res, `(asked for bytes ${offset}-${offset + length - 1})`);
-      const bytes = new Uint8Array(await res.arrayBuffer());
+      let bytes: Uint8Array;
+      try {
+        bytes = new Uint8Array(await res.arrayBuffer());
+      } catch (err) {
+        throw err instanceof DatasetLoadError ? err : new DatasetLoadError(`cannot read dataset ${url}: ${(err as Error).message}`);
+      }
       if (bytes.byteLength !== length) throw new DatasetLoadError(`dataset ${url}: asked for ${length} bytes at ${offset}, got ${bytes.byteLength}`);
       return bytes;
     },
@@ -111,7 +187,7 @@ export function httpByteSource(url: string, deps: { fetch?: typeof fetch; signal
 export function r2ByteSource(bucket: R2BucketLike, location: R2Location): ByteSource {
   const where = `r2://${location.bucket}/${location.key}`;
   const missing = () => new DatasetLoadError(`dataset ${where} does not exist (no such key in bucket ${location.bucket})`);
-  const changed = () => new DatasetLoadError(`dataset ${where} changed since the run indexed it (etag differs); start a new run`);
+  const changed = () => new DatasetChangedError(`dataset ${where} changed since the run indexed it (etag differs); start a new run`);
   const call = async <T>(op: () => Promise<T>): Promise<T> => {
     try {
       return await op();

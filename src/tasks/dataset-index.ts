@@ -14,7 +14,7 @@ import type { Task } from "../protocol/index.ts";
 import type { ByteSource } from "./byte-source.ts";
 import type { DatasetKind } from "./field-maps.ts";
 import type { RejectedRow } from "./jsonl.ts";
-import { DatasetLoadError, duplicateIdError, taskFromRow } from "./load.ts";
+import { DatasetChangedError, DatasetLoadError, duplicateIdError, taskFromRow } from "./load.ts";
 import { RowValueError } from "./values.ts";
 
 /** A dataset file's format. */
@@ -25,10 +25,31 @@ export function formatOf(location: string): DatasetFormat {
   return /\.parquet$/i.test(location.replace(/[?#].*$/, "")) ? "parquet" : "jsonl";
 }
 
-/** Entries per index chunk (one stored row): 4096 × 32 bytes = 128 KiB. */
+/** Entries per index chunk (one stored row): 4096 × 40 bytes = 160 KiB. */
 export const INDEX_CHUNK_ENTRIES = 4096;
-/** Numbers per entry: offset, length, row index (for ids), line (for messages). */
-const FIELDS = 4;
+/**
+ * Numbers per entry: offset, length, row index (for ids), line (for messages), and the row's digest (JSONL: FNV-1a
+ * over its bytes, checked when the row is read again; Parquet: -1, none). Runs indexed before the digest have 4.
+ */
+export const INDEX_FIELDS = 5;
+/** The entry width of a chunk stored before the digest (`StoredSource.entryFields` absent). */
+export const LEGACY_INDEX_FIELDS = 4;
+/** An entry without a digest. */
+const NO_DIGEST = -1;
+
+/**
+ * FNV-1a (32-bit) of a row's bytes: what the index pass saw, so a row read later is known to be the same bytes
+ * whatever the server's validators say (a weak ETag, equal lengths). Not a defence against a host that forges rows on
+ * purpose (it serves what it likes at index time too); a replaced file passes with odds of 1 in 2^32 per row read.
+ */
+export function rowDigest(bytes: Uint8Array): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) {
+    h ^= bytes[i]!;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
 
 /** Where one accepted row is. */
 export interface IndexEntry {
@@ -40,6 +61,8 @@ export interface IndexEntry {
   index: number;
   /** 1-based line (JSONL) or row (Parquet) number, for messages */
   line: number;
+  /** {@link rowDigest} of a JSONL line's bytes; null when none was kept (Parquet, runs indexed before it) */
+  digest: number | null;
 }
 
 /** What an index pass writes to: fixed-size chunks of entries, and own task ids (to refuse duplicates, BC-30). */
@@ -82,7 +105,7 @@ const SAMPLES = 5;
 /** Builds chunks of entries and hands each full one to the sink. */
 class ChunkWriter {
   #chunk = 0;
-  #buf = new Float64Array(INDEX_CHUNK_ENTRIES * FIELDS);
+  #buf = new Float64Array(INDEX_CHUNK_ENTRIES * INDEX_FIELDS);
   #n = 0;
   count = 0;
   rejected = 0;
@@ -101,11 +124,12 @@ class ChunkWriter {
     if (this.count >= this.limits.maxRows) {
       throw new DatasetLoadError(`the dataset has more than ${this.limits.maxRows} usable rows (${this.limits.limitName}); raise ${this.limits.limitName} or use a smaller dataset`);
     }
-    const o = this.#n * FIELDS;
+    const o = this.#n * INDEX_FIELDS;
     this.#buf[o] = e.offset;
     this.#buf[o + 1] = e.length;
     this.#buf[o + 2] = e.index;
     this.#buf[o + 3] = e.line;
+    this.#buf[o + 4] = e.digest ?? NO_DIGEST;
     this.#n += 1;
     this.count += 1;
     if (this.#n === INDEX_CHUNK_ENTRIES) this.flush();
@@ -113,7 +137,7 @@ class ChunkWriter {
 
   flush(): void {
     if (this.#n === 0) return;
-    this.sink.putChunk(this.#chunk, this.#buf.slice(0, this.#n * FIELDS));
+    this.sink.putChunk(this.#chunk, this.#buf.slice(0, this.#n * INDEX_FIELDS));
     this.#chunk += 1;
     this.#n = 0;
   }
@@ -124,11 +148,15 @@ class ChunkWriter {
   }
 }
 
-/** Entry `i` of a chunk (from {@link IndexSink.putChunk}'s array, or its stored bytes). */
-export function entryAt(chunk: Float64Array, i: number): IndexEntry {
-  const o = i * FIELDS;
-  if (o + FIELDS > chunk.length) throw new RangeError(`index entry ${i} is outside its chunk of ${chunk.length / FIELDS}`);
-  return { offset: chunk[o]!, length: chunk[o + 1]!, index: chunk[o + 2]!, line: chunk[o + 3]! };
+/**
+ * Entry `i` of a chunk (from {@link IndexSink.putChunk}'s array, or its stored bytes).
+ * @param fields numbers per entry: {@link INDEX_FIELDS}, or {@link LEGACY_INDEX_FIELDS} for a run indexed before digests
+ */
+export function entryAt(chunk: Float64Array, i: number, fields: number = INDEX_FIELDS): IndexEntry {
+  const o = i * fields;
+  if (o + fields > chunk.length) throw new RangeError(`index entry ${i} is outside its chunk of ${chunk.length / fields}`);
+  const digest = fields > LEGACY_INDEX_FIELDS && chunk[o + 4]! !== NO_DIGEST ? chunk[o + 4]! : null;
+  return { offset: chunk[o]!, length: chunk[o + 1]!, index: chunk[o + 2]!, line: chunk[o + 3]!, digest };
 }
 
 /** A stored chunk's bytes as entries (copies, so the bytes may be any view). */
@@ -213,7 +241,7 @@ export async function indexJsonl(stream: ReadableStream<Uint8Array>, options: Ro
         const first = sink.claimId(task.task_id, line);
         if (first !== undefined) throw duplicateIdError(task.task_id, first);
       }
-      w.accept({ offset, length: bytes.byteLength, index: rowIndex, line });
+      w.accept({ offset, length: bytes.byteLength, index: rowIndex, line, digest: rowDigest(bytes) });
     } catch (err) {
       if (!(err instanceof RowValueError)) throw err;
       w.reject(line, err.message);
@@ -265,11 +293,14 @@ export async function indexJsonl(stream: ReadableStream<Uint8Array>, options: Ro
  */
 export async function readJsonlTask(source: ByteSource, etag: string | null, entry: IndexEntry, options: RowOptions): Promise<Task> {
   const bytes = await source.read(entry.offset, entry.length, etag);
+  if (entry.digest !== null && rowDigest(bytes) !== entry.digest) {
+    throw new DatasetChangedError(`dataset ${source.where} line ${entry.line} is not the row the run indexed (its bytes differ); the file was replaced during the run: start a new run on the new file`);
+  }
   try {
     return jsonlTask(bytes, options, entry.index);
   } catch (err) {
     if (!(err instanceof RowValueError)) throw err;
-    throw new DatasetLoadError(`dataset ${source.where} line ${entry.line} no longer reads as at the start of the run (${err.message}); was the file replaced?`);
+    throw new DatasetChangedError(`dataset ${source.where} line ${entry.line} no longer reads as at the start of the run (${err.message}); the file was replaced during the run: start a new run on the new file`);
   }
 }
 
@@ -321,7 +352,7 @@ export async function indexParquet(where: string, file: AsyncBuffer, options: Ro
             const first = sink.claimId(task.task_id, row + 1);
             if (first !== undefined) throw duplicateIdError(task.task_id, first);
           }
-          w.accept({ offset: row, length: 0, index: row, line: row + 1 });
+          w.accept({ offset: row, length: 0, index: row, line: row + 1, digest: taskDigest(task) });
         } catch (err) {
           if (!(err instanceof RowValueError)) throw err;
           w.reject(row + 1, err.message);
@@ -341,11 +372,20 @@ export async function indexParquet(where: string, file: AsyncBuffer, options: Ro
 export async function readParquetTask(where: string, file: AsyncBuffer, metadata: FileMetaData, entry: IndexEntry, options: RowOptions): Promise<Task> {
   const rows = await parquetCall(where, () => parquetReadObjects({ file, metadata, rowStart: entry.offset, rowEnd: entry.offset + 1, useOffsetIndex: true }));
   const row = rows[0];
-  if (!row) throw new DatasetLoadError(`Parquet dataset ${where} has no row ${entry.offset} any more; was the file replaced?`);
+  const replaced = "the file was replaced during the run: start a new run on the new file";
+  if (!row) throw new DatasetChangedError(`Parquet dataset ${where} has no row ${entry.offset} any more; ${replaced}`);
+  let task: Task;
   try {
-    return taskFromRow(row, { ...options, index: entry.index });
+    task = taskFromRow(row, { ...options, index: entry.index });
   } catch (err) {
     if (!(err instanceof RowValueError)) throw err;
-    throw new DatasetLoadError(`Parquet dataset ${where} row ${entry.offset} no longer reads as at the start of the run (${err.message})`);
+    throw new DatasetChangedError(`Parquet dataset ${where} row ${entry.offset} no longer reads as at the start of the run (${err.message}); ${replaced}`);
   }
+  if (entry.digest !== null && taskDigest(task) !== entry.digest) throw new DatasetChangedError(`Parquet dataset ${where} row ${entry.offset} is not the row the run indexed (its values differ); ${replaced}`);
+  return task;
+}
+
+/** A Parquet row's digest: {@link rowDigest} of the task it maps to, as JSON (its values, not its encoding). */
+function taskDigest(task: Task): number {
+  return rowDigest(new TextEncoder().encode(JSON.stringify(task)));
 }

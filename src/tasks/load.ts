@@ -45,6 +45,18 @@ export class DatasetLoadError extends Error {
   }
 }
 
+/**
+ * A dataset file that is no longer the one the run indexed: its validator differs (HTTP 412, an R2 etag), a row no
+ * longer reads as a task, or a row's bytes no longer have the digest kept at index time. A run that meets it a
+ * bounded number of times fails (edge/run/command-runner), it never retries for ever.
+ */
+export class DatasetChangedError extends DatasetLoadError {
+  constructor(message: string) {
+    super(message);
+    this.name = "DatasetChangedError";
+  }
+}
+
 /** Parses load options. @throws DatasetLoadError naming the field and the fix. */
 export function parseLoadOptions(options: LoadOptions): z.output<typeof LoadOptions> {
   const parsed = LoadOptions.safeParse(options);

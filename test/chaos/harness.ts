@@ -105,6 +105,14 @@ export interface ChaosRow {
   rerun: number;
   /** the run's own verdict: phase/stopReason, and ok when it matches the server's truth */
   verdict: string;
+  /** rewards the run(s) planned: maxSteps × batchSize × numRepeat each (null when the spec has no maxSteps) */
+  planned?: number | null;
+  /** one batch's worth of rewards (batchSize × numRepeat): the bound on top-ups per run */
+  batchRewards?: number;
+  /** the run's longest step (window) wall time, seconds (the stall rows' measure); null when it reported none */
+  longestStepSeconds?: number | null;
+  /** batches the server trained during the scenario (distinct global steps with a WEIGHT_SYNCING in the journal) */
+  serverSteps?: number;
   wallSeconds: number;
   /** what the scenario did and anything odd */
   notes: string[];
@@ -178,10 +186,16 @@ export function compare(input: {
   const phase = v ? `${v.phase}/${v.stopReason ?? "-"}` : "no status";
   const clean = lost === 0 && twiceOnServer + twiceInLedger + uncounted === 0 && leftClaimed === 0 && stranded === 0;
   const saysDone = v?.phase === "finished" && (v.stopReason === "maxSteps" || v.stopReason === "epochsDone");
+  // a finished run's untrained rewards are the ones the server left untrained (a stop during a sync counts it trained)
+  const untrained = v?.phase === "finished" ? v.batches?.episodesUntrained : undefined;
+  const untrainedMatches = typeof untrained !== "number" || untrained === stranded;
+  if (!untrainedMatches) notes.push(`the run says ${untrained} reward(s) untrained, the journal ${stranded}`);
   // the verdict matches the truth when a clean run says done, or a run that says it failed/stopped is not claiming success
-  const verdict = `${phase} ${saysDone === clean || !saysDone ? "ok" : "MISMATCH"}`;
+  const verdict = `${phase} ${(saysDone === clean || !saysDone) && untrainedMatches ? "ok" : "MISMATCH"}`;
+  const stepMs = (v?.steps ?? []).map((s) => s.wallTimeMs).filter((ms): ms is number => typeof ms === "number");
   return {
     scenario: input.scenario,
+    longestStepSeconds: stepMs.length ? Math.round(Math.max(...stepMs) / 100) / 10 : null,
     episodes: ends.length,
     lost,
     doubled: twiceOnServer + twiceInLedger + uncounted,
@@ -197,14 +211,14 @@ export function compare(input: {
 /** The table, one line per row, fixed columns. */
 export function formatTable(rows: readonly ChaosRow[]): string {
   const withSandboxes = rows.some((r) => r.sandboxes);
-  const head = ["scenario", "episodes", "lost", "doubled", "left claimed", "stranded", "re-run", "run verdict", "wall s", ...(withSandboxes ? ["sandboxes", "failed", "alive @60s", "past attempt+60s", "max s past attempt", "infra→reward"] : [])];
+  const head = ["scenario", "episodes", "planned", "server steps", "lost", "doubled", "left claimed", "stranded", "re-run", "run verdict", "longest step s", "wall s", ...(withSandboxes ? ["sandboxes", "failed", "alive @60s", "past attempt+60s", "max s past attempt", "infra→reward"] : [])];
   const sandboxCells = (r: ChaosRow) =>
     withSandboxes
       ? r.sandboxes
         ? [r.sandboxes.created, r.sandboxes.failed, r.sandboxes.aliveAfter60s, r.sandboxes.pastAttempt60s, r.sandboxes.maxPastAttemptS, r.sandboxes.infraAsReward]
         : ["-", "-", "-", "-", "-", "-"]
       : [];
-  const cells = rows.map((r) => [r.scenario, r.episodes, r.lost, r.doubled, r.leftClaimed, r.stranded, r.rerun, r.verdict, r.wallSeconds, ...sandboxCells(r)].map(String));
+  const cells = rows.map((r) => [r.scenario, r.episodes, r.planned ?? "-", r.serverSteps ?? "-", r.lost, r.doubled, r.leftClaimed, r.stranded, r.rerun, r.verdict, r.longestStepSeconds ?? "-", r.wallSeconds, ...sandboxCells(r)].map(String));
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i]!)).join("  ");
   const notes = rows.filter((r) => r.notes.length).map((r) => `  ${r.scenario}: ${r.notes.join("; ")}`);
@@ -265,6 +279,16 @@ export interface Scenario {
   sandboxCreateFailRate?: number;
   during?(ctx: ScenarioContext): Promise<void>;
   timeoutMs?: number;
+  /** the run is stopped on request (its verdict is finished/stopRequested) */
+  stops?: boolean;
+}
+
+/**
+ * Whether a row keeps the bound of runs sharing a server (issue 25): accepted rewards ≤ planned + one batch per run.
+ * True for a row without a plan.
+ */
+export function withinPlan(row: ChaosRow, runs: number): boolean {
+  return row.planned == null || row.episodes <= row.planned + (row.batchRewards ?? 0) * runs;
 }
 
 const DEFAULT_ARGV = ["--function", "countdown", "--steps", "2", "--batch-size", "2", "--num-repeat", "2", "--seed", "3"];
@@ -425,6 +449,11 @@ export class ChaosStack {
       if (!clientUuid) notes.push("no episode of the run reached the server's journal");
       rows.push(compare({ scenario: runIds.length > 1 ? `${s.name}#${i + 1}` : s.name, events, ledger, buffer, view: v, clientUuid, wallMs: Date.now() - started, notes: i === 0 ? notes : [] }));
     }
+    const spec = { ...plan.run, ...(s.spec ?? {}) } as { maxSteps?: number | null };
+    const batchRewards = plan.job.batchSize * plan.job.numRepeat;
+    const planned = typeof spec.maxSteps === "number" ? spec.maxSteps * batchRewards * Math.max(1, runIds.length) : null;
+    const serverSteps = serverTruth(events, "").trained.size; // distinct (process, engine run, global step) synced
+    for (const r of rows) Object.assign(r, { planned: planned === null ? null : planned / Math.max(1, runIds.length), batchRewards, serverSteps });
     await emulator.stop();
     if (!rows.length) rows.push(compare({ scenario: s.name, events, ledger: [], buffer, view: null, clientUuid: null, wallMs: Date.now() - started, notes }));
     const row = rows.length === 1 ? rows[0]! : mergeRows(rows);
@@ -551,6 +580,10 @@ function mergeRows(rows: readonly ChaosRow[]): ChaosRow {
     stranded: sum("stranded"),
     rerun: sum("rerun"),
     verdict: rows.map((r) => r.verdict).join(" | "),
+    planned: rows.some((r) => r.planned == null) ? null : rows.reduce((a, r) => a + (r.planned ?? 0), 0),
+    batchRewards: rows[0]!.batchRewards ?? 0,
+    serverSteps: rows[0]!.serverSteps ?? 0,
+    longestStepSeconds: Math.max(0, ...rows.map((r) => r.longestStepSeconds ?? 0)),
     wallSeconds: Math.max(...rows.map((r) => r.wallSeconds)),
     notes: rows.flatMap((r) => r.notes),
   };

@@ -24,6 +24,9 @@ async function otherTrainer(url: string, count: number, untilMs: number): Promis
   return ended;
 }
 
+/** Runs sharing one server: 3 steps of 8 tasks × 4 repeats each (96 rewards planned per run). */
+const SHARED_ARGV = ["--function", "countdown", "--steps", "3", "--batch-size", "8", "--num-repeat", "4", "--seed", "11"];
+
 /**
  * Waits until the run ended `ends` episodes and has episodes running (none reporting, when `quiet`), then `ms` more:
  * the sandbox functions are then inside their command. @returns how many were running
@@ -107,6 +110,35 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   { name: "two runs, one dataset", alsoRuns: 1 },
+  // issue 25: runs sharing one server batch top it up under one plan (the server object's grant), so they accept no
+  // more than planned + one batch each and the server trains no more steps than those rewards fill
+  { name: "two runs interleaved, maxParallel 8", argv: SHARED_ARGV, spec: { maxParallel: 8 }, alsoRuns: 1, timeoutMs: 300_000 },
+  { name: "three runs interleaved, maxParallel 8", argv: SHARED_ARGV, spec: { maxParallel: 8 }, alsoRuns: 2, timeoutMs: 300_000 },
+  { name: "two runs interleaved, maxParallel 32", argv: SHARED_ARGV, spec: { maxParallel: 32 }, alsoRuns: 1, timeoutMs: 300_000 },
+  // every end's first answer is a 500 after the server accepted it: the resend is refused, the outcome comes from the
+  // server's record (scheduler/unknown-ends), never re-run
+  { name: "two runs interleaved, small", argv: ["--function", "countdown", "--steps", "2", "--batch-size", "4", "--num-repeat", "2", "--seed", "13"], spec: { maxParallel: 8 }, alsoRuns: 1 },
+  { name: "every first end 500 after act", faults: ["end-500-after-act:1::first"], argv: ["--function", "countdown", "--steps", "3", "--batch-size", "4", "--num-repeat", "2", "--seed", "5"], spec: { maxParallel: 8 } },
+  // a gateway in front of the server answers every end and resend 502 HTML (the first 60 of them): the ends are
+  // unknown, resent while the pool shows the server still holds them, and the steps take seconds, not the report lease
+  { name: "ends 502 HTML (first 60)", faults: ["end-502-html:1:60"], argv: ["--function", "countdown", "--steps", "2", "--batch-size", "4", "--num-repeat", "2", "--seed", "9"], spec: { maxParallel: 8 } },
+  {
+    name: "stop during WEIGHT_SYNCING",
+    stops: true,
+    argv: ["--function", "countdown", "--steps", "3", "--batch-size", "2", "--num-repeat", "2", "--seed", "7"],
+    async during(ctx) {
+      const client = new SwarmClient({ baseURL: ctx.emulator.url, logger: SILENT });
+      const until = Date.now() + 60_000;
+      let syncing = false;
+      while (!syncing && Date.now() < until) {
+        syncing = (await client.getEngineStatus().catch(() => null))?.status === "ENGINE.WEIGHT_SYNCING";
+        if (!syncing) await new Promise((r) => setTimeout(r, 25));
+      }
+      if (!syncing) return ctx.note("the engine never reached WEIGHT_SYNCING within 60 s");
+      await ctx.api.stop(ctx.runId);
+      ctx.note("stop requested while the engine was WEIGHT_SYNCING");
+    },
+  },
   // ---- sandboxes (issue 21): in every row 0 sandboxes alive 60 s after their attempt is over, 0 sandbox failures
   // posted as rewards (the chaos function tries to), and the usual 0 lost / doubled / left claimed / stranded
   {
@@ -175,7 +207,7 @@ export const SCENARIOS: Scenario[] = [
 ];
 
 /** The quick scenarios `npm test` runs. */
-export const FAST: readonly string[] = ["end 500 after act", "claim answer lost", "LLM 429", "abort failing"];
+export const FAST: readonly string[] = ["end 500 after act", "claim answer lost", "LLM 429", "abort failing", "two runs interleaved, small", "every first end 500 after act", "stop during WEIGHT_SYNCING"];
 
 /** The quick sandbox scenarios `npm test` runs (test/e2e/sandbox-chaos.test.ts). */
 export const FAST_SANDBOX: readonly string[] = ["sandbox: create failures at 30 %", "sandbox: server killed+restarted"];

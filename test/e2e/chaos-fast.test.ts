@@ -1,11 +1,12 @@
 /**
  * The chaos suite's fast subset on the real stack (emulator in its own process with injected faults, the Worker in
- * local workerd): an `/end_episode` 500 after the server acted, a lost claim answer, LLM 429s and failing aborts
+ * local workerd): an `/end_episode` 500 after the server acted (also every first one), a lost claim answer, LLM 429s,
+ * failing aborts, two runs sharing one server and a stop during WEIGHT_SYNCING
  * lose nothing, double nothing, leave nothing claimed or stranded, and the run's verdict matches the server's
  * journal. The full table is `npm run chaos`.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { ChaosStack, formatTable, type ChaosRow } from "../chaos/harness.ts";
+import { ChaosStack, formatTable, withinPlan, type ChaosRow } from "../chaos/harness.ts";
 import { FAST, SCENARIOS } from "../chaos/scenarios.ts";
 
 const stack = new ChaosStack();
@@ -24,7 +25,11 @@ describe("chaos (fast subset)", () => {
       expect(row.episodes, row.notes.join("; ")).toBeGreaterThan(0);
       if (scenario.faults) expect(row.notes.some((n) => n.startsWith("injected ")), "the fault was injected").toBe(true);
       expect({ lost: row.lost, doubled: row.doubled, leftClaimed: row.leftClaimed, stranded: row.stranded }).toEqual({ lost: 0, doubled: 0, leftClaimed: 0, stranded: 0 });
-      expect(row.verdict).toBe("finished/maxSteps ok");
+      const runs = 1 + (scenario.alsoRuns ?? 0);
+      const verdict = scenario.stops ? "finished/stopRequested ok" : "finished/maxSteps ok";
+      expect(row.verdict).toBe(Array(runs).fill(verdict).join(" | "));
+      // runs sharing the server: no more rewards than planned + one batch each (issue 25)
+      expect(withinPlan(row, runs), `${row.episodes} accepted for ${row.planned} planned`).toBe(true);
     }, 180_000);
   }
 });

@@ -145,13 +145,14 @@ describe("inline rows and generated tasks", () => {
       {
         code: "too_large",
         path: "datasets.0.tasks",
-        message: "inline tasks: 50001 rows is over this Worker's limit of 50000 (AJET_MAX_INLINE_ROWS); use a dataset URL (http(s)://… or r2://BUCKET/KEY), which the Worker reads row by row",
+        message: "datasets.0.tasks: 50001 inline rows (all datasets) is over the cap of 50000 (AJET_MAX_INLINE_ROWS, at most 1000000); use a dataset URL (http(s)://… or r2://BUCKET/KEY), which the Worker reads row by row",
       },
     ]);
   });
 
   it("inline rows over AJET_MAX_INLINE_BYTES → 413 naming the limit", async () => {
-    const fat = Array.from({ length: 5 }, () => ({ target: 1, nums: [1], note: "x".repeat(1024 * 1024) })); // 5 MiB: under the 8 MiB body cap
+    // 5 rows of 900 KiB (each under AJET_MAX_ROW_BYTES) = 4.5 MiB: under the 8 MiB body cap, over the 4 MiB of rows
+    const fat = Array.from({ length: 5 }, () => ({ target: 1, nums: [1], note: "x".repeat(900 * 1024) }));
     const { status, body } = await postRun({ ...countdownSpec(DEAD_SWARM), datasets: [{ name: "cd", kind: "countdown", tasks: fat }] });
     expect(status).toBe(413);
     expect(body.error.issues[0]).toMatchObject({ path: "datasets.0.tasks", message: expect.stringContaining("over 4194304 bytes of rows, this Worker's limit (AJET_MAX_INLINE_BYTES); use a dataset URL") });

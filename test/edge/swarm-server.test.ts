@@ -82,4 +82,29 @@ describe("the SwarmServer object", () => {
     expect((await counts()).pool - shared.pool).toBe(1); // past the share window a run reads afresh
     for (let i = 0; i < 6; i++) await swarm.unsubscribe(`run-${i}`);
   }, TEST_MS);
+
+  it("runs asking at once to top up the batch the engine collects: one reservation, sized less the others' unclaimed groups (issue 25)", async () => {
+    const emu = await TestEmulator.start();
+    await emu.boot({ batchSize: 4, numRepeat: 2, maxEnvWorker: 8 });
+    const swarm = env.SWARM_SERVERS.get(env.SWARM_SERVERS.idFromName(normalizeServerUrl(emu.url)));
+    const sub = (runId: string) => ({
+      runId, swarm: "default", url: emu.url, yaml: "", batchSize: 4, numRepeat: 2, start: "never" as const, stopWhenDone: false, bootTimeoutSeconds: 60, ...WATCH,
+    });
+    const first = await swarm.subscribe(sub("run-w"), { withPool: true, plan: { pendingGroups: 1 } }); // its window's queued group
+    const step = first.globalStep;
+    expect(first.engineStatus).toBe("ENGINE.ROLLING");
+    expect(first.topUpGrant).toBeUndefined(); // it did not ask
+    const asks = await Promise.all(["run-a", "run-b", "run-c"].map((id) => swarm.subscribe(sub(id), { withPool: true, plan: { pendingGroups: 0, ask: { step, groups: 3 } } })));
+    const granted = asks.map((o) => o.topUpGrant?.groups);
+    expect(granted.filter((g) => g === 2)).toHaveLength(1); // 3 asked less run-w's 1 unclaimed group
+    expect(granted.filter((g) => g === 0)).toHaveLength(2);
+    // a batch the engine no longer collects (another step) is refused
+    expect((await swarm.subscribe(sub("run-b"), { plan: { pendingGroups: 0, ask: { step: (step ?? 0) + 1, groups: 3 } } })).topUpGrant).toEqual({ step: (step ?? 0) + 1, groups: 0 });
+    // the holder leaves: its reservation goes with it
+    const holder = ["run-a", "run-b", "run-c"][granted.indexOf(2)]!;
+    await swarm.unsubscribe(holder);
+    const other = holder === "run-a" ? "run-b" : "run-a";
+    expect((await swarm.subscribe(sub(other), { plan: { pendingGroups: 0, ask: { step, groups: 3 } } })).topUpGrant?.groups).toBe(2);
+    for (const id of ["run-w", "run-a", "run-b", "run-c"]) await swarm.unsubscribe(id);
+  }, TEST_MS);
 });

@@ -38,8 +38,11 @@ export interface DatasetServer {
   url: string;
   /** bytes sent in response bodies so far */
   bytesSent(): number;
-  /** serves `bytes` at `/files/<name>` (and `/no-range/files/<name>`); a new version gets a new ETag */
-  put(name: string, bytes: Uint8Array): void;
+  /**
+   * serves `bytes` at `/files/<name>` (and `/no-range/files/<name>`); a new version gets a new ETag, unless `etag`
+   * is given (e.g. a weak `W/"same"` kept across versions, as a server that derives it from size and mtime)
+   */
+  put(name: string, bytes: Uint8Array, options?: { etag?: string }): void;
   close(): Promise<void>;
 }
 
@@ -108,8 +111,8 @@ export async function startDatasetServer(): Promise<DatasetServer> {
   return {
     url: `http://127.0.0.1:${port}`,
     bytesSent: () => sent,
-    put(name, bytes) {
-      files.set(name, { bytes, etag: `"v${++version}"` });
+    put(name, bytes, options) {
+      files.set(name, { bytes, etag: options?.etag ?? `"v${++version}"` });
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -41,7 +41,10 @@ export async function runStopCommand(argv: string[], io: DevIo = processIo, env:
   try {
     const asked = await api.stop(runId);
     if (asked.phase === "finished") {
-      io.out(`run ${runId} is already finished (stop reason ${asked.stopReason ?? "none"})\n`);
+      // a run this stop drained at once (nothing in flight) is stopped by it, not "already finished"
+      io.out(asked.stopReason === "stopRequested"
+        ? `run ${runId} stopped (stop reason stopRequested; ${asked.totals.episodesEnded} episodes ended)\n`
+        : `run ${runId} is already finished (stop reason ${asked.stopReason ?? "none"})\n`);
       return 0;
     }
     io.out(`stopping run ${runId}: draining ${asked.episodes.inFlight} episodes in flight…\n`);

@@ -58,7 +58,8 @@ export function runFailure(run: VerdictInput, plan: { steps: number | null; epis
   if (untrained > 0) {
     return `${untrained} accepted reward${untrained === 1 ? "" : "s"} sit in a server batch that was never trained (the run stopped, or topUpLastBatch was false); the batch closes only with more task groups`;
   }
-  if (run.stopReason === "maxSteps") return null;
+  // a train run stopped on request keeps what it trained: not a failure (its untrained rewards are, above)
+  if (run.stopReason === "maxSteps" || run.stopReason === "stopRequested") return null;
   const asked = plan.steps ?? run.steps.length;
   if (run.stopReason === "epochsDone") {
     const last = run.steps.at(-1);

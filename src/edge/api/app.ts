@@ -9,6 +9,7 @@ import { getCookie } from "hono/cookie";
 import type { RolloutFunction } from "../../sdk/contract.ts";
 import type { AppEnv } from "./app-env.ts";
 import { authorize, authorizeCredential } from "./auth.ts";
+import { AUTH_LOCK_SECONDS, clientKey, countFailure, isLocked, THROTTLED_MESSAGE } from "./auth-throttle.ts";
 import { ApiError } from "../ground/errors.ts";
 import { limitsFrom } from "../ground/limits-config.ts";
 import { jsonLogger } from "../ground/log.ts";
@@ -28,7 +29,18 @@ export function createApp(functions: Readonly<Record<string, RolloutFunction>>) 
     // the sign-in form and the bundled scripts and styles hold no run data: no token needed
     .route("/", dashboardPublicRoutes((token, env) => authorizeCredential({ token, source: "token" }, "GET", env)))
     .use("*", async (c, next) => {
+      // an address over its failed sign-ins is refused before its credential is checked (edge/api/auth-throttle)
+      const client = clientKey(c.req.raw);
+      const throttled = () => {
+        const refused = new ApiError(THROTTLED_MESSAGE, [{ code: "too_many_failures", path: "authorization", message: THROTTLED_MESSAGE }]);
+        const res = c.json(refused.toJSON(), refused.status);
+        res.headers.set("retry-after", String(AUTH_LOCK_SECONDS));
+        return res;
+      };
+      const presented = c.req.header("authorization") !== undefined || getCookie(c, SESSION_COOKIE) !== undefined;
+      if (client !== null && presented && (await isLocked(client))) return throttled();
       const decision = await authorize(c.req.raw, c.env, getCookie(c, SESSION_COOKIE));
+      if (client !== null && !decision.ok && decision.wrongToken && (await countFailure(c.env.AUTH_FAILURES, client))) return throttled();
       if (!decision.ok) {
         // a browser without a session is sent to the sign-in form (never a token in the URL)
         if (decision.code === "unauthenticated" && isPageRequest(c.req.raw)) return c.redirect(`/login?next=${encodeURIComponent(new URL(c.req.url).pathname)}`, 303);

@@ -36,6 +36,8 @@ export interface Refused {
   /** the header (or query parameter) the refusal is about, e.g. `authorization` */
   header: string;
   message: string;
+  /** a token was presented and matches none (a guess: counted by edge/api/auth-throttle); absent otherwise */
+  wrongToken?: true;
 }
 
 /** The outcome of {@link authorize}. */
@@ -134,7 +136,7 @@ export async function authorizeCredential(credential: Credential, method: string
     if (isReadMethod(method)) return { ok: true, access: "read", principal: await principalOf("read", credential.token) };
     return { ok: false, code: "forbidden", header, message: `the ${header} header carries the read-only token (AJET_READ_TOKEN): it may only GET; use AJET_API_TOKEN to ${method} here` };
   }
-  return { ok: false, code: "unauthenticated", header, message: `wrong token in the ${header} header: it matches neither AJET_API_TOKEN nor AJET_READ_TOKEN` };
+  return { ok: false, code: "unauthenticated", header, message: `wrong token in the ${header} header: it matches neither AJET_API_TOKEN nor AJET_READ_TOKEN`, wrongToken: true };
 }
 
 /**

@@ -10,6 +10,7 @@ import type { Task } from "../../protocol/index.ts";
 import { outboundPolicy } from "../../runtime/outbound.ts";
 import type { RolloutFunction } from "../../sdk/contract.ts";
 import { DEFAULT_SPLIT, datasetNamespace, formatOf, tasksFromObjects, withAnswerReaders, type ParsedDatasetSpec } from "../../tasks/index.ts";
+import { CAPS, capsFrom } from "../ground/caps.ts";
 import { datasetLimits, type DatasetLimits } from "../ground/dataset-limits.ts";
 import type { Env } from "../ground/env.ts";
 import { invalid, type Issue } from "../ground/errors.ts";
@@ -20,6 +21,7 @@ import type { RunView, SourcePlan } from "../run/run-views.ts";
 import { bodyShapeIssue, functionIssues, generateIssues, hostIssues, inlineRowIssues, sandboxIssues } from "./run-checks.ts";
 import { workerSandboxBackend } from "../ground/sandbox-backend.ts";
 import { runIndexStub } from "./run-index.ts";
+import { specBoundsIssues } from "./spec-bounds.ts";
 import { parseRunRequest, type RunRequest } from "./run-request.ts";
 import { callObject } from "../ground/do-call.ts";
 
@@ -55,13 +57,16 @@ export function newRunId(nowMs: number): string {
 }
 
 /**
- * Validates a parsed `POST /runs` body: every problem at once (the job, the spec's fields and each dataset's), then
+ * Validates a parsed `POST /runs` body: its shape, then its counts, sizes and characters (edge/api/spec-bounds, before
+ * any other work), then every problem at once (the job, the spec's fields and each dataset's), then
  * the function, the hosts and the secrets; then the generator counts (`too_large`) and the job's YAML.
  * @returns the request and its job YAML, or the problem
  */
 export function validateRun(body: unknown, deps: Pick<CreateRunDeps, "env" | "functions">): { spec: RunRequest; jobYaml: string } | RunProblem {
   const shape = bodyShapeIssue(body);
   if (shape) return { title: "invalid run spec", issues: [shape] };
+  const bounds = specBoundsIssues(body, capsFrom(deps.env));
+  if (bounds.length) return { title: bounds.some((i) => i.code === "too_large") ? "run spec over the Worker's caps" : "invalid run spec", issues: bounds };
   const operator = parseOperatorSecrets(deps.env.AJET_SECRETS).secrets;
   const policy = outboundPolicy(deps.env.AJET_ALLOWED_HOSTS, operator);
   const job = withJobDefaults(body);
@@ -81,11 +86,20 @@ export function validateRun(body: unknown, deps: Pick<CreateRunDeps, "env" | "fu
   const spec = parsed.data;
   const tooMany = generateIssues(spec, limitsFrom(deps.env));
   if (tooMany.length) return { title: "too many generated tasks", issues: tooMany };
+  let jobYaml: string;
   try {
-    return { spec, jobYaml: runJob(spec).toYaml() };
+    jobYaml = runJob(spec).toYaml();
   } catch (err) {
     return { title: "invalid run spec", issues: [invalid("job", err instanceof Error ? err.message : String(err))] };
   }
+  // the stored spec is one row: whatever passed the caps above, it must fit well under SQLite's 2 MB
+  const stored = new TextEncoder().encode(JSON.stringify(withoutRows(spec))).byteLength + new TextEncoder().encode(jobYaml).byteLength;
+  const cap = capsFrom(deps.env).storedSpecBytes;
+  if (stored > cap) {
+    const message = `the run spec (inline rows apart) and its job YAML take ${stored} bytes, over the cap of ${cap}; ${CAPS.storedSpecBytes.around}`;
+    return { title: "run spec over the Worker's caps", issues: [{ code: "too_large", path: "(body)", message }] };
+  }
+  return { spec, jobYaml };
 }
 
 /** Runs the pipeline for one `POST /runs` body (parsed JSON). @throws what the Durable Objects throw (a 500) */

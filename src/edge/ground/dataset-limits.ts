@@ -9,8 +9,10 @@
  *   the Durable Object's SQLite); over → 400;
  * - `AJET_MAX_ROW_BYTES` (default 1 MiB): one row of a URL dataset (a task is one SQLite row, limit 2 MB); a longer
  *   line is refused as a rejected row.
- * A var that is not a positive whole number is ignored (the default applies) — never a 500.
+ * A var that is not a whole number is ignored (the default applies) — never a 500; one outside its range is clamped
+ * (edge/ground/caps.ts, the one table of caps, holds the defaults and ranges).
  */
+import { CAPS, capsFrom } from "./caps.ts";
 import type { WorkerVars } from "./env.ts";
 
 /** The limits in force (see the module doc for each var and its default). */
@@ -23,10 +25,10 @@ export interface DatasetLimits {
 
 /** The defaults (module doc). */
 export const DEFAULT_DATASET_LIMITS: Readonly<DatasetLimits> = {
-  maxInlineRows: 50_000,
-  maxInlineBytes: 4 * 1024 * 1024,
-  maxDatasetRows: 10_000_000,
-  maxRowBytes: 1024 * 1024,
+  maxInlineRows: CAPS.inlineRows.default,
+  maxInlineBytes: CAPS.inlineBytes.default,
+  maxDatasetRows: CAPS.datasetRows.default,
+  maxRowBytes: CAPS.rowBytes.default,
 };
 
 /** The vars that set the limits. */
@@ -40,19 +42,10 @@ export const DATASET_LIMIT_VARS = {
   maxRowBytes: "AJET_MAX_ROW_BYTES",
 } as const satisfies Record<keyof DatasetLimits, keyof DatasetLimitVars>;
 
-function positive(value: string | undefined, fallback: number): number {
-  const n = Number(value);
-  return value !== undefined && value.trim() !== "" && Number.isSafeInteger(n) && n > 0 ? n : fallback;
-}
-
-/** The limits from the Worker's vars (an unset or invalid var → its default). */
+/** The limits from the Worker's vars (an unset or invalid var → its default; clamped into the caps table's range). */
 export function datasetLimits(env: DatasetLimitVars): DatasetLimits {
-  const out = { ...DEFAULT_DATASET_LIMITS };
-  for (const key of Object.keys(DATASET_LIMIT_VARS) as (keyof DatasetLimits)[]) {
-    const raw: unknown = env[DATASET_LIMIT_VARS[key]];
-    out[key] = positive(typeof raw === "string" ? raw : undefined, DEFAULT_DATASET_LIMITS[key]);
-  }
-  return out;
+  const caps = capsFrom(env);
+  return { maxInlineRows: caps.inlineRows, maxInlineBytes: caps.inlineBytes, maxDatasetRows: caps.datasetRows, maxRowBytes: caps.rowBytes };
 }
 
 /** R2 bindings a dataset URL may name (`r2://BUCKET/KEY`): `AJET_DATASET_BUCKETS`, comma-separated, default `DATASETS`. */

@@ -45,6 +45,19 @@ export interface WorkerVars extends AuthEnv, LimitsEnv {
   AJET_MAX_INLINE_BYTES?: string;
   AJET_MAX_DATASET_ROWS?: string;
   AJET_MAX_ROW_BYTES?: string;
+  /** run-spec caps (edge/ground/caps.ts, docs/security-and-limits.md): swarms, datasets, secrets, secret bytes, gateway headers, YAML bytes */
+  AJET_MAX_SWARMS?: string;
+  AJET_MAX_DATASETS?: string;
+  AJET_MAX_SECRETS?: string;
+  AJET_MAX_SECRET_BYTES?: string;
+  AJET_MAX_GATEWAY_HEADERS?: string;
+  AJET_MAX_YAML_BYTES?: string;
+  /** dataset host bounds (edge/ground/caps.ts): seconds to the headers, seconds without a byte, least bytes/s, index budgets */
+  AJET_DATASET_FIRST_BYTE_SECONDS?: string;
+  AJET_DATASET_IDLE_SECONDS?: string;
+  AJET_DATASET_MIN_BYTES_PER_SECOND?: string;
+  AJET_INLINE_INDEX_SECONDS?: string;
+  AJET_INDEX_BUDGET_SECONDS?: string;
   /** total bytes of a run's URL/R2 files above which they are indexed in the background (edge/run/run-indexing.ts) */
   AJET_BACKGROUND_INDEX_BYTES?: string;
   /** days a transcript is kept (default 14) */

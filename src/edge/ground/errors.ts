@@ -24,6 +24,8 @@ export const ISSUE_STATUS = {
   too_large: 413,
   /** the token has `AJET_MAX_RUNS_IN_FLIGHT` runs in flight */
   too_many_runs: 429,
+  /** the client address failed authentication too often (edge/api/auth-throttle): wait Retry-After */
+  too_many_failures: 429,
   /** the Worker has no usable `AJET_API_TOKEN` */
   unconfigured: 503,
 } as const satisfies Record<string, ApiErrorStatus>;

@@ -1,8 +1,8 @@
 /**
- * @module edge/ground/limits-config — the API's configured maxima (Worker vars, each with a default that suits a public
- * Worker). Shared by the routes that enforce them; a var that is not a positive whole number falls back to the
- * default (never to "no limit").
+ * @module edge/ground/limits-config — the API's maxima (body, episodes per run, runs in flight per token, generated
+ * tasks per dataset): a view of the one caps table (edge/ground/caps.ts), which says each var, default and range.
  */
+import { CAPS, capsFrom } from "./caps.ts";
 
 /** The vars this module reads (all optional strings, as wrangler passes vars). */
 export interface LimitsEnv {
@@ -26,24 +26,14 @@ export interface ApiLimits {
 
 /** Defaults of {@link ApiLimits}. */
 export const DEFAULT_LIMITS: Readonly<ApiLimits> = {
-  maxBodyBytes: 8 * 1024 * 1024,
-  maxEpisodesPerRun: 1_000_000,
-  maxRunsInFlight: 10,
-  maxGeneratedTasks: 100_000,
+  maxBodyBytes: CAPS.bodyBytes.default,
+  maxEpisodesPerRun: CAPS.episodesPerRun.default,
+  maxRunsInFlight: CAPS.runsInFlight.default,
+  maxGeneratedTasks: CAPS.generatedTasks.default,
 };
 
-function positive(raw: string | undefined, fallback: number): number {
-  if (raw === undefined || !/^\s*\d+\s*$/.test(raw)) return fallback;
-  const n = Number(raw);
-  return Number.isSafeInteger(n) && n >= 1 ? n : fallback;
-}
-
-/** The maxima from the Worker's vars (defaults for unset or invalid ones). */
+/** The maxima from the Worker's vars (defaults for unset or invalid ones; clamped into the caps table's ranges). */
 export function limitsFrom(env: LimitsEnv): ApiLimits {
-  return {
-    maxBodyBytes: positive(env.AJET_MAX_BODY_BYTES, DEFAULT_LIMITS.maxBodyBytes),
-    maxEpisodesPerRun: positive(env.AJET_MAX_EPISODES_PER_RUN, DEFAULT_LIMITS.maxEpisodesPerRun),
-    maxRunsInFlight: positive(env.AJET_MAX_RUNS_IN_FLIGHT, DEFAULT_LIMITS.maxRunsInFlight),
-    maxGeneratedTasks: positive(env.AJET_MAX_GENERATED_TASKS, DEFAULT_LIMITS.maxGeneratedTasks),
-  };
+  const caps = capsFrom(env);
+  return { maxBodyBytes: caps.bodyBytes, maxEpisodesPerRun: caps.episodesPerRun, maxRunsInFlight: caps.runsInFlight, maxGeneratedTasks: caps.generatedTasks };
 }

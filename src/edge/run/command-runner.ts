@@ -8,17 +8,18 @@
  */
 import { SwarmClient } from "../../client/index.ts";
 import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, sandboxField, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../../port/index.ts";
-import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../../scheduler/index.ts";
+import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type SchedulerCommand, type SchedulerEvent, type SchedulerState, type TopUpPlanRequest } from "../../scheduler/index.ts";
 import type { CurrentBatchRolloutPoolInformation } from "../../protocol/index.ts";
 import { serverOfSwarm } from "../../sdk/contract.ts";
 import type { RunDatasets } from "./datasets.ts";
+import { confirmDatasetChanges } from "./dataset-changes.ts";
 import { orphanClaims } from "./claim-sweep.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { RunLog } from "../ground/log.ts";
 import type { RunMeta, SchedulerStorage } from "./storage.ts";
 
 /** Commands that call a swarm server and may take long (up to minutes): not run inside an episode-port RPC ({@link CommandRunner.split}). */
-const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox"]);
+const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox", "settleEnds"]);
 /** How often an active run looks for its claims that nobody holds (claim-sweep.ts), ms. */
 const CLAIM_SWEEP_INTERVAL_MS = 5_000;
 /** How often the run log repeats that a swarm cannot be reached. */
@@ -50,7 +51,7 @@ export interface CommandRunnerHost {
    * it to the core (`inline` as the command ran); `withPool`: with the pool information read before the status.
    * @returns the object's error text when the server cannot be reached
    */
-  observeEngine(swarm: string, inline: boolean, withPool: boolean): Promise<string | null>;
+  observeEngine(swarm: string, inline: boolean, withPool: boolean, plan?: TopUpPlanRequest): Promise<string | null>;
   log: RunLog;
   /** the fetch of every swarm call (the Worker's outbound rules: allowed hosts, credential bindings) */
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -61,7 +62,10 @@ export interface CommandRunnerHost {
    * stopWhenDone stops that engine), deletes its secrets and frees its quota slot
    */
   finished(): Promise<void>;
+  /** fails the run (once; a stop that drains with stop reason `failed`, `reason` shown as its failure) */
+  fail(reason: string, inline: boolean): Promise<void>;
 }
+
 
 /** Carries out commands; one per Durable Object instance (its client cache and resend set live in memory). */
 export class CommandRunner {
@@ -125,7 +129,7 @@ export class CommandRunner {
       case "log":
         return this.host.log(c.level, c.message, c.fields);
       case "pollEngineStatus":
-        await Promise.all(c.swarms.map((swarm) => this.#poll(swarm, inline, c.withPool?.includes(swarm) ?? false)));
+        await Promise.all(c.swarms.map((swarm) => this.#poll(swarm, inline, c.withPool?.includes(swarm) ?? false, c.plan?.swarm === swarm ? c.plan : undefined)));
         return;
       case "dispatchEpisodes":
         return this.#dispatch(c.episodes, inline);
@@ -134,6 +138,10 @@ export class CommandRunner {
         return;
       case "resolveOutbox":
         await Promise.all(c.episodes.map((e) => this.#resolve(e)));
+        return;
+      case "settleEnds":
+        // resolved from the server's record: reported through the loop like an outbox resend (ledger, attempt row)
+        for (const e of c.episodes) await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: e.result, reward: e.reward, ...(e.cause ? { cause: e.cause } : {}) });
         return;
       case "finishRun":
         this.host.storage.setSummary(c.summary); // the core logs "run finished" itself
@@ -180,8 +188,8 @@ export class CommandRunner {
    * server. With `withPool` (a batch holds the run's rewards) it reads the pool information before a fresh status
    * poll and the observation carries it (batch truth).
    */
-  async #poll(swarm: string, inline: boolean, withPool: boolean): Promise<void> {
-    const unreachable = await this.host.observeEngine(swarm, inline, withPool);
+  async #poll(swarm: string, inline: boolean, withPool: boolean, plan?: TopUpPlanRequest): Promise<void> {
+    const unreachable = await this.host.observeEngine(swarm, inline, withPool, plan);
     if (unreachable !== null) this.#warnUnreachable(swarm, unreachable);
   }
 
@@ -192,8 +200,9 @@ export class CommandRunner {
     const unread = await this.host.datasets.ensure(episodes);
     const readable = episodes.filter((d) => !unread.has(`${d.source}#${d.taskIndex}`));
     if (readable.length < episodes.length) {
-      const reason = `dataset read failed: ${[...new Set(unread.values())].slice(0, 3).join("; ")}`;
+      const reason = `dataset read failed: ${[...new Set([...unread.values()].map((f) => f.message))].slice(0, 3).join("; ")}`;
       await this.host.feed({ type: "dispatchFailed", episodes: refsOf(episodes.filter((d) => unread.has(`${d.source}#${d.taskIndex}`))), reason }, inline);
+      await confirmDatasetChanges(this.host, episodes, unread, inline);
     }
     if (!readable.length) return;
     const messages = readable.map((d) => this.#message(d));
@@ -254,7 +263,11 @@ export class CommandRunner {
     } finally {
       this.#resending.delete(key);
     }
-    if (sent.kind === "unresolved") return this.host.log("warn", "outbox resend still unresolved; will retry", { episodeKey: e.episodeKey, reason: sent.reason });
+    if (sent.kind === "unresolved") {
+      // the core resolves it from the server's record and sends it again while the server still holds it
+      await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: "unknown", reached: false, cause: sent.reason.slice(0, 300) });
+      return;
+    }
     await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: sent.result, cause: sent.cause, reward: e.reward, ...(sent.endedSwarms ? { endedSwarms: sent.endedSwarms } : {}) });
   }
 

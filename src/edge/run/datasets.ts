@@ -8,6 +8,9 @@ import type { Task } from "../../protocol/index.ts";
 import {
   DatasetLoadError,
   entryAt,
+  INDEX_FIELDS,
+  LEGACY_INDEX_FIELDS,
+  DatasetChangedError,
   generateCountdownTask,
   httpByteSource,
   INDEX_CHUNK_ENTRIES,
@@ -25,6 +28,7 @@ import {
   type RejectedRow,
   withAnswerReaders,
 } from "../../tasks/index.ts";
+import { capsFrom } from "../ground/caps.ts";
 import { DATASET_LIMIT_VARS, datasetBuckets, type DatasetLimits } from "../ground/dataset-limits.ts";
 import { bindingNamed, type Env } from "../ground/env.ts";
 import type { Issue } from "../ground/errors.ts";
@@ -54,7 +58,11 @@ const CHUNK_CACHE = 8;
  */
 export function openByteSource(url: string, env: Env, fetch: typeof globalThis.fetch = globalThis.fetch): ByteSource {
   const r2 = parseR2Url(url);
-  if (!r2) return httpByteSource(url, { fetch });
+  if (!r2) {
+    const caps = capsFrom(env);
+    const timing = { firstByteMs: caps.firstByteSeconds * 1000, idleMs: caps.idleSeconds * 1000, minBytesPerSecond: caps.minBytesPerSecond, rateGraceMs: 5000 };
+    return httpByteSource(url, { fetch, timing });
+  }
   const allowed = datasetBuckets(env);
   const binding = bindingNamed(env, r2.bucket) as Partial<R2BucketLike> | undefined;
   if (!allowed.includes(r2.bucket) || typeof binding?.get !== "function" || typeof binding.head !== "function") {
@@ -67,6 +75,12 @@ export function openByteSource(url: string, env: Env, fetch: typeof globalThis.f
 }
 
 const readersOf = (plan: SourcePlan) => (plan.answerReaders ? { answerReaders: plan.answerReaders } : {});
+
+/** A task that could not be read: why, and whether its file changed under the run (then the run fails, never loops). */
+export interface DatasetReadFailure {
+  message: string;
+  changed: boolean;
+}
 
 /** A run's datasets over its storage (one per Durable Object instance). */
 export class RunDatasets {
@@ -86,10 +100,10 @@ export class RunDatasets {
   ) {}
 
   /**
-   * Prepares one dataset for a new run and stores its descriptor.
+   * Prepares one dataset for a new run and stores its descriptor (`deadlineAtMs`: as {@link prepareAll}).
    * @throws DatasetLoadError naming what is wrong (staged rows missing, generator ranges, unreadable file, limits)
    */
-  async prepare(name: string, plan: SourcePlan, limits: DatasetLimits): Promise<PreparedSource> {
+  async prepare(name: string, plan: SourcePlan, limits: DatasetLimits, deadlineAtMs = Infinity): Promise<PreparedSource> {
     let prepared: PreparedSource;
     if (plan.type === "stored") {
       const staged = this.storage.taskCount(name);
@@ -113,8 +127,8 @@ export class RunDatasets {
       const found: IndexResult =
         plan.format === "parquet"
           ? await indexParquet(plan.url, parquetFile(bytes, size, etag), plan.options, sink, bounds)
-          : await indexJsonl(await bytes.stream(etag), plan.options, sink, bounds);
-      prepared = { source: { type: "file", count: found.count, url: plan.url, format: plan.format, size, etag, options: plan.options, ...readersOf(plan) }, rejected: found.rejected, samples: found.samples };
+          : await indexJsonl(await bytes.stream(etag, deadlineAtMs), plan.options, sink, bounds);
+      prepared = { source: { type: "file", count: found.count, url: plan.url, format: plan.format, size, etag, options: plan.options, ...readersOf(plan), entryFields: INDEX_FIELDS }, rejected: found.rejected, samples: found.samples };
     }
     this.storage.putSource(name, prepared.source);
     return prepared;
@@ -123,9 +137,10 @@ export class RunDatasets {
   /**
    * Prepares every dataset of a new run (in spec order) and collects what is wrong, each issue naming
    * `datasets.N`: a failed read, a limit, a dataset without a usable task. Never throws a DatasetLoadError.
+   * @param deadlineAtMs epoch ms by which each JSONL file's index stream must have arrived (past it: an issue)
    * @returns the task count per dataset, the load reports (URL datasets counted here), and the issues
    */
-  async prepareAll(input: CreateRunInput, limits: DatasetLimits): Promise<{ counts: Record<string, number>; loadReports: RunMeta["loadReports"]; issues: Issue[] }> {
+  async prepareAll(input: CreateRunInput, limits: DatasetLimits, deadlineAtMs = Infinity): Promise<{ counts: Record<string, number>; loadReports: RunMeta["loadReports"]; issues: Issue[] }> {
     const issues: Issue[] = [];
     const counts: Record<string, number> = {};
     const loadReports: RunMeta["loadReports"] = { ...input.loadReports };
@@ -136,7 +151,7 @@ export class RunDatasets {
         continue;
       }
       try {
-        const prepared = await this.prepare(d.name, plan, limits);
+        const prepared = await this.prepare(d.name, plan, limits, deadlineAtMs);
         counts[d.name] = prepared.source.count;
         if (plan.type === "file") {
           loadReports[d.name] = { accepted: prepared.source.count, rejected: prepared.rejected, namespace: `${plan.options.name}:${plan.options.split}` };
@@ -178,10 +193,11 @@ export class RunDatasets {
 
   /**
    * Makes sure these tasks are stored, reading the missing ones (a few at a time). Never throws.
-   * @returns the refs that could not be read, with the error (`source#index` → message)
+   * @returns the refs that could not be read, with the error (`source#index` → its message, and whether it says the
+   *   file is no longer the one the run indexed: {@link DatasetChangedError})
    */
-  async ensure(refs: readonly { source: string; taskIndex: number }[]): Promise<Map<string, string>> {
-    const failed = new Map<string, string>();
+  async ensure(refs: readonly { source: string; taskIndex: number }[]): Promise<Map<string, DatasetReadFailure>> {
+    const failed = new Map<string, DatasetReadFailure>();
     const seen = new Set<string>();
     const missing = refs.filter((r) => {
       const key = `${r.source}#${r.taskIndex}`;
@@ -196,7 +212,7 @@ export class RunDatasets {
         try {
           this.#store(ref.source, ref.taskIndex, await this.#read(ref.source, ref.taskIndex));
         } catch (err) {
-          failed.set(`${ref.source}#${ref.taskIndex}`, err instanceof Error ? err.message : String(err));
+          failed.set(`${ref.source}#${ref.taskIndex}`, { message: err instanceof Error ? err.message : String(err), changed: err instanceof DatasetChangedError });
         }
       }
     };
@@ -221,7 +237,7 @@ export class RunDatasets {
     if (!Number.isInteger(taskIndex) || taskIndex < 0 || taskIndex >= source.count) throw new Error(`no task ${name}[${taskIndex}] in this run`);
     if (source.type === "stored") return this.storage.task(name, taskIndex);
     if (source.type === "generate") return withAnswerReaders(generateCountdownTask(source.settings, taskIndex), source.answerReaders);
-    const entry = entryAt(this.#chunk(name, Math.floor(taskIndex / INDEX_CHUNK_ENTRIES)), taskIndex % INDEX_CHUNK_ENTRIES);
+    const entry = entryAt(this.#chunk(name, Math.floor(taskIndex / INDEX_CHUNK_ENTRIES)), taskIndex % INDEX_CHUNK_ENTRIES, source.entryFields ?? LEGACY_INDEX_FIELDS);
     const bytes = this.#source(source.url);
     if (source.format === "jsonl") return withAnswerReaders(await readJsonlTask(bytes, source.etag, entry, source.options), source.answerReaders);
     let pq = this.#parquet.get(name);

@@ -6,13 +6,14 @@
  * and the run's failure for its status, tells the watcher when a window is complete (an edge is due), and
  * unsubscribes the run when it is finished.
  */
-import { currentStep, type EngineStatusSeen, type RunSpec, type SchedulerEvent, type SchedulerState } from "../../scheduler/index.ts";
+import { currentStep, type EngineStatusSeen, type RunSpec, type SchedulerEvent, type SchedulerState, type TopUpPlanRequest } from "../../scheduler/index.ts";
 import { ENGINE } from "../../protocol/index.ts";
 import type { Env } from "../ground/env.ts";
 import { normalizeServerUrl } from "../../client/index.ts";
 import { runJob } from "../ground/run-job.ts";
 import type { EngineNote, EngineObservation, EngineSubscription } from "../swarm-server/engine-note.ts";
 import { callObject } from "../ground/do-call.ts";
+import type { TopUpPlanInput } from "../swarm-server/top-up-plan.ts";
 
 /** The object of the swarm server at `url` (one per normalised URL). @throws SwarmInputError for a non-http(s) URL */
 export function swarmServerStub(env: Env, url: string) {
@@ -79,11 +80,12 @@ export class EngineLink {
    * @returns null once the run left its servers' objects (a poll decided before the run finished, run after it)
    * @throws when the object cannot be reached
    */
-  async observe(name: string, withPool = false): Promise<EngineObservation | null> {
+  async observe(name: string, withPool = false, plan?: TopUpPlanRequest): Promise<EngineObservation | null> {
     const s = this.run.spec.swarms.find((x) => x.name === name);
     if (!s) throw new Error(`swarm "${name}" is not part of run ${this.run.runId}`);
     if (this.#left) return null;
-    return swarmServerStub(this.env, s.url).subscribe(this.subscription(name), { withPool });
+    const input: TopUpPlanInput | undefined = plan ? { pendingGroups: plan.pendingGroups, ...(plan.ask ? { ask: plan.ask } : {}) } : undefined;
+    return swarmServerStub(this.env, s.url).subscribe(this.subscription(name), { withPool, ...(input ? { plan: input } : {}) });
   }
 
   /**
@@ -100,7 +102,12 @@ export class EngineLink {
     if (last !== undefined && obs.restarts > last && obs.engineStatus !== ENGINE.OFFLINE && obs.engineStatus !== ENGINE.BOOTING) {
       events.push({ type: "engineStatusSeen", swarm: obs.swarm, engineStatus: ENGINE.OFFLINE, globalStep: 0 });
     }
-    if (obs.seenAtMs !== null) events.push({ type: "engineStatusSeen", swarm: obs.swarm, engineStatus: obs.engineStatus, globalStep: obs.globalStep, ...(obs.pool ? { pool: obs.pool } : {}) });
+    if (obs.seenAtMs !== null) {
+      events.push({
+        type: "engineStatusSeen", swarm: obs.swarm, engineStatus: obs.engineStatus, globalStep: obs.globalStep,
+        ...(obs.pool ? { pool: obs.pool } : {}), ...(obs.topUpGrant ? { topUpGrant: obs.topUpGrant } : {}),
+      });
+    }
     return events;
   }
 
@@ -117,7 +124,17 @@ export class EngineLink {
     yield* this.eventsFor(obs);
   }
 
-  /** Why the run failed (a swarm server's object said so), null unless it did. */
+  /**
+   * Records why the run cannot go on (the first reason is kept; a dataset changed under the run, edge/run/command-runner).
+   * @returns the `stopRequested` (failed) event to apply, or null when a failure was recorded before
+   */
+  fail(reason: string): SchedulerEvent | null {
+    if (this.failure() !== null) return null;
+    this.kv.put(FAILURE_KEY, reason);
+    return { type: "stopRequested", reason, failed: true };
+  }
+
+  /** Why the run failed (a swarm server's object said so, or a dataset changed under it), null unless it did. */
   failure(): string | null {
     return this.kv.get<string>(FAILURE_KEY) ?? null;
   }

@@ -15,6 +15,7 @@ import type { RunMetrics } from "./board/metrics.ts";
 import type { DashboardSnapshot } from "./board/snapshot.ts";
 import { isReadOnly, type Env } from "../ground/env.ts";
 import { endedPage, recordOutcome } from "./report-ledger.ts";
+import { capsFrom } from "../ground/caps.ts";
 import { prepareRun, stageTasks, type StagedTasks } from "./run-create.ts";
 import { beginCreate, finishPendingCreate, type IndexingHost, PendingRuns, pendingView, stopPendingCreate } from "./run-indexing.ts";
 import { RunLoop } from "./run-loop.ts";
@@ -50,13 +51,18 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
       return { view: run.view()!, issues: [] };
     }
     // large URL/R2 datasets are indexed in the background (edge/run/run-indexing): the answer is the `indexing` view
-    return (await beginCreate(input, this.#indexing(), Date.now())) ?? this.#create(input, () => true);
+    // small files are indexed here, within the caps' inline budget (POST /runs answers within a bound, edge/ground/caps)
+    return (await beginCreate(input, this.#indexing(), Date.now())) ?? this.#create(input, () => true, capsFrom(this.env).inlineIndexSeconds);
   }
 
-  /** The creation itself (index pass, checks, first state); nothing is stored unless `wanted()` still holds after the pass. */
-  async #create(input: CreateRunInput, wanted: () => boolean): Promise<CreateRunResult> {
+  /**
+   * The creation itself (index pass, checks, first state); nothing is stored unless `wanted()` still holds after the
+   * pass. `budgetSeconds`: the index pass's time budget (past it the run is refused naming the file).
+   */
+  async #create(input: CreateRunInput, wanted: () => boolean, budgetSeconds: number): Promise<CreateRunResult> {
     const run = this.#run;
-    const prepared = await prepareRun(input, { datasets: run.parts.datasets, storage: run.parts.storage, env: this.env, nowMs: Date.now() });
+    const nowMs = Date.now();
+    const prepared = await prepareRun(input, { datasets: run.parts.datasets, storage: run.parts.storage, env: this.env, nowMs, indexDeadlineAtMs: nowMs + budgetSeconds * 1000 });
     if (!("state" in prepared)) return { view: null, issues: prepared.issues };
     if (!wanted()) {
       run.parts.storage.clearDatasets();
@@ -76,7 +82,7 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
       clearIndexes: () => storage.clearFileIndexes(),
       env: this.env,
       wakeNow: () => this.ctx.storage.setAlarm(Date.now()),
-      create: (input, wanted) => this.#create(input, wanted),
+      create: (input, wanted) => this.#create(input, wanted, capsFrom(this.env).indexBudgetSeconds),
       releaseQuota: async (input) => {
         const { principal } = input;
         if (principal) await callObject(() => this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(input.runId));

@@ -47,12 +47,13 @@ export function storeRun(storage: SchedulerStorage, run: { state: SchedulerState
  * Prepares a new run. On issues the staged dataset rows are cleared and nothing else is stored.
  * @param env the Worker's bindings and vars (the dataset limits are read from them)
  * @param nowMs the run's creation time (epoch ms)
+ * @param indexDeadlineAtMs epoch ms by which every file's index pass must have read its file (default none)
  */
 export async function prepareRun(
   input: CreateRunInput,
-  deps: { datasets: RunDatasets; storage: SchedulerStorage; env: DatasetLimitVars; nowMs: number },
+  deps: { datasets: RunDatasets; storage: SchedulerStorage; env: DatasetLimitVars; nowMs: number; indexDeadlineAtMs?: number },
 ): Promise<{ issues: Issue[] } | { issues: []; state: SchedulerState; meta: RunMeta }> {
-  const prepared = await deps.datasets.prepareAll(input, datasetLimits(deps.env));
+  const prepared = await deps.datasets.prepareAll(input, datasetLimits(deps.env), deps.indexDeadlineAtMs);
   // a train source with fewer tasks than one window takes from it would stall the run (never one task twice a window)
   let issues: Issue[] = prepared.issues.length ? prepared.issues : windowCapacityIssues(input.spec, prepared.counts).map((i) => invalid(i.path, i.message));
   const planned = plannedEpisodes(input.spec, prepared.counts);

@@ -6,11 +6,12 @@
  * releases its quota slot. Smaller files are indexed inline, as before, and their problems answer 400 at once.
  */
 import type { RunStatus } from "../../scheduler/index.ts";
+import { CAPS, capsFrom } from "../ground/caps.ts";
 import type { Issue } from "../ground/errors.ts";
 import type { CreateRunInput, RunView } from "./run-views.ts";
 
 /** Total bytes of a run's URL/R2 dataset files above which they are indexed in the background (default 8 MiB). */
-export const DEFAULT_BACKGROUND_INDEX_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_BACKGROUND_INDEX_BYTES = CAPS.backgroundIndexBytes.default;
 
 /** A run being created in the background (stored in the object's KV until the run exists or failed). */
 export interface PendingRun {
@@ -76,7 +77,8 @@ export function pendingRunView(p: PendingRun, nowMs: number): RunView {
   const failed = p.failure;
   const totals: RunStatus["totals"] = {
     windows: 0, episodesEnded: 0, groupsOpened: 0, groupsCompleted: 0, groupsDropped: 0, groupsAbandoned: 0, attemptsFailed: 0,
-    claimFailures: 0, dispatches: 0, reconciles: 0, episodesWiped: 0, groupsRerun: 0, groupsToppedUp: 0, meanReward: null,
+    claimFailures: 0, dispatches: 0, reconciles: 0, episodesWiped: 0, groupsRerun: 0, groupsToppedUp: 0,
+    endsUnresolved: 0, endsInferred: 0, endsUnknown: 0, meanReward: null,
   };
   const files = Object.entries(p.input.sources).filter(([, s]) => s.type === "file").map(([name]) => name);
   return {
@@ -130,9 +132,7 @@ export interface IndexingHost {
 
 function backgroundThreshold(input: CreateRunInput, env: object): number {
   if (input.backgroundIndexBytes !== undefined) return input.backgroundIndexBytes;
-  const raw = (env as Record<string, unknown>)["AJET_BACKGROUND_INDEX_BYTES"];
-  const n = Number(raw);
-  return typeof raw === "string" && raw.trim() !== "" && Number.isSafeInteger(n) && n >= 0 ? n : DEFAULT_BACKGROUND_INDEX_BYTES;
+  return capsFrom(env).backgroundIndexBytes;
 }
 
 /**

@@ -58,9 +58,9 @@ export class RunLoop {
       feed: (event, inline) => this.apply(event, inline),
       // an outbox resend reports like a consumer does, through the loop (never through the object's own RPC)
       report: (report) => this.reported(report),
-      observeEngine: async (swarm, inline, withPool) => {
+      observeEngine: async (swarm, inline, withPool, plan) => {
         // a finished run has left its servers' objects: a poll decided before it finished subscribes nothing
-        const obs = this.#state?.run.phase === "finished" ? null : await this.#link!.observe(swarm, withPool);
+        const obs = this.#state?.run.phase === "finished" ? null : await this.#link!.observe(swarm, withPool, plan);
         if (obs === null) return null;
         await this.observed(obs, inline);
         return obs.note.kind === "unreachable" ? obs.note.error : null;
@@ -68,6 +68,10 @@ export class RunLoop {
       log: this.log,
       gatewayHeaders: (swarm) => this.gatewayHeaders()[swarm] ?? {},
       finished: () => this.#finished(),
+      fail: async (reason, inline) => {
+        const event = this.#state?.run.phase === "finished" ? null : (this.#link?.fail(reason) ?? null);
+        if (event) await this.apply(event, inline);
+      },
     });
     const { storage } = this.parts;
     this.#meta = storage.meta();

@@ -52,11 +52,12 @@ export function runObjectParts(ctx: DurableObjectState, env: Env, hooks: RunObje
     state: () => hooks.state(),
     feed: (event, inline) => hooks.feed(event, inline),
     report: (report) => hooks.report(report),
-    observeEngine: (swarm, inline, withPool) => hooks.observeEngine(swarm, inline, withPool),
+    observeEngine: (swarm, inline, withPool, plan) => hooks.observeEngine(swarm, inline, withPool, plan),
     log: (level, message, fields) => hooks.log(level, message, fields),
     fetch: outbound,
     gatewayHeaders: (swarm) => hooks.gatewayHeaders?.(swarm) ?? {},
     finished: () => hooks.finished(),
+    fail: (reason, inline) => hooks.fail(reason, inline),
   });
   const dashboard = new RunDashboard({
     storage,

@@ -12,7 +12,7 @@
  */
 import type { Task, ValidWorkflowOutput } from "../../protocol/index.ts";
 import type { EndedEpisode } from "../../port/index.ts";
-import { chunkFromBytes, deserializeTask, serializeTask, type CountdownGeneratorSettings, type DatasetFormat, type RowOptions } from "../../tasks/index.ts";
+import { chunkFromBytes, deserializeTask, serializeTask } from "../../tasks/index.ts";
 import type { EpisodeRow, EvalTaskRow, LandedEpisode, RowChanges, RunRow, RunSummary, SchedulerCommand, SchedulerState, WindowRow, StoredBatchRow } from "../../scheduler/index.ts";
 import { stateFromRows, storedBatchRow } from "../../scheduler/index.ts";
 import { redactEpisodeKeys } from "../ground/log.ts";
@@ -44,17 +44,9 @@ const SCHEMA = [
 /** Log lines kept per run (older ones are deleted). */
 export const MAX_LOG_LINES = 500;
 
-/**
- * How a run reads one dataset (stored once at create; small):
- * - `stored`: inline rows, all in `tasks`;
- * - `generate`: the Countdown generator, task i made when first needed;
- * - `file`: a JSONL or Parquet file behind an http(s) URL or in R2, indexed at create (`dataset_index`), task i
- *   read (one ranged read) when first needed; `size` and `etag` are the indexed version's.
- */
-export type StoredSource =
-  | { type: "stored"; count: number }
-  | { type: "generate"; count: number; settings: CountdownGeneratorSettings & { name: string }; answerReaders?: string[] }
-  | { type: "file"; count: number; url: string; format: DatasetFormat; size: number; etag: string | null; options: RowOptions; answerReaders?: string[] };
+import type { StoredSource } from "./stored-source.ts";
+
+export type { StoredSource };
 
 /** Typed access to the DO's SQLite storage. All methods are synchronous (SQLite in a DO is). */
 export class SchedulerStorage {
@@ -81,6 +73,18 @@ export class SchedulerStorage {
     if (!meta || Object.keys(meta.spec.secrets).length === 0) return false;
     this.setMeta({ ...meta, spec: { ...meta.spec, secrets: {} } });
     return true;
+  }
+
+  /**
+   * Counts one more confirmation that dataset `source` changed under the run (persisted: a reset does not restart it).
+   * @returns the confirmations so far, this one included
+   */
+  confirmDatasetChange(source: string): number {
+    const key = `changed:${source}`;
+    const row = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, key).toArray()[0];
+    const count = (row ? Number(row.value) : 0) + 1;
+    this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)`, key, String(count));
+    return count;
   }
 
   /** The final summary, once the run finished. */

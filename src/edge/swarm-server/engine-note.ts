@@ -64,4 +64,6 @@ export interface EngineObservation {
    * a batch the trainer consumed in between then shows in the status, never as "no longer listed" (batch truth)
    */
   pool?: PoolSeen;
+  /** the answer to the run's top-up ask (edge/swarm-server/top-up-plan.ts): groups it may open for the batch at `step` */
+  topUpGrant?: { step: number | null; groups: number };
 }

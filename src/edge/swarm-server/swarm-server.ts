@@ -24,6 +24,7 @@ import type { EngineObservation, EngineSubscription } from "./engine-note.ts";
 import { changedRuns, nextWatchAtMs, observationFor, watchTimingOf } from "./engine-notes.ts";
 import { initialWatchState, watch, type BootAnswer, type Seen, type Subscriber, type WatchCommand, type WatchEvent, type WatchState } from "./engine-watch.ts";
 import { PoolShare, poolSeenOf } from "./pool-share.ts";
+import { emptyPlans, leavePlans, PLANS_KEY, planTopUp, type TopUpPlanInput, type TopUpPlans } from "./top-up-plan.ts";
 import { DEFAULT_WATCH_TIMING, freshBucket, spendOrOverdraw, type PollBucket } from "./swarm-watch.ts";
 
 export type { EngineNote, EngineObservation, EngineSubscription } from "./engine-note.ts";
@@ -56,9 +57,10 @@ export class SwarmServer extends DurableObject<Env> {
    * Subscribes a run (idempotent; also its heartbeat: the run's status polls call it). Keeps what the object learnt
    * about the run (seen ROLLING, failed). Polls when nobody did lately; wakes the watcher at once for a new run.
    * @param options.withPool read the pool information first, then a fresh status poll (batch truth)
-   * @returns the current observation for this run
+   * @param options.plan the run's unclaimed groups on this server and its top-up ask (edge/swarm-server/top-up-plan.ts)
+   * @returns the current observation for this run (with `topUpGrant` when it asked)
    */
-  async subscribe(sub: EngineSubscription, options: { withPool?: boolean } = {}): Promise<EngineObservation> {
+  async subscribe(sub: EngineSubscription, options: { withPool?: boolean; plan?: TopUpPlanInput } = {}): Promise<EngineObservation> {
     const now = Date.now();
     const { headers, ...stored } = sub;
     if (headers && Object.keys(headers).length > 0) this.#headers.set(sub.runId, headers);
@@ -78,12 +80,15 @@ export class SwarmServer extends DurableObject<Env> {
     // a run that left (a late subscribe): an observation of the engine, the run not taken back
     const subscriber = state.subs[sub.runId] ?? { ...stored, url: state.url ?? stored.url, subscribedAtMs: now, sawRolling: false, failed: null, expectEdgeUntilMs: null, heardAtMs: now };
     const obs = observationFor(state, subscriber, Date.now());
-    return pool !== undefined ? { ...obs, pool } : obs;
+    const grant = options.plan ? this.#plan(sub.runId, options.plan, state.seen) : undefined; // synchronous: asks never interleave
+    return { ...obs, ...(pool !== undefined ? { pool } : {}), ...(grant ? { topUpGrant: grant } : {}) };
   }
 
   /** The run is finished (its episodes resolved): it leaves; the last one that asked for `stopWhenDone` stops the engine. */
   async unsubscribe(runId: string): Promise<void> {
     this.#headers.delete(runId);
+    const plans = this.#kv.get<TopUpPlans>(PLANS_KEY);
+    if (plans) this.#kv.put(PLANS_KEY, leavePlans(plans, runId));
     await this.#carryOut(this.#apply({ type: "unsubscribed", runId, nowMs: Date.now() }));
   }
 
@@ -244,6 +249,14 @@ export class SwarmServer extends DurableObject<Env> {
   }
 
   // ---- storage ---------------------------------------------------------------------------------------------------
+
+  /** Applies a run's top-up plan input (stored: a reset object keeps its reservations). @returns the grant when it asked */
+  #plan(runId: string, input: TopUpPlanInput, seen: WatchState["seen"]): EngineObservation["topUpGrant"] {
+    const before = this.#kv.get<TopUpPlans>(PLANS_KEY) ?? emptyPlans();
+    const { plans, grant } = planTopUp(before, runId, input, seen, Date.now());
+    if (JSON.stringify(plans) !== JSON.stringify(before)) this.#kv.put(PLANS_KEY, plans);
+    return grant;
+  }
 
   /** The state as stored (each part under its own key). */
   #load(): WatchState {

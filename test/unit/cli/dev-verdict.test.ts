@@ -53,6 +53,8 @@ describe("dev run verdict", () => {
       "the tasks ran out after 2 of 3 training steps; step 2 got 12 of 32 episodes: give more tasks (--limit, a bigger --dataset) or fewer --steps",
     );
     expect(runFailure(run({ stopReason: null }), plan)).toBe("the run stopped (no stop reason) after 3 of 3 training steps");
+    // stopped on request with every accepted reward trained: its results are kept, not a failure (issue 25)
+    expect(runFailure(run({ stopReason: "stopRequested" }), plan)).toBeNull();
   });
 
   it("an eval run passes on epochsDone with scored episodes, fails when nothing was scored or it stopped early", () => {

@@ -205,6 +205,13 @@ describe("ajet-edge stop", () => {
     expect(io.stdout.join("")).toBe("run run-a is already finished (stop reason maxSteps)\n");
   });
 
+  it("a run this stop drained at once is reported stopped, not 'already finished' (issue 25)", async () => {
+    const w = fakeWorker({ "POST /runs/run-a/stop": [200, view({ phase: "finished", stopReason: "stopRequested" })] });
+    const io = ioAt();
+    expect(await runStopCommand(["run-a", "--worker", W], io, { AJET_API_TOKEN: "t" }, w.fn)).toBe(0);
+    expect(io.stdout.join("")).toBe(`run run-a stopped (stop reason stopRequested; ${view().totals.episodesEnded} episodes ended)\n`);
+  });
+
   it("needs the run id", async () => {
     await expect(runStopCommand(["--worker", W], ioAt(), {}, fakeWorker({}).fn)).rejects.toThrow("missing required argument 'run'");
   });

@@ -17,6 +17,8 @@ describe("--fault flags", () => {
     expect(() => parseFaultFlag("end-404")).toThrow(/unknown kind 'end-404'; use one of end-500-after-act/);
     expect(() => parseFaultFlag("llm-500:2")).toThrow(/rate must be a number from 0 to 1, got '2'/);
     expect(() => parseFaultFlag("llm-500:1:0")).toThrow(/max must be a positive integer, got '0'/);
+    expect(parseFaultFlag("end-500-after-act:1::first")).toEqual({ kind: "end-500-after-act", rate: 1, firstOnly: true });
+    expect(() => parseFaultFlag("end-500-after-act:1::last")).toThrow(/the 4th field can only be 'first', got 'last'/);
   });
 });
 

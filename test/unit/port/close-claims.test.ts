@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { assertValidWorkflowOutput } from "../../../src/protocol/index.ts";
-import { AbortCause, abortAll, endAll, isRetryableCause, serverOfSwarm, type ClaimCloser, type ClaimHandle, type EndAnswer } from "../../../src/port/index.ts";
+import { AbortCause, abortAll, endAll, isRetryableCause, requestReachedServer, serverOfSwarm, type ClaimCloser, type ClaimHandle, type EndAnswer } from "../../../src/port/index.ts";
 
 const OUTPUT = assertValidWorkflowOutput({ reward: 1 });
 const EXPIRED: EndAnswer = { kind: "expired", reason: "notClaimed" };
@@ -90,8 +90,30 @@ describe("endAll: what is sent, and when the outcome stays unknown", () => {
       "t",
       { s0: OUTPUT, s1: OUTPUT, s2: OUTPUT },
     );
-    expect(result).toEqual({ kind: "unresolved", reason: "end_episode outcome unknown on 's0': socket hang up; end_episode outcome unknown on 's2': socket hang up" });
+    expect(result).toEqual({ kind: "unresolved", reason: "end_episode outcome unknown on 's0': socket hang up; end_episode outcome unknown on 's2': socket hang up", reached: true });
     expect(b.sends).toHaveLength(1);
+  });
+
+  it("issue 25: a resend refused 'not rolling' after a lost answer is unknown, never lost (the first send may have closed the batch)", async () => {
+    const a = flaky(1, LOST);
+    const result = await endAll([{ swarm: "s0", episodeUuid: "u0", client: a.client }], "t", { s0: OUTPUT });
+    expect(result).toMatchObject({ kind: "unresolved", reached: true });
+    expect(a.sends).toEqual([{ episodeUuid: "u0", isResend: false }, { episodeUuid: "u0", isResend: true }]);
+    // from the outbox (the first send was the consumer's): unknown too, and whether it reached the server is not known here
+    const b = flaky(0, LOST);
+    expect(await endAll([{ swarm: "s0", episodeUuid: "u0", client: b.client }], "t", { s0: OUTPUT }, true)).toMatchObject({ kind: "unresolved", reached: false });
+    // a first send answered 'not rolling' is a refusal the server made: lost
+    const c = flaky(0, LOST);
+    expect(await endAll([{ swarm: "s0", episodeUuid: "u0", client: c.client }], "t", { s0: OUTPUT })).toEqual({ kind: "sent", result: "lost", cause: "lost:weightSyncing" });
+  });
+
+  it("issue 25: whether a failed send reached the server: its own 5xx or a dropped connection did; a gateway's HTML page, a refused connection or a timeout may not have", () => {
+    expect(requestReachedServer({ status: 500, detail: "Internal Server Error", body: "Internal Server Error" })).toBe(true);
+    expect(requestReachedServer({ status: 502, detail: "<html><body>Bad Gateway</body></html>", body: "<html><body>Bad Gateway</body></html>" })).toBe(false);
+    expect(requestReachedServer({ status: 503, detail: "", body: "" })).toBe(false);
+    expect(requestReachedServer(new Error("fetch failed", { cause: { message: "other side closed", code: "UND_ERR_SOCKET" } }))).toBe(true);
+    expect(requestReachedServer(new Error("fetch failed", { cause: { message: "connect ECONNREFUSED 127.0.0.1:1", code: "ECONNREFUSED" } }))).toBe(false);
+    expect(requestReachedServer(new Error("The operation was aborted due to timeout"))).toBe(false);
   });
 
   it("a claim without a recorded output for its swarm is unresolved (nothing is sent with another swarm's reward)", async () => {

@@ -251,7 +251,7 @@ describe("BC-49 a claim the budget cannot pay", () => {
 
 describe("BC-33 ends across two swarms", () => {
 
-  it("BC-33 the first swarm's end has an unknown outcome: the second swarm's claim is still ended, not left held; unresolved for the outbox", async () => {
+  it("BC-33 the first swarm's end has an unknown outcome: the second swarm's claim is still ended, not left held; reported unknown at once (the run resolves it from the server's record)", async () => {
     const a = await rollingEmulator({ batchSize: 4, numRepeat: 1, maxEnvWorker: 4 });
     const b = await rollingEmulator({ batchSize: 4, numRepeat: 1, maxEnvWorker: 4 }, { seed: 8 });
     const net = new SwarmNet().add(SWARM_A, "small", a.emu).add(SWARM_B, "large", b.emu);
@@ -268,7 +268,9 @@ describe("BC-33 ends across two swarms", () => {
     const result = await runEpisode(msg, deps);
 
     expect(result).toMatchObject({ kind: "unresolved" });
-    expect(methodsOf(port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded"]);
+    expect(methodsOf(port.calls)).toEqual(["episodeClaimed", "episodeOutcomeRecorded", "episodeReported"]);
+    // the first send may never have reached the server (a connection reset before any answer)
+    expect(port.calls[2]?.report).toMatchObject({ episodeKey: msg.episodeKey, attempt: 1, result: "unknown", reached: false });
     expect(b.emu.stepLog.flatMap((s) => s.episodes)).toHaveLength(1);
     expect(claimedRecords(b.emu)).toHaveLength(0);
     expect(net.to("/abort_episode")).toHaveLength(0);

@@ -28,10 +28,11 @@ describe("an end whose outcome is unknown", () => {
     expect(methodsOf(r.port.calls).at(-1)).toBe("episodeReported");
   });
 
-  it("never accepted and both sends failed: still unknown, left to the outbox (nothing reported)", async () => {
+  it("never accepted and both sends failed: still unknown, reported unknown at once (the run resolves it from the server's record), never ended or lost", async () => {
     const r = await run(() => ({ status: 500 }));
     expect(r.result).toMatchObject({ kind: "unresolved" });
-    expect(methodsOf(r.port.calls)).not.toContain("episodeReported");
+    const reports = r.port.calls.filter((c) => c.method === "episodeReported").map((c) => (c.report as { result: string }).result);
+    expect(reports).toEqual(["unknown"]);
     expect(r.emu.stepLog.flatMap((s) => s.episodes)).toHaveLength(0);
   });
 });

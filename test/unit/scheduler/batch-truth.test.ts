@@ -4,7 +4,7 @@
  * never says "finished" over rewards the server did not train.
  */
 import { describe, expect, it } from "vitest";
-import { runStatus, runSummary, type FinishRun, type PoolSeen } from "../../../src/scheduler/index.ts";
+import { runStatus, runSummary, STOP_UNKNOWN_GRACE_MS, type FinishRun, type PoolSeen } from "../../../src/scheduler/index.ts";
 import { Harness, specInput } from "./harness.ts";
 import { runWithFakeSwarm } from "./fake-swarm.ts";
 
@@ -178,6 +178,9 @@ describe("nothing stranded at the end", () => {
     h.rolling(1);
     h.serveAll(1); // 2 in flight at a time: serve everything, then stop before the batch closes
     h.apply({ type: "stopRequested" });
+    // the batch is complete: the stop waits (bounded) for the engine to close it; it never does
+    expect(h.state.run.phase).toBe("draining");
+    h.advance(STOP_UNKNOWN_GRACE_MS);
     expect(h.state.run.phase).toBe("finished");
     const summary = runSummary(h.state);
     expect(summary).toMatchObject({ verdict: "untrained", untrainedRewards: 8, stopReason: "stopRequested" });

@@ -60,6 +60,8 @@ export class Harness {
   state: SchedulerState;
   nowMs = 1_000_000;
   readonly commands: SchedulerCommand[] = [];
+  /** answer each top-up ask with a grant of all of it, as the server's object of a run alone on it does */
+  answerTopUps = true;
   /** every attempt the core closed on a lease expiry, as the decisions' `changes` listed them */
   readonly closedAttempts: NonNullable<Decision["changes"]["closedAttempts"]> = [];
   private readonly store = {
@@ -79,6 +81,12 @@ export class Harness {
     this.commands.push(...decision.commands);
     this.closedAttempts.push(...(decision.changes.closedAttempts ?? []));
     if (this.checkRows) this.persist(decision);
+    // the server's object of a run alone on it grants every top-up ask at once (edge/swarm-server/top-up-plan)
+    const ask = this.answerTopUps ? decision.commands.find((c) => c.type === "pollEngineStatus" && c.plan?.ask) : undefined;
+    if (ask?.type === "pollEngineStatus" && ask.plan?.ask) {
+      const view = this.state.run.engines[0]!;
+      this.apply({ type: "engineStatusSeen", swarm: ask.plan.swarm, engineStatus: view.engineStatus, globalStep: view.globalStep, topUpGrant: { ...ask.plan.ask } });
+    }
     return decision;
   }
 

@@ -77,7 +77,9 @@ class World {
   uuid = 0;
   status = "ENGINE.ROLLING";
 
-  constructor(readonly h: Harness, readonly dice: Dice) {}
+  constructor(readonly h: Harness, readonly dice: Dice) {
+    h.answerTopUps = false; // answered below, as an event of its own (checked like any other)
+  }
 
   apply(event: SchedulerEvent): Decision {
     const decision = this.h.apply(event);
@@ -90,6 +92,11 @@ class World {
       if (c.type === "dispatchEpisodes") this.queue.push(...c.episodes);
       if (c.type === "resolveOutbox") this.resolves.push(...c.episodes);
       if (c.type === "abortEpisodes") for (const a of c.episodes) this.abortedRefs.add(`${a.episodeKey}@${a.attempt}`);
+    }
+    // the server's object of a run alone on it grants the whole ask, with the engine as it is now
+    for (const c of decision.commands) {
+      if (c.type !== "pollEngineStatus" || !c.plan?.ask) continue;
+      this.apply({ type: "engineStatusSeen", swarm: "default", engineStatus: this.status, globalStep: this.status === "ENGINE.OFFLINE" ? 0 : this.step, topUpGrant: { ...c.plan.ask } });
     }
     return decision;
   }

@@ -63,7 +63,7 @@ describe("RunSpec validation names the field and the fix", () => {
   it("rejects numRepeat < 1, a fractional batchSize, and unknown top-level keys", () => {
     const issues = issuesOf({ ...specInput({ numRepeat: 0, batchSize: 2.5 }), batchsize: 8 });
     const byPath = Object.fromEntries(issues.map((i) => [i.path, i.message]));
-    expect(byPath.numRepeat).toMatch(/numRepeat must be ≥ 1/);
+    expect(byPath.numRepeat).toMatch(/numRepeat is 0; it must be from 1 to 512/);
     expect(byPath.batchSize).toMatch(/whole number/);
     expect(issues.some((i) => i.message.includes("batchsize"))).toBe(true);
   });
@@ -161,7 +161,7 @@ describe("tuning bounds", () => {
   it("refuses a status poll faster than 100 ms and names the field", () => {
     const r = parseRunSpec(specInput({ tuning: { statusPollWaitingMs: 1 } }));
     expect(r.success).toBe(false);
-    if (!r.success) expect(r.issues).toEqual([expect.objectContaining({ path: "tuning.statusPollWaitingMs", message: expect.stringContaining("≥ 100") })]);
+    if (!r.success) expect(r.issues).toEqual([expect.objectContaining({ path: "tuning.statusPollWaitingMs", message: expect.stringContaining("from 100 to 60,000 milliseconds") })]);
   });
 });
 

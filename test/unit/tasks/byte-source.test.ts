@@ -60,7 +60,7 @@ describe("httpByteSource", () => {
     expect(server.bytesSent() - before).toBe(size);
     const entry = entryAt(chunkFromBytes(new Uint8Array(chunks[12]!.buffer)), 345);
     const i = 12 * 4096 + 345;
-    expect(entry).toEqual({ offset: i * ROW_BYTES, length: ROW_BYTES - 1, index: i, line: i + 1 });
+    expect(entry).toEqual({ offset: i * ROW_BYTES, length: ROW_BYTES - 1, index: i, line: i + 1, digest: expect.any(Number) });
     const afterIndex = server.bytesSent();
     const task = await readJsonlTask(source, etag, entry, options);
     expect(server.bytesSent() - afterIndex).toBe(ROW_BYTES - 1); // one row's bytes, not the file

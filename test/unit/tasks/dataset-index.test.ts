@@ -7,8 +7,11 @@ import { parquetWriteBuffer } from "hyparquet-writer";
 import { describe, expect, it } from "vitest";
 import {
   chunkFromBytes,
+  DatasetChangedError,
   DatasetLoadError,
   entryAt,
+  LEGACY_INDEX_FIELDS,
+  INDEX_FIELDS,
   formatOf,
   INDEX_CHUNK_ENTRIES,
   indexJsonl,
@@ -60,7 +63,7 @@ function memorySink(): IndexSink & { chunks: Map<number, Uint8Array>; entries():
     entries() {
       return [...chunks.keys()].sort((a, b) => a - b).flatMap((k) => {
         const c = chunkFromBytes(chunks.get(k)!);
-        return Array.from({ length: c.length / 4 }, (_, i) => entryAt(c, i));
+        return Array.from({ length: c.length / INDEX_FIELDS }, (_, i) => entryAt(c, i));
       });
     },
   };
@@ -100,6 +103,23 @@ describe("indexJsonl", () => {
     expect(read.map((t) => t.task_id)).toEqual(["gsm8k:test:0", "gsm8k:test:id=a", "gsm8k:test:5", "gsm8k:test:7"]);
   });
 
+  it("a row replaced by one of the same byte length (no validator changed) is refused on read, naming the line; an old 4-number index reads as before", async () => {
+    const rows = (swap: boolean) => new TextEncoder().encode([0, 1, 2].map((i) => JSON.stringify({ question: swap && i === 1 ? "b?" : "a?", answer: `#### ${i}` })).join("\n"));
+    const sink = memorySink();
+    await indexJsonl(streamOf(rows(false), 7), GSM, sink, LIMITS);
+    const entries = sink.entries();
+    expect(entries.every((e) => typeof e.digest === "number")).toBe(true);
+    const swapped = memorySource(rows(true));
+    expect(swapped.stat).toBeDefined();
+    await expect(readJsonlTask(swapped, null, entries[0]!, GSM)).resolves.toMatchObject({ task_id: "gsm8k:test:0" });
+    const err = await readJsonlTask(swapped, null, entries[1]!, GSM).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DatasetChangedError);
+    expect((err as Error).message).toBe("dataset mem://test line 2 is not the row the run indexed (its bytes differ); the file was replaced during the run: start a new run on the new file");
+    // a chunk stored before digests (4 numbers per entry) reads without a digest
+    const legacy = new Float64Array([entries[1]!.offset, entries[1]!.length, 1, 2]);
+    expect(entryAt(legacy, 0, LEGACY_INDEX_FIELDS)).toEqual({ offset: entries[1]!.offset, length: entries[1]!.length, index: 1, line: 2, digest: null });
+  });
+
   it("refuses a line over maxRowBytes without holding it, and the rows after it keep their ids", async () => {
     const long = JSON.stringify({ question: "x".repeat(5000), answer: "#### 1" });
     const t = [JSON.stringify({ question: "a", answer: "#### 1" }), long, JSON.stringify({ question: "b", answer: "#### 2" })].join("\n");
@@ -116,7 +136,7 @@ describe("indexJsonl", () => {
     const sink = memorySink();
     expect((await indexJsonl(streamOf(many, 4096), GSM, sink, LIMITS)).count).toBe(n);
     expect([...sink.chunks.keys()]).toEqual([0, 1]);
-    expect(chunkFromBytes(sink.chunks.get(1)!).length).toBe(10 * 4);
+    expect(chunkFromBytes(sink.chunks.get(1)!).length).toBe(10 * INDEX_FIELDS);
     const err = await indexJsonl(streamOf(many, 4096), GSM, memorySink(), { ...LIMITS, maxRows: 100 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DatasetLoadError);
     expect((err as Error).message).toContain("more than 100 usable rows (AJET_MAX_DATASET_ROWS)");

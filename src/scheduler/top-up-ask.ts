@@ -1,0 +1,98 @@
+/**
+ * @module scheduler/top-up-ask — a run's side of one plan per server batch (issue 25). Several runs can feed the batch
+ * the first server's engine collects; each tops up only with the server object's grant (edge/swarm-server/top-up-plan),
+ * which sees every run of this Worker on that server. The run:
+ *  - mid-run, never tops up a batch other clients feed (other runs, other Workers, trainers: the pool shows their tasks):
+ *    its next window fills that batch (the window no longer lines up with one step, which sharing makes true anyway);
+ *  - tops up at most one batch's worth (`batchSize` groups) per window, whatever the grants: the bound that holds for
+ *    runs the object cannot see (other Workers, seen only through the pool's complete tasks and running claims);
+ *  - asks with its next status pull (`PollEngineStatus.plan`), at most once per {@link TOP_UP_RETRY_MS}, and opens the
+ *    groups granted (never more than the batch still lacks by its own count) when the answer comes;
+ *  - tells with each pull how many of its groups are not claimed yet (they fill the batch for the others' asks), as
+ *    long as it has any or last told some.
+ * Pure: time is the draft's `nowMs`.
+ */
+import type { Draft } from "./draft.ts";
+import type { TopUpPlanRequest } from "./commands.ts";
+import type { EngineStatusSeen } from "./events.ts";
+import { currentOpenBatch, groupsNeeded } from "./batches.ts";
+import { topUpBatch } from "./task-groups.ts";
+import type { BatchRow } from "./state.ts";
+
+/** An unanswered or refused ask is asked again after this long, ms. */
+export const TOP_UP_RETRY_MS = 2_000;
+/**
+ * A finishing run whose window's top-up room is used up waits this long for other clients to fill its batch, then
+ * finishes and reports those rewards untrained (never a run that waits forever), ms.
+ */
+export const TOP_UP_STARVED_MS = 120_000;
+
+/** Other clients' tasks are in the batch (complete, or with a claim running): a batch several clients feed. */
+export function isSharedBatch(batch: BatchRow): boolean {
+  return batch.foreignEpisodes > 0 || (batch.poolForeignTasks ?? 0) > 0;
+}
+
+/** Groups the current window may still top up (one batch's worth per window). */
+export function topUpRoom(d: Draft): number {
+  const step = d.run.windowsOpened > 0 ? d.steps[String(d.run.windowsOpened - 1)] : undefined;
+  return step ? Math.max(0, d.run.config.batchSize - (step.topUpGroups ?? 0)) : 0;
+}
+
+/**
+ * The run wants `need` more groups in `batch` (nothing of it in flight): asks its server's object with the next pull
+ * (made now), unless an ask is awaited or was refused less than {@link TOP_UP_RETRY_MS} ago, or the window's top-up
+ * room is used up (then it waits for the batch to close by the others' episodes).
+ */
+export function askTopUp(d: Draft, batch: BatchRow, need: number): void {
+  const room = topUpRoom(d);
+  const last = d.run.topUpAsk ?? null;
+  if (room <= 0) {
+    if (last?.granted !== -1 || last.step !== batch.globalStep) {
+      d.run.topUpAsk = { step: batch.globalStep, groups: 0, askedAtMs: d.nowMs, sent: true, granted: -1 };
+      d.log("warn", "the batch lacks tasks but this window already topped up one batch's worth: waiting for other clients to fill it", { batch: batch.batchKey, need });
+    }
+    return;
+  }
+  if (last && d.nowMs - last.askedAtMs < TOP_UP_RETRY_MS) return;
+  d.run.topUpAsk = { step: batch.globalStep, groups: Math.min(need, room), askedAtMs: d.nowMs, sent: false, granted: null };
+  if (d.run.nextPollAtMs === null || d.run.nextPollAtMs > d.nowMs) d.run.nextPollAtMs = d.nowMs;
+}
+
+/** The finishing run's top-up room was used up {@link TOP_UP_STARVED_MS} ago and its batch still lacks tasks. */
+export function isTopUpStarved(d: Draft): boolean {
+  const ask = d.run.topUpAsk;
+  if (ask?.granted !== -1 || d.nowMs - ask.askedAtMs < TOP_UP_STARVED_MS) return false;
+  const batch = currentOpenBatch(d);
+  return batch !== undefined && batch.globalStep === ask.step && groupsNeeded(d, batch) > 0;
+}
+
+/** The run's part of the plan for the next pull of its first server: its unclaimed groups, and its ask if not sent. */
+export function planRequest(d: Draft): TopUpPlanRequest | undefined {
+  if (d.run.config.episodeType !== "train") return undefined;
+  const groups = new Set<string>();
+  for (const r of d.rows()) if (r.status === "queued" || r.status === "dispatched") groups.add(r.groupKey);
+  const ask = d.run.topUpAsk;
+  const sending = ask && !ask.sent && ask.granted === null ? ask : null;
+  if (sending) d.run.topUpAsk = { ...sending, sent: true };
+  // nothing to tell: no ask, no unclaimed groups, and the object already knows of none
+  if (groups.size === 0 && !sending && !d.run.pendingTold) return undefined;
+  d.run.pendingTold = groups.size;
+  return { swarm: d.run.config.swarms[0]!, pendingGroups: groups.size, ...(sending ? { ask: { step: sending.step, groups: sending.groups } } : {}) };
+}
+
+/**
+ * The object's answer (on the first server's observation, after its batches were observed): the groups granted are
+ * opened in the batch the engine collects, if it is still the one asked about, nothing of the run is in flight, and
+ * the batch still lacks them; a grant of 0 means another run holds the batch's reservation or fills it.
+ */
+export function onTopUpGrant(d: Draft, e: EngineStatusSeen): void {
+  const ask = d.run.topUpAsk;
+  const grant = e.topUpGrant;
+  if (!grant || !ask || ask.granted !== null || ask.step !== grant.step) return;
+  d.run.topUpAsk = { ...ask, granted: grant.groups };
+  if (grant.groups <= 0 || d.episodes.size > 0 || (d.run.phase !== "running" && d.run.phase !== "finishing")) return;
+  const batch = currentOpenBatch(d);
+  if (!batch || batch.globalStep !== grant.step) return;
+  const n = Math.min(grant.groups, groupsNeeded(d, batch), topUpRoom(d));
+  if (n > 0) topUpBatch(d, batch, n);
+}

@@ -1,0 +1,75 @@
+/**
+ * A run's side of one plan per server batch (scheduler/top-up-ask, issue 25): it tops up only with its server object's
+ * grant, at most one batch's worth per window, fills a shared batch mid-run with its next window, and never waits forever
+ * for a batch nobody fills.
+ */
+import { describe, expect, it } from "vitest";
+import type { PollEngineStatus, PoolSeen } from "../../../src/scheduler/index.ts";
+import { TOP_UP_RETRY_MS, TOP_UP_STARVED_MS } from "../../../src/scheduler/top-up-ask.ts";
+import { Harness, specInput } from "./harness.ts";
+
+const asksOf = (h: Harness) => h.commands.filter((c): c is PollEngineStatus => c.type === "pollEngineStatus" && c.plan?.ask !== undefined).map((c) => c.plan!.ask!);
+const uuids = (h: Harness) => Object.values(h.state.batches).flatMap((b) => [...b.episodes.keys()]);
+/** The pool of step 1 with a task target of `target`, listing our landed episodes (one task each), nothing running. */
+const pool = (h: Harness, target: number, foreign: Record<string, string[]> = {}): PoolSeen => {
+  const ours = uuids(h);
+  return { globalStep: 1, completedTasks: ours.length + Object.keys(foreign).length, completedTaskTarget: target, episodeUuids: [...ours, ...Object.values(foreign).flat()], taskEpisodes: { ...Object.fromEntries(ours.map((u) => [`t-${u}`, [u]])), ...foreign }, runningTaskIds: {} };
+};
+const seen = (h: Harness, p: PoolSeen, grant?: { step: number; groups: number }) =>
+  h.apply({ type: "engineStatusSeen", swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: 1, pool: p, ...(grant ? { topUpGrant: grant } : {}) });
+
+/** A 1-step run of 2 tasks (1 repeat) whose window landed at step 1, in a batch the pool says takes `target` tasks. */
+function landed(target: number, maxSteps = 1) {
+  const h = new Harness(specInput({ batchSize: 2, numRepeat: 1, maxParallel: 4, maxSteps }));
+  h.answerTopUps = false;
+  h.start();
+  h.rolling(1);
+  for (const d of h.takeDispatches()) h.finishEpisode(d, 1, 1);
+  seen(h, pool(h, target));
+  return h;
+}
+
+describe("top-ups under the server object's grant", () => {
+  it("the last window's batch lacks a task: the run asks with its pull and opens only what is granted; a refusal is asked again later", () => {
+    const h = landed(3);
+    expect(asksOf(h)).toEqual([{ step: 1, groups: 1 }]);
+    seen(h, pool(h, 3), { step: 1, groups: 0 }); // another run holds the reservation
+    expect(h.takeDispatches()).toEqual([]);
+    h.advance(TOP_UP_RETRY_MS / 2);
+    expect(asksOf(h)).toHaveLength(1);
+    h.advance(TOP_UP_RETRY_MS);
+    expect(asksOf(h)).toHaveLength(2);
+    seen(h, pool(h, 3), { step: 1, groups: 1 });
+    expect(h.takeDispatches()).toHaveLength(1);
+    expect(h.state.run.totals.groupsToppedUp).toBe(1);
+  });
+
+  it("at most one batch's worth per window: past it the run waits, then finishes and reports the rewards untrained", () => {
+    const h = landed(5); // needs 3 more tasks, the window may top up 2
+    expect(asksOf(h)).toEqual([{ step: 1, groups: 2 }]);
+    seen(h, pool(h, 5), { step: 1, groups: 2 });
+    const topUps = h.takeDispatches();
+    expect(topUps).toHaveLength(2);
+    for (const d of topUps) h.finishEpisode(d, 1, 1);
+    seen(h, pool(h, 5));
+    h.advance(TOP_UP_RETRY_MS);
+    expect(asksOf(h)).toHaveLength(1); // no more asks: the room is used up
+    expect(h.state.run.phase).toBe("finishing");
+    h.advance(TOP_UP_STARVED_MS);
+    expect(h.state.run.phase).toBe("finished");
+    expect(h.state.run.untrainedRewards).toBe(4);
+  });
+
+  it("mid-run, a batch other clients feed is filled by the next window, not topped up", () => {
+    const h = new Harness(specInput({ batchSize: 2, numRepeat: 1, maxParallel: 4, maxSteps: 3 }));
+    h.answerTopUps = false;
+    h.start();
+    h.rolling(1);
+    for (const d of h.takeDispatches()) h.finishEpisode(d, 1, 1);
+    // another client's complete task sits in the batch, whose target is 4
+    seen(h, pool(h, 4, { other: ["foreign-1"] }));
+    expect(asksOf(h)).toEqual([]);
+    expect(h.takeDispatches()).toHaveLength(2); // the next window's 2 groups
+    expect(h.state.run.windowsOpened).toBe(2);
+  });
+});
