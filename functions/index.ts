@@ -8,6 +8,8 @@ import type { RolloutFunction } from "ajet-edge";
 import countdown from "./countdown.ts";
 import mathAgent from "./math-agent.ts";
 import academicTranslation from "./academic-translation.ts";
+import codingAgent from "./coding-agent.ts";
+import codingAgentResponses from "./coding-agent-responses.ts";
 import codeAgent from "./code-agent.ts";
 // ajet-edge:imports (new functions are imported above this line)
 
@@ -16,6 +18,8 @@ export const rolloutFunctions: Record<string, RolloutFunction> = {
   "countdown": countdown,
   "math-agent": mathAgent,
   "academic-translation": academicTranslation,
+  "coding-agent": codingAgent,
+  "coding-agent-responses": codingAgentResponses,
   "code-agent": codeAgent,
   // ajet-edge:entries (new functions are registered above this line)
 };

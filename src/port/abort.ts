@@ -65,6 +65,13 @@ export const AbortCause = {
   outboxMissing: "outbox_missing",
   /** an abort was reported without a cause */
   aborted: "aborted",
+  /** an LLM request body or an inline image over the Worker's limits (sdk/llm-request-limits): the same task sends it again, so it is not retried */
+  requestTooLarge: "request_too_large",
+  /**
+   * an LLM request sent again inside one episode while the same request was still open on the server (a "ghost
+   * sample" that would train twice, runtime/ghost-guard): refused, and the attempt stopped
+   */
+  ghostSample: "ghost_sample",
   /**
    * a sandbox's infrastructure failed: its create was refused or unanswered after the retries, the sandbox died, or
    * its backend timed out. Never a reward: the attempt is aborted and runs again within the attempt budget
@@ -94,6 +101,7 @@ export const NON_RETRYABLE_CAUSES: ReadonlySet<string> = new Set<AbortCause>([
   AbortCause.sandboxDisabled,
   AbortCause.sandboxMisconfigured,
   AbortCause.sandboxSecret,
+  AbortCause.requestTooLarge,
 ]);
 
 /** True when a failed attempt with this cause may run again (every cause but {@link NON_RETRYABLE_CAUSES}). */

@@ -2,7 +2,7 @@
  * @module runtime/key-fence — no request with an episode's key leaves the runtime once the episode stopped
  * (BC-23). A seed-style function (`fromAgentRun`) gets only `baseUrl` and `apiKey` and calls the LLM with its own
  * client, i.e. with the global fetch, past every guard of `ctx`. The fence sits in front of the global fetch: a
- * request whose `Authorization: Bearer <key>` is an open episode's key takes that episode's guarded route (the
+ * request whose `Authorization: Bearer <key>` or `x-api-key` is an open episode's key takes that episode's guarded route (the
  * same limiter, budget, activity watch, retries and signal as `ctx.openai`); a request with the key of an episode
  * that stopped or is over is refused before it is sent; every other request passes untouched.
  */
@@ -14,13 +14,25 @@ export const EPISODE_OVER = AbortCause.episodeOver;
 
 const FENCE = Symbol.for("ajet-edge.key-fence");
 
-/** The `Bearer` token of a request, if any. */
+function headersOf(input: string | URL | Request, init?: RequestInit): Headers | null {
+  return init?.headers ? new Headers(init.headers) : input instanceof Request ? input.headers : null;
+}
+
+/** The `Bearer` token of a request, else its `x-api-key`, if any (where the LLM SDKs put an API key). */
 export function bearerOf(input: string | URL | Request, init?: RequestInit): string | undefined {
-  let auth: string | null = null;
-  if (init?.headers) auth = new Headers(init.headers).get("authorization");
-  else if (input instanceof Request) auth = input.headers.get("authorization");
-  const m = auth ? /^Bearer\s+(\S+)$/i.exec(auth.trim()) : null;
-  return m?.[1];
+  return keysOf(input, init)[0];
+}
+
+/**
+ * Every API key a request carries: its `Authorization: Bearer` token and its `x-api-key` (an Anthropic client may
+ * send both, and a different key in each).
+ */
+export function keysOf(input: string | URL | Request, init?: RequestInit): string[] {
+  const headers = headersOf(input, init);
+  const auth = headers?.get("authorization") ?? null;
+  const bearer = auth ? /^Bearer\s+(\S+)$/i.exec(auth.trim())?.[1] : undefined;
+  const apiKey = headers?.get("x-api-key")?.trim() || undefined;
+  return [bearer, apiKey].filter((k, i, all): k is string => k !== undefined && all.indexOf(k) === i);
 }
 
 /** Routes requests by episode key; see the module text. */
@@ -34,11 +46,14 @@ export class KeyFence {
 
   /** The fenced fetch (what the global fetch becomes). */
   readonly fetch: FetchLike = (input, init) => {
-    const key = bearerOf(input, init);
-    if (key === undefined) return this.original(input, init);
-    const route = this.#open.get(key);
-    if (route) return route(input, init);
-    if (this.#closed.has(key)) return Promise.reject(new EpisodeAbortError(EPISODE_OVER, "this episode is over: its key may already belong to another client's episode, so the request was not sent"));
+    const keys = keysOf(input, init);
+    if (keys.some((k) => this.#closed.has(k))) {
+      return Promise.reject(new EpisodeAbortError(EPISODE_OVER, "this episode is over: its key may already belong to another client's episode, so the request was not sent"));
+    }
+    for (const key of keys) {
+      const route = this.#open.get(key);
+      if (route) return route(input, init);
+    }
     return this.original(input, init);
   };
 

@@ -6,12 +6,14 @@
  * stop fired, or its local deadline (idle or lifetime) passed, no request with its key is sent.
  */
 import OpenAI from "openai";
+import { episodeAnthropic, type AnthropicMessagesClient } from "../sdk/anthropic.ts";
 import { SWARM_LLM_TIMEOUT_MS } from "../sdk/chat.ts";
 import type { EpisodeEndpoint, RolloutContext, RolloutLogger } from "../sdk/contract.ts";
 import { SANDBOX_DISABLED_MESSAGE, SandboxError, type Sandbox, type SandboxOptions } from "../sandbox/types.ts";
-import { withChatCompletionGuards, withTransientRetries } from "../sdk/llm-guards.ts";
+import { withLlmGuards, withTransientRetries } from "../sdk/llm-guards.ts";
 import { AbortCause } from "../port/index.ts";
 import { idleMarginMs, type EpisodeStop } from "./episode-stop.ts";
+import { GhostGuard } from "./ghost-guard.ts";
 import type { KeyFence } from "./key-fence.ts";
 import { untilBodyDone, type FetchLike } from "./limits.ts";
 import type { TranscriptRecorder } from "./transcript.ts";
@@ -59,7 +61,7 @@ export interface RolloutContextDeps {
   onActivity?(): void;
   /** the global-fetch fence; when given, each episode's key is routed through its guarded fetch while it runs */
   keyFence?: KeyFence;
-  /** per-call LLM timeout (ms); default 330 s, a little above the proxy's ~300 s give-up (BC-42) */
+  /** per-call LLM timeout (ms); default {@link SWARM_LLM_TIMEOUT_MS} (the proxy's 3600 s budget plus a margin) */
   llmTimeoutMs?: number;
   /** records the LLM calls and `ctx.log` lines for the episode's transcript (runtime/transcript) */
   recorder?: TranscriptRecorder;
@@ -131,6 +133,7 @@ function followSignal(inner: FetchLike, stop: EpisodeStop, deadline?: { now(): n
 export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: number): BuiltRolloutContext {
   const activity: Record<string, LlmActivity> = {};
   const openai: Record<string, OpenAI> = {};
+  const anthropic: Record<string, AnthropicMessagesClient> = {};
   const margin = idleMarginMs(deps.discardEpisodeTimeoutSeconds);
   const idleDeadline = (act: LlmActivity) => (act.inFlight > 0 ? Infinity : act.lastActivityAtMs + deps.discardEpisodeTimeoutSeconds * 1000 - margin);
   const earliestIdle = () => Math.min(...Object.values(activity).map(idleDeadline));
@@ -141,6 +144,8 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
       : { cause: AbortCause.idleDeadline, message: `no LLM activity for ${deps.discardEpisodeTimeoutSeconds} s less ${margin / 1000} s: the server reverts an idle claim at its discard timeout (BC-23)` };
   const deadline = { now: deps.now, at: localDeadlineAtMs, stop: deadlineStop };
   const closers: Array<() => void> = [];
+  // a re-issue of a request still open on the server is refused (a ghost sample, runtime/ghost-guard)
+  const ghosts = new GhostGuard({ now: deps.now, stop: (cause, message) => deps.stop.stop(cause, message) });
   for (const [swarm, ep] of Object.entries(deps.episodes)) {
     const act: LlmActivity = { calls: 0, successfulCalls: 0, lastActivityAtMs: claimedAtMs, inFlight: 0 };
     activity[swarm] = act;
@@ -153,8 +158,9 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
       onRetry: (info) => deps.log.warn("LLM call failed transiently; sending it again", { swarm, ...info }),
     });
     deps.recorder?.redact(ep.apiKey);
-    const recorded = deps.recorder ? deps.recorder.watchLlm(swarm, retried) : retried;
-    const fetch = withChatCompletionGuards(followSignal(recorded, deps.stop, deadline));
+    const sent = ghosts.wrap(swarm, retried);
+    const recorded = deps.recorder ? deps.recorder.watchLlm(swarm, sent) : sent;
+    const fetch = withLlmGuards(followSignal(recorded, deps.stop, deadline));
     if (deps.keyFence) closers.push(deps.keyFence.open(ep.apiKey, fetch));
     openai[swarm] = new OpenAI({
       baseURL: ep.baseUrl,
@@ -164,6 +170,7 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
       timeout: deps.llmTimeoutMs ?? SWARM_LLM_TIMEOUT_MS,
       fetch: fetch as unknown as typeof globalThis.fetch,
     });
+    anthropic[swarm] = episodeAnthropic({ baseUrl: ep.baseUrl, apiKey: ep.apiKey, fetch, timeoutMs: deps.llmTimeoutMs ?? SWARM_LLM_TIMEOUT_MS, headers: deps.gatewayHeaders?.[swarm] });
   }
   const first = Object.values(openai)[0];
   if (!first) throw new Error("createRolloutContext: no claimed episode");
@@ -177,6 +184,8 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
   const ctx: RolloutContext = {
     openai,
     llm: first,
+    anthropic,
+    anthropicLlm: Object.values(anthropic)[0]!,
     episodes: deps.episodes,
     episodeType: deps.episodeType,
     signal: deps.stop.signal,

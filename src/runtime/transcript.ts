@@ -9,8 +9,10 @@
 import type { EpisodeOutcome } from "../port/index.ts";
 import type { RolloutLogger } from "../sdk/contract.ts";
 import { API_KEY_PREFIX } from "../protocol/index.ts";
+import { llmRouteOf, urlOf, type LlmRoute } from "../sdk/llm-routes.ts";
 import type { FetchLike } from "./limits.ts";
 import type { SandboxCallRecord } from "../sandbox/session.ts";
+import { replyOf, requestOf } from "./transcript-shapes.ts";
 
 /** Any per-episode key (`sk-ajet-…`), also ones this recorder was not told about. */
 const EPISODE_KEY = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9+/=_-]*`, "g");
@@ -18,16 +20,24 @@ const EPISODE_KEY = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9+/=_-]*`, "g");
 /** One LLM call of one swarm episode. Times are epoch ms. */
 export interface TranscriptLlmCall {
   swarm: string;
+  /** the route (absent in records made before the Responses and Messages routes: chat) */
+  route?: LlmRoute;
   startedAtMs: number;
   /** when the answer's body ended (null: still open when the episode finished, or the call failed) */
   endedAtMs: number | null;
   /** HTTP status, null when the request itself failed */
   status: number | null;
-  /** the chat messages sent (system, user, assistant, tool results) */
+  /**
+   * the conversation sent, in the route's shape: chat messages; Responses `input` items (after `instructions` as a
+   * system message); Anthropic messages with their content blocks (after `system`). Inline images as stubs.
+   */
   messages: unknown[];
   /** the tools offered, when any */
   tools?: unknown[];
-  /** the answer's message (content and tool calls), or the raw body when it was not a chat completion JSON */
+  /**
+   * the answer in the route's shape: the chat message (content and tool calls); the Responses `output` items; an
+   * Anthropic `{role, content: blocks, stop_reason}`; or the raw body when it was none of these
+   */
   reply: unknown;
   usage?: unknown;
   error?: string;
@@ -153,21 +163,6 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** The reply of a chat completion body (JSON, or an SSE stream's joined deltas), else the raw text. */
-function replyOf(body: string): { reply: unknown; usage?: unknown } {
-  const json = parseJson(body) as { choices?: Array<{ message?: unknown }>; usage?: unknown } | undefined;
-  if (json && Array.isArray(json.choices)) return { reply: json.choices[0]?.message ?? null, usage: json.usage };
-  if (body.startsWith("data:")) {
-    let content = "";
-    for (const line of body.split("\n")) {
-      const chunk = line.startsWith("data:") ? (parseJson(line.slice(5).trim()) as { choices?: Array<{ delta?: { content?: string } }> } | undefined) : undefined;
-      content += chunk?.choices?.[0]?.delta?.content ?? "";
-    }
-    return { reply: { role: "assistant", content } };
-  }
-  return { reply: body };
-}
-
 /** Collects one episode attempt's record while it runs. */
 export class TranscriptRecorder {
   readonly llm: TranscriptLlmCall[] = [];
@@ -183,12 +178,15 @@ export class TranscriptRecorder {
     if (secret.length >= 4) this.#secrets.add(secret);
   }
 
-  /** Wraps one swarm episode's LLM fetch: each call's messages and answer are recorded (headers and URL are not). */
+  /**
+   * Wraps one swarm episode's LLM fetch: each call's conversation and answer are recorded in its route's shape
+   * (headers and URL are not).
+   */
   watchLlm(swarm: string, inner: FetchLike): FetchLike {
     return async (input, init) => {
-      const body = typeof init?.body === "string" ? (parseJson(init.body) as { messages?: unknown[]; tools?: unknown[] } | undefined) : undefined;
-      const call: TranscriptLlmCall = { swarm, startedAtMs: this.now(), endedAtMs: null, status: null, messages: body?.messages ?? [], reply: null };
-      if (body?.tools) call.tools = body.tools;
+      const route = llmRouteOf(urlOf(input)) ?? "chat";
+      const body = typeof init?.body === "string" ? parseJson(init.body) : undefined;
+      const call: TranscriptLlmCall = { swarm, route, startedAtMs: this.now(), endedAtMs: null, status: null, ...requestOf(route, body), reply: null };
       if (this.llm.length < MAX_CALLS) this.llm.push(call);
       else this.#dropped = true;
       let res: Response;
@@ -203,7 +201,7 @@ export class TranscriptRecorder {
       res
         .clone()
         .text()
-        .then((text) => Object.assign(call, replyOf(text), { endedAtMs: this.now() }))
+        .then((text) => Object.assign(call, replyOf(route, text), { endedAtMs: this.now() }))
         .catch((err: unknown) => (call.error = `answer not recorded: ${String(err)}`));
       return res;
     };

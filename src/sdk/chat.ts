@@ -11,7 +11,7 @@ import type {
 } from "openai/resources/chat/completions";
 import type { Task } from "../protocol/index.ts";
 import { AbortCause, EpisodeAbortError } from "../port/index.ts";
-import { findEpisodeAbortError, GuardReason, withChatCompletionGuards } from "./llm-guards.ts";
+import { findEpisodeAbortError, GuardReason, withLlmGuards } from "./llm-guards.ts";
 
 /** What an agent loop needs from the context; a {@link RolloutContext} fits, and so does a seed-style client. */
 export interface ChatIo {
@@ -21,8 +21,14 @@ export interface ChatIo {
   signal?: AbortSignal;
 }
 
-/** Per-call timeout for swarm LLM calls: a little above the proxy's ~300 s give-up (BC-42), in milliseconds. */
-export const SWARM_LLM_TIMEOUT_MS = 330_000;
+/**
+ * Per-call timeout of swarm LLM calls, milliseconds: the newest proxy waits up to 3600 s for one generation (600
+ * slices of 6 s, llm-routes §1 step 5) and answers 500 after that, so a client gives it that long plus 60 s (older
+ * proxies gave up after ~300 s and answered themselves, BC-42). The SDKs time a call until its answer's headers:
+ * a streamed answer opens at once and is then kept alive by its keepalive frames. A call still ends earlier when
+ * the episode stops (its lifetime, the run's stop).
+ */
+export const SWARM_LLM_TIMEOUT_MS = 3_660_000;
 
 /** One assistant turn: the message as returned and its finish reason (`stop`, `tool_calls`, `length` …). */
 export interface ChatTurn {
@@ -75,10 +81,10 @@ export async function completeChat(
 }
 
 /**
- * An OpenAI client for a seed-style function that receives only `baseUrl` and `apiKey`: `maxRetries: 0` and a
- * 330 s timeout (BC-42), with the chat-completion guards on the global `fetch` (read at call time).
+ * An OpenAI client for a seed-style function that receives only `baseUrl` and `apiKey`: `maxRetries: 0` and
+ * {@link SWARM_LLM_TIMEOUT_MS} (BC-42), with the LLM guards on the global `fetch` (read at call time).
  */
 export function seedClient(baseUrl: string, apiKey: string): OpenAI {
-  const fetch = withChatCompletionGuards((input, init) => globalThis.fetch(input, init));
-  return new OpenAI({ baseURL: baseUrl, apiKey, maxRetries: 0, timeout: SWARM_LLM_TIMEOUT_MS, fetch });
+  const fetch = withLlmGuards((input, init) => globalThis.fetch(input, init));
+  return new OpenAI({ baseURL: baseUrl, apiKey, organization: null, project: null, maxRetries: 0, timeout: SWARM_LLM_TIMEOUT_MS, fetch });
 }

@@ -4,6 +4,7 @@
  * Worker, the Durable Object or the swarm protocol.
  */
 import type OpenAI from "openai";
+import type { AnthropicMessagesClient } from "./anthropic.ts";
 import { AbortCause, DEFAULT_SWARM, EpisodeAbortError, serverOfSwarm } from "../port/index.ts";
 import type { Task, WorkflowOutput } from "../protocol/index.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
@@ -36,9 +37,12 @@ export interface RolloutLogger {
 
 /**
  * What `run(task, ctx)` receives (issue 4 §1).
- * - `openai[swarm]`: an OpenAI client on that swarm's claimed episode, with `maxRetries: 0` (BC-42) and the
- *   runtime's guards (connection limiter, subrequest budget, call counting, BC-38/BC-40 checks) in its fetch.
- * - `llm`: shorthand for the client of the first (or only) swarm.
+ * - `openai[swarm]`: an OpenAI client on that swarm's claimed episode — chat completions and the Responses API,
+ *   plain or streamed — with `maxRetries: 0` (BC-42) and the runtime's guards (key fence, stop signal, connection
+ *   limiter, subrequest budget, safe retries, transcripts, the BC-38/BC-40 checks) in its fetch.
+ * - `anthropic[swarm]`: the official Anthropic client (Messages API, plain or streamed, tool use) on the same
+ *   episode, through the same guards: base URL without `/v1`, the episode key as its API key.
+ * - `llm` / `anthropicLlm`: shorthands for the clients of the first (or only) swarm.
  * - `signal`: fires when the episode must stop (run stopped, budget exhausted, idle deadline near).
  * - `canContinue()`: asks the server whether the claim is still valid (spec §3.11); false on any error.
  * - `fetch`: the guarded fetch for the function's own calls (judge, tools).
@@ -49,6 +53,10 @@ export interface RolloutLogger {
 export interface RolloutContext {
   openai: Readonly<Record<string, OpenAI>>;
   llm: OpenAI;
+  /** the Anthropic Messages client per swarm (sdk/anthropic) */
+  anthropic: Readonly<Record<string, AnthropicMessagesClient>>;
+  /** the Anthropic Messages client of the first (or only) swarm */
+  anthropicLlm: AnthropicMessagesClient;
   episodes: Readonly<Record<string, EpisodeEndpoint>>;
   episodeType: "train" | "eval";
   signal: AbortSignal;

@@ -1,10 +1,14 @@
 /**
- * @module sdk/llm-guards — checks on `/chat/completions` answers from a swarm endpoint that turn
- * infrastructure faults into {@link EpisodeAbortError}s instead of wrong answers: a 200 without `choices` (BC-38),
- * an in-band SSE `error` chunk or a stream without `[DONE]` (BC-40), `finish_reason: "abort"` (BC-43). Pure; the
- * production runtime composes {@link withChatCompletionGuards} into its fetch, and so does the test harness.
+ * @module sdk/llm-guards — checks on the answers of a swarm episode's LLM routes (sdk/llm-routes) that turn
+ * infrastructure faults into {@link EpisodeAbortError}s instead of wrong answers: a 200 without the route's shape
+ * (`choices`, `output`, `content`; BC-38), an in-band SSE error or a stream without its terminal event (`[DONE]`,
+ * `response.completed`, `message_stop`; BC-40, llm-routes §1), `finish_reason: "abort"` (BC-43); and the size limits
+ * of a request before it is sent (sdk/llm-request-limits). Pure; the production runtime composes
+ * {@link withLlmGuards} into its fetch, and so does the test harness.
  */
 import { AbortCause, EpisodeAbortError } from "../port/index.ts";
+import { checkLlmRequestSize } from "./llm-request-limits.ts";
+import { assertMessageShape, assertResponseShape, brief, llmCallRoute, MESSAGES_STREAM, RESPONSES_STREAM, type LlmRoute, type StreamRule } from "./llm-routes.ts";
 
 /** The fetch signature the openai SDK accepts (and the runtime's limiter wraps). */
 export type ChatFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -21,16 +25,6 @@ export const GuardReason = {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/**
- * Short printable form of a server value for an error message. "timeout"/"timed out" are hyphenated because the
- * openai SDK classifies a fetch error whose text matches `/timed? ?out/i` as APIConnectionTimeoutError and drops
- * its `cause`, which would hide the abort reason.
- */
-function brief(value: unknown): string {
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  return (text ?? String(value)).slice(0, 300).replace(/(timed?) ?(out)/gi, "$1-$2");
 }
 
 /** Throws for any choice with `finish_reason: "abort"` (BC-43). `length` and others pass: they score normally. */
@@ -79,16 +73,33 @@ export function assertChatCompletionChunk(chunk: unknown): void {
   if (isObject(chunk) && Array.isArray(chunk.choices)) assertNotAborted(chunk.choices);
 }
 
-/** Checks SSE lines as they pass; errors the stream on a bad chunk or on an end without `[DONE]`. */
-function guardEventStream(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+/** `/chat/completions` streams: chunks checked one by one; `data: [DONE]` ends them. */
+const CHAT_STREAM: StreamRule = {
+  check: (data) => {
+    if (data !== "[DONE]") assertChatCompletionChunk(data);
+  },
+  isTerminal: (data) => data === "[DONE]",
+  terminalName: "final [DONE] line",
+};
+
+const STREAM_RULES: Record<LlmRoute, StreamRule> = { chat: CHAT_STREAM, responses: RESPONSES_STREAM, messages: MESSAGES_STREAM };
+
+/**
+ * Checks SSE `data:` lines as they pass (comment lines such as `: keepalive` and `event:` lines pass unread); errors
+ * the stream on a bad event, or when it ends without the route's terminal event (the server's generation failed
+ * after the stream opened, llm-routes §1).
+ */
+function guardEventStream(body: ReadableStream<Uint8Array>, rule: StreamRule): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   let pending = "";
-  let sawDone = false;
+  let ended = false;
   const checkLine = (line: string) => {
     if (!line.startsWith("data:")) return;
-    const data = line.slice(5).trim();
-    if (data === "[DONE]") sawDone = true;
-    else if (data !== "") assertChatCompletionChunk(parseJson(data));
+    const text = line.slice(5).trim();
+    if (text === "") return;
+    const data = text === "[DONE]" ? text : parseJson(text);
+    rule.check(data);
+    if (rule.isTerminal(data)) ended = true;
   };
   return body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
@@ -101,8 +112,8 @@ function guardEventStream(body: ReadableStream<Uint8Array>): ReadableStream<Uint
       },
       flush() {
         checkLine((pending + decoder.decode()).trim());
-        if (!sawDone) {
-          throw new EpisodeAbortError(GuardReason.infraError, "the LLM stream ended without its final [DONE] line (the server's upstream call failed)");
+        if (!ended) {
+          throw new EpisodeAbortError(GuardReason.infraError, `the LLM stream ended without its ${rule.terminalName} (the server's generation failed after the stream opened)`);
         }
       },
     }),
@@ -117,39 +128,35 @@ function parseJson(text: string): unknown {
   }
 }
 
-function isChatCompletionsPost(input: string | URL | Request, init: RequestInit | undefined): boolean {
-  const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
-  const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-  if (method !== "POST") return false;
-  try {
-    return new URL(url).pathname.endsWith("/chat/completions");
-  } catch {
-    return false; // a relative or malformed URL is not a swarm call
-  }
-}
+const JSON_CHECKS: Record<LlmRoute, (body: unknown) => void> = { chat: assertChatCompletionShape, responses: assertResponseShape, messages: assertMessageShape };
 
 /**
- * Wraps a fetch so every successful `POST …/chat/completions` answer is checked: JSON bodies with
- * {@link assertChatCompletionShape} (read fully, then re-served unchanged), event streams chunk by chunk with
- * {@link assertChatCompletionChunk} plus the `[DONE]` check. Other requests and non-2xx answers pass untouched
- * (the SDK raises its own `APIError` for those).
+ * Wraps a fetch so every LLM call (a POST to `/chat/completions`, `/responses` or `/messages`) is checked: its body
+ * against the size limits before it is sent (sdk/llm-request-limits), then a successful answer — a JSON body with
+ * the route's shape check (read fully, then re-served unchanged), an event stream event by event plus its terminal
+ * event. Other requests and non-2xx answers pass untouched (the SDKs raise their own `APIError` for those).
  *
- * Note: the openai SDK wraps an error thrown by `fetch` in `APIConnectionError` (the original as `cause`); use
+ * Note: the SDKs wrap an error thrown by `fetch` in `APIConnectionError` (the original as `cause`); use
  * {@link findEpisodeAbortError} to recover it. Stream errors surface unwrapped while iterating.
  */
-export function withChatCompletionGuards(inner: ChatFetch): ChatFetch {
+export function withLlmGuards(inner: ChatFetch): ChatFetch {
   return async (input, init) => {
+    const route = llmCallRoute(input, init);
+    if (route && typeof init?.body === "string") checkLlmRequestSize(init.body);
     const res = await inner(input, init);
-    if (!res.ok || !isChatCompletionsPost(input, init)) return res;
+    if (!res.ok || !route) return res;
     if ((res.headers.get("content-type") ?? "").includes("text/event-stream")) {
       if (!res.body) throw new EpisodeAbortError(GuardReason.infraError, "the LLM stream has no body");
-      return new Response(guardEventStream(res.body), { status: res.status, headers: res.headers });
+      return new Response(guardEventStream(res.body, STREAM_RULES[route]), { status: res.status, headers: res.headers });
     }
     const text = await res.text();
-    assertChatCompletionShape(parseJson(text));
+    JSON_CHECKS[route](parseJson(text));
     return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
   };
 }
+
+/** {@link withLlmGuards} under its first name (chat completions were the only route then). */
+export const withChatCompletionGuards = withLlmGuards;
 
 /**
  * The {@link EpisodeAbortError} behind an error, following `cause` links (at most 8), or `undefined`. Use it on
@@ -212,17 +219,24 @@ function replayable(input: string | URL | Request, init: RequestInit | undefined
   return typeof body === "string" || body instanceof ArrayBuffer || ArrayBuffer.isView(body) || body instanceof URLSearchParams || body instanceof Blob;
 }
 
-/** A thrown fetch error worth retrying: a reset or refused connection, not an abort, a guard or a budget stop. */
+/**
+ * A thrown fetch error worth retrying: a connection that was refused or never resolved (the request never reached
+ * a server). Not a reset or a cut connection: the server may have started the generation, and it finishes and is
+ * recorded even when the client is gone, so a resend would be a second sample of the same turn (the "ghost sample",
+ * llm-routes §1 step 7, §5). Not an abort, a guard or a budget stop either.
+ */
 function isTransientError(err: unknown, signal: AbortSignal | null | undefined): boolean {
   if (signal?.aborted) return false;
   if (!(err instanceof Error)) return false;
   if (err instanceof EpisodeAbortError || err.name === "AbortError" || err.name === "TimeoutError") return false;
   if ((err as { retryable?: unknown }).retryable === false) return false;
-  return err instanceof TypeError || /ECONNRESET|ECONNREFUSED|EPIPE|socket|network|connection/i.test(`${err.message} ${String((err as { code?: unknown }).code ?? "")}`);
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
+  const text = `${err.message} ${String((err as { code?: unknown }).code ?? "")} ${String(cause?.code ?? "")} ${String(cause?.message ?? "")}`;
+  return /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|connection refused/i.test(text);
 }
 
 /**
- * Wraps an LLM fetch so an answer with a {@link TRANSIENT_STATUSES} status, or a connection reset, is sent again
+ * Wraps an LLM fetch so an answer with a {@link TRANSIENT_STATUSES} status, or a refused connection, is sent again
  * inside the episode: at most `maxAttempts` in all, waiting the exponential back-off or the answer's
  * `Retry-After` (whichever is longer), and only while the wait ends before `retryBefore()` (the idle budget, so a
  * retry never outlives the claim). The openai clients keep `maxRetries: 0`: retrying here keeps the limiter, the

@@ -6,6 +6,8 @@
 import OpenAI from "openai";
 import type { ChatCompletionCreateParams } from "openai/resources/chat/completions";
 import { DEFAULT_SWARM, type EpisodeEndpoint, type RolloutContext, type RolloutLogger } from "./contract.ts";
+import { type AnthropicMessagesClient, episodeAnthropic } from "./anthropic.ts";
+import { SWARM_LLM_TIMEOUT_MS } from "./chat.ts";
 import { type ChatFetch, withChatCompletionGuards } from "./llm-guards.ts";
 import { SandboxError } from "../sandbox/types.ts";
 
@@ -161,7 +163,7 @@ function render(reply: ScriptedReply, stream: boolean, index: number, model: str
 /**
  * Builds a {@link RolloutContext} whose OpenAI clients talk to a local script instead of a swarm server.
  * Each swarm gets a fake claimed episode (`http://<swarm>.swarm.test/v1`, key `sk-ajet-test-<swarm>`); requests to
- * other URLs, or to paths other than `/chat/completions`, get a 404 like the swarm proxy's.
+ * other URLs, or to paths other than `/chat/completions` (the Responses and Messages routes included), get a 404.
  * @example
  * const { ctx, requests } = createTestContext({ reply: () => "The answer is \\boxed{4}." });
  * const out = await mathAgent.run(task, ctx);
@@ -193,9 +195,12 @@ export function createTestContext(options: TestContextOptions): TestContext {
   const fetch = options.guards === false ? local : withChatCompletionGuards(local);
 
   const openai: Record<string, OpenAI> = {};
+  // the scripted endpoint serves chat completions only: `ctx.anthropic` calls get the proxy's 404 here
+  const anthropic: Record<string, AnthropicMessagesClient> = {};
   for (const swarm of swarms) {
     const ep = episodes[swarm]!;
     openai[swarm] = new OpenAI({ apiKey: ep.apiKey, baseURL: ep.baseUrl, maxRetries: 0, fetch });
+    anthropic[swarm] = episodeAnthropic({ baseUrl: ep.baseUrl, apiKey: ep.apiKey, fetch, timeoutMs: SWARM_LLM_TIMEOUT_MS });
   }
   const logAt =
     (level: LoggedLine["level"]) =>
@@ -206,6 +211,8 @@ export function createTestContext(options: TestContextOptions): TestContext {
   const ctx: RolloutContext = {
     openai,
     llm: openai[swarms[0]!]!,
+    anthropic,
+    anthropicLlm: anthropic[swarms[0]!]!,
     episodes,
     episodeType: options.episodeType ?? "train",
     signal: controller.signal,

@@ -9,7 +9,7 @@ import { buildDevPlan, type DevDataset } from "../../src/cli/dev/plan.ts";
 import { runsApi, waitForRun, type RunsApi, type RunView } from "../../src/cli/dev/runs-api.ts";
 import { startDevSession, type DevSession } from "../../src/cli/dev/session.ts";
 import { boundedFetch } from "../../src/cli/dev/bounded-fetch.ts";
-import type { RunningEmulator, StepLogEntry } from "../../src/emulator/index.ts";
+import type { PolicyOptions, RunningEmulator, StepLogEntry } from "../../src/emulator/index.ts";
 
 /** A started session with its single emulator and the runs API of its Worker. */
 export interface E2eRig {
@@ -32,12 +32,12 @@ export const fetchWithTimeout: typeof fetch = boundedFetch(TEST_REQUEST_TIMEOUT_
 
 /**
  * Starts a session the way `ajet-edge dev <argv>` would (datasets may be replaced), with end requests counted.
- * `workerVars` adds Worker vars (limits a test lowers).
+ * `workerVars` adds Worker vars (limits a test lowers); `policy` sets the emulator's simulated-policy knobs.
  */
-export async function startRig(argv: string[], datasets?: DevDataset[], workerVars?: Record<string, string>): Promise<E2eRig> {
+export async function startRig(argv: string[], datasets?: DevDataset[], workerVars?: Record<string, string>, policy?: Partial<PolicyOptions>): Promise<E2eRig> {
   const options = parseDevArgs(argv);
   if (!options) throw new Error("--help is not a rig");
-  const plan = await buildDevPlan(options, datasets ? { datasets } : {});
+  const plan = await buildDevPlan(options, { ...(datasets ? { datasets } : {}), ...(policy ? { policy } : {}) });
   const session = await startDevSession(plan, workerVars ? { workerVars } : {});
   const emulator = session.swarms[0]?.emulator;
   if (!emulator) throw new Error("the rig needs the local emulator");

@@ -135,7 +135,7 @@ const ThrottleFlag = z
   });
 
 /** The dataset kind a shipped function reads when `--kind` is not given. */
-export const FUNCTION_KIND: Readonly<Record<string, DatasetKind>> = { "math-agent": "gsm8k", "code-agent": "gsm8k", countdown: "countdown" };
+export const FUNCTION_KIND: Readonly<Record<string, DatasetKind>> = { "math-agent": "gsm8k", "code-agent": "gsm8k", countdown: "countdown", "coding-agent": "countdown", "coding-agent-responses": "countdown" };
 
 const Flags = z.object({
   function: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, { error: "--function must be a function name like math-agent" }).optional(),

@@ -22,7 +22,7 @@ describe("episode transcripts", () => {
     expect(await res.text()).toContain("42"); // the caller still reads the whole body
     await new Promise((r) => setTimeout(r, 0));
     const t = rec.finish(base);
-    expect(t.llm).toEqual([{ swarm: "default", startedAtMs: 5, endedAtMs: 5, status: 200, messages: [{ role: "user", content: "6*7?" }], reply: { role: "assistant", content: "42 (key [redacted])" }, usage: { total_tokens: 3 } }]);
+    expect(t.llm).toEqual([{ swarm: "default", route: "chat", startedAtMs: 5, endedAtMs: 5, status: 200, messages: [{ role: "user", content: "6*7?" }], reply: { role: "assistant", content: "42 (key [redacted])" }, usage: { total_tokens: 3 } }]);
     expect(JSON.stringify(t)).not.toContain("sk-ajet-secret-key-123");
   });
 

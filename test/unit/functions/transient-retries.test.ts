@@ -1,5 +1,5 @@
 /**
- * LLM calls retried inside the episode: 429/5xx answers and connection resets are sent again (bounded, with the
+ * LLM calls retried inside the episode: 429/5xx answers and refused connections are sent again (bounded, with the
  * back-off or the answer's Retry-After, whichever is longer), never past the idle budget; other answers, aborts and
  * guard errors are not retried.
  */
@@ -69,11 +69,16 @@ describe("withTransientRetries", () => {
     expect(c.waits).toEqual([]);
   });
 
-  it("retries a connection reset, but not an abort, a guard error or a 400", async () => {
-    const reset = Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNRESET" } });
-    const r1 = scripted([reset, 200]);
+  it("retries a refused connection, but not a reset (the server may be generating: a resend is a ghost sample, llm-routes §5), an abort, a guard error or a 400", async () => {
+    const refused = Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED" } });
+    const r1 = scripted([refused, 200]);
     expect((await withTransientRetries(r1.fetch, clock())("http://llm", post)).status).toBe(200);
     expect(r1.calls).toHaveLength(2);
+
+    const reset = Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNRESET" } });
+    const r2 = scripted([reset, 200]);
+    await expect(withTransientRetries(r2.fetch, clock())("http://llm", post)).rejects.toBe(reset);
+    expect(r2.calls).toHaveLength(1);
 
     const aborted = scripted([new DOMException("stopped", "AbortError")]);
     await expect(withTransientRetries(aborted.fetch, clock())("http://llm", post)).rejects.toMatchObject({ name: "AbortError" });

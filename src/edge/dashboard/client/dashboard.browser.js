@@ -178,6 +178,29 @@ function render(snap) {
 }
 
 function text(value) { return typeof value === "string" ? value : JSON.stringify(value, null, 2); }
+// One content block or item of the three LLM routes as a line: chat parts, Anthropic blocks (text, tool_use,
+// tool_result), Responses items (message, function_call, function_call_output); anything else as JSON.
+function blockText(b) {
+  if (typeof b === "string") return b;
+  if (!b || typeof b !== "object") return text(b);
+  if (typeof b.text === "string" && (b.type === "text" || b.type === "output_text" || b.type === "input_text")) return b.text;
+  if (b.type === "tool_use") return "→ " + b.name + "(" + JSON.stringify(b.input) + ")";
+  if (b.type === "tool_result") return "← result of " + b.tool_use_id + ": " + contentText(b.content);
+  if (b.type === "function_call") return "→ " + b.name + "(" + b.arguments + ")";
+  if (b.type === "function_call_output") return "← output of " + b.call_id + ": " + contentText(b.output);
+  if (b.type === "message" || (b.role && b.content !== undefined)) return contentText(b.content);
+  return text(b);
+}
+function contentText(content) {
+  if (content === null || content === undefined) return "";
+  return Array.isArray(content) ? content.map(blockText).join("\n") : blockText(content);
+}
+function roleOf(m) {
+  if (m.role) return m.role;
+  if (m.type === "function_call") return "assistant";
+  if (m.type === "function_call_output") return "tool";
+  return "?";
+}
 function message(role, body, extra) {
   return el("div", { class: "msg " + role }, [el("div", { class: "role", text: role + (extra ? " · " + extra : "") }), el("pre", { text: body })]);
 }
@@ -207,12 +230,12 @@ function openTranscript(key, attempt) {
       // each call resends the conversation so far: show only the messages not shown yet
       var msgs = call.messages || [];
       msgs.slice(i === 0 ? 0 : seen).forEach(function (m) {
-        var content = m.content === null || m.content === undefined ? "" : text(m.content);
+        var content = m.role ? contentText(m.content) : blockText(m);
         if (m.tool_calls) content += (content ? "\n" : "") + m.tool_calls.map(function (tc) { return "→ " + (tc.function ? tc.function.name + "(" + tc.function.arguments + ")" : text(tc)); }).join("\n");
-        parts.push(message(m.role || "?", content, m.role === "tool" && m.tool_call_id ? "result of " + m.tool_call_id : call.swarm));
+        parts.push(message(roleOf(m), content, m.role === "tool" && m.tool_call_id ? "result of " + m.tool_call_id : call.swarm + (call.route && call.route !== "chat" ? " · " + call.route : "")));
       });
       var reply = call.reply;
-      var rtext = reply && typeof reply === "object" ? (reply.content ? text(reply.content) : "") : text(reply);
+      var rtext = Array.isArray(reply) ? contentText(reply) : reply && typeof reply === "object" ? contentText(reply.content) : text(reply);
       if (reply && reply.tool_calls) rtext += (rtext ? "\n" : "") + reply.tool_calls.map(function (tc) { return "→ " + tc.function.name + "(" + tc.function.arguments + ")"; }).join("\n");
       parts.push(message("assistant", rtext || (call.error ? "(no answer: " + call.error + ")" : "(empty)"), call.swarm + (call.status ? " · HTTP " + call.status : "")));
       seen = msgs.length + 1;
