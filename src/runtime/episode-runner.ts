@@ -19,6 +19,7 @@ import {
   type EpisodeOutcome,
   type EpisodeRef,
   type EpisodeReportResult,
+  type EpisodeSignals,
   type EventAck,
   type SchedulerPort,
   type SentAction,
@@ -33,6 +34,7 @@ import { endsConfirmedByPool } from "./end-reconcile.ts";
 import type { KeyFence } from "./key-fence.ts";
 import { sendServerAction } from "./server-action.ts";
 import { TranscriptRecorder, type TranscriptSink } from "./transcript.ts";
+import { EpisodeMeter } from "./episode-meter.ts";
 
 /** Everything one episode needs from its invocation. */
 export interface EpisodeRunnerDeps {
@@ -117,6 +119,7 @@ type Done = { done: EpisodeRunResult };
 export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): Promise<EpisodeRunResult> {
   const target = deliverable(msg, deps);
   if ("done" in target) return target.done;
+  const meter = new EpisodeMeter(deps.now);
   // the end/abort per swarm, the reports, and the start report and the last (quiet) beat when the port takes heartbeats
   const reservation = deps.budget?.reserve(target.swarms.length * 3 + 4 + (deps.port.episodeHeartbeat ? 2 : 0), "episode end/abort and reports");
   const port = new EpisodePort(deps.port, reservation, deps);
@@ -150,7 +153,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     if (early) void reported.then((ack) => "done" in ack && stop.stop(AbortCause.aborted, "the claim report was not applied"), () => undefined);
     // the operator's secrets win over the run's (POST /runs refuses a run that names one; this holds regardless)
     const secrets = { ...(go?.secrets ?? {}), ...deps.secrets };
-    const decision = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets, gatewayHeaders: headers, recorder, stop, ...(reservation ? { reserve: reservation } : {}) }, claimed.held, claimed.atMs);
+    const decision = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets, gatewayHeaders: headers, recorder, meter, stop, ...(reservation ? { reserve: reservation } : {}) }, claimed.held, claimed.atMs);
     // the commit waits for the claim's answer: an outcome is only recorded for a claim the scheduler applied (the
     // claim report is the fence: nothing is ended for an attempt the scheduler does not hold as running)
     const answer = go ?? (await reported);
@@ -160,7 +163,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     }
     if (decision.error) deps.log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
     const committed = await commit(msg, decision, claimed.held, port, deps.log);
-    const done = committed ? committed.done : await closeAndReport(msg, decision, claimed.held, task.task_id, port, deps);
+    const done = committed ? committed.done : await closeAndReport(msg, decision, claimed.held, task.task_id, port, { ...deps, signals: () => meter.signals(recorder !== undefined) });
     if (recorder && deps.transcripts) await saveTranscript(deps.transcripts, recorder, msg, task, claimed.atMs, decision, done, deps.log);
     return done;
   } finally {
@@ -288,7 +291,7 @@ async function closeAndReport(
   held: readonly HeldClaim[],
   taskId: string,
   port: EpisodePort,
-  deps: Pick<EpisodeRunnerDeps, "sleep" | "log">,
+  deps: Pick<EpisodeRunnerDeps, "sleep" | "log"> & { signals?: () => EpisodeSignals },
 ): Promise<EpisodeRunResult> {
   let sent: SentAction = await sendServerAction(decision, held, taskId, deps.sleep);
   // an end whose outcome is unknown: the server's completed tasks may say it was delivered, at once (BC-26)
@@ -300,7 +303,9 @@ async function closeAndReport(
   if (sent.cause === AbortCause.abortUnconfirmed) deps.log.warn("abort not confirmed by the server after retries; the scheduler releases the claim", { outcome: outcomeCause(decision.outcome) });
   try {
     const partial = sent.endedSwarms ? { endedSwarms: sent.endedSwarms } : {};
-    await port.twice((p) => p.episodeReported({ ...episodeRef(msg), result: sent.result, cause: sent.cause, ...partial }));
+    // what the attempt measured rides on its end report (no call of its own)
+    const signals = deps.signals ? { signals: deps.signals() } : {};
+    await port.twice((p) => p.episodeReported({ ...episodeRef(msg), result: sent.result, cause: sent.cause, ...partial, ...signals }));
   } catch (err) {
     return { kind: "unresolved", reason: `episodeReported failed: ${String(err)}` };
   }
@@ -324,7 +329,7 @@ async function saveTranscript(
   const outcome = decision.outcome;
   const record = recorder.finish({
     runId: msg.runId, episodeKey: msg.episodeKey, attempt: msg.attempt, taskId: msg.taskId, functionName: msg.functionName,
-    episodeType: msg.episodeType, query: task.main_query ?? null, claimedAtMs,
+    episodeType: msg.episodeType, query: task.main_query ?? null, task, claimedAtMs,
     result: done.kind === "reported" ? done.result : null, outcome,
     reward: outcome.kind === "end" || outcome.kind === "score" ? outcome.reward : null,
     outputs, error: decision.error,

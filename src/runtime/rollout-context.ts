@@ -13,6 +13,8 @@ import { AbortCause } from "../port/index.ts";
 import { idleMarginMs, type EpisodeStop } from "./episode-stop.ts";
 import type { KeyFence } from "./key-fence.ts";
 import { untilBodyDone, type FetchLike } from "./limits.ts";
+import type { EpisodeMeter } from "./episode-meter.ts";
+import { watchLlm } from "./llm-watch.ts";
 import type { TranscriptRecorder } from "./transcript.ts";
 
 /** LLM activity of one swarm episode, as the server's idle janitor sees it (spec §5.4). */
@@ -62,6 +64,8 @@ export interface RolloutContextDeps {
   llmTimeoutMs?: number;
   /** records the LLM calls and `ctx.log` lines for the episode's transcript (runtime/transcript) */
   recorder?: TranscriptRecorder;
+  /** measures each LLM call for the run's learning signals and cost (runtime/episode-meter) */
+  meter?: EpisodeMeter;
 }
 
 /** A context plus the activity the runtime reads after the function returns. */
@@ -146,7 +150,9 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
       onRetry: (info) => deps.log.warn("LLM call failed transiently; sending it again", { swarm, ...info }),
     });
     deps.recorder?.redact(ep.apiKey);
-    const recorded = deps.recorder ? deps.recorder.watchLlm(swarm, retried) : retried;
+    // every LLM route of this swarm's clients goes through this one watch: measured, and recorded when transcripts are on
+    const recorder = deps.recorder;
+    const recorded = watchLlm(swarm, retried, { now: deps.now, ...(deps.meter ? { meter: deps.meter } : {}), ...(recorder ? { record: (s, body) => recorder.record(s, body) } : {}) });
     const fetch = withChatCompletionGuards(followSignal(recorded, deps.stop, deadline));
     if (deps.keyFence) closers.push(deps.keyFence.open(ep.apiKey, fetch));
     openai[swarm] = new OpenAI({

@@ -8,8 +8,9 @@
  */
 import type { EpisodeOutcome } from "../port/index.ts";
 import type { RolloutLogger } from "../sdk/contract.ts";
-import { API_KEY_PREFIX } from "../protocol/index.ts";
+import { API_KEY_PREFIX, type Task } from "../protocol/index.ts";
 import type { FetchLike } from "./limits.ts";
+import { watchLlm, type LlmCallRecord } from "./llm-watch.ts";
 
 /** Any per-episode key (`sk-ajet-…`), also ones this recorder was not told about. */
 const EPISODE_KEY = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9+/=_-]*`, "g");
@@ -58,6 +59,8 @@ export interface EpisodeTranscript {
   episodeType: "train" | "eval";
   /** the task's first query, as the function received it (cut like a message) */
   query: string | null;
+  /** the task as the function received it (what a re-score reads); absent in records stored before it was kept */
+  task?: Task;
   claimedAtMs: number;
   finishedAtMs: number;
   /** how the server was told: ended, aborted, expired … (null when it was not reached) */
@@ -141,29 +144,6 @@ export function capTranscript(record: EpisodeTranscript, limits: TranscriptLimit
   }
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The reply of a chat completion body (JSON, or an SSE stream's joined deltas), else the raw text. */
-function replyOf(body: string): { reply: unknown; usage?: unknown } {
-  const json = parseJson(body) as { choices?: Array<{ message?: unknown }>; usage?: unknown } | undefined;
-  if (json && Array.isArray(json.choices)) return { reply: json.choices[0]?.message ?? null, usage: json.usage };
-  if (body.startsWith("data:")) {
-    let content = "";
-    for (const line of body.split("\n")) {
-      const chunk = line.startsWith("data:") ? (parseJson(line.slice(5).trim()) as { choices?: Array<{ delta?: { content?: string } }> } | undefined) : undefined;
-      content += chunk?.choices?.[0]?.delta?.content ?? "";
-    }
-    return { reply: { role: "assistant", content } };
-  }
-  return { reply: body };
-}
-
 /** Collects one episode attempt's record while it runs. */
 export class TranscriptRecorder {
   readonly llm: TranscriptLlmCall[] = [];
@@ -180,27 +160,24 @@ export class TranscriptRecorder {
 
   /** Wraps one swarm episode's LLM fetch: each call's messages and answer are recorded (headers and URL are not). */
   watchLlm(swarm: string, inner: FetchLike): FetchLike {
-    return async (input, init) => {
-      const body = typeof init?.body === "string" ? (parseJson(init.body) as { messages?: unknown[]; tools?: unknown[] } | undefined) : undefined;
-      const call: TranscriptLlmCall = { swarm, startedAtMs: this.now(), endedAtMs: null, status: null, messages: body?.messages ?? [], reply: null };
-      if (body?.tools) call.tools = body.tools;
-      if (this.llm.length < MAX_CALLS) this.llm.push(call);
-      else this.#dropped = true;
-      let res: Response;
-      try {
-        res = await inner(input, init);
-      } catch (err) {
-        call.error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-        throw err;
-      }
-      call.status = res.status;
-      // the clone's body is read alongside the caller's; a failure to read it only loses the record's reply
-      res
-        .clone()
-        .text()
-        .then((text) => Object.assign(call, replyOf(text), { endedAtMs: this.now() }))
-        .catch((err: unknown) => (call.error = `answer not recorded: ${String(err)}`));
-      return res;
+    return watchLlm(swarm, inner, { now: this.now, record: (s, body) => this.record(s, body) });
+  }
+
+  /**
+   * Opens the record of one LLM call of swarm `swarm` (`body`: its parsed request; the messages — or a Responses
+   * call's `input` list — and the tools are kept); runtime/llm-watch fills it in as the call goes.
+   */
+  record(swarm: string, body: unknown): LlmCallRecord {
+    const req = (body && typeof body === "object" ? body : {}) as { messages?: unknown[]; input?: unknown; tools?: unknown[] };
+    const messages = Array.isArray(req.messages) ? req.messages : Array.isArray(req.input) ? req.input : [];
+    const call: TranscriptLlmCall = { swarm, startedAtMs: this.now(), endedAtMs: null, status: null, messages, reply: null };
+    if (req.tools) call.tools = req.tools;
+    if (this.llm.length < MAX_CALLS) this.llm.push(call);
+    else this.#dropped = true;
+    return {
+      status: (status) => (call.status = status),
+      answered: (answer, endedAtMs) => Object.assign(call, { reply: answer.reply, ...(answer.usage !== undefined ? { usage: answer.usage } : {}), endedAtMs }),
+      failed: (error) => (call.error = error),
     };
   }
 
