@@ -23,7 +23,7 @@ export const AttemptsQuery = z
   });
 
 /** `GET /runs/:id/metrics`: JSON (default) or CSV (`format=csv`, or `Accept: text/csv`). */
-export const MetricsQuery = z.object({ format: z.enum(["json", "csv"]).optional() });
+export const MetricsQuery = z.object({ format: z.enum(["json", "csv", "jsonl"]).optional() });
 
 /** `GET /runs/:id/episodes/:key`: the transcript of one attempt (the last when `attempt` is absent). */
 export const TranscriptQuery = z.object({ attempt: z.coerce.number().int().min(1).optional() });
