@@ -51,6 +51,11 @@ export interface WorkerVars extends AuthEnv, LimitsEnv {
   TRANSCRIPT_RETENTION_DAYS?: string;
   /** the largest stored transcript in bytes (default 262144); longer messages are cut with a marker */
   TRANSCRIPT_MAX_BYTES?: string;
+  /**
+   * overrides of the price table a run's cost is computed with (edge/run/board/cost `PRICES`): a JSON object of
+   * prices in US dollars, e.g. `{"workerRequestsPerMillion": 0.30, "cpuMsPerEpisode": 20}`
+   */
+  AJET_PRICES?: string;
 }
 
 /** The Worker's environment: the generated bindings of wrangler.toml and the vars above. */
