@@ -59,6 +59,8 @@ export interface RunsApi {
   endedEpisodes(runId: string, globalStep?: number): Promise<EndedEpisodeView[]>;
   /** `GET /runs/:id/metrics`: per step, source and swarm server (edge/run/board/metrics). */
   metrics(runId: string): Promise<RunMetrics>;
+  /** `GET /runs/:id/metrics?format=csv|jsonl`: the export as text (the CSV or JSON Lines body as sent). */
+  metricsText(runId: string, format: "csv" | "jsonl"): Promise<string>;
   /** The in-flight episodes, oldest dispatch first, from `GET /runs/:id/dashboard` (LLM activity from the server's pool information). */
   inFlight(runId: string): Promise<InFlightEpisodeView[]>;
 }
@@ -120,6 +122,20 @@ export function runsApi(workerUrl: string, fetchFn: typeof fetch = fetch, option
       return (await call<{ episodes: EndedEpisodeView[] }>("GET", `runs/${id(runId)}/episodes${query}`, EpisodesBody)).episodes;
     },
     metrics: (runId) => call("GET", `runs/${id(runId)}/metrics`, MetricsBody),
+    metricsText: async (runId, format) => {
+      const path = `runs/${id(runId)}/metrics?format=${format}`;
+      const res = await fetchFn(new URL(path, `${workerUrl}/`), { headers: auth });
+      const text = await res.text();
+      if (res.ok) return text;
+      let message = text.slice(0, 200);
+      try {
+        const err = ErrorBody.safeParse(JSON.parse(text));
+        if (err.success) message = err.data.error.message;
+      } catch {
+        // not JSON: the text as sent
+      }
+      throw new RunsApiError(res.status, `GET /${path}: HTTP ${res.status}: ${message}`, []);
+    },
     inFlight: async (runId) => (await call<{ inFlight: InFlightEpisodeView[] }>("GET", `runs/${id(runId)}/dashboard`, DashboardBody)).inFlight,
   };
 }
