@@ -2,7 +2,7 @@
 // /assets/dashboard.js). Plain ES2020 as an ES module (the charts are charts.js), no build step. It reads JSON routes once and then follows the run's
 // WebSocket (/runs/:id/live): the run's Durable Object pushes a fresh snapshot after state changes, so the page
 // never polls. window.__dashboard exposes the last snapshot and the uPlot charts (the browser tests read them).
-import { chartWidth, failureChart, rewardChart, successChart } from "/assets/charts.js";
+import { chartWidth, failureChart, rewardChart, signalCharts, successChart } from "/assets/charts.js";
 
 var page = document.body.dataset.page;
 var state = { snapshot: null, charts: {}, updates: 0 };
@@ -131,6 +131,25 @@ function showWindow(n) {
   getJson("/runs/" + encodeURIComponent(runId) + "/attempts?window=" + n).then(function (b) { episodeRows(b.attempts); });
 }
 
+function usd(x) {
+  if (x === null || x === undefined) return "–";
+  if (x === 0) return "$0";
+  return x >= 0.01 ? "$" + x.toFixed(4) : "$" + x.toPrecision(3);
+}
+// the run's cost (GET /runs/:id/metrics `cost`): totals, then one row per priced line, estimates marked
+function costTable(snap) {
+  var c = snap.cost;
+  var box = document.getElementById("cost-cards");
+  if (!box) return;
+  if (!c) { box.replaceChildren(el("p", { class: "muted", text: "not priced" })); return; }
+  var items = [["total", usd(c.totalUsd)], ["per step", usd(c.perStepUsd)], ["per 1,000 episodes", usd(c.per1000EpisodesUsd)], ["of it estimated", usd(c.estimatedUsd)]];
+  box.replaceChildren.apply(box, items.map(function (it) { return el("div", { class: "card" }, [el("div", { class: "k", text: it[0] }), el("div", { class: "v", text: it[1] })]); }));
+  fill(document.querySelector("#cost tbody"), c.lines.concat(c.monthly.map(function (l) { return Object.assign({}, l, { item: l.item + " (per month kept)" }); })).map(function (l) {
+    return el("tr", { title: l.basis }, [el("td", { text: l.item + (l.estimate ? " (estimate)" : "") }), el("td", { text: String(+l.quantity.toPrecision(6)) + " " + l.unit }), el("td", { text: usd(l.usd) })]);
+  }), "nothing counted yet", 3);
+  document.getElementById("cost-note").textContent = "Workers Paid list prices of " + c.prices.asOf + "; estimates: " + c.lines.filter(function (l) { return l.estimate; }).map(function (l) { return l.basis; }).join("; ");
+}
+
 function evalTable(snap) {
   var section = document.getElementById("eval-section");
   if (!snap.eval) { section.hidden = true; return; }
@@ -151,9 +170,14 @@ function render(snap) {
   document.body.dataset.phase = snap.view.phase;
   document.body.dataset.steps = String(snap.view.steps.length);
   cards(snap);
+  // a finished run cannot be stopped: no button
+  var stop = document.getElementById("stop");
+  if (stop) stop.hidden = snap.view.phase === "finished";
   rewardChart(state.charts, snap, showWindow);
   successChart(state.charts, snap);
   failureChart(state.charts, snap);
+  signalCharts(state.charts, snap);
+  costTable(snap);
   inFlight(snap);
   evalTable(snap);
   if (shownWindow === null) episodeRows(snap.recent);

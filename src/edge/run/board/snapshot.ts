@@ -1,6 +1,7 @@
 /**
  * @module edge/run/board/snapshot — what the run page shows, built from the Durable Object's state (pure): the run
- * view, the reward curves per step (all, per source, per swarm server, with spread), failures by cause per step,
+ * view, the reward curves per step (all, per source, per swarm server, with spread clipped to the reward range),
+ * the learning signals and `log_metrics` per step, the run's cost, failures by cause per step,
  * episodes per minute, the in-flight table (like `ajet-swarm overwatch`) and the eval report. The DO sends it to
  * every connected viewer (edge/run/board/live) and answers `GET /runs/:id/dashboard` with it.
  */
@@ -8,7 +9,7 @@ import type { CurrentBatchRolloutPoolInformation } from "../../../protocol/index
 import { isInFlight, type SchedulerState } from "../../../scheduler/index.ts";
 import type { RunReport, RunView } from "../run-views.ts";
 import type { AttemptRow } from "../attempts.ts";
-import { ALL, type RunMetrics } from "./metrics.ts";
+import { ALL, type MetricsGroup, type RunMetrics } from "./metrics.ts";
 
 /** One in-flight episode. Ages are seconds; LLM fields come from the swarm server's pool information. */
 export interface InFlightRow {
@@ -36,6 +37,37 @@ export interface RewardSeries {
   std: (number | null)[];
 }
 
+/**
+ * The learning signals per window, read from the metrics export's all-sources, all-swarms group of each window
+ * (edge/run/board/signals), so the charts and `GET /runs/:id/metrics` show the same numbers. x = the 1-based window.
+ */
+export interface SignalSeries {
+  windows: number[];
+  zeroAdvantageShare: (number | null)[];
+  allZeroShare: (number | null)[];
+  allOneShare: (number | null)[];
+  responseCharsMean: (number | null)[];
+  responseCharsP95: (number | null)[];
+  completionTokensMean: (number | null)[];
+  completionTokensP95: (number | null)[];
+  promptTokensMean: (number | null)[];
+  lengthCutShare: (number | null)[];
+  latencyP50Ms: (number | null)[];
+  latencyP95Ms: (number | null)[];
+  tokensPerSecond: (number | null)[];
+  turnsMean: (number | null)[];
+  toolCallsMean: (number | null)[];
+  /** the window's time split, seconds */
+  rolloutS: (number | null)[];
+  trainerWaitS: (number | null)[];
+  weightSyncS: (number | null)[];
+  /** the reward histogram: the run's bin edges and each window's counts */
+  histogramEdges: number[];
+  histograms: number[][];
+  /** `log_metrics` key → its mean per window */
+  logMetrics: Record<string, (number | null)[]>;
+}
+
 /** The run page's data. */
 export interface DashboardSnapshot {
   view: RunView;
@@ -44,6 +76,11 @@ export interface DashboardSnapshot {
   successRate: { windows: number[]; rate: (number | null)[] };
   /** failures per step by cause, from the reported attempts */
   failures: { windows: number[]; byCause: Record<string, number[]> };
+  /** the "all" line's ± one standard deviation band, clipped to the run's reward range (its lowest and highest reward) */
+  band: { upper: (number | null)[]; lower: (number | null)[] };
+  signals: SignalSeries;
+  /** what the run costs so far (edge/run/board/cost), null when the object did not price it */
+  cost: RunMetrics["cost"] | null;
   /** ended episodes per minute over the run so far (null before the first ends) */
   episodesPerMinute: number | null;
   inFlight: InFlightRow[];
@@ -117,12 +154,51 @@ export function dashboardSnapshot(input: {
   }
   const causes = [...new Set(trainGroups.filter((g) => g.source === ALL && g.swarm === ALL).flatMap((g) => Object.keys(g.failuresByCause)))].sort();
   const byCause = Object.fromEntries(causes.map((c) => [c, windows.map((n) => groupAt(n, ALL, ALL)?.failuresByCause[c] ?? 0)]));
+  const all = windows.map((n) => groupAt(n, ALL, ALL));
+  const pick = (f: (g: MetricsGroup) => number | null | undefined) => all.map((g) => (g ? (f(g) ?? null) : null));
+  const sec = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : ms / 1000);
+  const edges = metrics.histogramEdges;
+  const lo = edges.length ? edges[0]! : null;
+  const hi = edges.length ? edges[edges.length - 1]! : null;
+  const clip = (x: number | null) => (x === null || lo === null || hi === null ? x : Math.min(hi, Math.max(lo, x)));
+  const mean = rewards[0]!.mean;
+  const std = rewards[0]!.std;
+  const lmKeys = [...new Set(all.flatMap((g) => (g ? Object.keys(g.logMetrics) : [])))].sort();
+  const signals: SignalSeries = {
+    windows,
+    zeroAdvantageShare: pick((g) => g.signals.zeroAdvantageShare),
+    allZeroShare: pick((g) => g.signals.allZeroShare),
+    allOneShare: pick((g) => g.signals.allOneShare),
+    responseCharsMean: pick((g) => g.signals.responseChars?.mean),
+    responseCharsP95: pick((g) => g.signals.responseChars?.p95),
+    completionTokensMean: pick((g) => g.signals.completionTokens?.mean),
+    completionTokensP95: pick((g) => g.signals.completionTokens?.p95),
+    promptTokensMean: pick((g) => g.signals.promptTokens?.mean),
+    lengthCutShare: pick((g) => g.signals.lengthCutShare),
+    latencyP50Ms: pick((g) => g.signals.latencyP50Ms),
+    latencyP95Ms: pick((g) => g.signals.latencyP95Ms),
+    tokensPerSecond: pick((g) => g.signals.tokensPerSecond),
+    turnsMean: pick((g) => g.signals.turns?.mean),
+    toolCallsMean: pick((g) => g.signals.toolCalls?.mean),
+    rolloutS: pick((g) => sec(g.signals.stepTime?.rolloutMs)),
+    trainerWaitS: pick((g) => sec(g.signals.stepTime?.trainerWaitMs)),
+    weightSyncS: pick((g) => sec(g.signals.stepTime?.weightSyncMs)),
+    histogramEdges: edges,
+    histograms: all.map((g) => g?.signals.histogram ?? []),
+    logMetrics: Object.fromEntries(lmKeys.map((k) => [k, pick((g) => g.logMetrics[k]?.mean)])),
+  };
   const minutes = ((input.finishedAtMs ?? input.nowMs) - (input.startedAtMs ?? view.createdAtMs)) / 60_000;
   return {
     view,
     rewards,
     successRate: { windows, rate: windows.map((n) => groupAt(n, ALL, ALL)?.successRate ?? null) },
     failures: { windows, byCause },
+    band: {
+      upper: mean.map((m, i) => (m === null || std[i] == null ? null : clip(m + std[i]!))),
+      lower: mean.map((m, i) => (m === null || std[i] == null ? null : clip(m - std[i]!))),
+    },
+    signals,
+    cost: metrics.cost ?? null,
     episodesPerMinute: view.totals.episodesEnded > 0 && minutes > 0 ? view.totals.episodesEnded / minutes : null,
     inFlight: input.inFlight,
     recent: input.recent,
