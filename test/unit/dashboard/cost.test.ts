@@ -16,7 +16,7 @@ describe("run cost", () => {
     const M = 1e6;
     const hand = {
       "Worker requests": (1_200 * 0.3) / M,
-      "Worker CPU time": ((1_000 * 12 + 200 * 2) * 0.02) / M,
+      "Worker CPU time": ((1_000 * PRICES.cpuMsPerEpisode + 200 * PRICES.cpuMsPerApiRequest) * 0.02) / M,
       "Durable Object requests": ((5_000 + 30 + 2) * 0.15) / M,
       "Durable Object duration": (60 * 0.128 * 12.5) / M,
       "Durable Object rows written": (20_000 * 1) / M,

@@ -69,8 +69,9 @@ export interface PriceTable {
 
 /**
  * Workers Paid list prices (Standard usage model), read 2026-12-02 from Cloudflare's pricing pages. The CPU
- * estimates are the `cost` benchmark's (2026-12-02: workerd's CPU time over a local run's episodes, an upper bound:
- * it includes the run's object and the API).
+ * estimate per episode is the `cost` benchmark's (`npm run bench -- --only cost`, 2026-12-02: workerd's user +
+ * system CPU over a 96-episode local run, 26.5 ms per episode on a loaded 2-core machine: an upper bound, the run's
+ * object and the API share the process); the 2 ms per API request is not measured (a small JSON answer).
  */
 export const PRICES: PriceTable = {
   asOf: "2026-12-02",
@@ -91,7 +92,7 @@ export const PRICES: PriceTable = {
   r2ClassAPerMillion: 4.5,
   r2StoredGbMonth: 0.015,
   sandboxSecond: 0.25 * 0.00002 + 1 * 0.0000025 + 4 * 0.00000007,
-  cpuMsPerEpisode: 12,
+  cpuMsPerEpisode: 27,
   cpuMsPerApiRequest: 2,
 };
 
