@@ -16,6 +16,7 @@ const commands: Record<string, { args?: string; summary: string; load: () => Pro
   runs: { summary: "list the runs of a Worker (--worker URL), newest first", load: () => import("./commands/runs.ts") },
   status: { args: "RUN", summary: "show one run of a Worker (--watch: refresh until it finishes)", load: () => import("./commands/status.ts") },
   metrics: { args: "RUN", summary: "print one run's metrics (--format csv|jsonl|json): rewards, learning signals, log_metrics, cost", load: () => import("./commands/metrics.ts") },
+  rescore: { args: "RUN", summary: "re-score a run's stored transcripts with another reward (--reward FILE | --function NAME); no LLM call, no swarm server", load: () => import("./commands/rescore.ts") },
   stop: { args: "RUN", summary: "stop (drain) one run of a Worker", load: () => import("./commands/stop.ts") },
   emulator: { summary: "serve a local swarm emulator (default 127.0.0.1:10086)", load: () => import("./commands/emulator.ts") },
   init: { args: "DIR", summary: "make a new project in DIR that depends on ajet-edge, with one example function", load: () => import("./commands/init.ts") },
