@@ -8,12 +8,22 @@ import type { ChatCompletionCreateParams } from "openai/resources/chat/completio
 import { DEFAULT_SWARM, type EpisodeEndpoint, type RolloutContext, type RolloutLogger } from "./contract.ts";
 import { type ChatFetch, withChatCompletionGuards } from "./llm-guards.ts";
 
-/** One tool call of a scripted assistant message. `id: null` omits the id (a malformed call); default `call_N_i`. */
+/**
+ * One tool call of a scripted assistant message, flat: `{ name: "calculator", arguments: { expression: "1+1" } }`
+ * (rendered as the wire's `{id, type: "function", function: {name, arguments}}`). `name` is required (`""` scripts
+ * a malformed call on purpose), so the wire shape itself — `{ type: "function", function: {…} }` — does not compile.
+ * `id: null` omits the id (a malformed call); default `call_N_i`.
+ */
 export interface ScriptedToolCall {
   id?: string | null;
-  name?: string;
-  /** a JSON string as the wire carries it (may be invalid on purpose), or an object to stringify */
+  /** the tool's name (`""`: a malformed call on purpose) */
+  name: string;
+  /** a JSON string as the wire carries it (may be invalid on purpose), or an object to stringify; default `{}` */
   arguments?: string | Record<string, unknown>;
+  /** not the wire shape: give `name` and `arguments` at the top level */
+  type?: never;
+  /** not the wire shape: give `name` and `arguments` at the top level */
+  function?: never;
 }
 
 /** A scripted assistant message; `finishReason` defaults to `tool_calls` with tool calls, else `stop`. */
@@ -109,7 +119,7 @@ function toolCallsOf(message: ScriptedMessage, index: number): Record<string, un
     ...(call.id === null ? {} : { id: call.id ?? `call_${index}_${i}` }),
     type: "function",
     function: {
-      name: call.name ?? "",
+      name: call.name,
       arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {}),
     },
   }));

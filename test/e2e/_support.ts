@@ -8,6 +8,7 @@ import { parseDevArgs } from "../../src/cli/dev/options.ts";
 import { buildDevPlan, type DevDataset } from "../../src/cli/dev/plan.ts";
 import { runsApi, waitForRun, type RunsApi, type RunView } from "../../src/cli/dev/runs-api.ts";
 import { startDevSession, type DevSession } from "../../src/cli/dev/session.ts";
+import { boundedFetch } from "../../src/cli/dev/bounded-fetch.ts";
 import type { RunningEmulator, StepLogEntry } from "../../src/emulator/index.ts";
 
 /** A started session with its single emulator and the runs API of its Worker. */
@@ -19,19 +20,32 @@ export interface E2eRig {
   endRequests: Map<string, number>;
 }
 
-/** Starts a session the way `ajet-edge dev <argv>` would (datasets may be replaced), with end requests counted. */
-export async function startRig(argv: string[], datasets?: DevDataset[]): Promise<E2eRig> {
+/**
+ * How long one request of a test to the local Worker may take, ms: a busy workerd (a dataset's index pass, a loaded
+ * machine) answers late, and a request it never answers must fail instead of waiting for Node's 300 s default;
+ * `waitForRun` retries a failed poll (5 in a row may fail).
+ */
+export const TEST_REQUEST_TIMEOUT_MS = 30_000;
+
+/** fetch with {@link TEST_REQUEST_TIMEOUT_MS} on every request (the CLI's own bounded fetch). */
+export const fetchWithTimeout: typeof fetch = boundedFetch(TEST_REQUEST_TIMEOUT_MS);
+
+/**
+ * Starts a session the way `ajet-edge dev <argv>` would (datasets may be replaced), with end requests counted.
+ * `workerVars` adds Worker vars (limits a test lowers).
+ */
+export async function startRig(argv: string[], datasets?: DevDataset[], workerVars?: Record<string, string>): Promise<E2eRig> {
   const options = parseDevArgs(argv);
   if (!options) throw new Error("--help is not a rig");
   const plan = await buildDevPlan(options, datasets ? { datasets } : {});
-  const session = await startDevSession(plan);
+  const session = await startDevSession(plan, workerVars ? { workerVars } : {});
   const emulator = session.swarms[0]?.emulator;
   if (!emulator) throw new Error("the rig needs the local emulator");
   const endRequests = new Map<string, number>();
   emulator.emulator.hooks.endEpisode = (req) => {
     endRequests.set(req.episode_uuid, (endRequests.get(req.episode_uuid) ?? 0) + 1);
   };
-  return { session, emulator, api: runsApi(session.worker.url, fetch, { token: session.worker.token }), endRequests };
+  return { session, emulator, api: runsApi(session.worker.url, fetchWithTimeout, { token: session.worker.token }), endRequests };
 }
 
 /** Creates the session's run and waits (bounded) for it to finish. @throws when it does not finish in time */

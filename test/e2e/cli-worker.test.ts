@@ -15,6 +15,7 @@ import { runStopCommand } from "../../src/cli/commands/stop.ts";
 import { memoryIo } from "../../src/cli/dev/output.ts";
 import { runsApi } from "../../src/cli/dev/runs-api.ts";
 import { startLocalWorker, type LocalWorker } from "../../src/cli/dev/worker.ts";
+import { fetchWithTimeout } from "./_support.ts";
 
 const BIN = fileURLToPath(new URL("../../bin/ajet-edge.mjs", import.meta.url));
 
@@ -82,7 +83,7 @@ describe("e2e: ajet-edge run / runs / status / stop against a Worker", () => {
   });
 
   it("stop drains a running run and waits until it is finished; status of an unknown run is one line, exit 1", async () => {
-    const api = runsApi(worker.url, fetch, { token: worker.token });
+    const api = runsApi(worker.url, fetchWithTimeout, { token: worker.token });
     const created = await api.create({
       swarms: [{ name: "default", url: emulator.url }],
       function: "countdown",

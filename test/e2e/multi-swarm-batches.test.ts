@@ -10,7 +10,7 @@ import { parseDevArgs } from "../../src/cli/dev/options.ts";
 import { buildDevPlan } from "../../src/cli/dev/plan.ts";
 import { runsApi, waitForRun } from "../../src/cli/dev/runs-api.ts";
 import { startDevSession, type DevSession } from "../../src/cli/dev/session.ts";
-import { episodeBuffer, trainedBatches } from "./_support.ts";
+import { episodeBuffer, fetchWithTimeout, trainedBatches } from "./_support.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -24,7 +24,7 @@ describe("e2e: batch truth on both servers of a two-model run", () => {
   it("a restart of the second server's engine mid-batch: its wiped episodes run again and the run's verdict matches what each server trained", async () => {
     const options = parseDevArgs(["--function", "academic-translation", "--steps", "2", "--batch-size", "2", "--num-repeat", "2"]);
     session = await startDevSession(await buildDevPlan(options!));
-    const api = runsApi(session.worker.url, fetch, { token: session.worker.token });
+    const api = runsApi(session.worker.url, fetchWithTimeout, { token: session.worker.token });
     const [first, second] = session.swarms;
     if (!first?.emulator || !second?.emulator) throw new Error("expected two local emulators");
     const created = await api.create(session.spec);

@@ -1,7 +1,7 @@
 /**
  * `npm start` (= `ajet-edge dev` with no options) run in-process through the command's own entry point: 3 Countdown
  * steps against the emulator, mean reward rising under the simulated policy, exit code 0 and the summary table. And
- * Ctrl-C in the middle of a step: the run drains (nothing left claimed), the Worker host is gone, exit code 130.
+ * Ctrl-C in the middle of a step: the run drains (nothing left claimed), the Worker host is gone, exit code 130. At a terminal, dev keeps the Worker and its dashboard up after the run until Ctrl-C.
  */
 import { describe, expect, it } from "vitest";
 import { runDevCommand } from "../../src/cli/commands/dev.ts";
@@ -55,5 +55,35 @@ describe("e2e: npm start", () => {
     // service exits when its parent's pipe closes, which the kernel may report a moment after the group was killed
     const hostPid = session!.worker.hostPid;
     await expect.poll(() => liveProcessesInGroup(hostPid), { timeout: 10_000, interval: 200 }).toEqual([]);
+    expect(io.quitCode).toBeNull();
+  });
+
+  it("at a terminal the Worker and the dashboard stay up after the run until Ctrl-C (and say so)", async () => {
+    const io = memoryIo({ interactive: true });
+    let session: DevSession | undefined;
+    let stayLine = "";
+    let resolveStay: () => void = () => {};
+    const stayed = new Promise<void>((resolve) => (resolveStay = resolve));
+    const out = io.out;
+    io.out = (text) => {
+      out(text);
+      if (text.includes("stay up")) {
+        stayLine = text;
+        resolveStay();
+      }
+    };
+    const running = runDevCommand(["--steps", "1"], io, { onSession: (s) => (session = s) });
+    await stayed;
+    expect(stayLine).toMatch(/^the Worker and the dashboard stay up: http:\/\/127\.0\.0\.1:\d+\/runs\/run-\S+ \(sign in with this session's token [0-9a-f]{64}\); Ctrl-C to stop them/);
+    // the printed dashboard URL answers after the run (it used to die with the run)
+    const url = /stay up: (\S+)/.exec(stayLine)![1]!;
+    const page = await fetch(url, { headers: { authorization: `Bearer ${session!.worker.token}` }, signal: AbortSignal.timeout(30_000) });
+    expect(page.status).toBe(200);
+    expect(((await page.json()) as { phase: string }).phase).toBe("finished");
+    io.interrupt("SIGINT");
+    expect(await running, io.stdout.join("")).toBe(0); // the run's own exit code: closing it was asked for
+    expect(io.stdout.join("")).toContain("stopping the Worker and the emulators");
+    expect(io.quitCode).toBeNull();
+    await expect.poll(() => liveProcessesInGroup(session!.worker.hostPid), { timeout: 10_000, interval: 200 }).toEqual([]);
   });
 });

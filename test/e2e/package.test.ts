@@ -3,8 +3,9 @@
  * (its bin on the compiled dist/, no sources, no tsx for the CLI), then in my-rollouts `npm install` (the tarball and
  * the template's dependencies, from npm's cache when it has them), `npm test`, a type-check of files that import
  * every public entry (`ajet-edge`, `ajet-edge/testing`, `ajet-edge/worker`, `ajet-edge/emulator`), Node imports of
- * the entries, `npx ajet-edge new` and `npm start` (a whole run: emulator + the project's Worker in local workerd).
- * A file missing from `files` or `exports` fails one of these steps.
+ * the entries, every command's `--help` and `--version` (and bare `ajet-edge`, `help`) from the installed package,
+ * `npx ajet-edge new` and `npm start` (a whole run: emulator + the project's Worker in local workerd). A file missing
+ * from `files` or `exports`, or a path that holds only in the repository's layout, fails one of these steps.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -25,16 +26,20 @@ const env = {
   NO_COLOR: "1",
 };
 
-/** Runs a command; @returns its stdout and stderr; @throws with both in the message when it exits non-zero. */
-async function sh(cwd: string, file: string, args: string[], timeoutMs = 240_000): Promise<{ stdout: string; stderr: string }> {
+/** Runs a command; @returns its stdout and stderr; @throws with both in the message when it exits non-zero (unless `okCodes` has its code). */
+async function sh(cwd: string, file: string, args: string[], timeoutMs = 240_000, okCodes: number[] = [0]): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
     const out = await run(file, args, { cwd, env, timeout: timeoutMs, maxBuffer: 64 * 2 ** 20 });
-    return { stdout: stripVTControlCharacters(out.stdout), stderr: stripVTControlCharacters(out.stderr) };
+    return { stdout: stripVTControlCharacters(out.stdout), stderr: stripVTControlCharacters(out.stderr), code: 0 };
   } catch (err) {
-    const e = err as { stdout?: string; stderr?: string; message: string };
+    const e = err as { stdout?: string; stderr?: string; message: string; code?: unknown };
+    if (typeof e.code === "number" && okCodes.includes(e.code)) return { stdout: stripVTControlCharacters(e.stdout ?? ""), stderr: stripVTControlCharacters(e.stderr ?? ""), code: e.code };
     throw new Error(`${file} ${args.join(" ")} (in ${cwd}) failed: ${e.message}\n--- stdout\n${e.stdout ?? ""}\n--- stderr\n${e.stderr ?? ""}`);
   }
 }
+
+/** The CLI's commands: each answers `--help` with its usage and `--version` with the version. */
+const COMMANDS = ["dev", "run", "runs", "status", "metrics", "rescore", "stop", "dashboard", "emulator", "init", "new"];
 
 /** Uses every public entry with real types; each `@ts-expect-error` fails the check if the types were `any`. */
 const TYPES_CHECK = `import { defineRolloutFunction, scoreMathAnswer, type RolloutContext, type Task } from "ajet-edge";
@@ -87,10 +92,33 @@ describe("e2e: the packed package", () => {
     const init = await sh(work, process.execPath, [join(work, "package", "bin", "ajet-edge.mjs"), "init", "my-rollouts", "--from", tarball]);
     expect(init.stdout).toContain("created  my-rollouts/functions/my-agent.ts");
     const project = join(work, "my-rollouts");
-    const pkg = JSON.parse(readFileSync(join(project, "package.json"), "utf8")) as { dependencies: Record<string, string> };
-    expect(pkg.dependencies["ajet-edge"]).toBe(`file:${tarball}`);
+    const pkg = JSON.parse(readFileSync(join(project, "package.json"), "utf8")) as { dependencies: Record<string, string>; scripts: Record<string, string> };
+    expect(pkg.dependencies["ajet-edge"]).toBe(`file:../${packed.filename}`);
+    expect(pkg.scripts["start"]).toBe("ajet-edge dev --function my-agent");
 
-    await sh(project, "npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"]);
+    const install = await sh(project, "npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"]);
+    expect(install.stdout).toMatch(/^added \d+ packages/m); // npm's normal summary, not JSON
+
+    // the CLI as installed (dist/, no sources): every command's help and the version, in one process each
+    const version = (JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { version: string }).version;
+    const cli = join(project, "node_modules", ".bin", "ajet-edge");
+    for (const args of [["--version"], ["-V"], ...COMMANDS.map((c) => [c, "--version"])]) {
+      const out = await sh(project, cli, args);
+      expect([args.join(" "), out.stdout.trim(), out.stderr]).toEqual([args.join(" "), version, ""]);
+    }
+    for (const command of COMMANDS) {
+      const out = await sh(project, cli, [command, "--help"]);
+      expect(out.stdout, command).toMatch(new RegExp(`^Usage: ajet-edge ${command} \\[options\\]`));
+      expect(out.stderr, command).toBe("");
+    }
+    const listing = [await sh(project, cli, ["--help"]), await sh(project, cli, ["help"]), await sh(project, cli, [], 60_000, [2])];
+    for (const out of listing) {
+      expect(out.stdout).toMatch(/^Usage: ajet-edge <command> \[options\]/);
+      for (const command of COMMANDS) expect(out.stdout).toContain(`  ${command}`);
+      expect(out.stderr).toBe("");
+    }
+    expect(listing.map((o) => o.code)).toEqual([0, 0, 2]);
+    expect((await sh(project, cli, ["help", "dev"])).stdout).toMatch(/^Usage: ajet-edge dev \[options\]/);
     const test = await sh(project, "npm", ["test"]);
     expect(test.stdout).toMatch(/Tests\s+5 passed/);
 
@@ -113,8 +141,8 @@ describe("e2e: the packed package", () => {
     const retest = await sh(project, "npm", ["test"]);
     expect(retest.stdout).toMatch(/Tests\s+10 passed/);
 
-    const start = await sh(project, "npm", ["start", "--", "--json"]);
-    const summary = JSON.parse(start.stdout.slice(start.stdout.indexOf("{"))) as { outcome: string; stopReason: string; claimedLeft: number; steps: unknown[] };
+    const start = await sh(project, "npm", ["start", "--silent", "--", "--json"]);
+    const summary = JSON.parse(start.stdout) as { outcome: string; stopReason: string; claimedLeft: number; steps: unknown[] };
     expect({ outcome: summary.outcome, stopReason: summary.stopReason, claimedLeft: summary.claimedLeft, steps: summary.steps.length }).toEqual({
       outcome: "finished",
       stopReason: "maxSteps",

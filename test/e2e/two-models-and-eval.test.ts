@@ -9,7 +9,7 @@ import { buildDevPlan } from "../../src/cli/dev/plan.ts";
 import { runsApi, waitForRun } from "../../src/cli/dev/runs-api.ts";
 import { startDevSession, type DevSession } from "../../src/cli/dev/session.ts";
 import type { EvalReport } from "../../src/scheduler/index.ts";
-import { episodeBuffer, runToEnd, startRig, type E2eRig } from "./_support.ts";
+import { episodeBuffer, fetchWithTimeout, runToEnd, startRig, type E2eRig } from "./_support.ts";
 
 describe("e2e: two models in one episode (academic-translation, two emulators)", () => {
   let session: DevSession | undefined;
@@ -21,7 +21,7 @@ describe("e2e: two models in one episode (academic-translation, two emulators)",
     const options = parseDevArgs(["--function", "academic-translation", "--steps", "1", "--batch-size", "2", "--num-repeat", "2"]);
     session = await startDevSession(await buildDevPlan(options!));
     expect(session.swarms.map((s) => s.name).sort()).toEqual(["detector", "translator"]);
-    const api = runsApi(session.worker.url, fetch, { token: session.worker.token });
+    const api = runsApi(session.worker.url, fetchWithTimeout, { token: session.worker.token });
     const created = await api.create(session.spec);
     const { outcome, status } = await waitForRun(api, created.runId, { timeoutMs: 60_000 });
     expect(outcome).toBe("finished");

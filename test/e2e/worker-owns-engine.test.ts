@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EMULATOR_WATCH } from "../../src/cli/dev/plan.ts";
 import { runsApi, waitForRun, type RunsApi } from "../../src/cli/dev/runs-api.ts";
 import { startLocalWorker, type LocalWorker } from "../../src/cli/dev/worker.ts";
+import { fetchWithTimeout } from "./_support.ts";
 import { SwarmClient } from "../../src/client/index.ts";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
 import { AgentJetJob } from "../../src/job/index.ts";
@@ -19,7 +20,7 @@ const emulators: RunningEmulator[] = [];
 
 beforeAll(async () => {
   worker = await startLocalWorker();
-  api = runsApi(worker.url, fetch, { token: worker.token });
+  api = runsApi(worker.url, fetchWithTimeout, { token: worker.token });
 });
 afterAll(async () => {
   await worker?.dispose();
@@ -94,7 +95,7 @@ describe("e2e: the Worker starts the engine", () => {
     await client.syncTrainConfig(new AgentJetJob({ batchSize: 2, numRepeat: 2, maxEnvWorker: 4 }));
     await client.startEngine({ timeoutMs: 30_000 });
     const created = await api.create(spec(emu.url, { batchSize: 4 }));
-    const { outcome, status } = await waitForRun(api, created.runId, { timeoutMs: 30_000 });
+    const { outcome, status } = await waitForRun(api, created.runId, { timeoutMs: 90_000 });
     expect(outcome).toBe("finished");
     expect(status!.stopReason).toBe("failed");
     const failure = (status as unknown as { failure: string }).failure;
@@ -113,7 +114,8 @@ describe("e2e: the Worker starts the engine", () => {
     s.swarms = [{ url: emu.url, engine: { ...EMULATOR_WATCH, start: "never" } }];
     const created = await api.create(s);
     let view = await api.get(created.runId);
-    for (let i = 0; i < 50 && !(view as unknown as { waitingFor: string | null }).waitingFor?.includes("never"); i++) {
+    // the Worker's watcher sees OFFLINE within a poll or two; a loaded machine gets a generous bound
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline && !(view as unknown as { waitingFor: string | null }).waitingFor?.includes("never");) {
       await new Promise((r) => setTimeout(r, 100));
       view = await api.get(created.runId);
     }
@@ -124,7 +126,7 @@ describe("e2e: the Worker starts the engine", () => {
     expect(count(emu, "/sync_train_config")).toBe(0);
     expect(count(emu, "/start_engine")).toBe(0);
     await api.stop(created.runId);
-    const { outcome } = await waitForRun(api, created.runId, { timeoutMs: 10_000 });
+    const { outcome } = await waitForRun(api, created.runId, { timeoutMs: 60_000 });
     expect(outcome).toBe("finished");
   });
 });

@@ -13,13 +13,17 @@ import { countdownSpec, createRun, TestEmulator } from "./support.ts";
 const FAST = { statusPollRollingMs: 100, statusPollWaitingMs: 100 };
 const WATCH = { pollQuickMs: 100, pollSlowMs: 200, maxPollsPerMinute: 600 };
 
-async function until(what: string, check: () => Promise<boolean>, tries = 600): Promise<void> {
-  for (let i = 0; i < tries; i++) {
+/** Waits until `check` holds, up to `boundMs` (generous: a loaded 2-core machine runs workerd's alarms late). */
+async function until(what: string, check: () => Promise<boolean>, boundMs = 90_000): Promise<void> {
+  for (const deadline = Date.now() + boundMs; Date.now() < deadline;) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 20));
   }
-  throw new Error(`timed out waiting for ${what}`);
+  throw new Error(`timed out waiting for ${what} (${boundMs / 1000} s)`);
 }
+
+/** Per test: room for two waits at their bound. */
+const TEST_MS = 200_000;
 
 describe("the SwarmServer object", () => {
   it("stopWhenDone: the run starts the OFFLINE engine, trains its step, and the engine is stopped once the run is done", async () => {
@@ -35,7 +39,7 @@ describe("the SwarmServer object", () => {
     expect(paths.filter((p) => p === "/sync_train_config")).toHaveLength(1);
     expect(paths.filter((p) => p === "/start_engine")).toHaveLength(1);
     expect(paths.filter((p) => p === "/stop_engine")).toHaveLength(1);
-  });
+  }, TEST_MS);
 
   it("an engine stopped by another client is not started again: the run waits and its status says why", async () => {
     const emu = await TestEmulator.start();
@@ -53,7 +57,7 @@ describe("the SwarmServer object", () => {
     expect(view.phase).not.toBe("finished");
     expect((await emu.requests()).filter((r) => r.path === "/start_engine")).toHaveLength(1); // the test's own
     await stub.stop();
-  });
+  }, TEST_MS);
 
   it("runs that ask for the pool information at once share one pool read and one status poll after it", async () => {
     const emu = await TestEmulator.start();
@@ -77,5 +81,5 @@ describe("the SwarmServer object", () => {
     await swarm.subscribe(sub("run-1"), { withPool: true });
     expect((await counts()).pool - shared.pool).toBe(1); // past the share window a run reads afresh
     for (let i = 0; i < 6; i++) await swarm.unsubscribe(`run-${i}`);
-  });
+  }, TEST_MS);
 });

@@ -114,6 +114,17 @@ describe("a Worker deployed without AJET_API_TOKEN", () => {
     const readOnly = await callWorker("/runs/run-x", { headers: bearer(READ_TOKEN) }, { AJET_API_TOKEN: undefined });
     expect(readOnly.status).toBe(503);
   });
+  it("the placeholder of .dev.vars.example (or another obvious stand-in) counts as none: 503 with one line, even for that very token", async () => {
+    for (const placeholder of ["replace-with-a-long-random-token", "changeme-changeme-changeme", "<your-api-token-goes-here>"]) {
+      const res = await callWorker("/runs/run-x", { headers: bearer(placeholder) }, { AJET_API_TOKEN: placeholder });
+      expect(res.status, placeholder).toBe(503);
+      expect(res.json.error.message, placeholder).toMatch(/^AJET_API_TOKEN is not a real token \(.+\): set a random one .* wrangler secret put AJET_API_TOKEN/);
+      expect(res.json.error.message, placeholder).not.toContain(placeholder);
+    }
+    // a placeholder read token opens nothing, while the real write token still works
+    const read = await callWorker("/runs/run-x", { headers: bearer("replace-with-another-long-random-token") }, { AJET_READ_TOKEN: "replace-with-another-long-random-token" });
+    expect(read.status).toBe(401);
+  });
 });
 
 describe("GET /health", () => {

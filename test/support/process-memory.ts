@@ -14,9 +14,12 @@ export function workerdPids(pgid: number): number[] {
     .map(([, pid]) => Number(pid));
 }
 
-/** A process's resident set now and its peak, MiB. @throws when /proc has no such process */
-export function processMemoryMiB(pid: number): { rssMiB: number; peakMiB: number } {
+/**
+ * A process's resident set now and its peak, MiB, and the resident set's parts now: anonymous memory (heaps) and
+ * file-backed or shared pages (mapped files, SQLite's shared memory). @throws when /proc has no such process
+ */
+export function processMemoryMiB(pid: number): { rssMiB: number; peakMiB: number; anonMiB: number; fileMiB: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
-  return { rssMiB: kib("VmRSS") / 1024, peakMiB: kib("VmHWM") / 1024 };
+  return { rssMiB: kib("VmRSS") / 1024, peakMiB: kib("VmHWM") / 1024, anonMiB: kib("RssAnon") / 1024, fileMiB: (kib("RssFile") + kib("RssShmem")) / 1024 };
 }

@@ -8,6 +8,7 @@ import { defineDevFlags, parseDevArgs } from "../dev/options.ts";
 import { processIo, type DevIo } from "../dev/output.ts";
 import { runDev, type RunDevExtras } from "../dev/run-dev.ts";
 import type { CliCommand } from "../command.ts";
+import { errorSummaryJson } from "../dev/summary-json.ts";
 
 /**
  * Runs the command with injectable I/O (tests run it in-process).
@@ -26,5 +27,6 @@ export async function runDevCommand(argv: string[], io: DevIo = processIo, extra
 const command: CliCommand = {
   name: "dev",
   run: (argv) => runDevCommand(argv),
+  jsonError: (error, exitCode) => errorSummaryJson({ error, exitCode }),
 };
 export default command;

@@ -8,6 +8,7 @@ import { defineRunCommandFlags, parseRunArgs } from "../dev/options.ts";
 import { processIo, type DevIo } from "../dev/output.ts";
 import { runOnWorker } from "../dev/run-dev.ts";
 import type { CliCommand } from "../command.ts";
+import { errorSummaryJson } from "../dev/summary-json.ts";
 
 /**
  * Runs the command with injectable I/O and environment (tests run it in-process).
@@ -26,5 +27,6 @@ export async function runRunCommand(argv: string[], io: DevIo = processIo, env: 
 const command: CliCommand = {
   name: "run",
   run: (argv) => runRunCommand(argv),
+  jsonError: (error, exitCode) => errorSummaryJson({ error, exitCode }),
 };
 export default command;

@@ -5,7 +5,7 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { helpOf, parseFlags } from "../args.ts";
-import { CliError, type CliCommand } from "../command.ts";
+import { CliError, jsonErrorDocument, type CliCommand } from "../command.ts";
 import { processIo, type DevIo } from "../dev/output.ts";
 import { renderRunList } from "../dev/run-table.ts";
 import type { RunListingView } from "../dev/runs-api.ts";
@@ -16,7 +16,7 @@ function defineRunsFlags(cmd: Command): void {
   defineWorkerFlags(cmd);
   cmd
     .option("--limit <n>", "runs to show (default 20; the API pages by 100 at most)")
-    .option("--json", "print the runs as JSON");
+    .option("--json", "print the runs as one JSON document on stdout ({runs}; on failure {runs: [], error, exitCode})");
 }
 
 const Limit = z.coerce.number({ error: "--limit must be a number, e.g. 20" }).int({ error: "--limit must be a whole number, e.g. 20" })
@@ -35,7 +35,7 @@ export async function runRunsCommand(argv: string[], io: DevIo = processIo, env:
   }
   const limit = Limit.safeParse(flags.values["limit"]);
   if (!limit.success) throw new CliError(limit.error.issues[0]!.message);
-  const { api, worker } = workerApi(flags.values, env, fetchFn);
+  const { api, worker, requestTimeoutSeconds } = workerApi(flags.values, env, fetchFn);
   const runs: RunListingView[] = [];
   try {
     let cursor: string | undefined;
@@ -45,13 +45,14 @@ export async function runRunsCommand(argv: string[], io: DevIo = processIo, env:
       cursor = page.next ?? undefined;
     } while (cursor !== undefined && runs.length < limit.data);
   } catch (err) {
-    const f = callFailure(err, { command: "runs", workerUrl: worker.workerUrl });
+    const f = callFailure(err, { command: "runs", workerUrl: worker.workerUrl, requestTimeoutSeconds });
     io.err(`ajet-edge runs: ${f.line}\n`);
+    if (flags.values["json"]) io.out(`${JSON.stringify({ runs: [], ...jsonErrorDocument(f.line, f.code) }, null, 2)}\n`);
     return f.code;
   }
   io.out(flags.values["json"] ? `${JSON.stringify({ runs }, null, 2)}\n` : `${renderRunList(runs, io.now())}\n`);
   return 0;
 }
 
-const command: CliCommand = { name: "runs", run: (argv) => runRunsCommand(argv) };
+const command: CliCommand = { name: "runs", run: (argv) => runRunsCommand(argv), jsonError: (error, exitCode) => ({ runs: [], ...jsonErrorDocument(error, exitCode) }) };
 export default command;

@@ -10,7 +10,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Command } from "commander";
 import { z } from "zod";
 import { helpOf, parseFlags } from "../args.ts";
-import { CliError, type CliCommand } from "../command.ts";
+import { CliError, jsonErrorDocument, type CliCommand } from "../command.ts";
 import { processIo, type DevIo } from "../dev/output.ts";
 import { renderInFlight, renderRunStatus } from "../dev/run-table.ts";
 import { renderCost, renderSignals } from "../dev/signals-render.ts";
@@ -23,7 +23,7 @@ function defineStatusFlags(cmd: Command): void {
   cmd
     .option("--watch", "refresh until the run finishes (Ctrl-C to stop watching; the run goes on)")
     .option("--interval <seconds>", "seconds between refreshes with --watch (default 2)")
-    .option("--json", "print the run's status view as JSON (with --watch: the last one)");
+    .option("--json", "print the run's status view as one JSON document on stdout (with --watch: the last one; on failure {error, exitCode})");
 }
 
 const Interval = z.coerce.number({ error: "--interval must be a number of seconds, e.g. 2" })
@@ -63,11 +63,12 @@ export async function runStatusCommand(argv: string[], io: DevIo = processIo, en
   const runId = flags.positionals[0]!;
   const interval = Interval.safeParse(flags.values["interval"]);
   if (!interval.success) throw new CliError(interval.error.issues[0]!.message);
-  const { api, worker } = workerApi(flags.values, env, fetchFn);
+  const stop = new AbortController();
+  // Ctrl-C ends a pending request too (the run goes on; only the watching stops)
+  const { api, worker, requestTimeoutSeconds } = workerApi(flags.values, env, fetchFn, stop.signal);
   const json = flags.values["json"] === true;
   const watch = flags.values["watch"] === true;
   const tty = io.isTTY(false) && !json;
-  const stop = new AbortController();
   const unsubscribe = io.onInterrupt(() => stop.abort());
   let shown = "";
   let last: RunView | null = null;
@@ -89,9 +90,13 @@ export async function runStatusCommand(argv: string[], io: DevIo = processIo, en
       if (stop.signal.aborted) break;
     }
   } catch (err) {
-    const f = callFailure(err, { command: "status", workerUrl: worker.workerUrl, runId });
-    io.err(`ajet-edge status: ${f.line}\n`);
-    return f.code;
+    // Ctrl-C during a refresh ends the watch with the last view shown
+    if (!(stop.signal.aborted && last)) {
+      const f = stop.signal.aborted ? { code: 130, line: "interrupted before the Worker answered" } : callFailure(err, { command: "status", workerUrl: worker.workerUrl, runId, requestTimeoutSeconds });
+      io.err(`ajet-edge status: ${f.line}\n`);
+      if (json) io.out(`${JSON.stringify(jsonErrorDocument(f.line, f.code), null, 2)}\n`);
+      return f.code;
+    }
   } finally {
     unsubscribe();
   }

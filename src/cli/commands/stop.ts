@@ -37,7 +37,7 @@ export async function runStopCommand(argv: string[], io: DevIo = processIo, env:
   const runId = flags.positionals[0]!;
   const timeout = Timeout.safeParse(flags.values["timeout"]);
   if (!timeout.success) throw new CliError(timeout.error.issues[0]!.message);
-  const { api, worker } = workerApi(flags.values, env, fetchFn);
+  const { api, worker, requestTimeoutSeconds } = workerApi(flags.values, env, fetchFn);
   try {
     const asked = await api.stop(runId);
     if (asked.phase === "finished") {
@@ -54,7 +54,7 @@ export async function runStopCommand(argv: string[], io: DevIo = processIo, env:
     io.out(`run ${runId} stopped (stop reason ${status?.stopReason ?? "none"}; ${status?.totals.episodesEnded ?? 0} episodes ended)\n`);
     return 0;
   } catch (err) {
-    const f = callFailure(err, { command: "stop", workerUrl: worker.workerUrl, runId });
+    const f = callFailure(err, { command: "stop", workerUrl: worker.workerUrl, runId, requestTimeoutSeconds });
     io.err(`ajet-edge stop: ${f.line}\n`);
     return f.code;
   }

@@ -10,6 +10,7 @@ import { collect, parseFlags } from "../args.ts";
 import { AnswerReader } from "../../rewards/index.ts";
 import { DatasetKind, DatasetUrl } from "../../tasks/index.ts";
 import { CliError } from "../command.ts";
+import { placeholderTokenReason } from "../../util/placeholder-token.ts";
 
 /** A swarm server given on the command line. */
 export interface SwarmArg {
@@ -52,6 +53,8 @@ export interface DevOptions {
   swarms: SwarmArg[];
   startEngine: boolean;
   timeoutSeconds: number;
+  /** how long one request to the Worker may take, seconds (`--request-timeout`, default 30) */
+  requestTimeoutSeconds: number;
   json: boolean;
   /** `--spec FILE`: the whole `POST /runs` body from a YAML or JSON file (the run flags above then stay unset) */
   specPath?: string;
@@ -62,6 +65,8 @@ export interface DevOptions {
 /** `ajet-edge dev` only: where the local Worker keeps its state (`--persist DIR`), so a later dev resumes the run. */
 export interface DevOnlyOptions {
   persistDir?: string;
+  /** `--exit`: end with the run even at a terminal (by default dev keeps the Worker and the dashboard up until Ctrl-C) */
+  exit?: boolean;
 }
 
 /** `ajet-edge run` only: the Worker and its API token. */
@@ -70,6 +75,8 @@ export interface WorkerOptions {
   workerUrl: string;
   /** `--token`, else `AJET_API_TOKEN`; absent when neither is set (the API then answers 401) */
   token?: string;
+  /** false with `--no-swarm-check`: the servers are not checked from this machine (only the Worker reaches them) */
+  swarmCheck?: boolean;
 }
 
 const count = (flag: string, example: string) =>
@@ -154,6 +161,8 @@ const Flags = z.object({
   startEngine: z.boolean().default(true),
   timeout: z.coerce.number({ error: "--timeout must be a number of seconds, e.g. 300" })
     .positive({ error: "--timeout must be > 0 seconds, e.g. 300" }).default(300),
+  requestTimeout: z.coerce.number({ error: "--request-timeout must be a number of seconds, e.g. 30" })
+    .positive({ error: "--request-timeout must be > 0 seconds, e.g. 30" }).default(30),
   json: z.boolean().default(false),
   spec: z.string().min(1, { error: "--spec needs the path of a YAML or JSON run spec" }).optional(),
   logLevel: z.enum(["debug", "info", "warn", "error"], { error: "--log-level must be debug, info, warn or error, e.g. --log-level info" }).default("warn"),
@@ -190,8 +199,9 @@ export function defineRunFlags(cmd: Command, local: boolean): void {
     .option("--swarm <name=url>", "a named swarm server, for multi-swarm functions (repeatable)", collect)
     .option("--no-start-engine", "do not sync the job or start an OFFLINE engine: the run waits for it to be ROLLING")
     .option("--timeout <seconds>", "give up (drain the run, exit 1) after this long (default 300)")
-    .option("--json", "print the final summary as JSON on stdout (progress goes to stderr)");
-  cmd.addHelpText("after", "\nCtrl-C stops cleanly: the run drains (nothing left claimed); exit code 130.");
+    .option("--request-timeout <seconds>", "how long one request to the Worker may take before it counts as unanswered (default 30)")
+    .option("--json", "print one JSON document on stdout in every outcome: the summary, or {error, exitCode …} on failure (progress goes to stderr)");
+  cmd.addHelpText("after", "\nCtrl-C stops cleanly: the run drains (nothing left claimed); exit code 130. A second Ctrl-C quits at once.");
 }
 
 /**
@@ -253,6 +263,7 @@ export function runOptionsFrom(values: Record<string, unknown>, local: boolean):
     swarms: f.swarmUrl ? [{ name: "default", url: f.swarmUrl }] : f.swarm,
     startEngine: f.startEngine,
     timeoutSeconds: f.timeout,
+    requestTimeoutSeconds: f.requestTimeout,
     json: f.json,
     logLevel: f.logLevel,
     ...(f.spec ? { specPath: f.spec } : {}),
@@ -269,6 +280,7 @@ export function defineDevFlags(cmd: Command): void {
   defineRunFlags(cmd, true);
   cmd.option("--log-level <level>", "the Worker's log lines shown, functions' ctx.log included: debug, info, warn (default), error");
   cmd.option("--persist <dir>", "keep the local Worker's state in DIR (default: a temp dir, deleted); a later dev --persist DIR resumes its unfinished run");
+  cmd.option("--exit", "end when the run ends; by default, at a terminal, the Worker and the dashboard stay up until Ctrl-C (in scripts, CI and with --json dev always ends with the run)");
 }
 
 /**
@@ -282,7 +294,7 @@ export function parseDevArgs(argv: readonly string[]): (DevOptions & DevOnlyOpti
   const options = runOptionsFrom(flags.values, true);
   const persist = flags.values["persist"];
   if (typeof persist === "string" && persist === "") throw new CliError("--persist needs a directory, e.g. --persist .ajet/dev");
-  return { ...options, ...(typeof persist === "string" ? { persistDir: persist } : {}) };
+  return { ...options, ...(typeof persist === "string" ? { persistDir: persist } : {}), ...(flags.values["exit"] === true ? { exit: true } : {}) };
 }
 
 /** The `ajet-edge run` flags: `--worker URL`, `--token`, and the run flags. */
@@ -294,6 +306,7 @@ export function defineRunCommandFlags(cmd: Command): void {
   cmd.requiredOption("--worker <url>", "the Worker's base URL, e.g. https://ajet-edge.ACCOUNT.workers.dev or http://127.0.0.1:8787");
   defineTokenFlag(cmd);
   defineRunFlags(cmd, false);
+  cmd.option("--no-swarm-check", "do not check the swarm servers from this machine before creating the run (when only the Worker can reach them)");
 }
 
 /** `--token` (every command that talks to a Worker). */
@@ -308,8 +321,16 @@ export function defineTokenFlag(cmd: Command): void {
 export function workerOptionsFrom(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): WorkerOptions {
   const url = httpUrl("--worker", "http://127.0.0.1:8787").safeParse(values["worker"]);
   if (!url.success) throw new CliError(url.error.issues[0]!.message);
-  const token = typeof values["token"] === "string" ? values["token"] : env["AJET_API_TOKEN"];
+  const given = typeof values["token"] === "string";
+  const token = given ? (values["token"] as string) : env["AJET_API_TOKEN"];
   if (token === "") throw new CliError("--token is empty; give the Worker's API token (or set AJET_API_TOKEN)");
+  const placeholder = token === undefined ? null : placeholderTokenReason(token);
+  if (placeholder) {
+    throw new CliError(
+      `${given ? "--token" : "AJET_API_TOKEN"} is not a real token (${placeholder}); give the token the Worker was given ` +
+        "(wrangler secret put AJET_API_TOKEN, or .dev.vars for wrangler dev), made with e.g. `openssl rand -hex 32`",
+    );
+  }
   return { workerUrl: url.data, ...(token ? { token } : {}) };
 }
 
@@ -321,5 +342,5 @@ export function workerOptionsFrom(values: Record<string, unknown>, env: NodeJS.P
 export function parseRunArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): (DevOptions & WorkerOptions) | null {
   const flags = parseFlags("run", defineRunCommandFlags, argv);
   if (!flags) return null;
-  return { ...runOptionsFrom(flags.values, false), ...workerOptionsFrom(flags.values, env) };
+  return { ...runOptionsFrom(flags.values, false), ...workerOptionsFrom(flags.values, env), ...(flags.values["swarmCheck"] === false ? { swarmCheck: false } : {}) };
 }

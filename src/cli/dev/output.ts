@@ -22,6 +22,13 @@ export interface DevIo {
   onInterrupt(handler: (signal: InterruptSignal) => void): () => void;
   /** epoch ms */
   now(): number;
+  /**
+   * whether a person watches: stdin and stdout are terminals and no `CI` variable is set (`dev` then keeps the
+   * Worker and the dashboard up after the run until Ctrl-C)
+   */
+  interactive(): boolean;
+  /** ends the process at once with `code` (a second Ctrl-C); the process's exit handlers still run */
+  quit(code: number): void;
 }
 
 /** The real process: stdout/stderr, SIGINT/SIGTERM handlers (installed only while the command runs). */
@@ -44,16 +51,22 @@ export const processIo: DevIo = {
     };
   },
   now: () => Date.now(),
+  interactive: () => Boolean(process.stdin.isTTY && process.stdout.isTTY) && !process.env["CI"],
+  quit: (code) => process.exit(code),
 };
 
-/** An in-memory DevIo for tests: collects stdout/stderr, never a TTY, `interrupt()` fires the handlers. */
-export function memoryIo(): DevIo & { stdout: string[]; stderr: string[]; interrupt(signal?: InterruptSignal): void } {
+/**
+ * An in-memory DevIo for tests: collects stdout/stderr, never a TTY (interactive when asked), `interrupt()` fires the
+ * handlers, `quit` records its code (`quitCode`) instead of ending the process.
+ */
+export function memoryIo(o: { interactive?: boolean } = {}): DevIo & { stdout: string[]; stderr: string[]; quitCode: number | null; interrupt(signal?: InterruptSignal): void } {
   const handlers = new Set<(s: InterruptSignal) => void>();
   const stdout: string[] = [];
   const stderr: string[] = [];
-  return {
+  const io: DevIo & { stdout: string[]; stderr: string[]; quitCode: number | null; interrupt(signal?: InterruptSignal): void } = {
     stdout,
     stderr,
+    quitCode: null,
     out: (t) => void stdout.push(t),
     err: (t) => void stderr.push(t),
     isTTY: () => false,
@@ -64,7 +77,12 @@ export function memoryIo(): DevIo & { stdout: string[]; stderr: string[]; interr
     },
     interrupt: (signal = "SIGINT") => handlers.forEach((h) => h(signal)),
     now: () => Date.now(),
+    interactive: () => o.interactive ?? false,
+    quit: (code) => {
+      io.quitCode ??= code;
+    },
   };
+  return io;
 }
 
 const CLEAR_LINE = "\r\x1b[2K";

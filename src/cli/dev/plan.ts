@@ -57,7 +57,7 @@ export interface DevPlan {
   /** lines printed before the run about sizes that will run but are probably not what was meant */
   warnings: string[];
   /** `--spec FILE` (cli/dev/spec-file): the run is the file's body; its swarm entries keep their own fields */
-  spec?: { path: string; body: RunRequestInput };
+  spec?: { path: string; body: RunRequestInput; filled?: string[] };
 }
 
 /** The default number of tasks to load: twice what the run consumes (room for replacement groups, BC-32). */

@@ -43,7 +43,12 @@ export interface Progress {
   stepRewards: (number | null)[];
   inFlight: number;
   failedAttempts: number;
+  /** how long the Worker has not answered a status request, ms (absent or under {@link SILENCE_SHOWN_MS}: it answers) */
+  workerSilentMs?: number;
 }
+
+/** How long the Worker may take to answer before the progress line says it does not, ms. */
+export const SILENCE_SHOWN_MS = 5_000;
 
 /** An engine status without its `ENGINE.` prefix: `ENGINE.ROLLING` → `ROLLING`. */
 export const shortStatus = (engineStatus: string): string => engineStatus.replace(/^ENGINE\./, "");
@@ -98,7 +103,9 @@ export function recentRewards(rewards: readonly (number | null)[]): string {
 }
 
 function progressParts(p: Progress): string[] {
-  const parts = [`engine ${p.engine}`, `global step ${p.globalStep ?? "-"}`];
+  // a server the Worker cannot reach: its global step is the last one seen, not the current one
+  const stale = p.globalStep !== null && /CANNOT_CONNECT|unknown/.test(p.engine);
+  const parts = [`engine ${p.engine}`, `global step ${p.globalStep ?? "-"}${stale ? " (last seen)" : ""}`];
   const training = p.training && !p.stopping && p.phase !== "draining" && p.phase !== "finished";
   if (p.step !== null) parts.push(`step ${p.step}${p.stepsTotal ? `/${p.stepsTotal}` : ""}${training ? " (training)" : ""}`);
   parts.push(`episodes ${p.episodesDone}${p.episodesTarget !== null ? `/${p.episodesTarget}` : ""}`);
@@ -108,6 +115,9 @@ function progressParts(p: Progress): string[] {
   if (p.failedAttempts) parts.push(`failed attempts ${p.failedAttempts}`);
   if (p.stopping || p.phase === "draining") parts.unshift(p.phase === "finished" ? "stopped" : "stopping (draining)");
   else if (p.phase !== "running") parts.unshift(p.phase);
+  // the values above are the last the Worker gave; say so while it does not answer (in 5 s steps, so a plain log
+  // gets a line per step, not per second)
+  if (p.workerSilentMs !== undefined && p.workerSilentMs >= SILENCE_SHOWN_MS) parts.unshift(`Worker not answering for ${Math.floor(p.workerSilentMs / SILENCE_SHOWN_MS) * (SILENCE_SHOWN_MS / 1000)}s`);
   return parts;
 }
 

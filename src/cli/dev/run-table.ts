@@ -1,7 +1,7 @@
 /**
  * @module cli/dev/run-table — what `ajet-edge runs` and `ajet-edge status` print, as pure `view → string`
  * functions: the runs list (one row per run, newest first) and one run's status (phase, engines, what it waits
- * for, the open step, the episodes by state, the sources, finished steps, failures). No I/O, no clock reads: the
+ * for, the open step, the episodes in flight by state and the totals so far, the sources, finished steps, failures). No I/O, no clock reads: the
  * caller passes "now" for ages.
  */
 import { formatCauses, formatReward, formatSeconds, shortStatus, table } from "./render.ts";
@@ -41,9 +41,18 @@ export function renderRunStatus(view: StatusView, nowMs: number): string {
   if (view.waitingFor) lines.push(`waiting for: ${view.waitingFor}`);
   const w = view.currentWindow;
   if (w) lines.push(`open step ${w.windowIndex + 1}: ${w.episodesEnded} episodes ended, mean reward ${formatReward(w.meanReward)}${w.waitingForEngine ? " (training)" : ""}`);
+  // the view's per-state counts are the live episode rows (a resolved group's rows are pruned, so `ended` there is
+  // not how many ended); what ended, failed or was dropped so far are the run's totals
   const e = view.episodes as RunView["episodes"] & Partial<Record<string, number>>;
-  const states = ["queued", "dispatched", "running", "reporting", "ended", "failed", "aborted", "dropped"] as const;
-  lines.push("", "episodes:", table([["in flight", ...states], [String(e.inFlight), ...states.map((s) => String(e[s] ?? 0))]], Array(states.length + 1).fill(true)));
+  const live = ["queued", "dispatched", "running", "reporting"] as const;
+  const t = view.totals as RunView["totals"] & Partial<Record<string, number>>;
+  const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  lines.push(
+    "",
+    "episodes now:",
+    table([["in flight", ...live], [String(e.inFlight), ...live.map((s) => String(e[s] ?? 0))]], Array(live.length + 1).fill(true)),
+    `so far: ${plural(t.episodesEnded, "episode", "episodes")} ended, ${plural(t.attemptsFailed ?? 0, "attempt", "attempts")} failed, ${plural(t.groupsDropped ?? 0, "group", "groups")} dropped`,
+  );
   if (view.sources?.length) {
     const rows = [["source", "weight", "tasks", "served", "epoch", "done"]];
     for (const s of view.sources) rows.push([s.name, String(s.weight), String(s.taskCount), `${s.tasksServed}/${s.tasksTotal}`, String(s.epoch), s.exhausted ? "yes" : "no"]);

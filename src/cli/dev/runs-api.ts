@@ -13,6 +13,7 @@ import type { EpisodeTranscript } from "../../runtime/transcript.ts";
 import type { EndedEpisode } from "../../port/index.ts";
 import type { RunRequestInput } from "../../edge/api/run-request.ts";
 import type { LogLine, RunReport, RunView } from "../../edge/run/run-views.ts";
+import { boundedFetch, DEFAULT_REQUEST_TIMEOUT_SECONDS } from "./bounded-fetch.ts";
 
 // the API's own response types (the Worker builds them in edge/run/run-views): one declaration for both sides
 export type { RunReport, RunView };
@@ -79,9 +80,10 @@ export interface RunsApiOptions {
 
 /**
  * A client of the runs API at `workerUrl`. Every request carries the token (the API refuses requests without it).
- * @param fetchFn injectable for tests; default the global fetch
+ * @param fetchFn injectable for tests and for a command's own timeout and abort signal (`boundedFetch`); default
+ *   the global fetch bounded by {@link DEFAULT_REQUEST_TIMEOUT_SECONDS}
  */
-export function runsApi(workerUrl: string, fetchFn: typeof fetch = fetch, options: RunsApiOptions = {}): RunsApi {
+export function runsApi(workerUrl: string, fetchFn: typeof fetch = boundedFetch(DEFAULT_REQUEST_TIMEOUT_SECONDS * 1000), options: RunsApiOptions = {}): RunsApi {
   const token = options.token ?? process.env["AJET_API_TOKEN"];
   const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   const call = async <T>(method: "GET" | "POST", path: string, shape: z.ZodType, body?: unknown): Promise<T> => {

@@ -6,12 +6,13 @@
  * spec's `engine.start: "never"` — `--no-start-engine` — leaves that to someone else). Used by `ajet-edge dev` and
  * by the end-to-end tests.
  */
-import { isCannotConnect, SwarmClient } from "../../client/index.ts";
+import { SwarmClient } from "../../client/index.ts";
 import { startEmulator, type RunningEmulator } from "../../emulator/index.ts";
 import type { RunRequestInput } from "../../edge/api/run-request.ts";
 import { AgentJetJob } from "../../job/index.ts";
 import { runSpecFor, type DevPlan } from "./plan.ts";
 import { DEV_ALLOWED_HOSTS, startLocalWorker, type LocalWorker, type WorkerLogLevel } from "./worker.ts";
+import { checkSwarms } from "./preflight.ts";
 
 /** One swarm server of the session; `emulator` is set when the session started it. */
 export interface SessionSwarm {
@@ -30,14 +31,6 @@ export interface DevSession {
   close(): Promise<void>;
 }
 
-/** A swarm server could not be reached or its engine not started. */
-export class SwarmStartError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "SwarmStartError";
-  }
-}
-
 /** Options of {@link startDevSession}. */
 export interface StartSessionOptions {
   /** lines from the Worker host and warnings of the swarm clients */
@@ -54,28 +47,20 @@ export interface StartSessionOptions {
    * after a restart (the Worker does not restart an engine it saw stop).
    */
   emulatorPorts?: Readonly<Record<string, number>>;
+  /** more Worker vars (strings), e.g. a test's limits; the token and the allowed hosts are the session's own */
+  workerVars?: Readonly<Record<string, string>>;
 }
 
 /**
- * Checks that every server answers `get_engine_status` (fast: before workerd is started for nothing).
- * @throws SwarmStartError naming the first unreachable URL and why
- */
-async function probeSwarms(swarms: readonly { url: string }[], options: { signal?: AbortSignal } = {}): Promise<void> {
-  for (const s of swarms) {
-    const client = new SwarmClient({ baseURL: s.url, logger: { info: () => {}, warn: () => {}, error: () => {} } });
-    const snap = await client.getEngineStatusOrCannotConnect({ ...(options.signal ? { signal: options.signal } : {}) });
-    if (isCannotConnect(snap)) throw new SwarmStartError(`cannot reach the swarm server at ${s.url}: ${snap.error.message}`);
-  }
-}
-
-/**
- * Starts the session: first checks that the servers given on the command line answer (nothing is started for a
- * wrong URL), then the Worker host and the emulators (if any) in parallel.
- * @throws LocalWorkerError | SwarmStartError | the emulator's start errors | the abort reason; whatever was
+ * Starts the session: first checks the servers given on the command line (`checkSwarms`: nothing is started for a
+ * wrong URL or a server that batches differently), then the Worker host and the emulators (if any) in parallel.
+ * @throws LocalWorkerError | SwarmCheckError | the emulator's start errors | the abort reason; whatever was
  *   started is stopped before the error propagates
  */
 export async function startDevSession(plan: DevPlan, options: StartSessionOptions = {}): Promise<DevSession> {
-  if (plan.externalSwarms) await probeSwarms(plan.externalSwarms, { ...(options.signal ? { signal: options.signal } : {}) });
+  // the servers given on the command line: reachable, and batching as the run does if their engine runs (before
+  // workerd is started for nothing)
+  if (plan.externalSwarms) await checkSwarms(plan.externalSwarms, plan.job, { ...(options.signal ? { signal: options.signal } : {}) });
   const log = options.onLog ?? (() => {});
   // One slot per swarm name, filled as each server comes up (so a failure still closes what started).
   const swarms: SessionSwarm[] = [];
@@ -104,7 +89,7 @@ export async function startDevSession(plan: DevPlan, options: StartSessionOption
   };
   // the Worker may connect to loopback (the emulators) and to the servers given on the command line, nothing else
   const allowedHosts = [...DEV_ALLOWED_HOSTS, ...(plan.externalSwarms ?? []).map((s) => new URL(s.url).host)];
-  const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, allowedHosts, logLevel: options.logLevel ?? "warn", ...(options.persistDir ? { persistDir: options.persistDir } : {}), ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
+  const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, allowedHosts, logLevel: options.logLevel ?? "warn", ...(options.persistDir ? { persistDir: options.persistDir } : {}), ...(options.workerVars ? { vars: options.workerVars } : {}), ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
   if (worker.status === "rejected" || swarmSide.status === "rejected") {
     if (worker.status === "fulfilled") await worker.value.dispose();
     await closeSwarms();

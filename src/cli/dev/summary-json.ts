@@ -15,12 +15,21 @@ export interface DevStepJson {
   wallTimeMs: number | null;
 }
 
-/** The `--json` document. */
+/**
+ * The `--json` document: exactly one is printed on stdout in every outcome. `error` is null when the run finished
+ * as asked (exit code 0), else one line saying what went wrong; `runId` is null when no run was created (bad input,
+ * a Worker that could not be started or reached).
+ */
 export interface DevSummaryJson {
-  runId: string;
-  /** `failed`: the run finished but did not do what was asked (see `failure`) */
-  outcome: "finished" | "failed" | "timeout" | "interrupted" | "aborted";
+  runId: string | null;
+  /**
+   * `failed`: the run finished but did not do what was asked (see `failure`); `error`: no run to follow (bad input,
+   * the Worker could not be started or reached, the run was lost)
+   */
+  outcome: "finished" | "failed" | "timeout" | "interrupted" | "aborted" | "error";
   exitCode: number;
+  /** null when the exit code is 0, else what went wrong in one line */
+  error: string | null;
   /** why a finished run counts as failed (one line), else null */
   failure: string | null;
   stopReason: string | null;
@@ -41,6 +50,8 @@ export function summaryJson(o: {
   runId: string;
   outcome: DevSummaryJson["outcome"];
   exitCode: number;
+  /** what went wrong (null or absent when the exit code is 0) */
+  error?: string | null;
   failure?: string | null;
   report: RunReport | null;
   last: RunView | null;
@@ -54,6 +65,7 @@ export function summaryJson(o: {
     runId: o.runId,
     outcome: o.outcome,
     exitCode: o.exitCode,
+    error: o.error ?? null,
     failure: o.failure ?? null,
     stopReason: summary?.stopReason ?? o.last?.stopReason ?? null,
     wallTimeMs: summary?.wallTimeMs ?? null,
@@ -69,5 +81,28 @@ export function summaryJson(o: {
     swarms: o.session.swarms.map((s) => ({ name: s.name, url: s.url, emulator: s.emulator !== null })),
     claimedLeft: o.claimedLeft,
     eval: o.report?.eval ?? null,
+  };
+}
+
+/**
+ * The `--json` document when there is no run summary: bad input, a Worker that could not be started or reached, a
+ * run lost while following it (`runId` then names it).
+ */
+export function errorSummaryJson(o: { error: string; exitCode: number; runId?: string | null; outcome?: DevSummaryJson["outcome"]; swarms?: DevSummaryJson["swarms"] }): DevSummaryJson {
+  return {
+    runId: o.runId ?? null,
+    outcome: o.outcome ?? "error",
+    exitCode: o.exitCode,
+    error: o.error,
+    failure: null,
+    stopReason: null,
+    wallTimeMs: null,
+    steps: [],
+    totals: { episodesEnded: 0, meanReward: null, attemptsFailed: 0, groupsDropped: 0 },
+    failuresByCause: {},
+    droppedGroups: [],
+    swarms: o.swarms ?? [],
+    claimedLeft: null,
+    eval: null,
   };
 }

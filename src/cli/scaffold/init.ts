@@ -6,34 +6,15 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
-import { basename, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { CliError } from "../command.ts";
+import { packageRoot, type OwnPackageJson } from "../package-root.ts";
+import { assertFunctionName } from "./names.ts";
 import { REGISTRY_MARKERS } from "./registry.ts";
 import { scaffoldFunction } from "./scaffold.ts";
 
 /** The example function every new project starts with. */
 export const EXAMPLE_FUNCTION = "my-agent";
-
-/** This package's root (its package.json is named `ajet-edge`), found from this file upwards (src/ or dist/src/). */
-export function packageRoot(from: string = fileURLToPath(import.meta.url)): string {
-  let dir = dirname(from);
-  for (;;) {
-    const pkg = join(dir, "package.json");
-    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, "utf8")) as { name?: unknown }).name === "ajet-edge") return dir;
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`the ajet-edge package.json was not found above ${from}`);
-    dir = up;
-  }
-}
-
-interface PackageJson {
-  version: string;
-  dependencies?: Record<string, string>;
-  devDependencies?: Record<string, string>;
-  /** npm's install-script policy: workerd and esbuild need theirs */
-  allowScripts?: Record<string, boolean>;
-}
 
 /** Options of {@link initProject}. */
 export interface InitOptions {
@@ -41,9 +22,12 @@ export interface InitOptions {
   dir: string;
   /**
    * the `ajet-edge` dependency spec of the new package.json: a version range, a tarball path or a directory
-   * (relative paths are resolved against the current directory); default `^<this package's version>`
+   * (relative paths are resolved against the current directory, then written relative to `dir`); default
+   * `^<this package's version>`
    */
   from?: string;
+  /** the example function's name (kebab-case), which `npm start` runs; default {@link EXAMPLE_FUNCTION} */
+  functionName?: string;
 }
 
 /** What {@link initProject} wrote. */
@@ -61,11 +45,18 @@ export function npmName(dir: string): string {
   return name || "my-rollouts";
 }
 
-/** The `ajet-edge` dependency spec for `from` (`file:` + absolute path for a path, else as given). */
-export function dependencySpec(from: string | undefined, version: string): string {
+/**
+ * The `ajet-edge` dependency spec for `from`: a path (a tarball, a directory) as `file:` + the path relative to the
+ * project directory `dir` (npm resolves it from the project's package.json, so the project can be moved or shared
+ * with its tarball), anything else (a version range, a tag) as given.
+ */
+export function dependencySpec(from: string | undefined, version: string, dir: string): string {
   if (from === undefined) return `^${version}`;
-  const looksLikePath = from.endsWith(".tgz") || from.startsWith(".") || from.startsWith("/") || existsSync(from);
-  return looksLikePath ? `file:${resolve(from.replace(/^file:/, ""))}` : from;
+  const path = from.replace(/^file:/, "");
+  const looksLikePath = from.startsWith("file:") || path.endsWith(".tgz") || path.startsWith(".") || isAbsolute(path) || existsSync(path);
+  if (!looksLikePath) return from;
+  const rel = relative(dir, resolve(path)).split(sep).join("/");
+  return `file:${rel.startsWith(".") ? rel : `./${rel}`}`;
 }
 
 /** `wrangler.toml` of a project: this package's, with the project's name and `main = "src/index.ts"`. */
@@ -84,7 +75,8 @@ export function projectWranglerToml(source: string, name: string): string {
 }
 
 /** The files of a new project, path → text, before the example function is scaffolded into it. */
-export function projectFiles(input: { name: string; spec: string; pkg: PackageJson; wranglerToml: string }): Record<string, string> {
+export function projectFiles(input: { name: string; spec: string; pkg: OwnPackageJson; wranglerToml: string; functionName?: string }): Record<string, string> {
+  const fn = input.functionName ?? EXAMPLE_FUNCTION;
   const dev = { ...input.pkg.dependencies, ...input.pkg.devDependencies };
   const pin = (dep: string) => {
     const version = dev[dep];
@@ -97,7 +89,7 @@ export function projectFiles(input: { name: string; spec: string; pkg: PackageJs
     private: true,
     type: "module",
     scripts: {
-      start: `ajet-edge dev --function ${EXAMPLE_FUNCTION}`,
+      start: `ajet-edge dev --function ${fn}`,
       test: "vitest run",
       typecheck: "tsc --noEmit",
       new: "ajet-edge new",
@@ -158,11 +150,11 @@ export const rolloutFunctions: Record<string, RolloutFunction> = {
   ${REGISTRY_MARKERS.entries} (new functions are registered above this line)
 };
 `,
-    "README.md": readme(input.name),
+    "README.md": readme(input.name, fn),
   };
 }
 
-function readme(name: string): string {
+function readme(name: string, fn: string): string {
   return `# ${name}
 
 Rollout functions for AgentJet Swarm on Cloudflare Workers, made with \`ajet-edge init\`.
@@ -174,13 +166,13 @@ npm test           # the functions' tests (vitest)
 npm run typecheck
 \`\`\`
 
-- \`functions/${EXAMPLE_FUNCTION}.ts\`: an example function (one LLM call; reward 1.0 when the last \`\\boxed{}\` equals the
+- \`functions/${fn}.ts\`: an example function (one LLM call; reward 1.0 when the last \`\\boxed{}\` equals the
   task's gold answer). \`npm start\` runs it on its demo tasks; \`npm start -- --dataset PATH.jsonl --kind gsm8k\` on yours.
 - \`npx ajet-edge new NAME\`: a new function in \`functions/NAME.ts\`, its test in \`test/NAME.test.ts\` and its line in
   \`functions/index.ts\`; run it with \`npm start -- --function NAME\`.
 - \`src/index.ts\`: the Worker, three lines over \`ajet-edge/worker\`; \`wrangler.toml\`: its bindings.
-- Deploying: \`npx wrangler deploy\` after the steps of the ajet-edge README ("Deploying with wrangler deploy"),
-  \`node_modules/ajet-edge/README.md\`. Writing functions: \`node_modules/ajet-edge/docs/writing-functions.md\`.
+- Deploying: \`npx wrangler deploy\` after the steps of \`node_modules/ajet-edge/docs/cloudflare.md\`. Writing
+  functions: \`node_modules/ajet-edge/docs/writing-functions.md\`.
 - Upgrading: \`npm install ajet-edge@latest\`, then compare \`wrangler.toml\` with \`node_modules/ajet-edge/wrangler.toml\`
   (a new Durable Object class needs its binding and migration here).
 `;
@@ -195,12 +187,15 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
   if (existsSync(dir) && readdirSync(dir).length > 0) {
     throw new CliError(`${dir} exists and is not empty; give a new directory name, e.g. \`ajet-edge init my-rollouts\``);
   }
+  const functionName = options.functionName ?? EXAMPLE_FUNCTION;
+  assertFunctionName(functionName);
   const root = packageRoot();
-  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as PackageJson;
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as OwnPackageJson;
   const name = npmName(dir);
   const files = projectFiles({
     name,
-    spec: dependencySpec(options.from, pkg.version),
+    spec: dependencySpec(options.from, pkg.version, dir),
+    functionName,
     pkg,
     wranglerToml: projectWranglerToml(readFileSync(join(root, "wrangler.toml"), "utf8"), name),
   });
@@ -208,6 +203,6 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), text, { flag: "wx" });
   }
-  const example = await scaffoldFunction({ root: dir, name: EXAMPLE_FUNCTION });
+  const example = await scaffoldFunction({ root: dir, name: functionName });
   return { dir, name, created: [...Object.keys(files), ...example.created] };
 }

@@ -9,6 +9,7 @@
 
 import type { AuthEnv } from "../ground/env.ts";
 import type { IssueCode } from "../ground/errors.ts";
+import { placeholderTokenReason } from "../../util/placeholder-token.ts";
 
 export type { AuthEnv };
 
@@ -100,14 +101,20 @@ export function isReadMethod(method: string): boolean {
 
 /**
  * Decides a credential (from any source) for a request of `method`.
- * @returns {@link Granted} or {@link Refused}: `unconfigured` when the Worker has no usable `AJET_API_TOKEN`,
+ * @returns {@link Granted} or {@link Refused}: `unconfigured` when the Worker has no usable `AJET_API_TOKEN` (unset,
+ *   too short, or a placeholder such as `.dev.vars.example`'s),
  *   `unauthenticated` for a missing, malformed or wrong token, `forbidden` for the read token on a route that writes
  */
 export async function authorizeCredential(credential: Credential, method: string, env: AuthEnv): Promise<AuthDecision> {
   const writeToken = env.AJET_API_TOKEN ?? "";
   const readToken = env.AJET_READ_TOKEN ?? "";
-  if (writeToken.length < MIN_TOKEN_LENGTH) {
-    const message = writeToken === "" ? SET_TOKEN_HINT : `AJET_API_TOKEN is shorter than ${MIN_TOKEN_LENGTH} characters: set a longer random one (e.g. \`openssl rand -hex 32\`) with \`npx wrangler secret put AJET_API_TOKEN\``;
+  const placeholder = placeholderTokenReason(writeToken);
+  if (writeToken.length < MIN_TOKEN_LENGTH || placeholder) {
+    const message = writeToken === ""
+      ? SET_TOKEN_HINT
+      : writeToken.length < MIN_TOKEN_LENGTH
+        ? `AJET_API_TOKEN is shorter than ${MIN_TOKEN_LENGTH} characters: set a longer random one (e.g. \`openssl rand -hex 32\`) with \`npx wrangler secret put AJET_API_TOKEN\``
+        : `AJET_API_TOKEN is not a real token (${placeholder}): set a random one (e.g. \`openssl rand -hex 32\`) with \`npx wrangler secret put AJET_API_TOKEN\` (or in .dev.vars for wrangler dev)`;
     return { ok: false, code: "unconfigured", header: "AJET_API_TOKEN", message };
   }
   const header = credential.source;
@@ -119,7 +126,8 @@ export async function authorizeCredential(credential: Credential, method: string
   // both comparisons always run, so the time does not tell which token (if any) matched
   const [isWrite, isRead] = await Promise.all([
     constantTimeEqual(credential.token, writeToken),
-    readToken.length >= MIN_TOKEN_LENGTH ? constantTimeEqual(credential.token, readToken) : Promise.resolve(false),
+    // a read token that is a placeholder opens nothing (fails closed, as one that is too short)
+    readToken.length >= MIN_TOKEN_LENGTH && !placeholderTokenReason(readToken) ? constantTimeEqual(credential.token, readToken) : Promise.resolve(false),
   ]);
   if (isWrite) return { ok: true, access: "write", principal: await principalOf("write", credential.token) };
   if (isRead) {

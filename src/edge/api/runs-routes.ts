@@ -55,7 +55,7 @@ export function runsRoutes(functions: Parameters<typeof createRun>[1]["functions
       const runs = await Promise.all(
         page.runs.map(async (r): Promise<RunListing> => {
           const live = await stubOf(c.env, r.runId).listing().catch(() => null);
-          return live ?? { runId: r.runId, function: r.function, phase: "unknown", stopReason: null, engineStatus: null, globalStep: null, lastStepMeanReward: null, createdAtMs: r.createdAtMs, waitingFor: null, failure: null };
+          return live ?? { runId: r.runId, function: r.function, phase: "unknown", stopReason: null, engineStatus: null, globalStep: null, lastStepMeanReward: null, createdAtMs: r.createdAtMs, finishedAtMs: null, waitingFor: null, failure: null };
         }),
       );
       return c.json({ runs, next: page.next });

@@ -45,11 +45,12 @@ export function runPage(runId: string): string {
 <section class="cards" id="cards"></section>
 <section><h2>Engines</h2><div class="scroll"><table id="engines" class="grid"><thead><tr><th>swarm</th><th>engine</th><th>global step</th><th>seen</th></tr></thead><tbody></tbody></table></div></section>
 <section><h2>Current window</h2><div id="progress" class="progress"><div class="bar"></div><span class="label"></span></div></section>
-<section><h2>Reward per window</h2><p class="muted">mean, shaded ± one standard deviation (clipped to the run's reward range); click a window (the run's training step) for its episodes</p><div id="reward-chart" class="chart"></div></section>
+<section><h2>Reward per window</h2><p class="muted">mean, shaded ± one standard deviation (within the window's lowest and highest reward); click a window (the run's training step) for its episodes</p><div id="reward-chart" class="chart"></div></section>
 <section class="two">
 <div><h2>Success rate</h2><div id="success-chart" class="chart small"></div></div>
 <div><h2>Failures by cause</h2><div id="failure-chart" class="chart small"></div><p id="failure-note" class="muted"></p></div>
 </section>
+<section id="log-metrics-section" hidden><h2>Log metrics per window</h2><p class="muted">the mean of each <code>log_metrics</code> key the function reported</p><div id="log-metrics-chart" class="chart small"></div></section>
 <section><h2>Learning signal</h2><p class="muted">share of task groups whose repeats all scored the same (no GRPO advantage: nothing to learn from), split all-0 / all-1, and of episodes cut by the length limit</p><div id="grpo-chart" class="chart small"></div></section>
 <section class="two">
 <div><h2>Reward histogram</h2><p id="histogram-note" class="muted"></p><div id="histogram-chart" class="chart small"></div></div>
@@ -63,7 +64,6 @@ export function runPage(runId: string): string {
 <div><h2>LLM latency</h2><div id="latency-chart" class="chart small"></div></div>
 <div><h2>Throughput, turns, tool calls</h2><div id="throughput-chart" class="chart small"></div></div>
 </section>
-<section id="logmetrics-section" hidden><h2>log_metrics</h2><p class="muted">each key's mean per window</p><div id="logmetrics-chart" class="chart small"></div></section>
 <section><h2>Cost on Cloudflare</h2><div id="cost-cards" class="cards inner"></div><div class="scroll"><table id="cost" class="grid"><thead><tr><th>item</th><th>quantity</th><th>USD</th></tr></thead><tbody></tbody></table></div><p id="cost-note" class="muted"></p></section>
 <section><h2>In flight</h2><div class="scroll"><table id="inflight" class="grid"><thead><tr><th>task</th><th>repeat</th><th>attempt</th><th>swarm</th><th>age</th><th>since LLM</th><th>LLM calls</th><th>status</th></tr></thead><tbody></tbody></table></div></section>
 <section><h2 id="episodes-title">Latest episodes</h2><div class="scroll tall"><table id="episodes" class="grid"><thead><tr><th>episode</th><th>task</th><th>window</th><th>result</th><th>reward</th><th>duration</th></tr></thead><tbody></tbody></table></div></section>

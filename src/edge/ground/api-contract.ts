@@ -78,6 +78,7 @@ export const RunListingBody = z.looseObject({
   globalStep: z.number().nullable(),
   lastStepMeanReward: z.number().nullable(),
   createdAtMs: z.number(),
+  finishedAtMs: z.number().nullable().optional(),
   waitingFor: z.string().nullable().optional(),
   failure: z.string().nullable().optional(),
 });

@@ -20,7 +20,7 @@ export interface AuthEnv {
   AJET_READ_TOKEN?: string;
 }
 
-/** The vars and secrets of the ajet-edge Worker, all optional strings (README, "Security", lists the security ones). */
+/** The vars and secrets of the ajet-edge Worker, all optional strings (docs/security.md lists the security ones). */
 export interface WorkerVars extends AuthEnv, LimitsEnv {
   /**
    * comma-separated names of the queue producer bindings episodes are spread over (default `EPISODES`); each
@@ -56,6 +56,17 @@ export interface WorkerVars extends AuthEnv, LimitsEnv {
    * prices in US dollars, e.g. `{"workerRequestsPerMillion": 0.30, "cpuMsPerEpisode": 20}`
    */
   AJET_PRICES?: string;
+  /**
+   * `1`: the Worker shows stored runs and changes nothing: the objects' alarms do not act (no dispatch, no status
+   * poll, no engine start), so a run is seen as it was stored. `ajet-edge dashboard --persist DIR` sets it on a copy
+   * of a dev state, with only a read token given out. Never set on a deployed Worker that should run anything.
+   */
+  AJET_READ_ONLY?: string;
+}
+
+/** Whether the Worker runs read-only (`AJET_READ_ONLY=1`): stored runs are shown, nothing acts on them. */
+export function isReadOnly(env: Pick<WorkerVars, "AJET_READ_ONLY">): boolean {
+  return env.AJET_READ_ONLY === "1" || env.AJET_READ_ONLY === "true";
 }
 
 /** The Worker's environment: the generated bindings of wrangler.toml and the vars above. */

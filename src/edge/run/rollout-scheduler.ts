@@ -13,7 +13,7 @@ import type { AttemptRow } from "./attempts.ts";
 import { noRunResponse } from "./board/live.ts";
 import type { RunMetrics } from "./board/metrics.ts";
 import type { DashboardSnapshot } from "./board/snapshot.ts";
-import type { Env } from "../ground/env.ts";
+import { isReadOnly, type Env } from "../ground/env.ts";
 import { endedPage, recordOutcome } from "./report-ledger.ts";
 import { prepareRun, stageTasks, type StagedTasks } from "./run-create.ts";
 import { beginCreate, finishPendingCreate, type IndexingHost, PendingRuns, pendingView, stopPendingCreate } from "./run-indexing.ts";
@@ -224,8 +224,9 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
     this.#run.parts.live.close(ws, code);
   }
 
-  /** One tick of the run's loop (edge/run/run-loop `tick`: never throws, always re-arms, BC-45). */
+  /** One tick of the run's loop (edge/run/run-loop `tick`: never throws, always re-arms, BC-45); none on a read-only Worker. */
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    if (isReadOnly(this.env)) return; // a stored run is shown as it was (ajet-edge dashboard): nothing acts on it
     this.#count("object");
     if (!this.#run.state) await finishPendingCreate(this.#indexing(), () => Date.now());
     await this.#run.tick(info?.retryCount ?? 0);

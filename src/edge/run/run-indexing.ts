@@ -98,6 +98,7 @@ export function pendingRunView(p: PendingRun, nowMs: number): RunView {
     nextWakeAtMs: null,
     runId: p.input.runId,
     createdAtMs: p.createdAtMs,
+    finishedAtMs: null, // no episode ran: a failed creation has no run span
     function: spec.function,
     swarms: spec.swarms.map((s) => ({ name: s.name, url: s.url, engine: s.engine })),
     datasets: p.input.loadReports,

@@ -85,6 +85,8 @@ export type RunView = Omit<ReturnType<typeof runStatus>, "phase"> & {
   phase: ReturnType<typeof runStatus>["phase"] | "indexing";
   runId: string;
   createdAtMs: number;
+  /** when the run finished (epoch ms), null before */
+  finishedAtMs: number | null;
   function: string;
   swarms: { name: string; url: string; engine: RunSpec["swarms"][number]["engine"] }[];
   datasets: RunMeta["loadReports"];
@@ -112,6 +114,8 @@ export interface RunListing {
   /** mean reward of the last step with an ended episode, null before */
   lastStepMeanReward: number | null;
   createdAtMs: number;
+  /** when the run finished (epoch ms), null before (and for a run whose object holds nothing) */
+  finishedAtMs: number | null;
   waitingFor: string | null;
   failure: string | null;
 }
@@ -133,6 +137,7 @@ export function runView(state: SchedulerState, meta: RunMeta, log: LogLine[], en
     ...status,
     runId: meta.runId,
     createdAtMs: meta.createdAtMs,
+    finishedAtMs: state.run.finishedAtMs,
     function: meta.spec.function,
     swarms: meta.spec.swarms.map((s) => ({ name: s.name, url: s.url, engine: s.engine })),
     datasets: meta.loadReports,
@@ -155,6 +160,7 @@ export function runListing(view: RunView): RunListing {
     globalStep: view.globalStep,
     lastStepMeanReward: lastWithReward?.meanReward ?? null,
     createdAtMs: view.createdAtMs,
+    finishedAtMs: view.finishedAtMs,
     waitingFor: view.waitingFor,
     failure: view.failure,
   };

@@ -17,7 +17,7 @@ import { DurableObject } from "cloudflare:workers";
 import { isCannotConnect, SwarmAPIError, SwarmClient } from "../../client/index.ts";
 import { outboundFetch, outboundPolicy } from "../../runtime/outbound.ts";
 import type { PoolSeen } from "../../scheduler/index.ts";
-import type { Env } from "../ground/env.ts";
+import { isReadOnly, type Env } from "../ground/env.ts";
 import { jsonLogger } from "../ground/log.ts";
 import { parseOperatorSecrets } from "../ground/secrets.ts";
 import type { EngineObservation, EngineSubscription } from "./engine-note.ts";
@@ -102,6 +102,7 @@ export class SwarmServer extends DurableObject<Env> {
 
   /** One watch step: poll, learn, bootstrap or check, ring the runs whose view changed, schedule the next poll. Never throws (BC-45). */
   override async alarm(): Promise<void> {
+    if (isReadOnly(this.env)) return; // a read-only Worker polls no server and starts no engine
     let next: number | null = Date.now() + DEFAULT_WATCH_TIMING.slowMs;
     try {
       next = await this.#step();

@@ -14,7 +14,7 @@ export function step(windowIndex: number, episodesEnded: number, meanReward: num
 /** A status view in the middle of step 2 of 3: step 1 trained (reward 0.25), 20 of 32 episodes of step 2 ended. */
 export function midRun(over: Partial<RunView> = {}): RunView {
   return {
-    runId: "run-1", createdAtMs: 0, function: "countdown", swarms: [], datasets: {}, phase: "running", stopReason: null, episodeType: "train", gateOpen: true,
+    runId: "run-1", createdAtMs: 0, finishedAtMs: null, function: "countdown", swarms: [], datasets: {}, phase: "running", stopReason: null, episodeType: "train", gateOpen: true,
     engines: [{ swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: 2, seenAtMs: 0 }],
     globalStep: 2,
     currentWindow: { windowIndex: 1, globalStep: 2, groupsOpened: 8, groupsResolved: 5, episodesEnded: 20, meanReward: 0.45, waitingForEngine: false },

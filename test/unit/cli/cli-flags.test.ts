@@ -13,7 +13,7 @@ import { runRunCommand } from "../../../src/cli/commands/run.ts";
 import { parseDevArgs, parseRunArgs, splitDatasetArg } from "../../../src/cli/dev/options.ts";
 import { memoryIo } from "../../../src/cli/dev/output.ts";
 import { buildDevPlan } from "../../../src/cli/dev/plan.ts";
-import { readSpecFile, SpecFileError } from "../../../src/cli/dev/spec-file.ts";
+import { devSpecDefaults, readSpecFile, SpecFileError, specPlan } from "../../../src/cli/dev/spec-file.ts";
 import { runMain } from "../../support/cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ajet-cli-flags-"));
@@ -32,6 +32,16 @@ describe("ajet-edge --version and help", () => {
       expect(code).toBe(0);
       expect(logs).toEqual([version]);
     }
+    for (const command of ["dev", "run", "status", "init", "new"]) {
+      const { code, logs } = await runMain([command, "--version"]);
+      expect([command, code, logs]).toEqual([command, 0, [version]]);
+    }
+  });
+
+  it("init --help prints its usage (it printed nothing)", async () => {
+    const { code, logs } = await runMain(["init", "--help"]);
+    expect(code).toBe(0);
+    expect(logs.join("\n")).toMatch(/Usage: ajet-edge init \[options\] \[dir\][\s\S]*--from <spec>[\s\S]*--function <name>/);
   });
 
   it("--help lists every command with its summary", async () => {
@@ -126,6 +136,27 @@ describe("ajet-edge run flags", () => {
     expect(parseRunArgs(base, {})).not.toHaveProperty("token");
   });
 
+  it("refuses a placeholder token (the one of .dev.vars.example, or an obvious stand-in) with one line, never echoing it", () => {
+    const base = ["--worker", "http://127.0.0.1:8787", "--swarm-url", "http://gpu:10086"];
+    const refused = (argv: string[], env: NodeJS.ProcessEnv) => {
+      try {
+        parseRunArgs(argv, env);
+      } catch (err) {
+        return err as CliError;
+      }
+      throw new Error("accepted");
+    };
+    const fromEnv = refused(base, { AJET_API_TOKEN: "replace-with-a-long-random-token" });
+    expect(fromEnv.message).toBe(
+      "AJET_API_TOKEN is not a real token (it is the placeholder of .dev.vars.example); give the token the Worker was given (wrangler secret put AJET_API_TOKEN, or .dev.vars for wrangler dev), made with e.g. `openssl rand -hex 32`",
+    );
+    expect(fromEnv.code).toBe(2);
+    const fromFlag = refused([...base, "--token", "<your-token>"], {});
+    expect(fromFlag.message).toMatch(/^--token is not a real token \(it is a placeholder in angle brackets/);
+    expect(fromFlag.message).not.toContain("<your-token>");
+    expect(fromFlag.message.split("\n")).toHaveLength(1);
+  });
+
   it.each([
     [["--swarm-url", "http://gpu:10086"], "required option '--worker <url>' not specified"],
     [["--worker", "ftp://x", "--swarm-url", "http://gpu:10086"], "--worker must be an http(s) URL, e.g. http://127.0.0.1:8787"],
@@ -172,12 +203,41 @@ describe("--spec FILE", () => {
   it.each([
     ["missing.yaml", null, "--spec MISSING: no such file"],
     ["list.yaml", "- 1\n- 2\n", "a run spec is an object with swarms, datasets, function, job …; got a list"],
-    ["broken.yaml", "swarms: [\n", "not valid YAML or JSON"],
+    ["broken.yaml", "swarms: [\n", "broken.yaml:2:1: not valid YAML or JSON"],
+    ["tab.yaml", "function: countdown\nmaxSteps: 2\njob:\n  batchSize: 4\n numRepeat: 2\n", "tab.yaml:5:1: not valid YAML or JSON"],
+    ["json.json", '{"function": "countdown",\n "maxSteps": 2,,\n}', "json.json:2:16: not valid YAML or JSON"],
     ["nofile.yaml", "swarms: [{url: 'http://127.0.0.1:1'}]\nfunction: countdown\ndatasets: [{name: x, kind: countdown, path: nope.jsonl}]\n", "datasets.0.path: "],
-  ])("%s: one clear message", async (name, text, message) => {
+  ])("%s: one clear message (a syntax error names FILE:LINE:COLUMN)", async (name, text, message) => {
     const path = text === null ? join(dir, name) : write(name, text);
     const err = (await readSpecFile(path).catch((e: unknown) => e)) as Error;
     expect(err).toBeInstanceOf(SpecFileError);
     expect(err.message).toContain(message.replace("MISSING", path));
+  });
+
+  it("dev fills what dev supplies: a spec without swarms and datasets gets the function's swarms and dev's tasks", async () => {
+    const path = write("bare.yaml", ["function: countdown", "maxSteps: 2", "job: { batchSize: 4, numRepeat: 2 }", ""].join("\n"));
+    await expect(readSpecFile(path)).rejects.toThrow(/swarms: /); // `run` has no defaults: the Worker needs them
+    const file = await readSpecFile(path, undefined, devSpecDefaults());
+    expect(file.filled).toEqual(["swarms", "datasets"]);
+    expect(file.body.swarms).toEqual([{ name: "default", url: "http://127.0.0.1:10086" }]);
+    // as `ajet-edge dev --steps 2 --batch-size 4` makes them: 2 × batch × steps generated Countdown tasks
+    expect(file.body.datasets).toEqual([{ name: "countdown", kind: "countdown", generate: { count: 16, seed: 1 } }]);
+    expect(file.datasets[0]!.tasks).toHaveLength(16);
+    const plan = specPlan(file, { swarms: [], timeoutSeconds: 60, startEngine: true }, true);
+    expect(plan.answerKey).toHaveLength(16);
+    expect(plan.swarmNames).toEqual(["default"]);
+
+    // a function with demo tasks on two swarms: both swarms and its demo set (its answer key too)
+    const demo = write("demo.yaml", "function: academic-translation\n");
+    const two = await readSpecFile(demo, undefined, devSpecDefaults());
+    expect(two.body.swarms.map((s) => s.name)).toEqual(["translator", "detector"]);
+    expect(two.body.datasets[0]).toMatchObject({ name: "academic-translation-demo", kind: "generic" });
+    expect(specPlan(two, { swarms: [], timeoutSeconds: 60, startEngine: true }, true).answerKey.length).toBeGreaterThan(0);
+
+    // the file's own swarms and datasets are kept; an unknown function is one line naming the file
+    const own = await readSpecFile(write("own.yaml", "swarms: [{name: a, url: 'http://127.0.0.1:1'}]\nfunction: countdown\n"), undefined, devSpecDefaults());
+    expect(own.filled).toEqual(["datasets"]);
+    expect(own.body.swarms).toEqual([{ name: "a", url: "http://127.0.0.1:1" }]);
+    await expect(readSpecFile(write("nope.yaml", "function: nope\n"), undefined, devSpecDefaults())).rejects.toThrow(/nope\.yaml: no rollout function "nope"; known: /);
   });
 });

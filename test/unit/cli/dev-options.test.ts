@@ -11,7 +11,7 @@ describe("ajet-edge dev arguments", () => {
   it("defaults to the npm start run: Countdown, batch 8 × num_repeat 4, 3 steps, the local emulator", () => {
     expect(parseDevArgs([])).toEqual({
       function: "countdown", datasets: [], kind: "countdown", steps: 3, batchSize: 8, numRepeat: 4, maxEnvWorker: 32, seed: 1,
-      episodeType: "train", swarms: [], startEngine: true, timeoutSeconds: 300, json: false, logLevel: "warn",
+      episodeType: "train", swarms: [], startEngine: true, timeoutSeconds: 300, requestTimeoutSeconds: 30, json: false, logLevel: "warn",
     });
     expect(parseDevArgs(["--help"])).toBeNull();
     expect(parseDevArgs(["-h"])).toBeNull();
@@ -27,7 +27,7 @@ describe("ajet-edge dev arguments", () => {
     ).toEqual({
       function: "my-fn", datasets: [{ source: "d.jsonl", url: false, name: "math" }], kind: "math", limit: 16, steps: 2, batchSize: 4, numRepeat: 2,
       maxEnvWorker: 64, seed: 9, episodeType: "eval", swarms: [{ name: "default", url: "http://gpu-box:10086" }],
-      startEngine: false, timeoutSeconds: 90, json: true, logLevel: "error",
+      startEngine: false, timeoutSeconds: 90, requestTimeoutSeconds: 30, json: true, logLevel: "error",
     });
   });
 
@@ -93,6 +93,6 @@ describe("ajet-edge dev arguments", () => {
   it("main() names the commands after an unknown one and returns 2", async () => {
     const { code, errors } = await runMain(["deploy"]);
     expect(code).toBe(2);
-    expect(errors).toEqual(["ajet-edge: unknown command 'deploy'; commands: dev, run, runs, status, stop, emulator, init, new\nrun 'ajet-edge --help' for the commands"]);
+    expect(errors).toEqual(["ajet-edge: unknown command 'deploy'; commands: dev, run, runs, status, metrics, rescore, stop, dashboard, emulator, init, new\nrun 'ajet-edge --help' for the commands"]);
   });
 });

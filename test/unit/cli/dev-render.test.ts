@@ -29,6 +29,14 @@ describe("dev progress", () => {
     expect(renderProgressLine(p, 30)).toBe(" 12.4s | engine ROLLING | glo…");
   });
 
+  it("marks a global step as last seen while the Worker cannot reach the server, and says when the Worker is silent", () => {
+    const unreachable = progressOf(midRun({ engines: [{ swarm: "default", engineStatus: "ENGINE.CANNOT_CONNECT", globalStep: 10, seenAtMs: 0 }], globalStep: 10 }), ctx);
+    expect(progressKey(unreachable)).toMatch(/^engine CANNOT_CONNECT {2}global step 10 \(last seen\) {2}step 2\/3/);
+    const silent = { ...progressOf(midRun(), ctx), workerSilentMs: 12_300 };
+    expect(progressKey(silent)).toMatch(/^Worker not answering for 10s {2}engine ROLLING {2}global step 2 {2}/);
+    expect(progressKey({ ...silent, workerSilentMs: 4_999 })).toMatch(/^engine ROLLING/);
+  });
+
   it("shows training, stopping, failures and every engine of a multi-swarm run", () => {
     const training = midRun({
       engines: [

@@ -32,7 +32,8 @@ describe("initProject", () => {
     );
     const read = (p: string) => readFileSync(join(dir, p), "utf8");
     const pkg = JSON.parse(read("package.json")) as Record<string, Record<string, string>>;
-    expect(pkg["dependencies"]).toEqual({ "ajet-edge": `file:${tarball}` });
+    // relative to the project, so the project and its tarball can move together
+    expect(pkg["dependencies"]).toEqual({ "ajet-edge": "file:../ajet-edge-0.1.0.tgz" });
     expect(pkg["scripts"]).toMatchObject({ start: `ajet-edge dev --function ${EXAMPLE_FUNCTION}`, test: "vitest run", typecheck: "tsc --noEmit" });
     expect(pkg["devDependencies"]).toMatchObject({ typescript: repoPkg.devDependencies["typescript"], vitest: repoPkg.devDependencies["vitest"] });
     expect(read("src/index.ts")).toContain('export * from "ajet-edge/worker";');
@@ -64,10 +65,25 @@ describe("init helpers", () => {
     expect(npmName("/x/!!!")).toBe("my-rollouts");
   });
 
-  it("reads --from as a path (file:, absolute) or as a version range; default ^version", () => {
-    expect(dependencySpec(undefined, "0.1.0")).toBe("^0.1.0");
-    expect(dependencySpec("/tmp/a/ajet-edge-0.1.0.tgz", "0.1.0")).toBe("file:/tmp/a/ajet-edge-0.1.0.tgz");
-    expect(dependencySpec("~0.1.2", "0.1.0")).toBe("~0.1.2");
+  it("reads --from as a path (file:, relative to the project) or as a version range; default ^version", () => {
+    expect(dependencySpec(undefined, "0.1.0", "/tmp/a/p")).toBe("^0.1.0");
+    expect(dependencySpec("/tmp/a/ajet-edge-0.1.0.tgz", "0.1.0", "/tmp/a/p")).toBe("file:../ajet-edge-0.1.0.tgz");
+    expect(dependencySpec("file:/tmp/a/p/vendor/ajet-edge-0.1.0.tgz", "0.1.0", "/tmp/a/p")).toBe("file:./vendor/ajet-edge-0.1.0.tgz");
+    expect(dependencySpec("/srv/ajet-edge", "0.1.0", "/tmp/a/p")).toBe("file:../../../srv/ajet-edge");
+    expect(dependencySpec("~0.1.2", "0.1.0", "/tmp/a/p")).toBe("~0.1.2");
+  });
+
+  it("names the example function --function: its file, test, registry entry and the npm start script", async () => {
+    const dir = join(base, "p");
+    const result = await initProject({ dir, functionName: "solver" });
+    expect(result.created).toEqual(expect.arrayContaining(["functions/solver.ts", "test/solver.test.ts"]));
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { scripts: Record<string, string> };
+    expect(pkg.scripts["start"]).toBe("ajet-edge dev --function solver");
+    expect(readFileSync(join(dir, "functions/index.ts"), "utf8")).toContain('"solver": solver,');
+    expect(readFileSync(join(dir, "README.md"), "utf8")).toContain("functions/solver.ts");
+    expect(JSON.stringify(pkg)).not.toContain(EXAMPLE_FUNCTION);
+    await expect(initProject({ dir: join(base, "q"), functionName: "Bad_Name" })).rejects.toThrow(/must be kebab-case/);
+    expect(existsSync(join(base, "q"))).toBe(false);
   });
 
   it("changes only the top-level name and main of wrangler.toml, never a binding's name", () => {

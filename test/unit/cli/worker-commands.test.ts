@@ -23,7 +23,7 @@ const view = (over: Record<string, unknown> = {}) => ({
   currentWindow: { windowIndex: 1, episodesEnded: 12, meanReward: 0.25, waitingForEngine: false },
   episodes: { queued: 4, dispatched: 2, running: 14, reporting: 0, ended: 44, failed: 1, aborted: 0, dropped: 0, inFlight: 16 },
   steps: [{ windowIndex: 0, globalStep: 1, episodesEnded: 32, meanReward: 0.5, wallTimeMs: 2100 }],
-  totals: { episodesEnded: 44 }, failuresByCause: { function_error: 1 }, log: [], waitingFor: "nothing to claim yet", failure: null,
+  totals: { episodesEnded: 44, attemptsFailed: 1, groupsDropped: 0 }, failuresByCause: { function_error: 1 }, log: [], waitingFor: "nothing to claim yet", failure: null,
   sources: [{ name: "countdown", weight: 1, taskCount: 48, epoch: 0, position: 16, exhausted: false, deferred: 0, tasksServed: 16, tasksTotal: 48 }],
   ...over,
 });
@@ -90,6 +90,19 @@ describe("ajet-edge runs", () => {
 });
 
 describe("ajet-edge status", () => {
+  it("counts what ended from the run's totals, not the live rows (a finished run showed `ended 0` after 40 ended)", async () => {
+    const finished = view({
+      phase: "finished", stopReason: "maxSteps", currentWindow: null, waitingFor: null,
+      episodes: { queued: 0, dispatched: 0, running: 0, reporting: 0, ended: 0, failed: 0, aborted: 0, dropped: 0, inFlight: 0 },
+      totals: { episodesEnded: 40, attemptsFailed: 3, groupsDropped: 1 },
+    });
+    const w = fakeWorker({ "GET /runs/run-a": [200, finished] });
+    const io = ioAt();
+    expect(await runStatusCommand(["run-a", "--worker", W], io, { AJET_API_TOKEN: "t" }, w.fn)).toBe(0);
+    expect(io.stdout.join("")).toContain("so far: 40 episodes ended, 3 attempts failed, 1 group dropped\n");
+    expect(io.stdout.join("")).not.toMatch(/\bended\s*\n.*\b0\b/);
+  });
+
   it("shows the phase, engines, what it waits for, the open step, episodes by state, sources and steps", async () => {
     const w = fakeWorker({ "GET /runs/run-a": [200, view()] });
     const io = ioAt();
@@ -100,9 +113,10 @@ describe("ajet-edge status", () => {
       "waiting for: nothing to claim yet",
       "open step 2: 12 episodes ended, mean reward 0.250",
       "",
-      "episodes:",
-      "in flight  queued  dispatched  running  reporting  ended  failed  aborted  dropped",
-      "       16       4           2       14          0     44       1        0        0",
+      "episodes now:",
+      "in flight  queued  dispatched  running  reporting",
+      "       16       4           2       14          0",
+      "so far: 44 episodes ended, 1 attempt failed, 0 groups dropped",
       "",
       "source     weight  tasks  served  epoch  done",
       "countdown       1     48   16/48      0  no",

@@ -175,55 +175,61 @@ class World {
   }
 }
 
+/**
+ * The seeds run: one test each, so a failure names its seed and each has its own time limit. CPU-bound: the slowest
+ * seed takes ~1.5 s on an idle 2-core box and 4 s under a load average of 7; the limit leaves room for a box
+ * running two test suites at once.
+ */
+const SEEDS = Array.from({ length: 40 }, (_, i) => i + 1);
+const SEED_TIMEOUT_MS = 60_000;
+
 describe("random event sequences (property-style)", () => {
-  it("BC-47 never exceeds maxParallel, never opens one task twice in a window, applies every event at most once, and still finishes the run", () => {
-    for (let seed = 1; seed <= 40; seed++) {
-      const dice = new Dice(seed * 7919);
-      const { input, counts } = randomSpec(dice);
-      const h = new Harness(input, counts, seed <= 10);
-      const w = new World(h, dice);
-      w.apply({ type: "runStarted" });
-      w.apply({ type: "engineStatusSeen", swarm: "default", engineStatus: w.status, globalStep: w.step });
-      for (let i = 0; i < 400 && h.state.run.phase !== "finished"; i++) {
-        const roll = dice.next();
-        if (roll < 0.08) w.engineStep();
-        else if (roll < 0.4) w.deliver(dice.chance(0.8));
-        else if (roll < 0.75) w.progress(dice, false);
-        else if (roll < 0.8) w.resolveOne();
-        else if (roll < 0.82) {
-          const lost = w.queue.splice(0, dice.int(0, w.queue.length));
-          if (lost.length) w.apply({ type: "dispatchFailed", episodes: lost.map((m) => ({ episodeKey: m.episodeKey, attempt: m.attempt, dispatchId: m.dispatchId })) });
-        } else if (roll < 0.8205) w.apply({ type: "stopRequested" });
-        else {
-          h.nowMs += (dice.chance(0.9) ? dice.int(0, 30) : dice.int(0, 600)) * 1000;
-          w.apply({ type: "tick" });
-        }
-      }
-      // then a well-behaved world: every message claims, every episode ends, the engine trains each full window
-      for (let i = 0; i < 5000 && h.state.run.phase !== "finished"; i++) {
-        if (w.queue.length) w.deliver(true);
-        else if (w.consumers.length) w.progress(dice, true);
-        else if (w.resolves.length) w.resolveOne();
-        else if (w.status !== "ENGINE.ROLLING") w.engineStep();
-        else if (currentStep(h.state)?.resolvedAtMs != null) {
-          w.engineStep();
-          w.engineStep();
-          w.engineStep();
-        } else {
-          h.nowMs += 60_000;
-          w.apply({ type: "tick" });
-        }
-      }
-      expect(h.state.run.phase, `seed ${seed}`).toBe("finished");
-      expect([...h.state.episodes.keys()], `seed ${seed}`).toEqual([]);
-      const t = h.state.run.totals;
-      expect(t.groupsCompleted + t.groupsDropped + t.groupsAbandoned, `seed ${seed}`).toBe(t.groupsOpened);
-      if (input.episodeType !== "eval") {
-        // train: the core never asks to abort an episode whose end it accepted (no end + abort on one episode, BC-47)
-        for (const ref of w.abortedRefs) expect(w.endedRefs.has(ref), `seed ${seed} ${ref}`).toBe(false);
-        const stepsEnded = Object.values(h.state.steps).reduce((n, s) => n + s.episodesEnded, 0);
-        expect(stepsEnded, `seed ${seed}`).toBe(t.episodesEnded);
+  it.each(SEEDS)("BC-47 seed %i: never exceeds maxParallel, never opens one task twice in a window, applies every event at most once, and still finishes the run", { timeout: SEED_TIMEOUT_MS }, (seed) => {
+    const dice = new Dice(seed * 7919);
+    const { input, counts } = randomSpec(dice);
+    const h = new Harness(input, counts, seed <= 10);
+    const w = new World(h, dice);
+    w.apply({ type: "runStarted" });
+    w.apply({ type: "engineStatusSeen", swarm: "default", engineStatus: w.status, globalStep: w.step });
+    for (let i = 0; i < 400 && h.state.run.phase !== "finished"; i++) {
+      const roll = dice.next();
+      if (roll < 0.08) w.engineStep();
+      else if (roll < 0.4) w.deliver(dice.chance(0.8));
+      else if (roll < 0.75) w.progress(dice, false);
+      else if (roll < 0.8) w.resolveOne();
+      else if (roll < 0.82) {
+        const lost = w.queue.splice(0, dice.int(0, w.queue.length));
+        if (lost.length) w.apply({ type: "dispatchFailed", episodes: lost.map((m) => ({ episodeKey: m.episodeKey, attempt: m.attempt, dispatchId: m.dispatchId })) });
+      } else if (roll < 0.8205) w.apply({ type: "stopRequested" });
+      else {
+        h.nowMs += (dice.chance(0.9) ? dice.int(0, 30) : dice.int(0, 600)) * 1000;
+        w.apply({ type: "tick" });
       }
     }
-  }, 120_000); // 40 seeded worlds: ~17 s alone, over 20 s on a loaded 2-core machine (a time budget, not an assertion)
+    // then a well-behaved world: every message claims, every episode ends, the engine trains each full window
+    for (let i = 0; i < 5000 && h.state.run.phase !== "finished"; i++) {
+      if (w.queue.length) w.deliver(true);
+      else if (w.consumers.length) w.progress(dice, true);
+      else if (w.resolves.length) w.resolveOne();
+      else if (w.status !== "ENGINE.ROLLING") w.engineStep();
+      else if (currentStep(h.state)?.resolvedAtMs != null) {
+        w.engineStep();
+        w.engineStep();
+        w.engineStep();
+      } else {
+        h.nowMs += 60_000;
+        w.apply({ type: "tick" });
+      }
+    }
+    expect(h.state.run.phase, `seed ${seed}`).toBe("finished");
+    expect([...h.state.episodes.keys()], `seed ${seed}`).toEqual([]);
+    const t = h.state.run.totals;
+    expect(t.groupsCompleted + t.groupsDropped + t.groupsAbandoned, `seed ${seed}`).toBe(t.groupsOpened);
+    if (input.episodeType !== "eval") {
+      // train: the core never asks to abort an episode whose end it accepted (no end + abort on one episode, BC-47)
+      for (const ref of w.abortedRefs) expect(w.endedRefs.has(ref), `seed ${seed} ${ref}`).toBe(false);
+      const stepsEnded = Object.values(h.state.steps).reduce((n, s) => n + s.episodesEnded, 0);
+      expect(stepsEnded, `seed ${seed}`).toBe(t.episodesEnded);
+    }
+  });
 });

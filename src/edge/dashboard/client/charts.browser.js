@@ -26,9 +26,9 @@ export function rewardChart(charts, snap, onPick) {
   var lines = snap.rewards;
   var windows = lines.length ? lines[0].windows : [];
   var all = lines[0];
-  // the band as the snapshot computed it: mean ± sd clipped to the run's reward range
-  var upper = snap.band ? snap.band.upper : [];
-  var lower = snap.band ? snap.band.lower : [];
+  // the band comes cut to the window's reward range (a mean ± sd beyond the lowest or highest reward is not drawn)
+  var upper = all ? all.high : [];
+  var lower = all ? all.low : [];
   var series = [{ label: "window" }];
   var data = [windows];
   lines.forEach(function (line, i) {
@@ -52,6 +52,21 @@ export function rewardChart(charts, snap, onPick) {
       if (idx !== null && idx !== undefined) onPick(chart.data[0][idx]);
     });
   }
+}
+
+/** The functions' `log_metrics` per window, one line per key; the section stays hidden while none was reported. */
+export function logMetricsChart(charts, snap) {
+  var keys = Object.keys(snap.logMetrics.byKey);
+  document.getElementById("log-metrics-section").hidden = keys.length === 0;
+  if (keys.length === 0) return;
+  var div = document.getElementById("log-metrics-chart");
+  var series = [{ label: "window" }];
+  var data = [snap.logMetrics.windows];
+  keys.forEach(function (k, i) {
+    series.push({ label: k, stroke: COLORS[i % COLORS.length], width: 2, points: { show: true }, spanGaps: true });
+    data.push(snap.logMetrics.byKey[k]);
+  });
+  drawChart(charts, "logMetrics", div, { height: 180, series: series, scales: { x: { time: false } }, axes: [{ incrs: [1, 2, 5, 10, 20, 50, 100] }, {}] }, data);
 }
 
 /** The success rate per window. */
@@ -101,8 +116,8 @@ function lineChart(charts, name, snapSeries, lines, opts) {
 
 /**
  * The learning signals per window (the snapshot's `signals`, the numbers of `GET /runs/:id/metrics`): GRPO groups
- * with no signal, answer length, tokens, LLM latency and throughput, turns and tool calls, the step's time split,
- * and each `log_metrics` key.
+ * with no signal, answer length, tokens, LLM latency and throughput, turns and tool calls, the step's time split
+ * and the reward histogram (the `log_metrics` keys have their own chart above).
  */
 export function signalCharts(charts, snap) {
   var s = snap.signals;
@@ -113,10 +128,6 @@ export function signalCharts(charts, snap) {
   lineChart(charts, "latency", s, [["p50", s.latencyP50Ms], ["p95", s.latencyP95Ms, true]], { unit: "ms per call" });
   lineChart(charts, "throughput", s, [["tokens/s", s.tokensPerSecond], ["turns", s.turnsMean], ["tool calls", s.toolCallsMean]], { unit: "" });
   lineChart(charts, "steptime", s, [["rollout", s.rolloutS], ["trainer", s.trainerWaitS], ["weight sync", s.weightSyncS]], { unit: "seconds" });
-  var keys = Object.keys(s.logMetrics);
-  var lmBox = document.getElementById("logmetrics-section");
-  if (lmBox) lmBox.hidden = keys.length === 0;
-  if (keys.length) lineChart(charts, "logmetrics", s, keys.map(function (k) { return [k, s.logMetrics[k]]; }), { unit: "mean" });
   histogramChart(charts, s);
 }
 

@@ -2,7 +2,7 @@
 // /assets/dashboard.js). Plain ES2020 as an ES module (the charts are charts.js), no build step. It reads JSON routes once and then follows the run's
 // WebSocket (/runs/:id/live): the run's Durable Object pushes a fresh snapshot after state changes, so the page
 // never polls. window.__dashboard exposes the last snapshot and the uPlot charts (the browser tests read them).
-import { chartWidth, failureChart, rewardChart, signalCharts, successChart } from "/assets/charts.js";
+import { chartWidth, failureChart, logMetricsChart, rewardChart, signalCharts, successChart } from "/assets/charts.js";
 
 var page = document.body.dataset.page;
 var state = { snapshot: null, charts: {}, updates: 0 };
@@ -170,14 +170,14 @@ function render(snap) {
   document.body.dataset.phase = snap.view.phase;
   document.body.dataset.steps = String(snap.view.steps.length);
   cards(snap);
-  // a finished run cannot be stopped: no button
-  var stop = document.getElementById("stop");
-  if (stop) stop.hidden = snap.view.phase === "finished";
   rewardChart(state.charts, snap, showWindow);
   successChart(state.charts, snap);
   failureChart(state.charts, snap);
+  logMetricsChart(state.charts, snap);
   signalCharts(state.charts, snap);
   costTable(snap);
+  // a finished run cannot be stopped: no button for it
+  document.getElementById("stop").hidden = snap.view.phase === "finished";
   inFlight(snap);
   evalTable(snap);
   if (shownWindow === null) episodeRows(snap.recent);

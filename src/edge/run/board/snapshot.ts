@@ -1,7 +1,7 @@
 /**
  * @module edge/run/board/snapshot — what the run page shows, built from the Durable Object's state (pure): the run
- * view, the reward curves per step (all, per source, per swarm server, with spread clipped to the reward range),
- * the learning signals and `log_metrics` per step, the run's cost, failures by cause per step,
+ * view, the reward curves per step (all, per source, per swarm server, with spread), the learning signals per step,
+ * the run's cost, failures by cause per step,
  * episodes per minute, the in-flight table (like `ajet-swarm overwatch`) and the eval report. The DO sends it to
  * every connected viewer (edge/run/board/live) and answers `GET /runs/:id/dashboard` with it.
  */
@@ -35,6 +35,24 @@ export interface RewardSeries {
   windows: number[];
   mean: (number | null)[];
   std: (number | null)[];
+  /** the band drawn around the line: mean ± std cut to the window's lowest and highest reward (never outside them) */
+  low: (number | null)[];
+  high: (number | null)[];
+}
+
+type WindowGroup = RunMetrics["groups"][number];
+
+/** A reward line over `windows` from the metrics group of each window (absent group: gaps). */
+function rewardSeries(label: string, kind: RewardSeries["kind"], windows: number[], group: (window: number) => WindowGroup | undefined, mean?: (number | null)[]): RewardSeries {
+  const gs = windows.map(group);
+  const means = mean ?? gs.map((g) => g?.rewardMean ?? null);
+  const band = (i: number, sign: 1 | -1): number | null => {
+    const g = gs[i];
+    const m = means[i] ?? null;
+    if (!g || m === null || g.rewardStd === null || g.rewardMin === null || g.rewardMax === null) return null;
+    return Math.min(g.rewardMax, Math.max(g.rewardMin, m + sign * g.rewardStd));
+  };
+  return { label, kind, windows, mean: means, std: gs.map((g) => g?.rewardStd ?? null), low: windows.map((_, i) => band(i, -1)), high: windows.map((_, i) => band(i, 1)) };
 }
 
 /**
@@ -64,8 +82,6 @@ export interface SignalSeries {
   /** the reward histogram: the run's bin edges and each window's counts */
   histogramEdges: number[];
   histograms: number[][];
-  /** `log_metrics` key → its mean per window */
-  logMetrics: Record<string, (number | null)[]>;
 }
 
 /** The run page's data. */
@@ -73,11 +89,11 @@ export interface DashboardSnapshot {
   view: RunView;
   /** x = the run's 1-based window; the "all" line is the API's per-window mean (`steps[].meanReward`) */
   rewards: RewardSeries[];
+  /** the functions' `log_metrics`: per key, the mean of every value reported in each window (null: none reported) */
+  logMetrics: { windows: number[]; byKey: Record<string, (number | null)[]> };
   successRate: { windows: number[]; rate: (number | null)[] };
   /** failures per step by cause, from the reported attempts */
   failures: { windows: number[]; byCause: Record<string, number[]> };
-  /** the "all" line's ± one standard deviation band, clipped to the run's reward range (its lowest and highest reward) */
-  band: { upper: (number | null)[]; lower: (number | null)[] };
   signals: SignalSeries;
   /** what the run costs so far (edge/run/board/cost), null when the object did not price it */
   cost: RunMetrics["cost"] | null;
@@ -142,28 +158,18 @@ export function dashboardSnapshot(input: {
   const windows = view.steps.map((s) => s.windowIndex + 1);
   const trainGroups = metrics.groups.filter((g) => g.window !== null);
   const groupAt = (window: number, source: string, swarm: string) => trainGroups.find((g) => g.window === window && g.source === source && g.swarm === swarm);
-  const rewards: RewardSeries[] = [
-    { label: "all", kind: "all", windows, mean: view.steps.map((s) => s.meanReward), std: windows.map((n) => groupAt(n, ALL, ALL)?.rewardStd ?? null) },
-  ];
+  const rewards: RewardSeries[] = [rewardSeries("all", "all", windows, (n) => groupAt(n, ALL, ALL), view.steps.map((s) => s.meanReward))];
   const sources = Object.keys(view.datasets);
-  if (sources.length > 1) {
-    for (const s of sources) rewards.push({ label: `source ${s}`, kind: "source", windows, mean: windows.map((n) => groupAt(n, s, ALL)?.rewardMean ?? null), std: windows.map((n) => groupAt(n, s, ALL)?.rewardStd ?? null) });
-  }
-  if (view.swarms.length > 1) {
-    for (const s of view.swarms) rewards.push({ label: `swarm ${s.name}`, kind: "swarm", windows, mean: windows.map((n) => groupAt(n, ALL, s.name)?.rewardMean ?? null), std: windows.map((n) => groupAt(n, ALL, s.name)?.rewardStd ?? null) });
-  }
+  if (sources.length > 1) for (const s of sources) rewards.push(rewardSeries(`source ${s}`, "source", windows, (n) => groupAt(n, s, ALL)));
+  if (view.swarms.length > 1) for (const s of view.swarms) rewards.push(rewardSeries(`swarm ${s.name}`, "swarm", windows, (n) => groupAt(n, ALL, s.name)));
+  const metricKeys = [...new Set(trainGroups.filter((g) => g.source === ALL && g.swarm === ALL).flatMap((g) => Object.keys(g.logMetrics)))].sort();
+  const byKey = Object.fromEntries(metricKeys.map((k) => [k, windows.map((n) => groupAt(n, ALL, ALL)?.logMetrics[k]?.mean ?? null)]));
   const causes = [...new Set(trainGroups.filter((g) => g.source === ALL && g.swarm === ALL).flatMap((g) => Object.keys(g.failuresByCause)))].sort();
   const byCause = Object.fromEntries(causes.map((c) => [c, windows.map((n) => groupAt(n, ALL, ALL)?.failuresByCause[c] ?? 0)]));
   const all = windows.map((n) => groupAt(n, ALL, ALL));
   const pick = (f: (g: MetricsGroup) => number | null | undefined) => all.map((g) => (g ? (f(g) ?? null) : null));
   const sec = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : ms / 1000);
   const edges = metrics.histogramEdges;
-  const lo = edges.length ? edges[0]! : null;
-  const hi = edges.length ? edges[edges.length - 1]! : null;
-  const clip = (x: number | null) => (x === null || lo === null || hi === null ? x : Math.min(hi, Math.max(lo, x)));
-  const mean = rewards[0]!.mean;
-  const std = rewards[0]!.std;
-  const lmKeys = [...new Set(all.flatMap((g) => (g ? Object.keys(g.logMetrics) : [])))].sort();
   const signals: SignalSeries = {
     windows,
     zeroAdvantageShare: pick((g) => g.signals.zeroAdvantageShare),
@@ -185,18 +191,14 @@ export function dashboardSnapshot(input: {
     weightSyncS: pick((g) => sec(g.signals.stepTime?.weightSyncMs)),
     histogramEdges: edges,
     histograms: all.map((g) => g?.signals.histogram ?? []),
-    logMetrics: Object.fromEntries(lmKeys.map((k) => [k, pick((g) => g.logMetrics[k]?.mean)])),
   };
   const minutes = ((input.finishedAtMs ?? input.nowMs) - (input.startedAtMs ?? view.createdAtMs)) / 60_000;
   return {
     view,
     rewards,
+    logMetrics: { windows, byKey },
     successRate: { windows, rate: windows.map((n) => groupAt(n, ALL, ALL)?.successRate ?? null) },
     failures: { windows, byCause },
-    band: {
-      upper: mean.map((m, i) => (m === null || std[i] == null ? null : clip(m + std[i]!))),
-      lower: mean.map((m, i) => (m === null || std[i] == null ? null : clip(m - std[i]!))),
-    },
     signals,
     cost: metrics.cost ?? null,
     episodesPerMinute: view.totals.episodesEnded > 0 && minutes > 0 ? view.totals.episodesEnded / minutes : null,
