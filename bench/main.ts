@@ -1,10 +1,11 @@
 /**
  * @module bench/main — `npm run bench` (the project's benchmarks; not a command of the published CLI): runs the benchmarks in `bench/`, prints a
  * table and writes `bench/results.json` (or `--out FILE`). Speed and memory targets live here, never in tests.
- * Besides the timing groups, two system benchmarks run on the real stack (emulator + the Worker in local workerd):
+ * Besides the timing groups, system benchmarks run on the real stack (emulator + the Worker in local workerd):
  * `swarm-cycle` (issue 11's timing shape at LLM 200 ms and 1000 ms, ~3 min) and `load` (2,000 episodes in flight,
- * ~1–2 min), and `cost` (a 3-step run's printed cost against a hand computation, < 5 % apart, ~30 s).
- * `--skip swarm-cycle,load` leaves them out; `--only` picks groups of either kind. `gsm8k-recall` is a
+ * ~1–2 min), `sandboxes` (500 sandbox creations at once on the local backend, ~1.5 min) and `cost` (a 3-step run's
+ * printed cost against a hand computation, < 5 % apart, ~30 s). `--skip swarm-cycle,load,sandboxes,cost` leaves
+ * them out; `--only` picks groups of either kind. `gsm8k-recall` is a
  * measurement, not a timing: the graders' recall per answer shape on the GSM8K test golds (a few seconds).
  */
 import { writeFile } from "node:fs/promises";
@@ -21,6 +22,7 @@ import { schedulerBenchmarks } from "./scheduler.bench.ts";
 import { formatLoad, LOAD_TARGETS, measureLoad } from "./load.bench.ts";
 import { formatCost, measureCost } from "./cost.bench.ts";
 import { formatSwarmCycle, issueShape, measureSwarmCycle, metSwarmCycleTargets } from "./swarm-cycle.bench.ts";
+import { formatSandboxes, measureSandboxes, metSandboxTargets } from "./sandbox.bench.ts";
 import { CliError } from "../src/cli/command.ts";
 
 const GROUPS: Record<string, () => Promise<BenchResult[]>> = {
@@ -50,6 +52,10 @@ const SYSTEM: Record<string, () => Promise<SystemBench>> = {
   load: async () => {
     const r = await measureLoad(2_000);
     return { lines: formatLoad(r), json: r, met: r.statusP95Ms < LOAD_TARGETS.statusP95Ms && r.workerdRssMiB < LOAD_TARGETS.memoryMiB };
+  },
+  sandboxes: async () => {
+    const rs = await measureSandboxes();
+    return { lines: formatSandboxes(rs), json: rs, met: metSandboxTargets(rs) };
   },
 };
 
@@ -101,7 +107,7 @@ export async function runBench(argv: string[]): Promise<number> {
     systemMet &&= m.met;
   }
   for (const n of names.filter((x) => SYSTEM[x])) {
-    console.log(`${n} (emulator + the Worker in local workerd) …`);
+    console.log(`${n} (${n === "sandboxes" ? "the local sandbox server in its own process" : "emulator + the Worker in local workerd"}) …`);
     // a system benchmark that cannot finish is reported as missed with its reason; the others still run
     const b = await SYSTEM[n]!().catch(
       (err: unknown): SystemBench => ({

@@ -8,6 +8,7 @@ import type { RolloutFunction } from "ajet-edge";
 import countdown from "./countdown.ts";
 import mathAgent from "./math-agent.ts";
 import academicTranslation from "./academic-translation.ts";
+import codeAgent from "./code-agent.ts";
 // ajet-edge:imports (new functions are imported above this line)
 
 /** Every shipped rollout function by name. */
@@ -15,5 +16,6 @@ export const rolloutFunctions: Record<string, RolloutFunction> = {
   "countdown": countdown,
   "math-agent": mathAgent,
   "academic-translation": academicTranslation,
+  "code-agent": codeAgent,
   // ajet-edge:entries (new functions are registered above this line)
 };

@@ -22,6 +22,20 @@ export {
   type RolloutResult,
   type SeedAgentRun,
 } from "./sdk/contract.ts";
+export {
+  SandboxError,
+  isSandboxInfraError,
+  type CodeLanguage,
+  type CodeOptions,
+  type CodeResult,
+  type CommandOptions,
+  type CommandResult,
+  type FileEntry,
+  type Sandbox,
+  type SandboxErrorKind,
+  type SandboxOptions,
+} from "./sandbox/types.ts";
+export { INSTANCE_TYPES, INSTANCE_TYPE_NAMES, type InstanceType, type SandboxRunConfigInput } from "./port/sandbox.ts";
 export { completeChat, initialMessages, seedClient, SWARM_LLM_TIMEOUT_MS, type ChatIo, type ChatTurn } from "./sdk/chat.ts";
 export * from "./sdk/tools.ts";
 export * from "./sdk/llm-guards.ts";

@@ -72,3 +72,28 @@ export function helpOf(name: string, define: DefineFlags): string {
 
 /** A commander argument parser that collects a repeatable flag's values in order. */
 export const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/**
+ * An integer flag's value. @returns the number
+ * @throws CliError `--NAME must be an integer from MIN to MAX, got 'TEXT'`
+ */
+export function integerFlag(name: string, text: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!/^-?\d+$/.test(text) || n < min || n > max) throw new CliError(`--${name} must be an integer from ${min} to ${max}, got '${text}'`);
+  return n;
+}
+
+/** Waits for SIGINT or SIGTERM (a serving command's stop). @returns the exit code: 130 after SIGINT, 0 after SIGTERM */
+export function waitForSignal(): Promise<number> {
+  return new Promise((resolve) => {
+    const onInt = () => done(130);
+    const onTerm = () => done(0);
+    const done = (code: number) => {
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+      resolve(code);
+    };
+    process.once("SIGINT", onInt);
+    process.once("SIGTERM", onTerm);
+  });
+}

@@ -20,6 +20,7 @@ const commands: Record<string, { args?: string; summary: string; load: () => Pro
   stop: { args: "RUN", summary: "stop (drain) one run of a Worker", load: () => import("./commands/stop.ts") },
   dashboard: { summary: "reopen the runs a `dev --persist DIR` kept, read-only, in the local Worker's dashboard (--persist DIR)", load: () => import("./commands/dashboard.ts") },
   emulator: { summary: "serve a local swarm emulator (default 127.0.0.1:10086)", load: () => import("./commands/emulator.ts") },
+  "sandbox-server": { summary: "serve the local sandbox backend (sandboxes as processes with limits) on 127.0.0.1", load: () => import("./commands/sandbox-server.ts") },
   init: { args: "DIR", summary: "make a new project in DIR that depends on ajet-edge, with one example function", load: () => import("./commands/init.ts") },
   new: { args: "NAME", summary: "scaffold functions/NAME.ts, its test and its registry entry", load: () => import("./commands/new.ts") },
 };

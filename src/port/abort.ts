@@ -60,6 +60,17 @@ export const AbortCause = {
   outboxMissing: "outbox_missing",
   /** an abort was reported without a cause */
   aborted: "aborted",
+  /**
+   * a sandbox's infrastructure failed: its create was refused or unanswered after the retries, the sandbox died, or
+   * its backend timed out. Never a reward: the attempt is aborted and runs again within the attempt budget
+   */
+  sandboxFailure: "sandbox_failure",
+  /** the function asked for a sandbox in a run without the `sandbox` block: a configuration error */
+  sandboxDisabled: "sandbox_disabled",
+  /** the function asked for a sandbox the backend cannot give (an unknown instance type or image): a configuration error */
+  sandboxMisconfigured: "sandbox_misconfigured",
+  /** the function tried to put a secret into a sandbox that the run's `sandbox.secrets` does not name */
+  sandboxSecret: "sandbox_secret",
   /** the scheduler's own: an episode not yet claimed, dropped because the run stops (nothing was sent to a server) */
   stopped: "stopped",
   /** the scheduler's own: the server batch an accepted end landed in was wiped before training; the repeat runs again (not a failure) */
@@ -72,7 +83,13 @@ export type AbortCause = (typeof AbortCause)[keyof typeof AbortCause];
  * Causes that fail the same way on every try — a data or configuration error, not the model or the infrastructure:
  * the scheduler drops the task group at once instead of burning `maxAttempts` tries per repeat (BC-32).
  */
-export const NON_RETRYABLE_CAUSES: ReadonlySet<string> = new Set<AbortCause>([AbortCause.invalidTask, AbortCause.judgeMisconfigured]);
+export const NON_RETRYABLE_CAUSES: ReadonlySet<string> = new Set<AbortCause>([
+  AbortCause.invalidTask,
+  AbortCause.judgeMisconfigured,
+  AbortCause.sandboxDisabled,
+  AbortCause.sandboxMisconfigured,
+  AbortCause.sandboxSecret,
+]);
 
 /** True when a failed attempt with this cause may run again (every cause but {@link NON_RETRYABLE_CAUSES}). */
 export function isRetryableCause(cause: string): boolean {

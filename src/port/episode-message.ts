@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { EpisodeType, SwarmThrottlePolicy, Task } from "../protocol/index.ts";
+import { EpisodeSandboxConfig } from "./sandbox.ts";
 
 /** Queue messages are at most 128 KB (Queues limits); tasks larger than this are fetched from the DO (BC-53). */
 export const MAX_INLINE_TASK_BYTES = 64 * 1024;
@@ -51,5 +52,7 @@ export const EpisodeMessage = z.object({
    * the scheduler's round trip); nothing is committed before the answer. Absent (older messages): true.
    */
   runHasSecrets: z.boolean().optional(),
+  /** the run's `sandbox` block, resolved (port/sandbox); absent: the run's functions get no sandbox */
+  sandbox: EpisodeSandboxConfig.optional(),
 });
 export type EpisodeMessage = z.infer<typeof EpisodeMessage>;

@@ -9,4 +9,5 @@ export * from "./abort.ts";
 export * from "./close-claims.ts";
 export * from "./episode-message.ts";
 export * from "./reports.ts";
+export * from "./sandbox.ts";
 export * from "./swarms.ts";

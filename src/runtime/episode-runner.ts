@@ -35,6 +35,7 @@ import type { KeyFence } from "./key-fence.ts";
 import { sendServerAction } from "./server-action.ts";
 import { TranscriptRecorder, type TranscriptSink } from "./transcript.ts";
 import { EpisodeMeter } from "./episode-meter.ts";
+import { attemptSandboxes, type AttemptSandboxes, type SandboxProvider } from "../sandbox/attempt.ts";
 
 /** Everything one episode needs from its invocation. */
 export interface EpisodeRunnerDeps {
@@ -67,6 +68,11 @@ export interface EpisodeRunnerDeps {
   keyFence?: KeyFence;
   /** the episode's stop, when the caller fires it too (e.g. the run was stopped); default a fresh one */
   stop?: EpisodeStop;
+  /**
+   * where the attempt's sandbox comes from (sandbox/attempt): the backend and the run's ledger. Absent: a function
+   * that asks for one is told the Worker has no sandbox backend. Nothing is paid by a function that never asks.
+   */
+  sandboxes?: SandboxProvider;
   /**
    * the message was delivered before (a queue redelivery): its attempt is likely someone else's or closed, so the
    * function waits for the claim answer instead of starting while the claim is reported (no LLM call for a stale
@@ -117,6 +123,7 @@ type Done = { done: EpisodeRunResult };
  * end or abort → report. Never throws for episode-level failures: they become outcomes and reports.
  */
 export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): Promise<EpisodeRunResult> {
+  let sandboxes: AttemptSandboxes | null = null;
   const target = deliverable(msg, deps);
   if ("done" in target) return target.done;
   const meter = new EpisodeMeter(deps.now);
@@ -153,7 +160,11 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     if (early) void reported.then((ack) => "done" in ack && stop.stop(AbortCause.aborted, "the claim report was not applied"), () => undefined);
     // the operator's secrets win over the run's (POST /runs refuses a run that names one; this holds regardless)
     const secrets = { ...(go?.secrets ?? {}), ...deps.secrets };
-    const decision = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets, gatewayHeaders: headers, recorder, meter, stop, ...(reservation ? { reserve: reservation } : {}) }, claimed.held, claimed.atMs);
+    sandboxes = msg.sandbox || deps.sandboxes ? attemptSandboxesOf(msg, deps, secrets, claimed.held, stop, recorder) : null;
+    const ran = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets, gatewayHeaders: headers, recorder, meter, stop, ...(reservation ? { reserve: reservation } : {}), ...(sandboxes ? { sandbox: sandboxes.get } : {}) }, claimed.held, claimed.atMs);
+    // the sandbox is destroyed while the outcome is committed (its attempt is over); a sandbox failure decides the outcome
+    const closing = sandboxes?.close();
+    const decision = sandboxVerdict(ran, sandboxes);
     // the commit waits for the claim's answer: an outcome is only recorded for a claim the scheduler applied (the
     // claim report is the fence: nothing is ended for an attempt the scheduler does not hold as running)
     const answer = go ?? (await reported);
@@ -164,11 +175,49 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     if (decision.error) deps.log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
     const committed = await commit(msg, decision, claimed.held, port, deps.log);
     const done = committed ? committed.done : await closeAndReport(msg, decision, claimed.held, task.task_id, port, { ...deps, signals: () => meter.signals(recorder !== undefined) });
+    await closing;
     if (recorder && deps.transcripts) await saveTranscript(deps.transcripts, recorder, msg, task, claimed.atMs, decision, done, deps.log);
     return done;
   } finally {
+    // every way out destroys what the attempt created (close is idempotent); the run's sweep covers a crash
+    await sandboxes?.close();
     reservation?.release();
   }
+}
+
+/** The attempt's sandbox scope (sandbox/attempt): made only when the run has sandboxes or the Worker a backend. */
+function attemptSandboxesOf(msg: EpisodeMessage, deps: EpisodeRunnerDeps, secrets: Record<string, string>, held: readonly HeldClaim[], stop: EpisodeStop, recorder: TranscriptRecorder | undefined): AttemptSandboxes {
+  // the secrets a run lets into its sandboxes may show in the recorded commands: never in the transcript
+  for (const name of msg.sandbox?.secrets ?? []) if (secrets[name]) recorder?.redact(secrets[name]);
+  return attemptSandboxes({
+    provider: deps.sandboxes,
+    config: msg.sandbox,
+    runId: msg.runId,
+    episodeKey: msg.episodeKey,
+    attempt: msg.attempt,
+    dispatchId: msg.dispatchId,
+    discardEpisodeTimeoutSeconds: msg.discardEpisodeTimeoutSeconds,
+    secrets,
+    episodeKeys: held.map((h) => h.episode.apiKey),
+    signal: stop.signal,
+    now: deps.now,
+    sleep: deps.sleep,
+    random: deps.random,
+    ...(recorder ? { record: (r) => recorder.sandboxCall(r) } : {}),
+    log: deps.log,
+  });
+}
+
+/**
+ * The outcome once the sandbox had its say: a sandbox infrastructure failure (or a sandbox asked for in a run
+ * without one, a bad instance type, a secret refused) aborts the attempt with its own cause whatever the function
+ * returned — never a reward, never a score. An outcome that sends nothing (the claim expired, the run gave up) stays.
+ */
+function sandboxVerdict(decision: OutcomeDecision, sandboxes: AttemptSandboxes | null): OutcomeDecision {
+  const fatal = sandboxes?.fatal();
+  if (!fatal || decision.action === "none") return decision;
+  if (decision.outcome.kind === "abort" && decision.outcome.cause === fatal.cause) return decision;
+  return { outcome: { kind: "abort", cause: fatal.cause, detail: fatal.error.message.slice(0, 600) }, action: "abort", error: fatal.error };
 }
 
 /** Step 0: whether this message can run here at all — its lease, its function, the swarms that function needs. */

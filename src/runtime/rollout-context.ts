@@ -8,6 +8,7 @@
 import OpenAI from "openai";
 import { SWARM_LLM_TIMEOUT_MS } from "../sdk/chat.ts";
 import type { EpisodeEndpoint, RolloutContext, RolloutLogger } from "../sdk/contract.ts";
+import { SANDBOX_DISABLED_MESSAGE, SandboxError, type Sandbox, type SandboxOptions } from "../sandbox/types.ts";
 import { withChatCompletionGuards, withTransientRetries } from "../sdk/llm-guards.ts";
 import { AbortCause } from "../port/index.ts";
 import { idleMarginMs, type EpisodeStop } from "./episode-stop.ts";
@@ -66,7 +67,13 @@ export interface RolloutContextDeps {
   recorder?: TranscriptRecorder;
   /** measures each LLM call for the run's learning signals and cost (runtime/episode-meter) */
   meter?: EpisodeMeter;
+  /** the attempt's sandbox (sandbox/attempt); absent: `ctx.sandbox()` says the run has none */
+  sandbox?: (options?: SandboxOptions) => Promise<Sandbox>;
 }
+
+/** `ctx.sandbox()` of an attempt without sandboxes. */
+const noSandbox = (): Promise<Sandbox> =>
+  Promise.reject(new SandboxError("disabled", SANDBOX_DISABLED_MESSAGE));
 
 /** A context plus the activity the runtime reads after the function returns. */
 export interface BuiltRolloutContext {
@@ -185,6 +192,7 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
     log: deps.recorder ? deps.recorder.logger(deps.log) : deps.log,
     secrets: deps.secrets,
     model: deps.model,
+    sandbox: deps.sandbox ?? noSandbox,
   };
   return { ctx, activity, localDeadlineAtMs, deadlineStop, close: () => closers.splice(0).forEach((c) => c()) };
 }

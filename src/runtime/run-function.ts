@@ -14,7 +14,7 @@ import type { FetchLike } from "./limits.ts";
 import { decideOutcome, type OutcomeDecision } from "./outcome.ts";
 import { createEpisodeStop, type EpisodeStop } from "./episode-stop.ts";
 import { EPISODE_OVER, type KeyFence } from "./key-fence.ts";
-import { createRolloutContext } from "./rollout-context.ts";
+import { createRolloutContext, type RolloutContextDeps } from "./rollout-context.ts";
 import { watchFunction } from "./function-watch.ts";
 import type { HeartbeatDeps } from "./heartbeat.ts";
 import type { EpisodeMeter } from "./episode-meter.ts";
@@ -51,6 +51,8 @@ export interface FunctionRunDeps {
   recorder?: TranscriptRecorder;
   /** measures the function's LLM calls (the end report's signals) */
   meter?: EpisodeMeter;
+  /** `ctx.sandbox` of the attempt (sandbox/attempt) */
+  sandbox?: RolloutContextDeps["sandbox"];
 }
 
 /**
@@ -149,5 +151,6 @@ function contextDeps(
     ...(deps.keyFence ? { keyFence: deps.keyFence } : {}),
     ...(deps.recorder ? { recorder: deps.recorder } : {}),
     ...(deps.meter ? { meter: deps.meter } : {}),
+    ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
   };
 }

@@ -11,6 +11,7 @@ import type { RolloutLogger } from "../sdk/contract.ts";
 import { API_KEY_PREFIX, type Task } from "../protocol/index.ts";
 import type { FetchLike } from "./limits.ts";
 import { watchLlm, type LlmCallRecord } from "./llm-watch.ts";
+import type { SandboxCallRecord } from "../sandbox/session.ts";
 
 /** Any per-episode key (`sk-ajet-…`), also ones this recorder was not told about. */
 const EPISODE_KEY = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9+/=_-]*`, "g");
@@ -71,6 +72,8 @@ export interface EpisodeTranscript {
   outputs: Record<string, TranscriptOutput>;
   llm: TranscriptLlmCall[];
   logs: TranscriptLogLine[];
+  /** the sandbox's create, commands (exit codes, output cut to 2,000 characters), code runs, files and destroy; absent when no sandbox was asked for */
+  sandbox?: SandboxCallRecord[];
   error: { name: string; message: string; stack?: string } | null;
   /** true when a message, a log line or whole LLM calls were cut to fit the size cap */
   truncated: boolean;
@@ -90,6 +93,7 @@ export const DEFAULT_TRANSCRIPT_LIMITS: TranscriptLimits = { maxBytes: 256 * 102
 /** The most LLM calls and log lines one record keeps while the episode runs (older ones beyond are not kept). */
 const MAX_CALLS = 500;
 const MAX_LOG_LINES = 1000;
+const MAX_SANDBOX_CALLS = 300;
 
 /** Cuts a string longer than `max` characters, keeping head and tail, with a marker saying how much was cut. */
 export function cutText(text: string, max: number): string {
@@ -148,6 +152,7 @@ export function capTranscript(record: EpisodeTranscript, limits: TranscriptLimit
 export class TranscriptRecorder {
   readonly llm: TranscriptLlmCall[] = [];
   readonly logs: TranscriptLogLine[] = [];
+  readonly sandbox: SandboxCallRecord[] = [];
   #dropped = false;
   readonly #secrets = new Set<string>();
 
@@ -191,11 +196,17 @@ export class TranscriptRecorder {
     return { debug: line("debug"), info: line("info"), warn: line("warn"), error: line("error") };
   }
 
+  /** Records one sandbox call (the first {@link MAX_SANDBOX_CALLS}, and the destroy). */
+  sandboxCall(call: SandboxCallRecord): void {
+    if (this.sandbox.length < MAX_SANDBOX_CALLS || call.op === "destroy") this.sandbox.push(call);
+    else this.#dropped = true;
+  }
+
   /** The finished record (the held api keys replaced by `[redacted]`, any other `sk-ajet-…` by `sk-ajet-<redacted>`). */
   finish(base: Omit<EpisodeTranscript, "v" | "llm" | "logs" | "truncated" | "error" | "finishedAtMs"> & { error?: unknown }): EpisodeTranscript {
     const { error, ...rest } = base;
     const record: EpisodeTranscript = {
-      v: 1, ...rest, finishedAtMs: this.now(), llm: this.llm, logs: this.logs, error: describeError(error), truncated: this.#dropped,
+      v: 1, ...rest, finishedAtMs: this.now(), llm: this.llm, logs: this.logs, ...(this.sandbox.length ? { sandbox: this.sandbox } : {}), error: describeError(error), truncated: this.#dropped,
     };
     let text = JSON.stringify(record);
     for (const s of this.#secrets) text = text.split(s).join("[redacted]");

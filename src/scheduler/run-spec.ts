@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { distance } from "fastest-levenshtein";
 import { DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS, GatewayHeaders, SWARM_BATCH_DEFAULTS, serverEpisodeCapacity } from "../protocol/index.ts";
+import { SandboxRunConfig } from "../port/sandbox.ts";
 import { sourceCapIssues } from "./mixing.ts";
 import { leaseIssues, RunTuning, resolveTuning } from "./tuning.ts";
 
@@ -135,6 +136,9 @@ const RunSpecObject = z.strictObject({
       "train: when the run's last episodes sit in a server batch that has not closed, open further task groups until it closes (default true); false: finish and report how many rewards remain untrained",
     ),
   secrets: z.record(z.string(), z.string({ error: "secrets values must be strings" })).default({}).describe("never logged"),
+  sandbox: SandboxRunConfig.optional().describe(
+    'the run\'s functions may ask for a sandbox (ctx.sandbox()): {} or {"enabled": true, "instanceType": "lite", "maxLive", "createsPerSecond", "commandTimeoutSeconds", "maxOutputBytes", "secrets": [names let in]}; absent: no sandboxes',
+  ),
   tuning: RunTuning.prefault({}).describe("timing knobs; the defaults suit the real server"),
 });
 
@@ -178,6 +182,9 @@ function checkRunSpec(spec: RunSpecFields, ctx: z.RefinementCtx): void {
   const batchSize = spec.batchSize ?? numberOr(jobValue(spec.job, "batchSize"), SWARM_BATCH_DEFAULTS.batchSize);
   if (spec.episodeType === "train") {
     for (const issue of sourceCapIssues(batchSize, spec.throttleRatio, spec.datasets)) add(issue.path, issue.message);
+  }
+  if (spec.sandbox?.secrets.includes("JUDGE_API_KEY")) {
+    add(["sandbox", "secrets"], "JUDGE_API_KEY never enters a sandbox (the judge is called by the function, outside it); remove it from sandbox.secrets");
   }
   // every lease relation exactly-once depends on, on the resolved values (defaults included)
   for (const issue of leaseIssues(resolveTuning(spec.tuning, spec.discardEpisodeTimeoutSeconds), spec.discardEpisodeTimeoutSeconds)) {
@@ -273,6 +280,7 @@ const KNOWN_FIELDS: Record<string, readonly string[]> = {
   "": Object.keys(RunSpecObject.shape),
   tuning: Object.keys(RunTuning.shape),
   "swarms.*.engine": Object.keys(EnginePolicy.shape),
+  sandbox: Object.keys(SandboxRunConfig.shape),
 };
 
 /** The closest known field (case-insensitive equal, or an edit distance ≤ 2), if any. */

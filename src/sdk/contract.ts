@@ -6,6 +6,7 @@
 import type OpenAI from "openai";
 import { AbortCause, DEFAULT_SWARM, EpisodeAbortError, serverOfSwarm } from "../port/index.ts";
 import type { Task, WorkflowOutput } from "../protocol/index.ts";
+import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
 
 // the swarm-name rule lives in the port (the scheduler core reads it too); the SDK's names are unchanged
 export { DEFAULT_SWARM, serverOfSwarm };
@@ -42,6 +43,8 @@ export interface RolloutLogger {
  * - `canContinue()`: asks the server whether the claim is still valid (spec §3.11); false on any error.
  * - `fetch`: the guarded fetch for the function's own calls (judge, tools).
  * - `secrets`: the run's secrets (for example a judge's base URL, key and model), never logged.
+ * - `sandbox()`: the attempt's sandbox (commands, files, a code interpreter), made on the first call; destroyed
+ *   by the runtime when the attempt is over. The run must have a `sandbox` block.
  */
 export interface RolloutContext {
   openai: Readonly<Record<string, OpenAI>>;
@@ -59,6 +62,14 @@ export interface RolloutContext {
   secrets: Readonly<Record<string, string>>;
   /** the model name to put in requests; swarm servers ignore it (spec §9.3) */
   model: string;
+  /**
+   * The attempt's sandbox: made on the first call (the run's ledger records it first, and paces creations), the
+   * same one on later calls; destroyed when the attempt is over, never by hand. A failure of the sandbox's
+   * infrastructure aborts the attempt (it runs again), whatever the function returns: it is never a reward.
+   * @throws SandboxError `disabled` (the run has no `sandbox` block), `config` (unknown instance type, image),
+   *   `secret` (a secret the run's `sandbox.secrets` does not name), `infrastructure`, `closed`
+   */
+  sandbox(options?: SandboxOptions): Promise<Sandbox>;
 }
 
 /** One output for a single-swarm function, or one per swarm name for a multi-swarm function (issue 4 §4). */
@@ -85,6 +96,8 @@ export interface RolloutFunction {
   readonly description?: string;
   /** optional demo tasks for `ajet-edge dev` without `--dataset` */
   readonly demo?: RolloutFunctionDemo;
+  /** true when the function calls `ctx.sandbox()`: `ajet-edge dev` then gives its runs a `sandbox` block and starts the local sandbox server */
+  readonly sandbox?: boolean;
   run(task: Task, ctx: RolloutContext): Promise<RolloutResult>;
 }
 

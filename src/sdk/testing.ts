@@ -7,6 +7,7 @@ import OpenAI from "openai";
 import type { ChatCompletionCreateParams } from "openai/resources/chat/completions";
 import { DEFAULT_SWARM, type EpisodeEndpoint, type RolloutContext, type RolloutLogger } from "./contract.ts";
 import { type ChatFetch, withChatCompletionGuards } from "./llm-guards.ts";
+import { SandboxError } from "../sandbox/types.ts";
 
 /**
  * One tool call of a scripted assistant message, flat: `{ name: "calculator", arguments: { expression: "1+1" } }`
@@ -83,6 +84,8 @@ export interface TestContextOptions {
   guards?: boolean;
   /** what `ctx.fetch` calls (a judge's or tool's endpoint); default the global fetch */
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /** what `ctx.sandbox()` gives; default: it refuses (no sandbox) */
+  sandbox?: RolloutContext["sandbox"];
 }
 
 /** What {@link createTestContext} returns. */
@@ -211,6 +214,7 @@ export function createTestContext(options: TestContextOptions): TestContext {
     log,
     secrets: options.secrets ?? {},
     model,
+    sandbox: options.sandbox ?? (() => Promise.reject(new SandboxError("disabled", "ctx.sandbox(): this test context has no sandbox; pass createTestContext({ sandbox }) (e.g. a local sandbox server's attempt scope)"))),
   };
   return {
     ctx,

@@ -2,7 +2,9 @@
  * @module test/chaos/functions — rollout functions that misbehave on purpose, for the chaos suite's Worker: on
  * about a third of the episodes (chosen by the server's episode uuid, so the retry of the same repeat usually
  * behaves) they throw, hang ignoring `ctx.signal`, or return NaN; otherwise they play Countdown. `chaos-slow` plays
- * Countdown after a pause, so episodes are mid-run when a consumer is killed.
+ * Countdown after a pause, so episodes are mid-run when a consumer is killed. `chaos-sandbox` and
+ * `chaos-sandbox-slow` run a program in the attempt's sandbox, then play Countdown, swallowing any sandbox failure
+ * into a marker reward the runtime must never let through.
  */
 import countdown from "../../functions/countdown.ts";
 import { defineRolloutFunction, type RolloutFunction } from "../../src/sdk/contract.ts";
@@ -50,6 +52,58 @@ function slow(name: string, ms: number): RolloutFunction {
   });
 }
 
+/**
+ * The reward a sandbox function posts when its sandbox failed (it swallows the error on purpose, as a careless
+ * function would): the runtime must turn that attempt into an abort, so this value never reaches the server.
+ */
+export const SANDBOX_FAILURE_REWARD = -99;
+
+/**
+ * A Python program in the attempt's sandbox that runs `seconds` (so episodes are mid-command when a process is
+ * killed), then Countdown (its LLM calls happen whatever the sandbox did, so the episode is not refused for making
+ * none); a sandbox failure is swallowed and posted as {@link SANDBOX_FAILURE_REWARD}.
+ */
+function sandboxed(name: string, seconds: number): RolloutFunction {
+  return defineRolloutFunction({
+    name,
+    sandbox: true,
+    async run(task, ctx) {
+      let failed = false;
+      try {
+        const sb = await ctx.sandbox();
+        await sb.files.write("work.py", `import time\ntime.sleep(${seconds})\nprint("done")\n`);
+        const r = await sb.commands.run("python3 work.py");
+        failed = r.stdout.trim() !== "done";
+      } catch {
+        failed = true;
+      }
+      const out = await countdown.run(task, ctx);
+      return failed ? { reward: SANDBOX_FAILURE_REWARD } : out;
+    },
+  });
+}
+
+/**
+ * On about a third of the episodes: makes its sandbox, starts a long command, then never returns and ignores
+ * `ctx.signal` — the runtime stops it at the idle deadline, aborts the attempt and the repeat runs again (with a
+ * fresh sandbox); the others behave as `chaos-sandbox`.
+ */
+function sandboxThenHang(name: string): RolloutFunction {
+  const normal = sandboxed(name, 0.5);
+  return defineRolloutFunction({
+    name,
+    sandbox: true,
+    async run(task, ctx) {
+      const uuid = Object.values(ctx.episodes)[0]?.episodeUuid ?? "";
+      if (!picked(uuid, 0.35)) return normal.run(task, ctx);
+      await ctx.llm.chat.completions.create({ model: ctx.model, messages: [{ role: "user", content: "What is 2 + 3?" }] });
+      const sb = await ctx.sandbox();
+      void sb.commands.run("sleep 600").catch(() => undefined);
+      return new Promise<never>(() => undefined);
+    },
+  });
+}
+
 /** The chaos functions by name. */
 export const chaosFunctions: Record<string, RolloutFunction> = {
   // transient errors whose text varies (a flaky tool): not a plain bug, so the run must not stop on them (a plain
@@ -60,4 +114,7 @@ export const chaosFunctions: Record<string, RolloutFunction> = {
   "chaos-hangs": misbehaving("chaos-hangs", () => new Promise<never>(() => undefined)),
   "chaos-nan": misbehaving("chaos-nan", () => ({ reward: Number.NaN })),
   "chaos-slow": slow("chaos-slow", 4_000),
+  "chaos-sandbox": sandboxed("chaos-sandbox", 0.5),
+  "chaos-sandbox-slow": sandboxed("chaos-sandbox-slow", 4),
+  "chaos-sandbox-hangs": sandboxThenHang("chaos-sandbox-hangs"),
 };

@@ -4,11 +4,13 @@
  * workerd (the project's Worker plus the chaos functions, test/chaos/worker.ts), runs created through the runs
  * API. After each run the emulator's journal (the server's truth) is compared with the run's ledger
  * (`GET /runs/:id/episodes`) and the server's buffer, giving one row: episodes, lost, doubled, left claimed,
- * stranded, re-run, the run's verdict and wall time.
+ * stranded, re-run, the run's verdict and wall time. Beside them runs the local sandbox server in its own process
+ * (the Worker's vars name it); a scenario with sandboxes also gets: sandboxes made, sandboxes still alive 60 s after
+ * the run finished (every attempt over by then), and sandbox failures that reached the server as rewards.
  */
 import { fileURLToPath } from "node:url";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -17,6 +19,11 @@ import { parseDevArgs } from "../../src/cli/dev/options.ts";
 import { buildDevPlan, runSpecFor, type DevPlan } from "../../src/cli/dev/plan.ts";
 import { runsApi, waitForRun, type EndedEpisodeView, type RunsApi, type RunView } from "../../src/cli/dev/runs-api.ts";
 import { startLocalWorker, type LocalWorker } from "../../src/cli/dev/worker.ts";
+import { sandboxIdFor } from "../../src/port/sandbox.ts";
+import { listLocalSandboxes } from "../../src/sandbox/local-backend.ts";
+import { markedProcesses } from "../../src/sandbox/local-server/processes.ts";
+import { spawnSandboxServer, type SandboxServerProcess } from "../../src/sandbox/local-server/spawn.ts";
+import { SANDBOX_FAILURE_REWARD } from "./functions.ts";
 import { parseJournal, type JournalEvent } from "../../src/emulator/index.ts";
 import { AgentJetJob } from "../../src/job/index.ts";
 import type { RunSpecInput } from "../../src/scheduler/index.ts";
@@ -101,6 +108,12 @@ export interface ChaosRow {
   wallSeconds: number;
   /** what the scenario did and anything odd */
   notes: string[];
+  /**
+   * a scenario with sandboxes: made (the run's count), alive 60 s after the run finished, seen alive more than 60 s
+   * after their own attempt was over (sampled every second; an attempt never reported counts as over when the run
+   * finished) and the longest such overstay in seconds, failures posted as rewards
+   */
+  sandboxes?: { created: number; failed: number; aliveAfter60s: number; clearedAfterS: number | null; pastAttempt60s: number; maxPastAttemptS: number; infraAsReward: number };
 }
 
 /**
@@ -183,8 +196,15 @@ export function compare(input: {
 
 /** The table, one line per row, fixed columns. */
 export function formatTable(rows: readonly ChaosRow[]): string {
-  const head = ["scenario", "episodes", "lost", "doubled", "left claimed", "stranded", "re-run", "run verdict", "wall s"];
-  const cells = rows.map((r) => [r.scenario, r.episodes, r.lost, r.doubled, r.leftClaimed, r.stranded, r.rerun, r.verdict, r.wallSeconds].map(String));
+  const withSandboxes = rows.some((r) => r.sandboxes);
+  const head = ["scenario", "episodes", "lost", "doubled", "left claimed", "stranded", "re-run", "run verdict", "wall s", ...(withSandboxes ? ["sandboxes", "failed", "alive @60s", "past attempt+60s", "max s past attempt", "infra→reward"] : [])];
+  const sandboxCells = (r: ChaosRow) =>
+    withSandboxes
+      ? r.sandboxes
+        ? [r.sandboxes.created, r.sandboxes.failed, r.sandboxes.aliveAfter60s, r.sandboxes.pastAttempt60s, r.sandboxes.maxPastAttemptS, r.sandboxes.infraAsReward]
+        : ["-", "-", "-", "-", "-", "-"]
+      : [];
+  const cells = rows.map((r) => [r.scenario, r.episodes, r.lost, r.doubled, r.leftClaimed, r.stranded, r.rerun, r.verdict, r.wallSeconds, ...sandboxCells(r)].map(String));
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i]!)).join("  ");
   const notes = rows.filter((r) => r.notes.length).map((r) => `  ${r.scenario}: ${r.notes.join("; ")}`);
@@ -197,11 +217,11 @@ export function formatTable(rows: readonly ChaosRow[]): string {
  * The chaos Worker in local workerd. Its config is the project's wrangler.toml (every binding and migration as the
  * product has them) with `main` pointed at test/chaos/worker.ts, written next to it (git-ignored) for each start.
  */
-export function startChaosWorker(persistDir?: string): Promise<LocalWorker> {
+export function startChaosWorker(persistDir?: string, vars?: Record<string, string>): Promise<LocalWorker> {
   const config = readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8").replace(/^main = .*$/m, 'main = "worker.ts"').replace(/^name = .*$/m, 'name = "ajet-edge-chaos"');
   const configPath = join(PROJECT_ROOT, "test/chaos/.wrangler.chaos.toml");
   writeFileSync(configPath, config);
-  return startLocalWorker({ configPath, ...(persistDir ? { persistDir } : {}) });
+  return startLocalWorker({ configPath, ...(persistDir ? { persistDir } : {}), ...(vars ? { vars } : {}) });
 }
 
 /** What a scenario may do while its run runs. */
@@ -217,6 +237,10 @@ export interface ScenarioContext {
   /** replaces the Worker (after a kill): same persisted state; the API moves to the new URL */
   respawnWorker(): Promise<LocalWorker>;
   note(text: string): void;
+  /** the local sandbox server (its own process) */
+  sandboxServer: SandboxServerProcess;
+  /** replaces the sandbox server (after a kill): same port, token and root, so it reaps what the killed one left */
+  respawnSandboxServer(): Promise<SandboxServerProcess>;
   /** resolves once the run's ledger has at least `n` episodes (or the run finished) */
   untilEnded(n: number, timeoutMs?: number): Promise<void>;
   /** polls the run's status (every 250 ms) until `check` holds; false when it did not within `timeoutMs` */
@@ -235,6 +259,10 @@ export interface Scenario {
   function?: string;
   /** extra runs on the same emulator and dataset, interleaved with the first */
   alsoRuns?: number;
+  /** the scenario's episodes use sandboxes: the row counts them and checks none is left */
+  sandboxes?: boolean;
+  /** share of sandbox creates the sandbox server refuses during this scenario */
+  sandboxCreateFailRate?: number;
   during?(ctx: ScenarioContext): Promise<void>;
   timeoutMs?: number;
 }
@@ -244,11 +272,57 @@ const DEFAULT_ARGV = ["--function", "countdown", "--steps", "2", "--batch-size",
 /** Shared state of a chaos session: one Worker (replaced only by a scenario that kills it). */
 export class ChaosStack {
   #worker: LocalWorker | null = null;
+  #sandboxServer: SandboxServerProcess | null = null;
   readonly #dir = mkdtempSync(join(tmpdir(), "ajet-chaos-"));
   readonly #persistDir = mkdtempSync(join(tmpdir(), "ajet-chaos-do-"));
+  readonly #sandboxRoot = mkdtempSync(join(tmpdir(), "ajet-chaos-sbx-"));
+  readonly #sandboxToken = `chaos-sandbox-token-${Date.now()}`;
+  /** creates the sandbox server refused on purpose since the last row */
+  #injected = 0;
+  readonly #onSandboxLog = (line: string) => {
+    if (line.includes("(injected fault)")) this.#injected++;
+  };
+
+  /** The sandbox server (started before the first Worker: the Worker's vars name it). */
+  async sandboxServer(o: { createFailRate?: number; replace?: boolean } = {}): Promise<SandboxServerProcess> {
+    if (this.#sandboxServer && !o.replace) return this.#sandboxServer;
+    const port = this.#sandboxServer?.port ?? 0;
+    await this.#sandboxServer?.stop();
+    this.#sandboxServer = await spawnSandboxServer({ port, root: this.#sandboxRoot, token: this.#sandboxToken, onLog: this.#onSandboxLog, ...(o.createFailRate ? { createFailRate: o.createFailRate } : {}) });
+    return this.#sandboxServer;
+  }
+
+  /** SIGKILLs the sandbox server and starts another on the same port and root (it reaps what the killed one left). */
+  async crashSandboxServer(): Promise<SandboxServerProcess> {
+    const old = this.#sandboxServer;
+    if (old) await old.kill();
+    this.#sandboxServer = await spawnSandboxServer({ port: old?.port ?? 0, root: this.#sandboxRoot, token: this.#sandboxToken, onLog: this.#onSandboxLog });
+    return this.#sandboxServer;
+  }
+
+  /** Processes of any sandbox of this stack's servers still running (by their marker). */
+  sandboxProcesses(): number {
+    return markedProcesses((m) => m.startsWith("i-") && this.#instances().some((i) => m.startsWith(`${i}/`))).size;
+  }
+
+  /** The sandbox ids of the processes counted by {@link sandboxProcesses}. */
+  sandboxProcessIds(): string[] {
+    const instances = this.#instances();
+    const markers = markedProcesses((m) => m.startsWith("i-") && instances.some((i) => m.startsWith(`${i}/`))).values();
+    return [...new Set([...markers].map((m) => m.slice(m.indexOf("/") + 1)))];
+  }
+
+  #instances(): string[] {
+    try {
+      return readdirSync(this.#sandboxRoot).filter((n) => n.startsWith("i-"));
+    } catch {
+      return [];
+    }
+  }
 
   async worker(): Promise<LocalWorker> {
-    this.#worker ??= await startChaosWorker(this.#persistDir);
+    const sbx = await this.sandboxServer();
+    this.#worker ??= await startChaosWorker(this.#persistDir, { AJET_SANDBOX_URL: sbx.url, AJET_SANDBOX_TOKEN: sbx.token });
     return this.#worker;
   }
 
@@ -265,6 +339,9 @@ export class ChaosStack {
     writeFileSync(journalFile, "");
     writeFileSync(answerKeyFile, plan.answerKey.map((r) => JSON.stringify(r)).join("\n") + "\n");
     let emulator = await spawnEmulator({ faults: s.faults ?? [], journalFile, answerKeyFile, seed: plan.seed });
+    if (s.sandboxCreateFailRate) await this.sandboxServer({ createFailRate: s.sandboxCreateFailRate, replace: true });
+    const sampler = s.sandboxes ? new SandboxSampler(() => this.#sandboxServer, () => this.sandboxProcessIds()) : null;
+    let finishedAt = 0;
     const runIds: string[] = [];
     let restarts = 0;
     let view: RunView | null = null;
@@ -298,6 +375,11 @@ export class ChaosStack {
           ctx.worker = worker;
           return worker;
         },
+        sandboxServer: await this.sandboxServer(),
+        respawnSandboxServer: async () => {
+          ctx.sandboxServer = await this.crashSandboxServer();
+          return ctx.sandboxServer;
+        },
         note: (t) => notes.push(t),
         until: async (check, timeoutMs = 60_000) => {
           const end = Date.now() + timeoutMs;
@@ -324,12 +406,15 @@ export class ChaosStack {
         if (id === runId) view = status;
         if (outcome !== "finished") notes.push(`run ${id === runId ? "" : "(interleaved) "}did not finish in ${timeoutMs / 1000} s: ${outcome}`);
       }
+      finishedAt = Date.now();
       // a moment for the finish sweep and the janitor-free releases to land
       await new Promise((r) => setTimeout(r, 500));
     } catch (err) {
       notes.push(`harness: ${err instanceof Error ? err.message : String(err)}`);
     }
     const rows: ChaosRow[] = [];
+    const sandboxes = sampler ? await this.#sandboxFacts(finishedAt || Date.now(), api, runIds[0], journalFile, notes, sampler).finally(() => sampler.stop()) : undefined;
+    if (s.sandboxCreateFailRate) await this.sandboxServer({ replace: true }).catch((err: unknown) => notes.push(`sandbox server restart: ${String(err)}`));
     const events = parseJournal(readFileSync(journalFile, "utf8"));
     const buffer = await new SwarmClient({ baseURL: emulator.url, logger: SILENT }).getEpisodeBuffer().catch(() => []);
     for (const [i, id] of runIds.entries()) {
@@ -342,13 +427,115 @@ export class ChaosStack {
     }
     await emulator.stop();
     if (!rows.length) rows.push(compare({ scenario: s.name, events, ledger: [], buffer, view: null, clientUuid: null, wallMs: Date.now() - started, notes }));
-    return rows.length === 1 ? rows[0]! : mergeRows(rows);
+    const row = rows.length === 1 ? rows[0]! : mergeRows(rows);
+    return sandboxes ? { ...row, sandboxes } : row;
+  }
+
+  /**
+   * A sandbox scenario's facts: waits (up to 60 s after the run finished, when every attempt is over) for the
+   * sandbox server to hold no sandbox and no sandbox process to run; reads the run's sandbox counts; counts the
+   * sandbox failures the server accepted as rewards (the chaos function posts them as a marker reward).
+   */
+  async #sandboxFacts(
+    finishedAtMs: number,
+    api: RunsApi | null,
+    runId: string | undefined,
+    journalFile: string,
+    notes: string[],
+    sampler: SandboxSampler,
+  ): Promise<NonNullable<ChaosRow["sandboxes"]>> {
+    const server = await this.sandboxServer();
+    let alive = -1;
+    let clearedAfterS: number | null = null;
+    while (Date.now() < finishedAtMs + 60_000) {
+      const live = await listLocalSandboxes({ url: server.url, token: server.token }).catch(() => null);
+      alive = live === null ? -1 : live.length + this.sandboxProcesses();
+      if (alive === 0) {
+        clearedAfterS = Math.max(0, Math.round((Date.now() - finishedAtMs) / 100) / 10);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    if (alive !== 0) notes.push(`${alive} sandbox(es) or sandbox processes still alive 60 s after the run finished`);
+    sampler.stop();
+    const past = await this.#pastAttempt(runId, finishedAtMs, sampler, notes);
+    const view = runId && api ? ((await api.get(runId).catch(() => null)) as { sandboxes?: { total?: { created?: number; failed?: number } } } | null) : null;
+    const events = parseJournal(readFileSync(journalFile, "utf8"));
+    const infraAsReward = events.filter((e) => e.ev === "end" && e.reward === SANDBOX_FAILURE_REWARD).length;
+    if (this.#injected) notes.push(`the sandbox server refused ${this.#injected} create(s) (injected)`);
+    this.#injected = 0;
+    return { created: view?.sandboxes?.total?.created ?? -1, failed: view?.sandboxes?.total?.failed ?? -1, aliveAfter60s: alive, clearedAfterS, ...past, infraAsReward };
+  }
+
+  /**
+   * How long each sampled sandbox outlived its own attempt: the attempt is over when the run recorded it (its
+   * `atMs` in GET /runs/:id/attempts, the sandbox id derived from it as the consumer does); a sandbox of no recorded
+   * attempt counts from the run's finish (noted).
+   */
+  async #pastAttempt(runId: string | undefined, finishedAtMs: number, sampler: SandboxSampler, notes: string[]): Promise<{ pastAttempt60s: number; maxPastAttemptS: number }> {
+    const worker = this.#worker;
+    const attempts =
+      runId && worker
+        ? await fetch(`${worker.url}/runs/${encodeURIComponent(runId)}/attempts?limit=10000`, { headers: { authorization: `Bearer ${worker.token}` } })
+            .then(async (r) => ((await r.json()) as { attempts?: Array<{ episodeKey: string; attempt: number; atMs: number }> }).attempts ?? [])
+            .catch(() => [])
+        : [];
+    const overAt = new Map(attempts.map((a) => [sandboxIdFor(runId ?? "", a.episodeKey, a.attempt), a.atMs]));
+    let pastAttempt60s = 0;
+    let maxPastAttemptS = 0;
+    let unrecorded = 0;
+    for (const [id, seen] of sampler.seen) {
+      const over = overAt.get(id);
+      if (over === undefined) unrecorded++;
+      const pastS = Math.max(0, (seen.lastMs - (over ?? finishedAtMs)) / 1000);
+      maxPastAttemptS = Math.max(maxPastAttemptS, Math.round(pastS * 10) / 10);
+      if (pastS > 60) pastAttempt60s++;
+    }
+    notes.push(`${sampler.seen.size} sandbox(es) seen alive by the sampler${unrecorded ? `, ${unrecorded} of no recorded attempt (counted from the run's finish)` : ", each matched to its attempt"}`);
+    return { pastAttempt60s, maxPastAttemptS };
   }
 
   async close(): Promise<void> {
     await this.#worker?.dispose();
+    await this.#sandboxServer?.stop();
     rmSync(this.#dir, { recursive: true, force: true });
     rmSync(this.#persistDir, { recursive: true, force: true });
+    rmSync(this.#sandboxRoot, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Samples the stack's live sandboxes every second, from the server's listing and from the processes carrying a
+ * sandbox marker (a killed server's sandboxes live on as processes until the next server reaps them): when each
+ * sandbox id was first and last seen alive, epoch ms.
+ */
+class SandboxSampler {
+  readonly seen = new Map<string, { firstMs: number; lastMs: number }>();
+  readonly #timer: ReturnType<typeof setInterval>;
+  #busy = false;
+
+  constructor(server: () => SandboxServerProcess | null, processIds: () => string[]) {
+    this.#timer = setInterval(() => {
+      if (this.#busy) return;
+      this.#busy = true;
+      this.#sample(server(), processIds).finally(() => {
+        this.#busy = false;
+      });
+    }, 1_000);
+  }
+
+  async #sample(server: SandboxServerProcess | null, processIds: () => string[]): Promise<void> {
+    const listed = server ? await listLocalSandboxes({ url: server.url, token: server.token }).catch(() => []) : [];
+    const now = Date.now();
+    for (const id of [...listed.map((b) => b.id), ...processIds()]) {
+      const e = this.seen.get(id);
+      if (e) e.lastMs = now;
+      else this.seen.set(id, { firstMs: now, lastMs: now });
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
   }
 }
 

@@ -21,5 +21,7 @@ try {
   await stack.close();
 }
 console.log(formatTable(rows));
-const dirty = rows.filter((r) => r.episodes === 0 || r.lost || r.doubled || r.leftClaimed || r.stranded || r.verdict.includes("MISMATCH"));
+const dirty = rows.filter(
+  (r) => r.episodes === 0 || r.lost || r.doubled || r.leftClaimed || r.stranded || r.verdict.includes("MISMATCH") || (r.sandboxes && (r.sandboxes.aliveAfter60s !== 0 || r.sandboxes.pastAttempt60s !== 0 || r.sandboxes.infraAsReward !== 0)),
+);
 process.exitCode = dirty.length ? 1 : 0;

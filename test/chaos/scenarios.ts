@@ -3,7 +3,7 @@
  * also runs in `npm test` (test/e2e/chaos-fast.test.ts).
  */
 import { SwarmClient } from "../../src/client/index.ts";
-import { bootEngine, type Scenario } from "./harness.ts";
+import { bootEngine, type Scenario, type ScenarioContext } from "./harness.ts";
 
 const SILENT = { info: () => {}, warn: () => {}, error: () => {} };
 
@@ -22,6 +22,17 @@ async function otherTrainer(url: string, count: number, untilMs: number): Promis
     if (r?.kind === "ended") ended++;
   }
   return ended;
+}
+
+/**
+ * Waits until the run ended `ends` episodes and has episodes running (none reporting, when `quiet`), then `ms` more:
+ * the sandbox functions are then inside their command. @returns how many were running
+ */
+async function midCommand(ctx: ScenarioContext, ends: number, ms: number, quiet = false): Promise<number> {
+  await ctx.untilEnded(ends);
+  await ctx.until((v) => Number(v.episodes["running"]) > 0 && (!quiet || Number(v.episodes["reporting"]) === 0), 30_000);
+  await new Promise((r) => setTimeout(r, ms));
+  return ctx.api.get(ctx.runId).then((v) => Number(v.episodes["running"]), () => 0);
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -96,7 +107,75 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   { name: "two runs, one dataset", alsoRuns: 1 },
+  // ---- sandboxes (issue 21): in every row 0 sandboxes alive 60 s after their attempt is over, 0 sandbox failures
+  // posted as rewards (the chaos function tries to), and the usual 0 lost / doubled / left claimed / stranded
+  {
+    name: "sandbox: consumer killed mid-command",
+    function: "chaos-sandbox-slow",
+    sandboxes: true,
+    spec: { sandbox: {}, discardEpisodeTimeoutSeconds: 120 },
+    async during(ctx) {
+      const running = await midCommand(ctx, 4, 1_500, true); // inside the 4 s command
+      process.kill(-ctx.worker.hostPid, "SIGKILL");
+      await ctx.respawnWorker();
+      ctx.note(`workerd SIGKILLed with ${running} episode(s) mid-command; restarted on the same state`);
+    },
+  },
+  {
+    name: "sandbox: workerd killed+restarted",
+    function: "chaos-sandbox",
+    sandboxes: true,
+    spec: { sandbox: {} },
+    async during(ctx) {
+      await ctx.untilEnded(2);
+      process.kill(-ctx.worker.hostPid, "SIGKILL");
+      await ctx.respawnWorker();
+      ctx.note("workerd SIGKILLed after 2 ends, restarted on the same persisted state");
+    },
+  },
+  {
+    name: "sandbox: server killed+restarted",
+    function: "chaos-sandbox-slow",
+    sandboxes: true,
+    spec: { sandbox: {} },
+    async during(ctx) {
+      await midCommand(ctx, 2, 1_500);
+      await ctx.respawnSandboxServer();
+      ctx.note("sandbox server SIGKILLed mid-command and started again on the same port and root (it reaped what the killed one left)");
+    },
+  },
+  {
+    name: "sandbox: run stopped mid-step",
+    function: "chaos-sandbox-slow",
+    sandboxes: true,
+    spec: { sandbox: {} },
+    async during(ctx) {
+      await midCommand(ctx, 2, 1_000);
+      await ctx.api.stop(ctx.runId);
+      ctx.note("run stopped while its episodes ran their commands");
+    },
+  },
+  {
+    name: "sandbox: create failures at 30 %",
+    function: "chaos-sandbox",
+    sandboxes: true,
+    sandboxCreateFailRate: 0.3,
+    argv: ["--function", "countdown", "--steps", "2", "--batch-size", "4", "--num-repeat", "2", "--seed", "3"],
+    spec: { sandbox: {} },
+  },
+  {
+    // a third of the attempts start a long command and then hang: past their idle lease (the discard timeout less a
+    // margin) the runtime aborts them and the repeat runs again; each old attempt's sandbox is destroyed, the retry
+    // gets a fresh one
+    name: "sandbox: attempt retried after its lease",
+    function: "chaos-sandbox-hangs",
+    sandboxes: true,
+    spec: { sandbox: {}, discardEpisodeTimeoutSeconds: 4 },
+  },
 ];
 
 /** The quick scenarios `npm test` runs. */
 export const FAST: readonly string[] = ["end 500 after act", "claim answer lost", "LLM 429", "abort failing"];
+
+/** The quick sandbox scenarios `npm test` runs (test/e2e/sandbox-chaos.test.ts). */
+export const FAST_SANDBOX: readonly string[] = ["sandbox: create failures at 30 %", "sandbox: server killed+restarted"];

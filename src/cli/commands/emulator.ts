@@ -8,7 +8,7 @@ import { appendFileSync } from "node:fs";
 import { parseFaultFlag, type FaultSpec } from "../../emulator/faults.ts";
 import { EmulatorProfile, loadAnswerKeyFile, startEmulator, type AnswerKeyEntry, type RunningEmulator } from "../../emulator/index.ts";
 import type { Command } from "commander";
-import { collect, helpOf, parseFlags } from "../args.ts";
+import { collect, helpOf, integerFlag, parseFlags, waitForSignal } from "../args.ts";
 import { CliError, type CliCommand } from "../command.ts";
 
 /** The command's flags (the help is generated from these). */
@@ -62,11 +62,6 @@ export function parseRequireHeaders(values: readonly string[]): Record<string, s
   return headers;
 }
 
-function integer(name: string, text: string, min: number, max: number): number {
-  const n = Number(text);
-  if (!/^-?\d+$/.test(text) || n < min || n > max) throw new CliError(`--${name} must be an integer from ${min} to ${max}, got '${text}'`);
-  return n;
-}
 
 /**
  * Parses the command's argv.
@@ -95,11 +90,11 @@ export function parseEmulatorArgs(argv: string[]): EmulatorCliOptions | null {
   return {
     ...(faults.length ? { faults } : {}),
     ...(journalFile ? { journalFile } : {}),
-    port: integer("port", (values["port"] as string | undefined) ?? "10086", 0, 65535),
+    port: integerFlag("port", (values["port"] as string | undefined) ?? "10086", 0, 65535),
     host: (values["host"] as string | undefined) ?? "127.0.0.1",
     profile: profile.data,
-    ...(latency !== undefined ? { llmLatencyMs: integer("llm-latency-ms", latency, 0, 3_600_000) } : {}),
-    seed: integer("seed", (values["seed"] as string | undefined) ?? "0", -(2 ** 31), 2 ** 31 - 1),
+    ...(latency !== undefined ? { llmLatencyMs: integerFlag("llm-latency-ms", latency, 0, 3_600_000) } : {}),
+    seed: integerFlag("seed", (values["seed"] as string | undefined) ?? "0", -(2 ** 31), 2 ** 31 - 1),
     ...(values["answerKey"] ? { answerKeyFile: values["answerKey"] as string } : {}),
     ...(upstreamUrl && upstreamKey ? { upstream: { baseUrl: upstreamUrl, apiKey: upstreamKey, ...(model ? { model } : {}) } } : {}),
     ...(Object.keys(requireHeaders).length ? { requireHeaders } : {}),
@@ -111,20 +106,6 @@ function fileSink(path: string): (line: string) => void {
   return (line) => appendFileSync(path, line + "\n");
 }
 
-/** Waits for SIGINT or SIGTERM; @returns the exit code (130 or 0). */
-function waitForSignal(): Promise<number> {
-  return new Promise((resolve) => {
-    const onInt = () => done(130);
-    const onTerm = () => done(0);
-    const done = (code: number) => {
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
-      resolve(code);
-    };
-    process.once("SIGINT", onInt);
-    process.once("SIGTERM", onTerm);
-  });
-}
 
 /** A start failure as one line and its exit code (1 runtime, 2 bad input). */
 export class EmulatorStartError extends Error {

@@ -56,6 +56,8 @@ export interface DevOptions {
   /** how long one request to the Worker may take, seconds (`--request-timeout`, default 30) */
   requestTimeoutSeconds: number;
   json: boolean;
+  /** `--sandbox`: the run gets a `sandbox` block (also when the function declares `sandbox: true`) */
+  sandbox: boolean;
   /** `--spec FILE`: the whole `POST /runs` body from a YAML or JSON file (the run flags above then stay unset) */
   specPath?: string;
   /** the Worker's console lines shown (`dev --log-level`): debug, info (the functions' ctx.log.info), warn, error; `run` sees no Worker lines */
@@ -133,7 +135,7 @@ const ThrottleFlag = z
   });
 
 /** The dataset kind a shipped function reads when `--kind` is not given. */
-export const FUNCTION_KIND: Readonly<Record<string, DatasetKind>> = { "math-agent": "gsm8k", countdown: "countdown" };
+export const FUNCTION_KIND: Readonly<Record<string, DatasetKind>> = { "math-agent": "gsm8k", "code-agent": "gsm8k", countdown: "countdown" };
 
 const Flags = z.object({
   function: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, { error: "--function must be a function name like math-agent" }).optional(),
@@ -164,6 +166,7 @@ const Flags = z.object({
   requestTimeout: z.coerce.number({ error: "--request-timeout must be a number of seconds, e.g. 30" })
     .positive({ error: "--request-timeout must be > 0 seconds, e.g. 30" }).default(30),
   json: z.boolean().default(false),
+  sandbox: z.boolean().default(false),
   spec: z.string().min(1, { error: "--spec needs the path of a YAML or JSON run spec" }).optional(),
   logLevel: z.enum(["debug", "info", "warn", "error"], { error: "--log-level must be debug, info, warn or error, e.g. --log-level info" }).default("warn"),
 });
@@ -174,6 +177,7 @@ const SPEC_FIELDS: ReadonlyArray<[keyof z.output<typeof Flags>, string, string]>
   ["kind", "--kind", "datasets[].kind"], ["answerReaders", "--answer-readers", "datasets[].answerReaders"], ["limit", "--limit", "datasets[].tasks"],
   ["steps", "--steps", "maxSteps"], ["batchSize", "--batch-size", "job.batchSize"], ["numRepeat", "--num-repeat", "job.numRepeat"],
   ["maxEnvWorker", "--max-env-worker", "job.maxEnvWorker"], ["seed", "--seed", "seed"], ["episodeType", "--episode-type", "episodeType"],
+  ["sandbox", "--sandbox", "sandbox"],
 ];
 
 /**
@@ -198,6 +202,7 @@ export function defineRunFlags(cmd: Command, local: boolean): void {
     .option("--swarm-url <url>", local ? "use this swarm server (e.g. http://HOST:10086) instead of starting the emulator" : "the swarm server the Worker connects to (e.g. http://HOST:10086)")
     .option("--swarm <name=url>", "a named swarm server, for multi-swarm functions (repeatable)", collect)
     .option("--no-start-engine", "do not sync the job or start an OFFLINE engine: the run waits for it to be ROLLING")
+    .option("--sandbox", local ? "give the run's episodes sandboxes (its sandbox block) and start the local sandbox server (default for a function that declares sandbox: true)" : "give the run's episodes sandboxes (its sandbox block; default for a function that declares sandbox: true)")
     .option("--timeout <seconds>", "give up (drain the run, exit 1) after this long (default 300)")
     .option("--request-timeout <seconds>", "how long one request to the Worker may take before it counts as unanswered (default 30)")
     .option("--json", "print one JSON document on stdout in every outcome: the summary, or {error, exitCode …} on failure (progress goes to stderr)");
@@ -265,6 +270,7 @@ export function runOptionsFrom(values: Record<string, unknown>, local: boolean):
     timeoutSeconds: f.timeout,
     requestTimeoutSeconds: f.requestTimeout,
     json: f.json,
+    sandbox: f.sandbox,
     logLevel: f.logLevel,
     ...(f.spec ? { specPath: f.spec } : {}),
   };

@@ -261,6 +261,8 @@ export async function buildDevPlan(
       ...(train ? { maxSteps: options.steps } : {}),
       seed: options.seed,
       tuning,
+      // a function that runs code gets the run's sandboxes (the defaults of port/sandbox.ts)
+      ...(options.sandbox || rolloutFunctions[options.function]?.sandbox ? { sandbox: {} } : {}),
     },
     datasets,
     answerKey: [...answerKeyFor(datasets.flatMap((d) => d.tasks)), ...((useDemo ? demo?.answerKey : undefined) ?? [])] as AnswerKeyInput[],

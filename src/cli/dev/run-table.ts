@@ -63,11 +63,25 @@ export function renderRunStatus(view: StatusView, nowMs: number): string {
     for (const s of view.steps) rows.push([String(s.windowIndex + 1), String(s.globalStep ?? "-"), String(s.episodesEnded), formatReward(s.meanReward), formatSeconds(s.wallTimeMs)]);
     lines.push("", table(rows, [true, true, true, true, true]));
   }
+  if (view.sandboxes) lines.push("", ...renderSandboxes(view.sandboxes));
   const failures = formatCauses(view.failuresByCause);
   lines.push("", `failed attempts: ${failures || "none"}`);
   const warnings = view.log.filter((l) => l.level === "warn" || l.level === "error").slice(-5);
   for (const l of warnings) lines.push(`[run ${l.level}] ${l.message}`);
   return lines.join("\n");
+}
+
+/** A run's sandboxes: the totals, then one row per step (window) with its sandbox seconds. */
+export function renderSandboxes(s: NonNullable<RunView["sandboxes"]>): string[] {
+  const t = s.total;
+  const head = `sandboxes: ${t.alive} alive, ${t.created} created, ${t.destroyed} destroyed, ${t.failed} failed, ${t.seconds.toFixed(1)} sandbox-seconds`;
+  const rows = [["step", "created", "alive", "destroyed", "failed", "sandbox s"]];
+  const keys = Object.keys(s.byWindow).sort((a, b) => (a === "none" ? 1 : b === "none" ? -1 : Number(a) - Number(b)));
+  for (const k of keys) {
+    const w = s.byWindow[k]!;
+    rows.push([k === "none" ? "-" : String(Number(k) + 1), String(w.created), String(w.alive), String(w.destroyed), String(w.failed), w.seconds.toFixed(1)]);
+  }
+  return [head, table(rows, [true, true, true, true, true, true])];
 }
 
 /** How many in-flight episodes {@link renderInFlight} lists (the oldest); the rest are counted. */

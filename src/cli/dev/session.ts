@@ -3,8 +3,10 @@
  * swarm servers (local emulators on random ports, profile `dev`, with the run's answer key, their engines OFFLINE —
  * or the servers given on the command line) and the Worker in local workerd. The session starts no engine: the
  * Worker does, as it does deployed (its SwarmServer object syncs the run's job and starts an OFFLINE engine; the run
- * spec's `engine.start: "never"` — `--no-start-engine` — leaves that to someone else). Used by `ajet-edge dev` and
- * by the end-to-end tests.
+ * spec's `engine.start: "never"` — `--no-start-engine` — leaves that to someone else). A run with a `sandbox` block
+ * also gets the local sandbox server, in a process of its own, started before the Worker (whose vars name it:
+ * `AJET_SANDBOX_URL`, `AJET_SANDBOX_TOKEN`) and stopped after it (every sandbox destroyed). Used by `ajet-edge dev`
+ * and by the end-to-end tests.
  */
 import { SwarmClient } from "../../client/index.ts";
 import { startEmulator, type RunningEmulator } from "../../emulator/index.ts";
@@ -12,6 +14,7 @@ import type { RunRequestInput } from "../../edge/api/run-request.ts";
 import { AgentJetJob } from "../../job/index.ts";
 import { runSpecFor, type DevPlan } from "./plan.ts";
 import { DEV_ALLOWED_HOSTS, startLocalWorker, type LocalWorker, type WorkerLogLevel } from "./worker.ts";
+import { spawnSandboxServer, type SandboxServerProcess } from "../../sandbox/local-server/spawn.ts";
 import { checkSwarms } from "./preflight.ts";
 
 /** One swarm server of the session; `emulator` is set when the session started it. */
@@ -24,6 +27,8 @@ export interface SessionSwarm {
 /** A running dev session. */
 export interface DevSession {
   worker: LocalWorker;
+  /** the local sandbox server, when the run has sandboxes */
+  sandboxServer: SandboxServerProcess | null;
   swarms: SessionSwarm[];
   /** the `POST /runs` body for this session's servers */
   spec: RunRequestInput;
@@ -89,22 +94,30 @@ export async function startDevSession(plan: DevPlan, options: StartSessionOption
   };
   // the Worker may connect to loopback (the emulators) and to the servers given on the command line, nothing else
   const allowedHosts = [...DEV_ALLOWED_HOSTS, ...(plan.externalSwarms ?? []).map((s) => new URL(s.url).host)];
-  const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, allowedHosts, logLevel: options.logLevel ?? "warn", ...(options.persistDir ? { persistDir: options.persistDir } : {}), ...(options.workerVars ? { vars: options.workerVars } : {}), ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
+  // the sandbox server first: the Worker's vars name it (its token goes over IPC, never argv)
+  const wantsSandboxes = plan.run.sandbox !== undefined && plan.run.sandbox.enabled !== false;
+  const sandboxServer = wantsSandboxes ? await spawnSandboxServer({ onLog: (l) => log(`sandbox server: ${l}`) }) : null;
+  const vars = { ...(options.workerVars ?? {}), ...(sandboxServer ? { AJET_SANDBOX_URL: sandboxServer.url, AJET_SANDBOX_TOKEN: sandboxServer.token } : {}) };
+  const [worker, swarmSide] = await Promise.allSettled([startLocalWorker({ onLog: log, allowedHosts, logLevel: options.logLevel ?? "warn", ...(options.persistDir ? { persistDir: options.persistDir } : {}), ...(Object.keys(vars).length ? { vars } : {}), ...(options.signal ? { signal: options.signal } : {}) }), startSwarms()]);
   if (worker.status === "rejected" || swarmSide.status === "rejected") {
     if (worker.status === "fulfilled") await worker.value.dispose();
     await closeSwarms();
+    await sandboxServer?.stop();
     // The swarm side's error names the server the user gave; prefer it (both fail on an abort anyway).
     throw swarmSide.status === "rejected" ? swarmSide.reason : (worker as PromiseRejectedResult).reason;
   }
   let closing: Promise<void> | null = null;
   return {
     worker: worker.value,
+    sandboxServer,
     swarms,
     spec: runSpecFor(plan, swarms),
     close: () =>
       (closing ??= (async () => {
         await worker.value.dispose();
         await closeSwarms();
+        // after the Worker: its last episodes destroyed their sandboxes; the server destroys whatever is left
+        await sandboxServer?.stop();
       })()),
   };
 }

@@ -184,6 +184,8 @@ export function devSpecDefaults(functions?: FunctionRegistry): SpecDefaults {
       timeoutSeconds: 300,
       requestTimeoutSeconds: 30,
       json: false,
+      // only the datasets and swarms are taken from this plan: a spec file's own sandbox block stands as written
+      sandbox: false,
       logLevel: "warn",
     }, { functions: registry }).catch((err: unknown) => {
       if (kind === "countdown" || !(err instanceof Error)) throw err;

@@ -17,7 +17,8 @@ import { limitsFrom } from "../ground/limits-config.ts";
 import { runJob, withJobDefaults } from "../ground/run-job.ts";
 import { parseOperatorSecrets, runSecretsIssues } from "../ground/secrets.ts";
 import type { RunView, SourcePlan } from "../run/run-views.ts";
-import { bodyShapeIssue, functionIssues, generateIssues, hostIssues, inlineRowIssues } from "./run-checks.ts";
+import { bodyShapeIssue, functionIssues, generateIssues, hostIssues, inlineRowIssues, sandboxIssues } from "./run-checks.ts";
+import { workerSandboxBackend } from "../ground/sandbox-backend.ts";
 import { runIndexStub } from "./run-index.ts";
 import { parseRunRequest, type RunRequest } from "./run-request.ts";
 import { callObject } from "../ground/do-call.ts";
@@ -70,6 +71,7 @@ export function validateRun(body: unknown, deps: Pick<CreateRunDeps, "env" | "fu
     ...(parsed.success
       ? [
           ...functionIssues(parsed.data, deps.functions),
+          ...sandboxIssues(parsed.data, deps.functions, workerSandboxBackend(deps.env, { fetch: (i, init) => fetch(i, init) }).missing ?? null, operator),
           ...hostIssues(parsed.data, policy),
           ...runSecretsIssues({ runSecrets: parsed.data.secrets, operatorSecrets: operator, swarms: parsed.data.swarms, allowed: policy.allowed }),
         ]

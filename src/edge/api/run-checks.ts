@@ -45,6 +45,27 @@ export function functionIssues(spec: RunSpec, functions: Readonly<Record<string,
   return missing.length ? [invalid("swarms", `function "${fn.name}" needs swarms named ${swarmsOf(fn).join(", ")}; missing ${missing.join(", ")}`)] : [];
 }
 
+/**
+ * The run's sandboxes: a function that declares `sandbox: true` needs the run's `sandbox` block; a run with one
+ * needs this Worker's backend (`backendMissing`: the line saying what to set, or null) and every name of its
+ * `sandbox.secrets` set by the run's secrets or the operator's.
+ */
+export function sandboxIssues(spec: RunSpec, functions: Readonly<Record<string, RolloutFunction>>, backendMissing: string | null, operatorSecrets: Readonly<Record<string, string>>): Issue[] {
+  const fn = functions[spec.function];
+  const enabled = spec.sandbox?.enabled === true;
+  if (fn?.sandbox && !enabled) {
+    return [invalid("sandbox", `function "${fn.name}" runs code in a sandbox (it declares sandbox: true), but this run has ${spec.sandbox ? "sandbox.enabled false" : 'no "sandbox" block'}; add "sandbox": {} to the run spec (ajet-edge dev/run: --sandbox)`)];
+  }
+  if (!enabled) return [];
+  const issues: Issue[] = backendMissing ? [invalid("sandbox", backendMissing)] : [];
+  spec.sandbox!.secrets.forEach((name, i) => {
+    if (spec.secrets[name] === undefined && operatorSecrets[name] === undefined) {
+      issues.push(invalid(`sandbox.secrets.${i}`, `${name} is set by neither the run's secrets nor the operator's AJET_SECRETS; set it, or remove it from sandbox.secrets`));
+    }
+  });
+  return issues;
+}
+
 /** Swarm and dataset URLs outside the allowed hosts, as issues naming the field and the setting to change. */
 export function hostIssues(spec: RunRequest, policy: OutboundPolicy): Issue[] {
   const issues: Issue[] = [];

@@ -9,7 +9,7 @@ import { realSleep } from "../../client/index.ts";
 import type { RolloutFunction } from "../../sdk/contract.ts";
 import { runEpisode, type EpisodeRunResult } from "../../runtime/episode-runner.ts";
 import { ConnectionLimiter, SubrequestBudget } from "../../runtime/limits.ts";
-import { EpisodeMessage, type SchedulerPort } from "../../port/index.ts";
+import { EpisodeMessage, type SandboxLedgerPort, type SchedulerPort } from "../../port/index.ts";
 import type { Env } from "../ground/env.ts";
 // the global fetch fenced by episode key: a function's own client (fromAgentRun) goes through its episode's guards
 import { keyFence } from "../ground/fence.ts";
@@ -17,6 +17,7 @@ import { jsonLogger } from "../ground/log.ts";
 import { outboundFetch, outboundPolicy, type OutboundFetch } from "../../runtime/outbound.ts";
 import { parseOperatorSecrets } from "../ground/secrets.ts";
 import { r2TranscriptSink } from "../ground/transcripts.ts";
+import { episodeSandboxes } from "./sandboxes.ts";
 
 /** Queue consumers may run 15 minutes (Queues limits); episodes are stopped early enough to report. */
 export const CONSUMER_WALL_LIMIT_MS = 15 * 60 * 1000;
@@ -32,8 +33,8 @@ function parseSecrets(raw: string | undefined): Record<string, string> {
   return secrets;
 }
 
-/** The scheduler port of a run: its Durable Object's RPC methods. */
-export function schedulerPort(env: Env, runId: string): SchedulerPort {
+/** The scheduler port of a run: its Durable Object's RPC methods (the episode's reports and its sandbox ledger). */
+export function schedulerPort(env: Env, runId: string): SchedulerPort & SandboxLedgerPort {
   return env.SCHEDULER.get(env.SCHEDULER.idFromName(runId));
 }
 
@@ -90,9 +91,11 @@ export async function runEpisodeMessage(
   const msg = parsed.data;
   const log = jsonLogger({ run: msg.runId, episode: msg.episodeKey, attempt: msg.attempt, task: msg.taskId });
   let result: EpisodeRunResult;
+  const port = schedulerPort(env, msg.runId);
   try {
     result = await runEpisode(msg, {
-      port: schedulerPort(env, msg.runId),
+      port,
+      ...episodeSandboxes(msg, env, share, port),
       functions,
       fetch: share.outbound,
       keyFence,

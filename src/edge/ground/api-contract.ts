@@ -52,6 +52,9 @@ export const StepBody = z.looseObject({
   wallTimeMs: z.number().nullable(),
 });
 
+/** A run's sandbox counts (sandbox/ledger `SandboxCounts`): alive, created, destroyed, failed, sandbox seconds. */
+export const SandboxCountsBody = z.looseObject({ alive: z.number(), created: z.number(), destroyed: z.number(), failed: z.number(), seconds: z.number() });
+
 /** `POST /runs` (201), `GET /runs/:id`, `POST /runs/:id/stop`: the run view (edge/run/run-views `RunView`). */
 export const RunViewBody = z.looseObject({
   runId: z.string(),
@@ -66,6 +69,7 @@ export const RunViewBody = z.looseObject({
   totals: z.looseObject({ episodesEnded: z.number() }),
   failuresByCause: z.record(z.string(), z.number()),
   log: z.array(z.looseObject({ level: z.string(), message: z.string() })).default([]),
+  sandboxes: z.looseObject({ total: SandboxCountsBody, byWindow: z.record(z.string(), SandboxCountsBody) }).optional(),
 });
 
 /** One row of `GET /runs` (edge/run/run-views `RunListing`). */

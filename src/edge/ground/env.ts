@@ -51,6 +51,11 @@ export interface WorkerVars extends AuthEnv, LimitsEnv {
   TRANSCRIPT_RETENTION_DAYS?: string;
   /** the largest stored transcript in bytes (default 262144); longer messages are cut with a marker */
   TRANSCRIPT_MAX_BYTES?: string;
+  /** the local sandbox server's URL and token (edge/ground/sandbox-backend.ts; `ajet-edge dev` sets both) */
+  AJET_SANDBOX_URL?: string;
+  AJET_SANDBOX_TOKEN?: string;
+  /** Cloudflare sandboxes: JSON {instance type or "type/image": Sandbox binding name} (edge/ground/sandbox-backend.ts) */
+  AJET_SANDBOX_CLASSES?: string;
   /**
    * overrides of the price table a run's cost is computed with (edge/run/board/cost `PRICES`): a JSON object of
    * prices in US dollars, e.g. `{"workerRequestsPerMillion": 0.30, "cpuMsPerEpisode": 20}`

@@ -43,11 +43,14 @@ export class RunAlarm {
   }
 
   /**
-   * Sets the alarm by {@link planAlarm} for the core's next wake-up, or for now with `wakeNow`. An alarm time already
-   * armed is not written again: each write is a storage operation every RPC's answer would wait for.
+   * Sets the alarm by {@link planAlarm} for the core's next wake-up (or `alsoAtMs`, the sandbox sweep's, when sooner:
+   * a finished run keeps waking while a sandbox waits to be destroyed), or for now with `wakeNow`. An alarm time
+   * already armed is not written again: each write is a storage operation every RPC's answer would wait for.
    */
-  async arm(state: SchedulerState, wakeNow: boolean, nowMs: number): Promise<void> {
-    const plan = planAlarm({ finished: state.run.phase === "finished", wakeAtMs: wakeNow ? nowMs : nextWakeAtMs(state), armedAtMs: this.#armedAtMs, nowMs });
+  async arm(state: SchedulerState, wakeNow: boolean, nowMs: number, alsoAtMs: number | null = null): Promise<void> {
+    const core = nextWakeAtMs(state);
+    const wakeAtMs = wakeNow ? nowMs : core === null ? alsoAtMs : alsoAtMs === null ? core : Math.min(core, alsoAtMs);
+    const plan = planAlarm({ finished: state.run.phase === "finished", wakeAtMs, armedAtMs: this.#armedAtMs, nowMs });
     if (plan.kind === "keep") return;
     this.#armedAtMs = plan.kind === "set" ? plan.atMs : null;
     if (plan.kind === "set") await this.storage.setAlarm(plan.atMs);

@@ -7,7 +7,7 @@
  * alarm when an RPC decided ({@link CommandRunner.split}).
  */
 import { SwarmClient } from "../../client/index.ts";
-import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../../port/index.ts";
+import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, sandboxField, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../../port/index.ts";
 import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type SchedulerCommand, type SchedulerEvent, type SchedulerState } from "../../scheduler/index.ts";
 import type { CurrentBatchRolloutPoolInformation } from "../../protocol/index.ts";
 import { serverOfSwarm } from "../../sdk/contract.ts";
@@ -228,6 +228,7 @@ export class CommandRunner {
       heartbeatSeconds: d.heartbeatSeconds,
       model: "agentjet-policy",
       runHasSecrets: Object.keys(meta.spec.secrets).length > 0,
+      ...sandboxField(meta.spec),
     };
   }
 

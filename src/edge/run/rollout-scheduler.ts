@@ -7,7 +7,7 @@
  * watches (stop-waiters), the dashboard (edge/dashboard).
  */
 import { DurableObject } from "cloudflare:workers";
-import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, HeartbeatAck, HeartbeatReport, OutcomeReport, ResultReport } from "../../port/index.ts";
+import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, HeartbeatAck, HeartbeatReport, OutcomeReport, ResultReport, SandboxIntent, SandboxIntentAnswer, SandboxRelease } from "../../port/index.ts";
 import type { Task } from "../../protocol/index.ts";
 import type { AttemptRow } from "./attempts.ts";
 import { noRunResponse } from "./board/live.ts";
@@ -166,6 +166,20 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
   async episodeReported(report: ResultReport): Promise<EventAck> {
     this.#count("port");
     return this.#run.state ? this.#run.reported(report) : NO_RUN;
+  }
+
+  sandboxIntent(intent: SandboxIntent): SandboxIntentAnswer {
+    const { state, meta } = this.#run;
+    if (!state || !meta) return { status: "stale", reason: "no such run" };
+    return this.#run.parts.sandboxes.intent(state, meta, intent, Date.now(), Math.random());
+  }
+
+  async sandboxReleased(release: SandboxRelease): Promise<{ status: "applied" | "duplicate" | "unknown" }> {
+    if (!this.#run.state) return { status: "unknown" };
+    const answer = this.#run.parts.sandboxes.released(release, Date.now());
+    // a destroy the attempt could not confirm: the sweep's alarm
+    if (release.end === "destroy_unconfirmed") await this.#run.arm();
+    return answer;
   }
 
   swarmHeaders(ref: { episodeKey: string; attempt: number; dispatchId: number }): Record<string, Record<string, string>> | null {

@@ -114,7 +114,8 @@ export class RunLoop {
   view(): RunView | null {
     if (!this.#state || !this.#meta) return null;
     const engine = { notes: this.#link?.notes() ?? {}, failure: this.#link?.failure() ?? null, nowMs: Date.now() };
-    return { ...runView(this.#state, this.#meta, this.parts.storage.logTail(20), engine), scheduler: this.#applyStats.view() };
+    const sandboxes = this.parts.sandboxes.any ? { sandboxes: this.parts.sandboxes.counts(Date.now()) } : {};
+    return { ...runView(this.#state, this.#meta, this.parts.storage.logTail(20), engine), scheduler: this.#applyStats.view(), ...sandboxes };
   }
 
   /**
@@ -172,7 +173,9 @@ export class RunLoop {
 
   /** Sets the alarm for the core's next wake-up, or for now with `wakeNow` (edge/run/alarm-plan `RunAlarm`). */
   async arm(wakeNow = false): Promise<void> {
-    if (this.#state) await this.#alarm.arm(this.#state, wakeNow, Date.now());
+    if (!this.#state) return;
+    const now = Date.now();
+    await this.#alarm.arm(this.#state, wakeNow, now, this.parts.sandboxes.nextWakeAt(this.#state, now));
   }
 
   /** One alarm tick: the commands RPCs queued, leases, back-offs, polls, the claim sweep. Never throws (BC-45): a failing tick is logged and re-armed. */
@@ -187,6 +190,9 @@ export class RunLoop {
       await this.parts.commands.pull(changed);
       await this.apply({ type: "tick" }, true);
       await this.parts.commands.sweepClaimsWhenDue(Date.now());
+      // sandboxes whose attempt is over are destroyed until the backend confirms (edge/run/sandboxes)
+      await this.parts.sandboxes.sweep(this.#state, Date.now(), Math.random);
+      await this.arm();
     } catch (err) {
       this.log("error", "tick failed; retrying", { error: String(err), retryCount });
       await this.#alarm.retrySoon(Date.now());

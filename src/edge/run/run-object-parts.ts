@@ -1,7 +1,7 @@
 /**
  * @module edge/run/run-object-parts — the parts of one `RolloutScheduler` instance, built once per wake: its SQLite
- * storage, its datasets, its command runner (with the Worker's outbound rules and the deployment's dispatcher) and
- * its dashboard with the live feed. The run's loop (edge/run/run-loop.ts) builds them and keeps the state; the parts call
+ * storage, its datasets, its command runner (with the Worker's outbound rules and the deployment's dispatcher), its
+ * sandbox ledger (over the Worker's sandbox backend, for the sweep) and its dashboard with the live feed. The run's loop (edge/run/run-loop.ts) builds them and keeps the state; the parts call
  * back into it through `hooks`.
  */
 import { outboundFetch, outboundPolicy } from "../../runtime/outbound.ts";
@@ -16,6 +16,8 @@ import { parseOperatorSecrets } from "../ground/secrets.ts";
 import { SchedulerStorage } from "./storage.ts";
 import { EngineTimeline } from "./engine-timeline.ts";
 import { countingDispatcher, type UsageCounter } from "./usage.ts";
+import { RunSandboxes } from "./sandboxes.ts";
+import { workerSandboxBackend } from "../ground/sandbox-backend.ts";
 
 /** What the parts call back into their run's loop: the runner's callbacks plus what the dashboard reads. */
 export type RunObjectHooks = Omit<CommandRunnerHost, "storage" | "datasets" | "dispatcher" | "fetch"> & Pick<RunDashboardHost, "view"> & {
@@ -32,6 +34,7 @@ export interface RunObjectParts {
   live: LiveFeed;
   /** the engine statuses the run saw change (the metrics' step time split) */
   timeline: EngineTimeline;
+  sandboxes: RunSandboxes;
 }
 
 /**
@@ -74,5 +77,6 @@ export function runObjectParts(ctx: DurableObjectState, env: Env, hooks: RunObje
     env,
   });
   const live = new LiveFeed(ctx, async () => JSON.stringify(await dashboard.snapshot()));
-  return { storage, datasets, commands, dashboard, live, timeline };
+  const sandboxes = new RunSandboxes(ctx.storage.sql, () => workerSandboxBackend(env, { fetch: outbound }).backend, (level, message, fields) => hooks.log(level, message, fields));
+  return { storage, datasets, commands, dashboard, live, timeline, sandboxes };
 }

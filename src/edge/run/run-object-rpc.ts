@@ -4,7 +4,7 @@
  * swarm servers' objects' push, and the dashboard's reads. Every call that needs a run answers null (the API: 404) or,
  * on the episode port, `unknown` when the object holds none. Types only: the class implements it.
  */
-import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, HeartbeatAck, HeartbeatReport, OutcomeReport, ResultReport, SchedulerPort } from "../../port/index.ts";
+import type { ClaimAck, ClaimFailureReport, ClaimReport, EndedEpisode, EventAck, HeartbeatAck, HeartbeatReport, OutcomeReport, ResultReport, SandboxIntent, SandboxIntentAnswer, SandboxRelease, SchedulerPort } from "../../port/index.ts";
 import type { Task } from "../../protocol/index.ts";
 import type { AttemptRow } from "./attempts.ts";
 import type { RunMetrics } from "./board/metrics.ts";
@@ -81,6 +81,16 @@ export interface RunObjectRpc extends SchedulerPort {
    * of the attempt (else null: the message is stale). Secrets come from the run and the operator (operator wins).
    */
   swarmHeaders(ref: { episodeKey: string; attempt: number; dispatchId: number }): Record<string, Record<string, string>> | null;
+
+  /**
+   * The consumer is about to create its attempt's sandbox (edge/run/sandboxes): `go` once the row is written (backend,
+   * id, created-at) and the pacing allows, `wait` at the run's live cap or create rate, `stale` for an attempt that is
+   * not current. Idempotent by sandbox id.
+   */
+  sandboxIntent(intent: SandboxIntent): SandboxIntentAnswer;
+
+  /** The attempt is done with its sandbox: destroyed (confirmed), or left to the run's sweep. Idempotent by sandbox id. */
+  sandboxReleased(release: SandboxRelease): Promise<{ status: "applied" | "duplicate" | "unknown" }>;
 
   /** One task of the run (a consumer asks for a task too large for its queue message). @throws naming the task */
   getTask(ref: { source: string; taskIndex: number }): Promise<Task>;

@@ -6,6 +6,7 @@
 import type { CountdownGeneratorSettings, DatasetFormat, RowOptions } from "../../tasks/index.ts";
 import type { ApplyStatsView } from "./apply-stats.ts";
 import { evalReport, runStatus, runSummary, type EvalReport, type RunSpec, type RunSummary, type SchedulerState } from "../../scheduler/index.ts";
+import type { SandboxCounts } from "../../sandbox/ledger.ts";
 import type { Issue } from "../ground/errors.ts";
 import type { EngineNote } from "../swarm-server/engine-note.ts";
 import { waitingFor } from "./waiting-for.ts";
@@ -99,6 +100,12 @@ export type RunView = Omit<ReturnType<typeof runStatus>, "phase"> & {
   log: LogLine[];
   /** the object's own cost: decide + persist time per event and events per second (edge/run/apply-stats.ts) */
   scheduler?: ApplyStatsView;
+  /**
+   * the run's sandboxes (edge/run/sandboxes), when it made any: alive now, created, destroyed (confirmed), failed
+   * (an infrastructure failure or a failed create) and sandbox seconds, in total and per window (0-based; `none`
+   * for an eval run's)
+   */
+  sandboxes?: { total: SandboxCounts; byWindow: Record<string, SandboxCounts> };
 };
 
 /** One row of `GET /runs`: the run's identity and its live headline fields. */

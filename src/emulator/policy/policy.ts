@@ -1,8 +1,9 @@
 /**
  * @module emulator/policy/policy — the simulated policy behind the emulator's LLM proxy. It is a SIMULATOR,
  * not a model: it recognises the task in the prompt (answer key, or built-in arithmetic), answers correctly with
- * probability p and otherwise wrong or malformed, sometimes calls an offered tool first, and "learns": at each
- * weight sync p ← min(pMax, p + lr · meanReward · (1 − p)), so a run's reward curve climbs as training would.
+ * probability p and otherwise wrong or malformed (as a Python program when the prompt asks for one, see
+ * policy/programs), sometimes calls an offered tool first, and "learns": at each weight sync
+ * p ← min(pMax, p + lr · meanReward · (1 − p)), so a run's reward curve climbs as training would.
  *
  * Deterministic for a seed: every draw comes from a stream derived from (seed, episode uuid, call index, prompt),
  * so results do not depend on how concurrent requests interleave.
@@ -15,6 +16,7 @@ import type { AnswerKeyEntry, AnswerKeyStore } from "./answer-key.ts";
 import { messageText, type ChatMessage, type ToolCall } from "./chat-shapes.ts";
 import { composeReply, recogniseTask, taskExpression, type AnswerOutcome, type RecognisedTask } from "./replies.ts";
 import { buildToolCall, functionTools, pickTool } from "./tools.ts";
+import { asksForProgram, composeProgramReply } from "./programs.ts";
 
 /** One generation request. `callIndex` is the episode's 1-based LLM call number. */
 export interface PolicyRequest {
@@ -89,7 +91,9 @@ export class SimulatedPolicy implements PolicyView {
       const call = buildToolCall(tool, { expression: taskExpression(task, outcome, rng), question: task.question }, rng);
       return { ...base, content: "", toolCalls: [call], outcome: "tool_call" };
     }
-    return { ...base, content: composeReply(task, outcome, rng), toolCalls: null, outcome: task.kind === "generic" ? "generic" : outcome };
+    // a prompt that asks for a Python program gets one (the code-agent function runs it in a sandbox)
+    const content = task.kind !== "generic" && asksForProgram(req.messages) ? composeProgramReply(task, outcome, rng) : composeReply(task, outcome, rng);
+    return { ...base, content, toolCalls: null, outcome: task.kind === "generic" ? "generic" : outcome };
   }
 
   /** A weight sync: p ← clamp(p + lr · meanReward · (1 − p), 0, pMax). */

@@ -47,7 +47,7 @@ describe("ajet-edge --version and help", () => {
   it("--help lists every command with its summary", async () => {
     const { code, logs } = await runMain(["--help"]);
     expect(code).toBe(0);
-    for (const name of ["dev", "run", "runs", "status <RUN>", "stop <RUN>", "emulator", "new <NAME>"]) expect(logs.join("\n")).toContain(`  ${name} `);
+    for (const name of ["dev", "run", "runs", "status <RUN>", "stop <RUN>", "emulator", "sandbox-server", "new <NAME>"]) expect(logs.join("\n")).toContain(`  ${name} `);
   });
 
   it("`help run` shows run's own generated options", async () => {

@@ -11,7 +11,7 @@ describe("ajet-edge dev arguments", () => {
   it("defaults to the npm start run: Countdown, batch 8 × num_repeat 4, 3 steps, the local emulator", () => {
     expect(parseDevArgs([])).toEqual({
       function: "countdown", datasets: [], kind: "countdown", steps: 3, batchSize: 8, numRepeat: 4, maxEnvWorker: 32, seed: 1,
-      episodeType: "train", swarms: [], startEngine: true, timeoutSeconds: 300, requestTimeoutSeconds: 30, json: false, logLevel: "warn",
+      episodeType: "train", swarms: [], startEngine: true, timeoutSeconds: 300, requestTimeoutSeconds: 30, json: false, sandbox: false, logLevel: "warn",
     });
     expect(parseDevArgs(["--help"])).toBeNull();
     expect(parseDevArgs(["-h"])).toBeNull();
@@ -22,12 +22,12 @@ describe("ajet-edge dev arguments", () => {
       parseDevArgs([
         "--dataset", "d.jsonl", "--kind", "math", "--function", "my-fn", "--limit", "16", "--steps", "2",
         "--batch-size", "4", "--num-repeat", "2", "--max-env-worker", "64", "--seed", "9", "--episode-type", "eval",
-        "--swarm-url", "http://gpu-box:10086/", "--no-start-engine", "--timeout", "90", "--json", "--log-level", "error",
+        "--swarm-url", "http://gpu-box:10086/", "--no-start-engine", "--timeout", "90", "--json", "--log-level", "error", "--sandbox",
       ]),
     ).toEqual({
       function: "my-fn", datasets: [{ source: "d.jsonl", url: false, name: "math" }], kind: "math", limit: 16, steps: 2, batchSize: 4, numRepeat: 2,
       maxEnvWorker: 64, seed: 9, episodeType: "eval", swarms: [{ name: "default", url: "http://gpu-box:10086" }],
-      startEngine: false, timeoutSeconds: 90, requestTimeoutSeconds: 30, json: true, logLevel: "error",
+      startEngine: false, timeoutSeconds: 90, requestTimeoutSeconds: 30, json: true, sandbox: true, logLevel: "error",
     });
   });
 
@@ -39,6 +39,7 @@ describe("ajet-edge dev arguments", () => {
     expect(parseDevArgs(["--dataset", "r2://DATASETS/gsm8k/train.parquet", "--kind", "gsm8k"])).toMatchObject({ datasets: [{ source: "r2://DATASETS/gsm8k/train.parquet", url: true }], kind: "gsm8k" });
     expect(parseDevArgs(["--dataset", "https://h.example/t.jsonl"])?.datasets).toEqual([{ source: "https://h.example/t.jsonl", url: true, name: "countdown" }]);
     expect(parseDevArgs(["--dataset", "x.jsonl", "--function", "my-agent"])).toMatchObject({ function: "my-agent", kind: "generic" });
+    expect(parseDevArgs(["--dataset", "g.jsonl", "--function", "code-agent"])).toMatchObject({ function: "code-agent", kind: "gsm8k", sandbox: false });
   });
 
   it("--answer-readers takes a comma-separated list and puts it on every dataset of the run", async () => {
@@ -93,6 +94,6 @@ describe("ajet-edge dev arguments", () => {
   it("main() names the commands after an unknown one and returns 2", async () => {
     const { code, errors } = await runMain(["deploy"]);
     expect(code).toBe(2);
-    expect(errors).toEqual(["ajet-edge: unknown command 'deploy'; commands: dev, run, runs, status, metrics, rescore, stop, dashboard, emulator, init, new\nrun 'ajet-edge --help' for the commands"]);
+    expect(errors).toEqual(["ajet-edge: unknown command 'deploy'; commands: dev, run, runs, status, metrics, rescore, stop, dashboard, emulator, sandbox-server, init, new\nrun 'ajet-edge --help' for the commands"]);
   });
 });

@@ -44,6 +44,16 @@ describe("dev plan", () => {
     expect(spec.success).toBe(true);
   });
 
+  it("a function that declares sandbox: true (or --sandbox) gets the run's sandbox block with its defaults", async () => {
+    const path = file("code.jsonl", [gsm8kRow("How many clips?", "72"), gsm8kRow("How many eggs?", "18")]);
+    const plan = await buildDevPlan(options(["--function", "code-agent", "--dataset", path, "--batch-size", "2", "--steps", "1"]));
+    expect(plan.run.sandbox).toEqual({});
+    const spec = parseRunSpec(runSpecFor(plan, [{ name: "default", url: "http://127.0.0.1:10086" }]));
+    expect(spec.success && spec.data.sandbox).toMatchObject({ enabled: true, instanceType: "lite", createsPerSecond: 10 });
+    expect((await buildDevPlan(options())).run).not.toHaveProperty("sandbox");
+    expect((await buildDevPlan(options(["--sandbox"]))).run.sandbox).toEqual({});
+  });
+
   it("a real server keeps the default polls; an eval run has no maxSteps and loads one batch per step", async () => {
     const external = await buildDevPlan(options(["--swarm-url", "http://gpu:10086"]));
     expect(external.run.tuning).toEqual({});

@@ -55,6 +55,18 @@ describe("RunAlarm", () => {
     expect(storage.writes).toEqual([nowMs + IDLE_ALARM_MS, nowMs + 10]);
   });
 
+  it("a finished run keeps waking while a sandbox waits to be destroyed (the sweep's time), and deletes its alarm after", async () => {
+    const storage = fakeStorage();
+    const alarm = new RunAlarm(storage);
+    const finished = { ...state, run: { ...state.run, phase: "finished" as const } };
+    await alarm.arm(finished, false, nowMs, nowMs + 2_000);
+    await alarm.arm(finished, false, nowMs + 10, null);
+    expect(storage.writes).toEqual([nowMs + 2_000, "delete"]);
+    // an active run: the sweep's time when it is sooner than the idle interval
+    await alarm.arm(state, false, nowMs, nowMs + 1_000);
+    expect(storage.writes.at(-1)).toBe(nowMs + 1_000);
+  });
+
   it("after a failing tick the alarm fires again in FAILED_TICK_ALARM_MS, and an arm no later than that keeps it", async () => {
     const storage = fakeStorage();
     const alarm = new RunAlarm(storage);

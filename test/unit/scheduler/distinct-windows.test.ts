@@ -59,7 +59,9 @@ function plainWalkRepeats(n: number, batchSize: number, epochs: number, seed: nu
 
 const allTasks = (source: string, n: number) => Array.from({ length: n }, (_, i) => `${source}:train:${i}`).sort();
 
-describe("a batch window never holds one task twice", () => {
+// whole multi-epoch runs: up to ~18 s each alone, past the unit project's 20 s on a loaded 2-core machine (a time
+// budget, not an assertion)
+describe("a batch window never holds one task twice", { timeout: 120_000 }, () => {
   it("10 tasks, batch 8, 4 epochs: epoch boundaries inside windows never repeat a task, every batch closes, each task is served 4 times", () => {
     let repeatedBefore = 0;
     for (let seed = 0; seed < 12; seed++) {

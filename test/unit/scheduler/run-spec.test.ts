@@ -183,3 +183,19 @@ describe("issues that say the fix", () => {
     expect(issuesOf(specInput({ zzz: 1 } as never))).toEqual([{ path: "zzz", message: 'unknown field "zzz"' }]);
   });
 });
+
+describe("the sandbox block", () => {
+  it("absent: no sandboxes; {}: enabled with the defaults", () => {
+    expect(RunSpec.parse(specInput({})).sandbox).toBeUndefined();
+    expect(RunSpec.parse(specInput({ sandbox: {} })).sandbox).toMatchObject({ enabled: true, instanceType: "lite", createsPerSecond: 10 });
+  });
+  it("names the field and the fix for an unknown instance type, a misspelt key, and the judge's key let in", () => {
+    expect(issuesOf(specInput({ sandbox: { instanceType: "huge" } } as never))).toEqual([
+      { path: "sandbox.instanceType", message: "sandbox.instanceType must be one of lite, basic, standard-1, standard-2, standard-3, standard-4" },
+    ]);
+    expect(issuesOf(specInput({ sandbox: { maxlive: 3 } } as never))).toEqual([{ path: "sandbox.maxlive", message: 'unknown field "maxlive"; did you mean "maxLive"?' }]);
+    expect(issuesOf(specInput({ sandbox: { secrets: ["JUDGE_API_KEY"] } }))).toEqual([
+      { path: "sandbox.secrets", message: "JUDGE_API_KEY never enters a sandbox (the judge is called by the function, outside it); remove it from sandbox.secrets" },
+    ]);
+  });
+});

@@ -163,6 +163,20 @@ function evalTable(snap) {
   }), "no task scored yet", 6);
 }
 
+function sandboxTable(snap) {
+  var sb = snap.view.sandboxes;
+  var section = document.getElementById("sandbox-section");
+  if (!sb) { section.hidden = true; return; }
+  section.hidden = false;
+  var keys = Object.keys(sb.byWindow).sort(function (a, b) { return a === "none" ? 1 : b === "none" ? -1 : Number(a) - Number(b); });
+  var rows = keys.map(function (k) { return [k === "none" ? "–" : String(Number(k) + 1), sb.byWindow[k]]; }).concat([["all", sb.total]]);
+  fill(document.querySelector("#sandboxes tbody"), rows.map(function (r) {
+    var c = r[1];
+    return el("tr", { class: r[0] === "all" ? "total" : "" }, [el("td", { text: r[0] }), el("td", { text: String(c.created) }), el("td", { text: String(c.alive) }),
+      el("td", { text: String(c.destroyed) }), el("td", { text: String(c.failed) }), el("td", { text: fmt(c.seconds, 1) })]);
+  }), "no sandbox yet", 6);
+}
+
 function render(snap) {
   state.snapshot = snap;
   state.updates++;
@@ -180,12 +194,26 @@ function render(snap) {
   document.getElementById("stop").hidden = snap.view.phase === "finished";
   inFlight(snap);
   evalTable(snap);
+  sandboxTable(snap);
   if (shownWindow === null) episodeRows(snap.recent);
 }
 
 function text(value) { return typeof value === "string" ? value : JSON.stringify(value, null, 2); }
 function message(role, body, extra) {
   return el("div", { class: "msg " + role }, [el("div", { class: "role", text: role + (extra ? " · " + extra : "") }), el("pre", { text: body })]);
+}
+// the attempt's sandbox calls (commands with exit codes and capped output, code runs, files), in order
+function sandboxMessages(calls) {
+  return (calls || []).map(function (c) {
+    var lines = [c.op + (c.input ? " " + c.input : "")];
+    if (c.exitCode !== undefined) lines.push("exit " + (c.exitCode === null ? "–" : c.exitCode) + (c.timedOut ? " (timed out)" : ""));
+    if (c.stdout) lines.push(c.stdout);
+    if (c.stderr) lines.push("stderr: " + c.stderr);
+    if (c.result) lines.push("result: " + c.result);
+    if (c.exception) lines.push("exception: " + c.exception);
+    if (c.error) lines.push("failed: " + c.error);
+    return message("sandbox", lines.join("\n"), c.sandboxId + " · " + new Date(c.atMs).toLocaleTimeString() + " · " + dur(c.durationMs));
+  });
 }
 function openTranscript(key, attempt) {
   var dialog = document.getElementById("transcript");
@@ -210,6 +238,7 @@ function openTranscript(key, attempt) {
       parts.push(message("assistant", rtext || (call.error ? "(no answer: " + call.error + ")" : "(empty)"), call.swarm + (call.status ? " · HTTP " + call.status : "")));
       seen = msgs.length + 1;
     });
+    parts.push.apply(parts, sandboxMessages(t.sandbox));
     Object.keys(t.outputs || {}).forEach(function (s) {
       var o = t.outputs[s];
       parts.push(message("reward", "reward " + o.reward + (o.metadata && Object.keys(o.metadata).length ? "\nmetadata " + text(o.metadata) : "") + (o.log_metrics && Object.keys(o.log_metrics).length ? "\nlog_metrics " + text(o.log_metrics) : ""), s));

@@ -36,6 +36,11 @@ export interface MetricsGroup {
   logMetrics: Record<string, { mean: number; count: number }>;
   /** GRPO signal, reward histogram, lengths, tokens, latency, turns, the step's time split (edge/run/board/signals) */
   signals: LearningSignals;
+  /**
+   * seconds the window's sandboxes were (or may have been) alive, from the run's sandbox ledger: on the window's
+   * all-sources, all-swarms group of a run that made sandboxes only
+   */
+  sandboxSeconds?: number;
 }
 
 /** The whole export. */
@@ -148,6 +153,17 @@ export function runMetrics(runId: string, rows: readonly AttemptRow[], sources: 
   return { runId, successThreshold, groups, histogramEdges: edges };
 }
 
+/**
+ * The metrics with each window's sandbox-seconds on its all/all group (`bySandboxWindow`: the ledger's counts per
+ * 0-based window, as `GET /runs/:id` carries them). A window that made none gets 0; eval groups get none.
+ */
+export function withSandboxSeconds(metrics: RunMetrics, bySandboxWindow: Readonly<Record<string, { seconds: number }>>): RunMetrics {
+  const groups = metrics.groups.map((g) =>
+    g.window !== null && g.source === ALL && g.swarm === ALL ? { ...g, sandboxSeconds: bySandboxWindow[String(g.window - 1)]?.seconds ?? 0 } : g,
+  );
+  return { ...metrics, groups };
+}
+
 const CSV_COLUMNS = [
   "window", "global_step", "source", "swarm", "attempts", "ended", "scored", "failed", "reward_mean", "reward_std", "reward_min",
   "reward_max", "success_rate", "duration_mean_ms", "duration_max_ms", "failures_by_cause",
@@ -162,12 +178,14 @@ function csvCell(v: unknown): string {
 /** One flat row per group: the CSV's columns by name (numbers stay numbers), then `log_metric:<key>` means. */
 function flatRows(metrics: RunMetrics): { header: string[]; rows: Record<string, unknown>[] } {
   const lmKeys = [...new Set(metrics.groups.flatMap((g) => Object.keys(g.logMetrics)))].sort();
-  const header = [...CSV_COLUMNS, ...SIGNAL_COLUMNS, ...lmKeys.map((k) => `log_metric:${k}`)];
+  const sandboxes = metrics.groups.some((g) => g.sandboxSeconds !== undefined);
+  const header = [...CSV_COLUMNS, ...(sandboxes ? ["sandbox_seconds"] : []), ...SIGNAL_COLUMNS, ...lmKeys.map((k) => `log_metric:${k}`)];
   const rows = metrics.groups.map((g) => {
     const failures = Object.entries(g.failuresByCause).map(([c, n]) => `${c}=${n}`).join(";");
     const base = [g.window, g.globalStep, g.source, g.swarm, g.attempts, g.ended, g.scored, g.failed, g.rewardMean, g.rewardStd, g.rewardMin, g.rewardMax,
       g.successRate, g.durationMeanMs, g.durationMaxMs, failures];
     const row: Record<string, unknown> = Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, base[i] ?? null]));
+    if (sandboxes) row["sandbox_seconds"] = g.sandboxSeconds ?? null;
     Object.assign(row, signalRow(g.signals, metrics.histogramEdges));
     for (const k of lmKeys) row[`log_metric:${k}`] = g.logMetrics[k]?.mean ?? null;
     return row;
@@ -177,8 +195,9 @@ function flatRows(metrics: RunMetrics): { header: string[]; rows: Record<string,
 
 /**
  * The export as CSV (RFC 4180, header row first): one row per group; `failures_by_cause` is `cause=n;cause=n`;
- * the learning signals' columns follow (edge/run/board/signals `SIGNAL_COLUMNS`); every `log_metrics` key becomes a
- * column `log_metric:<key>` holding its mean.
+ * a run that made sandboxes has a `sandbox_seconds` column (filled on each window's all/all row); the learning
+ * signals' columns follow (edge/run/board/signals `SIGNAL_COLUMNS`); every `log_metrics` key becomes a column
+ * `log_metric:<key>` holding its mean.
  */
 export function metricsCsv(metrics: RunMetrics): string {
   const { header, rows } = flatRows(metrics);

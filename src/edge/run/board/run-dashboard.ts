@@ -9,7 +9,7 @@ import type { SchedulerState } from "../../../scheduler/index.ts";
 import { runReport, type RunMeta, type RunView } from "../run-views.ts";
 import type { SchedulerStorage } from "../storage.ts";
 import type { AttemptRow } from "../attempts.ts";
-import { metricsCsv, metricsJsonl, runMetrics, type RunMetrics } from "./metrics.ts";
+import { metricsCsv, metricsJsonl, runMetrics, withSandboxSeconds, type RunMetrics } from "./metrics.ts";
 import { pricesFrom, runCost, type RunCost, type RunUsage } from "./cost.ts";
 import type { EngineMark } from "./signals.ts";
 import type { Env } from "../../ground/env.ts";
@@ -54,7 +54,8 @@ export class RunDashboard {
     const closedAtMs = Object.fromEntries(Object.values(state.steps).map((w) => [w.windowIndex + 1, w.closedAtMs]));
     const timing = { closedAtMs, marks: swarms[0] ? this.host.marks(swarms[0]) : [] };
     const metrics = runMetrics(meta.runId, this.host.storage.attempts(), state.run.config.sources.map((s) => s.name), swarms, state.run.config.successThreshold, timing);
-    return { ...metrics, cost: this.cost(nowMs) ?? undefined };
+    const sandboxes = this.host.view()?.sandboxes;
+    return { ...(sandboxes ? withSandboxSeconds(metrics, sandboxes.byWindow) : metrics), cost: this.cost(nowMs) ?? undefined };
   }
 
   /** What the run costs so far (edge/run/board/cost), or null when the object holds no run. */
