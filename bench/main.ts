@@ -3,8 +3,9 @@
  * table and writes `bench/results.json` (or `--out FILE`). Speed and memory targets live here, never in tests.
  * Besides the timing groups, system benchmarks run on the real stack (emulator + the Worker in local workerd):
  * `swarm-cycle` (issue 11's timing shape at LLM 200 ms and 1000 ms, ~3 min) and `load` (2,000 episodes in flight,
- * ~1–2 min), and `sandboxes` (500 sandbox creations at once on the local backend, ~1.5 min). `--skip
- * swarm-cycle,load,sandboxes` leaves them out; `--only` picks groups of either kind. `gsm8k-recall` is a
+ * ~1–2 min), `sandboxes` (500 sandbox creations at once on the local backend, ~1.5 min) and `cost` (a 3-step run's
+ * printed cost against a hand computation, < 5 % apart, ~30 s). `--skip swarm-cycle,load,sandboxes,cost` leaves
+ * them out; `--only` picks groups of either kind. `gsm8k-recall` is a
  * measurement, not a timing: the graders' recall per answer shape on the GSM8K test golds (a few seconds).
  */
 import { writeFile } from "node:fs/promises";
@@ -19,6 +20,7 @@ import { rewardBenchmarks } from "./rewards.bench.ts";
 import { runtimeBenchmarks } from "./runtime.bench.ts";
 import { schedulerBenchmarks } from "./scheduler.bench.ts";
 import { formatLoad, LOAD_TARGETS, measureLoad } from "./load.bench.ts";
+import { formatCost, measureCost } from "./cost.bench.ts";
 import { formatSwarmCycle, issueShape, measureSwarmCycle, metSwarmCycleTargets } from "./swarm-cycle.bench.ts";
 import { formatSandboxes, measureSandboxes, metSandboxTargets } from "./sandbox.bench.ts";
 import { CliError } from "../src/cli/command.ts";
@@ -42,6 +44,10 @@ const SYSTEM: Record<string, () => Promise<SystemBench>> = {
     const runs = [];
     for (const llmMs of [200, 1_000]) runs.push(await measureSwarmCycle(issueShape(llmMs)));
     return { lines: runs.flatMap(formatSwarmCycle), json: runs, met: runs.every(metSwarmCycleTargets) };
+  },
+  cost: async () => {
+    const r = await measureCost();
+    return { lines: formatCost(r), json: r, met: r.difference < 0.05 };
   },
   load: async () => {
     const r = await measureLoad(2_000);

@@ -69,6 +69,18 @@ export async function runCountdown(task: Task, io: ChatIo): Promise<RolloutOutpu
   };
 }
 
+/**
+ * Re-scores a stored transcript (`ajet-edge rescore RUN --function countdown`): the model's last reply against the
+ * task's puzzle, exactly as `runCountdown` scored it live. No LLM call, no server.
+ * @returns the same `{ reward, is_success }` the episode would get for that reply; reward 0 when no reply was stored
+ */
+export function score(transcript: { llm: readonly { reply: unknown }[] }, task: Task): RolloutOutput {
+  const puzzle = countdownPuzzle(task);
+  const reply = transcript.llm.at(-1)?.reply as { content?: unknown } | null | undefined;
+  const result = scoreCountdown(messageText((reply?.content ?? "") as Parameters<typeof messageText>[0]), puzzle.target, puzzle.nums);
+  return { reward: result.reward, is_success: result.isSuccess };
+}
+
 export default defineRolloutFunction({
   name: "countdown",
   description: "Countdown arithmetic puzzle: 1.0 for a correct <answer> equation, 0.1 for a well-formed wrong one",

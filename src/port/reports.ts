@@ -94,6 +94,37 @@ export interface OutcomeReport extends OutcomeRecord {
 }
 
 /**
+ * What one attempt measured of its own work (runtime/episode-meter), sent with its end report so the run can
+ * aggregate learning signals and platform use without another call. Durations are ms; token counts are sums over
+ * the calls whose answer carried `usage` (null when none did).
+ */
+export interface EpisodeSignals {
+  /** LLM calls the function made (turns), each counted once however often the runtime retried it */
+  llmCalls: number;
+  /** tool calls the model asked for */
+  toolCalls: number;
+  /** characters of the model's answers (text and tool-call arguments), summed over the calls */
+  responseChars: number;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  /** calls the length limit cut (`finish_reason: length`, `max_tokens`, an incomplete response) */
+  lengthCut: number;
+  /** per call, at most {@link MAX_SIGNAL_CALLS}: from the request to the answer's last byte */
+  callMs: number[];
+  /** per call (same order): its completion tokens, null when not reported */
+  callTokens: (number | null)[];
+  /** the invocation's time on this attempt, from its start to the end report */
+  wallMs: number;
+  /** bytes of the transcript this attempt stores (its LLM traffic, capped like the record): an estimate; 0 without transcripts */
+  transcriptBytes: number;
+  /** seconds of sandboxes this attempt held; 0 without sandboxes (the project has no sandbox scope yet) */
+  sandboxSeconds: number;
+}
+
+/** Calls whose latency an {@link EpisodeSignals} lists (the rest are counted, not listed). */
+export const MAX_SIGNAL_CALLS = 32;
+
+/**
  * `episodeReported`: the consumer (or the DO, after resolving the outbox) reports the end/abort result, or, with
  * `unknown`, that an end was sent but its outcome is not known (both sends failed, or a resend after a lost answer
  * was refused "not rolling": the first send may be what closed the batch). The scheduler then resolves it from the
@@ -117,6 +148,8 @@ export interface ResultReport extends EpisodeRef {
    * (the ledger keeps them, their batches are tracked), so nothing the servers accepted goes uncounted.
    */
   endedSwarms?: string[];
+  /** what the attempt measured (the consumer's report; an outbox resend has none) */
+  signals?: EpisodeSignals;
 }
 
 /**

@@ -19,6 +19,7 @@ import {
   type EpisodeOutcome,
   type EpisodeRef,
   type EpisodeReportResult,
+  type EpisodeSignals,
   type EventAck,
   type SchedulerPort,
   type SentAction,
@@ -33,6 +34,7 @@ import { endsConfirmedByPool } from "./end-reconcile.ts";
 import type { KeyFence } from "./key-fence.ts";
 import { sendServerAction } from "./server-action.ts";
 import { TranscriptRecorder, type TranscriptSink } from "./transcript.ts";
+import { EpisodeMeter } from "./episode-meter.ts";
 import { attemptSandboxes, type AttemptSandboxes, type SandboxProvider } from "../sandbox/attempt.ts";
 
 /** Everything one episode needs from its invocation. */
@@ -124,6 +126,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
   let sandboxes: AttemptSandboxes | null = null;
   const target = deliverable(msg, deps);
   if ("done" in target) return target.done;
+  const meter = new EpisodeMeter(deps.now);
   // the end/abort per swarm, the reports, and the start report and the last (quiet) beat when the port takes heartbeats
   const reservation = deps.budget?.reserve(target.swarms.length * 3 + 4 + (deps.port.episodeHeartbeat ? 2 : 0), "episode end/abort and reports");
   const port = new EpisodePort(deps.port, reservation, deps);
@@ -158,7 +161,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     // the operator's secrets win over the run's (POST /runs refuses a run that names one; this holds regardless)
     const secrets = { ...(go?.secrets ?? {}), ...deps.secrets };
     sandboxes = msg.sandbox || deps.sandboxes ? attemptSandboxesOf(msg, deps, secrets, claimed.held, stop, recorder) : null;
-    const ran = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets, gatewayHeaders: headers, recorder, stop, ...(reservation ? { reserve: reservation } : {}), ...(sandboxes ? { sandbox: sandboxes.get } : {}) }, claimed.held, claimed.atMs);
+    const ran = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets, gatewayHeaders: headers, recorder, meter, stop, ...(reservation ? { reserve: reservation } : {}), ...(sandboxes ? { sandbox: sandboxes.get } : {}) }, claimed.held, claimed.atMs);
     // the sandbox is destroyed while the outcome is committed (its attempt is over); a sandbox failure decides the outcome
     const closing = sandboxes?.close();
     const decision = sandboxVerdict(ran, sandboxes);
@@ -171,7 +174,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     }
     if (decision.error) deps.log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
     const committed = await commit(msg, decision, claimed.held, port, deps.log);
-    const done = committed ? committed.done : await closeAndReport(msg, decision, claimed.held, task.task_id, port, deps);
+    const done = committed ? committed.done : await closeAndReport(msg, decision, claimed.held, task.task_id, port, { ...deps, signals: () => meter.signals(recorder !== undefined) });
     await closing;
     if (recorder && deps.transcripts) await saveTranscript(deps.transcripts, recorder, msg, task, claimed.atMs, decision, done, deps.log);
     return done;
@@ -337,7 +340,7 @@ async function closeAndReport(
   held: readonly HeldClaim[],
   taskId: string,
   port: EpisodePort,
-  deps: Pick<EpisodeRunnerDeps, "sleep" | "log">,
+  deps: Pick<EpisodeRunnerDeps, "sleep" | "log"> & { signals?: () => EpisodeSignals },
 ): Promise<EpisodeRunResult> {
   let sent: SentAction = await sendServerAction(decision, held, taskId, deps.sleep);
   // an end whose outcome is unknown: the server's completed tasks may say it was delivered, at once (BC-26)
@@ -356,7 +359,9 @@ async function closeAndReport(
   if (sent.cause === AbortCause.abortUnconfirmed) deps.log.warn("abort not confirmed by the server after retries; the scheduler releases the claim", { outcome: outcomeCause(decision.outcome) });
   try {
     const partial = sent.endedSwarms ? { endedSwarms: sent.endedSwarms } : {};
-    await port.twice((p) => p.episodeReported({ ...episodeRef(msg), result: sent.result, cause: sent.cause, ...partial }));
+    // what the attempt measured rides on its end report (no call of its own)
+    const signals = deps.signals ? { signals: deps.signals() } : {};
+    await port.twice((p) => p.episodeReported({ ...episodeRef(msg), result: sent.result, cause: sent.cause, ...partial, ...signals }));
   } catch (err) {
     return { kind: "unresolved", reason: `episodeReported failed: ${String(err)}` };
   }
@@ -380,7 +385,7 @@ async function saveTranscript(
   const outcome = decision.outcome;
   const record = recorder.finish({
     runId: msg.runId, episodeKey: msg.episodeKey, attempt: msg.attempt, taskId: msg.taskId, functionName: msg.functionName,
-    episodeType: msg.episodeType, query: task.main_query ?? null, claimedAtMs,
+    episodeType: msg.episodeType, query: task.main_query ?? null, task, claimedAtMs,
     result: done.kind === "reported" ? done.result : null, outcome,
     reward: outcome.kind === "end" || outcome.kind === "score" ? outcome.reward : null,
     outputs, error: decision.error,

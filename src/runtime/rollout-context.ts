@@ -16,6 +16,8 @@ import { idleMarginMs, type EpisodeStop } from "./episode-stop.ts";
 import { GhostGuard } from "./ghost-guard.ts";
 import type { KeyFence } from "./key-fence.ts";
 import { untilBodyDone, type FetchLike } from "./limits.ts";
+import type { EpisodeMeter } from "./episode-meter.ts";
+import { watchLlm } from "./llm-watch.ts";
 import type { TranscriptRecorder } from "./transcript.ts";
 
 /** LLM activity of one swarm episode, as the server's idle janitor sees it (spec §5.4). */
@@ -65,6 +67,8 @@ export interface RolloutContextDeps {
   llmTimeoutMs?: number;
   /** records the LLM calls and `ctx.log` lines for the episode's transcript (runtime/transcript) */
   recorder?: TranscriptRecorder;
+  /** measures each LLM call for the run's learning signals and cost (runtime/episode-meter) */
+  meter?: EpisodeMeter;
   /** the attempt's sandbox (sandbox/attempt); absent: `ctx.sandbox()` says the run has none */
   sandbox?: (options?: SandboxOptions) => Promise<Sandbox>;
 }
@@ -159,7 +163,9 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
     });
     deps.recorder?.redact(ep.apiKey);
     const sent = ghosts.wrap(swarm, retried);
-    const recorded = deps.recorder ? deps.recorder.watchLlm(swarm, sent) : sent;
+    // every LLM route of this swarm's clients goes through this one watch: measured, and recorded when transcripts are on
+    const recorder = deps.recorder;
+    const recorded = watchLlm(swarm, sent, { now: deps.now, ...(deps.meter ? { meter: deps.meter } : {}), ...(recorder ? { record: (s, body, route) => recorder.record(s, body, route) } : {}) });
     const fetch = withLlmGuards(followSignal(recorded, deps.stop, deadline));
     if (deps.keyFence) closers.push(deps.keyFence.open(ep.apiKey, fetch));
     openai[swarm] = new OpenAI({

@@ -17,6 +17,7 @@ import { EPISODE_OVER, type KeyFence } from "./key-fence.ts";
 import { createRolloutContext, type RolloutContextDeps } from "./rollout-context.ts";
 import { watchFunction } from "./function-watch.ts";
 import type { HeartbeatDeps } from "./heartbeat.ts";
+import type { EpisodeMeter } from "./episode-meter.ts";
 import type { TranscriptRecorder } from "./transcript.ts";
 
 /** What running a function needs of its invocation (a part of `EpisodeRunnerDeps`). */
@@ -48,6 +49,8 @@ export interface FunctionRunDeps {
   reserve?: HeartbeatDeps["reserve"];
   /** records the function's LLM calls and log lines (the episode's transcript) */
   recorder?: TranscriptRecorder;
+  /** measures the function's LLM calls (the end report's signals) */
+  meter?: EpisodeMeter;
   /** `ctx.sandbox` of the attempt (sandbox/attempt) */
   sandbox?: RolloutContextDeps["sandbox"];
 }
@@ -147,6 +150,7 @@ function contextDeps(
     onActivity: o.onActivity,
     ...(deps.keyFence ? { keyFence: deps.keyFence } : {}),
     ...(deps.recorder ? { recorder: deps.recorder } : {}),
+    ...(deps.meter ? { meter: deps.meter } : {}),
     ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
   };
 }

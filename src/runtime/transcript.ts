@@ -8,9 +8,10 @@
  */
 import type { EpisodeOutcome } from "../port/index.ts";
 import type { RolloutLogger } from "../sdk/contract.ts";
-import { API_KEY_PREFIX } from "../protocol/index.ts";
-import { llmRouteOf, urlOf, type LlmRoute } from "../sdk/llm-routes.ts";
+import { API_KEY_PREFIX, type Task } from "../protocol/index.ts";
+import type { LlmRoute } from "../sdk/llm-routes.ts";
 import type { FetchLike } from "./limits.ts";
+import { watchLlm, type LlmCallRecord } from "./llm-watch.ts";
 import type { SandboxCallRecord } from "../sandbox/session.ts";
 import { replyOf, requestOf } from "./transcript-shapes.ts";
 
@@ -69,6 +70,8 @@ export interface EpisodeTranscript {
   episodeType: "train" | "eval";
   /** the task's first query, as the function received it (cut like a message) */
   query: string | null;
+  /** the task as the function received it (what a re-score reads); absent in records stored before it was kept */
+  task?: Task;
   claimedAtMs: number;
   finishedAtMs: number;
   /** how the server was told: ended, aborted, expired … (null when it was not reached) */
@@ -155,14 +158,6 @@ export function capTranscript(record: EpisodeTranscript, limits: TranscriptLimit
   }
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Collects one episode attempt's record while it runs. */
 export class TranscriptRecorder {
   readonly llm: TranscriptLlmCall[] = [];
@@ -183,27 +178,26 @@ export class TranscriptRecorder {
    * (headers and URL are not).
    */
   watchLlm(swarm: string, inner: FetchLike): FetchLike {
-    return async (input, init) => {
-      const route = llmRouteOf(urlOf(input)) ?? "chat";
-      const body = typeof init?.body === "string" ? parseJson(init.body) : undefined;
-      const call: TranscriptLlmCall = { swarm, route, startedAtMs: this.now(), endedAtMs: null, status: null, ...requestOf(route, body), reply: null };
-      if (this.llm.length < MAX_CALLS) this.llm.push(call);
-      else this.#dropped = true;
-      let res: Response;
-      try {
-        res = await inner(input, init);
-      } catch (err) {
-        call.error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-        throw err;
-      }
-      call.status = res.status;
-      // the clone's body is read alongside the caller's; a failure to read it only loses the record's reply
-      res
-        .clone()
-        .text()
-        .then((text) => Object.assign(call, replyOf(route, text), { endedAtMs: this.now() }))
-        .catch((err: unknown) => (call.error = `answer not recorded: ${String(err)}`));
-      return res;
+    return watchLlm(swarm, inner, { now: this.now, record: (s, body, route) => this.record(s, body, route) });
+  }
+
+  /**
+   * Opens the record of one LLM call of swarm `swarm` on `route` (`body`: its parsed request; the conversation in
+   * the route's shape and the tools are kept, runtime/transcript-shapes); runtime/llm-watch fills it in as the call goes.
+   */
+  record(swarm: string, body: unknown, route: LlmRoute = "chat"): LlmCallRecord {
+    const call: TranscriptLlmCall = { swarm, route, startedAtMs: this.now(), endedAtMs: null, status: null, ...requestOf(route, body), reply: null };
+    if (this.llm.length < MAX_CALLS) this.llm.push(call);
+    else this.#dropped = true;
+    return {
+      status: (status) => (call.status = status),
+      // the reply in the route's own shape (runtime/transcript-shapes); the usage as the answer parser read it
+      answered: (answer, endedAtMs, text) => {
+        const shaped = replyOf(route, text);
+        const usage = answer.usage !== undefined ? answer.usage : shaped.usage;
+        Object.assign(call, { reply: shaped.reply, ...(usage !== undefined ? { usage } : {}), endedAtMs });
+      },
+      failed: (error) => (call.error = error),
     };
   }
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { waitForRun, type RunView } from "../../src/cli/dev/runs-api.ts";
 import { startRig, type E2eRig } from "./_support.ts";
+import type { MetricsGroup, RunMetrics } from "../../src/edge/run/board/metrics.ts";
 
 const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
@@ -99,13 +100,32 @@ describe.skipIf(!hasChromium)("e2e: the dashboard in headless Chromium", () => {
     expect(finished.steps.map((s) => s.meanReward)).toEqual(means);
     // the ± sd band stays within each window's lowest and highest reward; a finished run offers no Stop button
     const band = (await page.evaluate(`(() => { const d = window.__dashboard.charts.reward.data; return { high: d[d.length - 2], low: d[d.length - 1] }; })()`)) as { high: (number | null)[]; low: (number | null)[] };
-    const metrics = (await (await fetch(`${rig!.session.worker.url}/runs/${runId}/metrics?format=json`, { headers: { authorization: `Bearer ${rig!.session.worker.token}` } })).json()) as { groups: Array<{ window: number | null; source: string; swarm: string; rewardMin: number | null; rewardMax: number | null }> };
+    const metrics = (await (await fetch(`${rig!.session.worker.url}/runs/${runId}/metrics?format=json`, { headers: { authorization: `Bearer ${rig!.session.worker.token}` } })).json()) as RunMetrics;
     const whole = [1, 2, 3].map((w) => metrics.groups.find((g) => g.window === w && g.source === "*" && g.swarm === "*")!);
     whole.forEach((g, i) => {
       expect(band.high[i]!).toBeLessThanOrEqual(g.rewardMax!);
       expect(band.low[i]!).toBeGreaterThanOrEqual(g.rewardMin!);
     });
     expect(await page.locator("#stop").isHidden()).toBe(true);
+
+    // the learning-signal charts hold the numbers of GET /runs/:id/metrics (its all-sources, all-swarms rows)
+    const rows = metrics.groups.filter((g) => g.window !== null && g.source === "*" && g.swarm === "*");
+    const charts = (await page.evaluate(`Object.fromEntries(Object.entries(window.__dashboard.charts).map(([k, c]) => [k, c.data]))`)) as Record<string, (number | null)[][]>;
+    const col = (f: (g: MetricsGroup) => number | null | undefined) => rows.map((g) => f(g) ?? null);
+    expect(charts["grpo"]).toEqual([[1, 2, 3], col((g) => g.signals.zeroAdvantageShare), col((g) => g.signals.allZeroShare), col((g) => g.signals.allOneShare), col((g) => g.signals.lengthCutShare)]);
+    expect(charts["length"]).toEqual([[1, 2, 3], col((g) => g.signals.responseChars?.mean), col((g) => g.signals.responseChars?.p95)]);
+    expect(charts["tokens"]).toEqual([[1, 2, 3], col((g) => g.signals.completionTokens?.mean), col((g) => g.signals.completionTokens?.p95), col((g) => g.signals.promptTokens?.mean)]);
+    expect(charts["latency"]).toEqual([[1, 2, 3], col((g) => g.signals.latencyP50Ms), col((g) => g.signals.latencyP95Ms)]);
+    expect(charts["throughput"]).toEqual([[1, 2, 3], col((g) => g.signals.tokensPerSecond), col((g) => g.signals.turns?.mean), col((g) => g.signals.toolCalls?.mean)]);
+    const sec = (ms: number | null | undefined) => (ms == null ? null : ms / 1000);
+    expect(charts["steptime"]).toEqual([[1, 2, 3], col((g) => sec(g.signals.stepTime?.rolloutMs)), col((g) => sec(g.signals.stepTime?.trainerWaitMs)), col((g) => sec(g.signals.stepTime?.weightSyncMs))]);
+    expect(charts["histogram"]).toEqual([metrics.histogramEdges.slice(0, rows[2]!.signals.histogram.length), rows[2]!.signals.histogram]);
+    // real values, not empty charts: the emulator's model answered every episode and reported its tokens
+    expect(rows.every((g) => (g.signals.responseChars?.mean ?? 0) > 0 && (g.signals.latencyP50Ms ?? 0) > 0 && (g.signals.completionTokens?.mean ?? 0) > 0)).toBe(true);
+    expect(rows.every((g) => (g.signals.stepTime?.rolloutMs ?? 0) > 0)).toBe(true);
+    // the cost: the page shows the export's total (within 2 %: reading the page and the export are API requests the run counts)
+    const shown = Number((await page.locator("#cost-cards .card .v").first().textContent())!.replace("$", ""));
+    expect(Math.abs(shown - metrics.cost!.totalUsd) / metrics.cost!.totalUsd).toBeLessThan(0.02);
 
     const row = page.locator("#episodes tbody tr.link").first();
     const key = await row.getAttribute("data-episode");
@@ -119,8 +139,13 @@ describe.skipIf(!hasChromium)("e2e: the dashboard in headless Chromium", () => {
     await page.screenshot({ path: new URL("run-transcript.png", ARTIFACTS).pathname, fullPage: false });
     await page.keyboard.press("Escape");
     await page.screenshot({ path: new URL("run-page.png", ARTIFACTS).pathname, fullPage: true });
+    // the learning signals and cost, at desktop and phone width (copied to docs/ by hand when the page changes)
+    await page.locator("#grpo-chart").scrollIntoViewIfNeeded();
+    await page.screenshot({ path: new URL("run-signals.png", ARTIFACTS).pathname, fullPage: false });
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: new URL("run-page-phone.png", ARTIFACTS).pathname, fullPage: true });
+    await page.locator("#grpo-chart").scrollIntoViewIfNeeded();
+    await page.screenshot({ path: new URL("run-signals-phone.png", ARTIFACTS).pathname, fullPage: false });
     // phone width: nothing wider than the screen but the scrollable tables
     const overflow = (await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number;
     expect(overflow).toBeLessThanOrEqual(0);

@@ -28,6 +28,9 @@ describe("e2e: npm start", () => {
     expect(summary.claimedLeft).toBe(0);
     expect(progress).toMatch(/step\s+global step\s+episodes\s+mean reward\s+wall time\n\s+1\s+1\s+32\/32\s+\d\.\d{3}\s+\d+\.\ds\n/);
     expect(progress).toMatch(/\ntotal\s+96\s+\d\.\d{3}\s+\d+\.\ds\n/);
+    // the learning signals per step and the run's estimated cost follow the table (issue 22)
+    expect(progress).toMatch(/\nlearning signals:\nstep\s+no-signal groups \(0s\/1s\)/);
+    expect(progress).toMatch(/\nestimated cost on Cloudflare: \$[0-9.e-]+ \(\$[0-9.e-]+ per step, \$[0-9.e-]+ per 1,000 episodes; /);
   });
 
   it("Ctrl-C during a step drains the run, leaves nothing claimed, stops workerd and exits 130", async () => {

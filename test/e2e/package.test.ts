@@ -39,7 +39,7 @@ async function sh(cwd: string, file: string, args: string[], timeoutMs = 240_000
 }
 
 /** The CLI's commands: each answers `--help` with its usage and `--version` with the version. */
-const COMMANDS = ["dev", "run", "runs", "status", "stop", "dashboard", "emulator", "init", "new"];
+const COMMANDS = ["dev", "run", "runs", "status", "metrics", "rescore", "stop", "dashboard", "emulator", "init", "new"];
 
 /** Uses every public entry with real types; each `@ts-expect-error` fails the check if the types were `any`. */
 const TYPES_CHECK = `import { defineRolloutFunction, scoreMathAnswer, type RolloutContext, type Task } from "ajet-edge";

@@ -3,7 +3,8 @@
  * phase, engines, what it waits for, the open step, episodes by state (the in-flight counts), sources, finished
  * steps and failures. `--watch` refreshes it (a TTY redraws the screen; otherwise a new block when it changed)
  * until the run finishes or Ctrl-C, and lists the in-flight episodes (`GET /runs/:id/dashboard`): age, time since
- * the server last saw LLM activity, LLM calls.
+ * the server last saw LLM activity, LLM calls. Under the status: the learning signals per step and the run's
+ * estimated cost (`GET /runs/:id/metrics`).
  */
 import { setTimeout as delay } from "node:timers/promises";
 import type { Command } from "commander";
@@ -12,6 +13,7 @@ import { helpOf, parseFlags } from "../args.ts";
 import { CliError, jsonErrorDocument, type CliCommand } from "../command.ts";
 import { processIo, type DevIo } from "../dev/output.ts";
 import { renderInFlight, renderRunStatus } from "../dev/run-table.ts";
+import { renderCost, renderSignals } from "../dev/signals-render.ts";
 import type { InFlightEpisodeView, RunsApi, RunView } from "../dev/runs-api.ts";
 import { callFailure, defineWorkerFlags, workerApi } from "../dev/worker-call.ts";
 
@@ -38,6 +40,13 @@ async function inFlightOf(api: RunsApi, view: RunView): Promise<InFlightEpisodeV
 /** The in-flight block under the status, or "". */
 function inFlightBlock(rows: readonly InFlightEpisodeView[]): string {
   return rows.length ? `\n\nin flight:\n${renderInFlight(rows)}` : "";
+}
+
+/** The learning signals per step and the cost so far (`GET /runs/:id/metrics`), or "" when the Worker could not say. */
+async function signalsBlock(api: RunsApi, runId: string): Promise<{ signals: string; cost: string }> {
+  const metrics = await api.metrics(runId).catch(() => null);
+  const table = metrics ? renderSignals(metrics) : "";
+  return { signals: table ? `\n\nlearning signals:\n${table}` : "", cost: metrics?.cost ? `\n${table ? "" : "\n"}${renderCost(metrics.cost)}` : "" };
 }
 
 /**
@@ -68,9 +77,10 @@ export async function runStatusCommand(argv: string[], io: DevIo = processIo, en
       last = await api.get(runId);
       if (!json) {
         const rows = watch ? await inFlightOf(api, last) : [];
-        const text = `${renderRunStatus(last, io.now())}${inFlightBlock(rows)}`;
-        // a plain stream gets a new block only when something but the ages changed
-        const key = `${renderRunStatus(last, last.createdAtMs)}${inFlightBlock(rows.map((r) => ({ ...r, ageSeconds: null, sinceLastLlmActivity: null })))}`;
+        const { signals, cost } = await signalsBlock(api, runId);
+        const text = `${renderRunStatus(last, io.now())}${signals}${cost}${inFlightBlock(rows)}`;
+        // a plain stream gets a new block only when something but the ages (and the cost, which grows with time) changed
+        const key = `${renderRunStatus(last, last.createdAtMs)}${signals}${inFlightBlock(rows.map((r) => ({ ...r, ageSeconds: null, sinceLastLlmActivity: null })))}`;
         if (tty && watch) io.out(`${CLEAR_SCREEN}${text}\n`);
         else if (key !== shown) io.out(`${shown ? "\n" : ""}${text}\n`);
         shown = key;

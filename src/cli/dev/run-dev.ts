@@ -15,6 +15,7 @@ import type { DevOnlyOptions, DevOptions, WorkerOptions } from "./options.ts";
 import { ProgressPrinter, RepeatLimiter, type DevIo, type InterruptSignal } from "./output.ts";
 import { buildDevPlan, runSpecFor, type DevDataset, type DevPlan } from "./plan.ts";
 import { formatReward, formatSeconds, formatWorkerLog, progressOf, renderIssues, renderSummary, SILENCE_SHOWN_MS, swarmRewardsOf, type Progress } from "./render.ts";
+import { renderCost, renderSignals } from "./signals-render.ts";
 import { runsApi, RunsApiError, waitForRun, type RunReport, type RunsApi, type RunView, type WaitOutcome } from "./runs-api.ts";
 import { DevHints } from "./hints.ts";
 import { startDevSession, type DevSession, type SessionSwarm } from "./session.ts";
@@ -419,9 +420,13 @@ async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTa
         ? `the run failed: ${failure}`
         : exitCode !== 0 ? `the run ended ${outcome}` : null;
   const json = summaryJson({ runId, outcome: interrupted ? "interrupted" : failure ? "failed" : outcome, exitCode, error, failure, report: report.value, last, session, claimedLeft });
-  const metrics = plan.swarmNames.length > 1 ? await api.metrics(runId).catch(() => null) : null;
-  const swarmRewards = metrics ? swarmRewardsOf(metrics) : undefined;
+  const metrics = await api.metrics(runId).catch(() => null);
+  const swarmRewards = metrics && plan.swarmNames.length > 1 ? swarmRewardsOf(metrics) : undefined;
   if (report.value) c.printer.line(`\nsummary of run ${runId}:\n${renderSummary(report.value.summary, { episodesPerStep: plan.episodesPerStep, ...(swarmRewards ? { swarmRewards } : {}) })}`);
+  // the learning signals per step and what the run would cost deployed (GET /runs/:id/metrics)
+  const signals = metrics ? renderSignals(metrics) : "";
+  if (signals) c.printer.line(`learning signals:\n${signals}`);
+  if (metrics?.cost) c.printer.line(renderCost(metrics.cost));
   const overall = report.value?.eval?.overall;
   if (overall) c.printer.line(`eval: ${overall.scoredTasks}/${overall.tasks} tasks scored, pass@${report.value!.eval!.k} ${formatReward(overall.passAtK)}, pass@1 ${formatReward(overall.passAt1)}`);
   if (claimedLeft) c.printer.line(`warning: ${claimedLeft} episodes are still claimed on the emulator`);

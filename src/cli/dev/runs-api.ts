@@ -6,8 +6,10 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import type { z } from "zod";
-import { DashboardBody, EpisodesBody, ErrorBody, type InFlightBody, MetricsBody, ReportBody, RunListBody, type RunListingBody, RunViewBody } from "../../edge/ground/api-contract.ts";
+import { AttemptsBody, DashboardBody, EpisodesBody, ErrorBody, type InFlightBody, MetricsBody, ReportBody, RunListBody, type RunListingBody, RunViewBody, TranscriptBody } from "../../edge/ground/api-contract.ts";
 import type { RunMetrics } from "../../edge/run/board/metrics.ts";
+import type { AttemptRow } from "../../edge/run/attempts.ts";
+import type { EpisodeTranscript } from "../../runtime/transcript.ts";
 import type { EndedEpisode } from "../../port/index.ts";
 import type { RunRequestInput } from "../../edge/api/run-request.ts";
 import type { LogLine, RunReport, RunView } from "../../edge/run/run-views.ts";
@@ -60,6 +62,12 @@ export interface RunsApi {
   endedEpisodes(runId: string, globalStep?: number): Promise<EndedEpisodeView[]>;
   /** `GET /runs/:id/metrics`: per step, source and swarm server (edge/run/board/metrics). */
   metrics(runId: string): Promise<RunMetrics>;
+  /** `GET /runs/:id/metrics?format=csv|jsonl`: the export as text (the CSV or JSON Lines body as sent). */
+  metricsText(runId: string, format: "csv" | "jsonl"): Promise<string>;
+  /** `GET /runs/:id/attempts?limit=10000`: the run's reported attempts, oldest first (at most 10,000). */
+  attempts(runId: string): Promise<AttemptRow[]>;
+  /** `GET /runs/:id/episodes/:key?attempt=N`: one attempt's stored transcript; null when there is none (404). */
+  transcript(runId: string, episodeKey: string, attempt: number): Promise<EpisodeTranscript | null>;
   /** The in-flight episodes, oldest dispatch first, from `GET /runs/:id/dashboard` (LLM activity from the server's pool information). */
   inFlight(runId: string): Promise<InFlightEpisodeView[]>;
 }
@@ -122,6 +130,29 @@ export function runsApi(workerUrl: string, fetchFn: typeof fetch = boundedFetch(
       return (await call<{ episodes: EndedEpisodeView[] }>("GET", `runs/${id(runId)}/episodes${query}`, EpisodesBody)).episodes;
     },
     metrics: (runId) => call("GET", `runs/${id(runId)}/metrics`, MetricsBody),
+    metricsText: async (runId, format) => {
+      const path = `runs/${id(runId)}/metrics?format=${format}`;
+      const res = await fetchFn(new URL(path, `${workerUrl}/`), { headers: auth });
+      const text = await res.text();
+      if (res.ok) return text;
+      let message = text.slice(0, 200);
+      try {
+        const err = ErrorBody.safeParse(JSON.parse(text));
+        if (err.success) message = err.data.error.message;
+      } catch {
+        // not JSON: the text as sent
+      }
+      throw new RunsApiError(res.status, `GET /${path}: HTTP ${res.status}: ${message}`, []);
+    },
+    attempts: async (runId) => (await call<{ attempts: AttemptRow[] }>("GET", `runs/${id(runId)}/attempts?limit=10000`, AttemptsBody)).attempts,
+    transcript: async (runId, episodeKey, attempt) => {
+      try {
+        return await call<EpisodeTranscript>("GET", `runs/${id(runId)}/episodes/${encodeURIComponent(episodeKey)}?attempt=${attempt}`, TranscriptBody);
+      } catch (err) {
+        if (err instanceof RunsApiError && err.status === 404) return null;
+        throw err;
+      }
+    },
     inFlight: async (runId) => (await call<{ inFlight: InFlightEpisodeView[] }>("GET", `runs/${id(runId)}/dashboard`, DashboardBody)).inFlight,
   };
 }

@@ -51,6 +51,20 @@ export function runPage(runId: string): string {
 <div><h2>Failures by cause</h2><div id="failure-chart" class="chart small"></div><p id="failure-note" class="muted"></p></div>
 </section>
 <section id="log-metrics-section" hidden><h2>Log metrics per window</h2><p class="muted">the mean of each <code>log_metrics</code> key the function reported</p><div id="log-metrics-chart" class="chart small"></div></section>
+<section><h2>Learning signal</h2><p class="muted">share of task groups whose repeats all scored the same (no GRPO advantage: nothing to learn from), split all-0 / all-1, and of episodes cut by the length limit</p><div id="grpo-chart" class="chart small"></div></section>
+<section class="two">
+<div><h2>Reward histogram</h2><p id="histogram-note" class="muted"></p><div id="histogram-chart" class="chart small"></div></div>
+<div><h2>Step time</h2><p class="muted">first claim to last end, waiting for the trainer, weight sync</p><div id="steptime-chart" class="chart small"></div></div>
+</section>
+<section class="two">
+<div><h2>Answer length</h2><div id="length-chart" class="chart small"></div></div>
+<div><h2>Tokens per episode</h2><div id="tokens-chart" class="chart small"></div></div>
+</section>
+<section class="two">
+<div><h2>LLM latency</h2><div id="latency-chart" class="chart small"></div></div>
+<div><h2>Throughput, turns, tool calls</h2><div id="throughput-chart" class="chart small"></div></div>
+</section>
+<section><h2>Cost on Cloudflare</h2><div id="cost-cards" class="cards inner"></div><div class="scroll"><table id="cost" class="grid"><thead><tr><th>item</th><th>quantity</th><th>USD</th></tr></thead><tbody></tbody></table></div><p id="cost-note" class="muted"></p></section>
 <section><h2>In flight</h2><div class="scroll"><table id="inflight" class="grid"><thead><tr><th>task</th><th>repeat</th><th>attempt</th><th>swarm</th><th>age</th><th>since LLM</th><th>LLM calls</th><th>status</th></tr></thead><tbody></tbody></table></div></section>
 <section><h2 id="episodes-title">Latest episodes</h2><div class="scroll tall"><table id="episodes" class="grid"><thead><tr><th>episode</th><th>task</th><th>window</th><th>result</th><th>reward</th><th>duration</th></tr></thead><tbody></tbody></table></div></section>
 <section id="sandbox-section" hidden><h2>Sandboxes</h2><p class="muted">per window: created, alive now, destroyed (confirmed by the backend), failed (an infrastructure failure its attempt saw), sandbox-seconds</p><div class="scroll"><table id="sandboxes" class="grid"><thead><tr><th>window</th><th>created</th><th>alive</th><th>destroyed</th><th>failed</th><th>sandbox s</th></tr></thead><tbody></tbody></table></div></section>

@@ -2,7 +2,7 @@
  * @module edge/dashboard/routes — the dashboard's pages and data routes (issue 12): `GET /` (the runs), `GET
  * /runs/:id` asked for by a browser (`Accept: text/html`: the run page; any other Accept gets the JSON API),
  * `GET /login` + `POST /login` (the sign-in form that sets the session cookie), `GET /assets/:file`, and the data
- * routes `GET /runs/:id/metrics[?format=csv]`, `/dashboard`, `/attempts[?window=N]` (the run's 1-based window), `/episodes/:key[?attempt=N]`
+ * routes `GET /runs/:id/metrics[?format=csv|jsonl]`, `/dashboard`, `/attempts[?window=N]` (the run's 1-based window), `/episodes/:key[?attempt=N]`
  * and `/live` (WebSocket). Mounted before the runs API, behind the app's global auth.
  */
 import { Hono, type Context } from "hono";
@@ -100,6 +100,11 @@ export function dashboardRoutes() {
       const { format } = queryOf(MetricsQuery, c);
       const csv = format === "csv" || (format === undefined && (c.req.header("accept") ?? "").includes("text/csv"));
       const stub = stubOf(c.env, id);
+      if (format === "jsonl") {
+        const text = await stub.metricsJsonl();
+        if (text === null) notFound(id);
+        return c.body(text, 200, { "content-type": "application/jsonl; charset=utf-8" });
+      }
       if (csv) {
         const text = await stub.metricsCsv();
         if (text === null) notFound(id);

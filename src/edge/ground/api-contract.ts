@@ -23,7 +23,7 @@ export const AttemptsQuery = z
   });
 
 /** `GET /runs/:id/metrics`: JSON (default) or CSV (`format=csv`, or `Accept: text/csv`). */
-export const MetricsQuery = z.object({ format: z.enum(["json", "csv"]).optional() });
+export const MetricsQuery = z.object({ format: z.enum(["json", "csv", "jsonl"]).optional() });
 
 /** `GET /runs/:id/episodes/:key`: the transcript of one attempt (the last when `attempt` is absent). */
 export const TranscriptQuery = z.object({ attempt: z.coerce.number().int().min(1).optional() });
@@ -121,3 +121,9 @@ export const InFlightBody = z.looseObject({
 
 /** `GET /runs/:id/dashboard`: the run page's data; clients read its in-flight episodes. */
 export const DashboardBody = z.looseObject({ inFlight: z.array(InFlightBody) });
+
+/** `GET /runs/:id/attempts`: the reported attempts (edge/run/attempts `AttemptRow`), as far as the CLI reads them. */
+export const AttemptsBody = z.looseObject({ attempts: z.array(z.looseObject({ episodeKey: z.string(), attempt: z.number() })) });
+
+/** `GET /runs/:id/episodes/:key`: one attempt's transcript (runtime/transcript `EpisodeTranscript`), as far as the CLI reads it. */
+export const TranscriptBody = z.looseObject({ episodeKey: z.string(), llm: z.array(z.unknown()) });

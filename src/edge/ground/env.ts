@@ -70,6 +70,11 @@ export interface WorkerVars extends AuthEnv, LimitsEnv {
   /** Cloudflare sandboxes: JSON {instance type or "type/image": Sandbox binding name} (edge/ground/sandbox-backend.ts) */
   AJET_SANDBOX_CLASSES?: string;
   /**
+   * overrides of the price table a run's cost is computed with (edge/run/board/cost `PRICES`): a JSON object of
+   * prices in US dollars, e.g. `{"workerRequestsPerMillion": 0.30, "cpuMsPerEpisode": 20}`
+   */
+  AJET_PRICES?: string;
+  /**
    * `1`: the Worker shows stored runs and changes nothing: the objects' alarms do not act (no dispatch, no status
    * poll, no engine start), so a run is seen as it was stored. `ajet-edge dashboard --persist DIR` sets it on a copy
    * of a dev state, with only a read token given out. Never set on a deployed Worker that should run anything.

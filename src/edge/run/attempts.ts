@@ -4,7 +4,7 @@
  * applied (edge/run/storage `recordAttempt`), and for an attempt the core closes by itself (a lease that expired with no
  * report: {@link closedAttemptRow}); building it is here, so the DO stays thin.
  */
-import type { EpisodeOutcome, ResultReport } from "../../port/index.ts";
+import type { EpisodeOutcome, EpisodeSignals, ResultReport } from "../../port/index.ts";
 import type { ValidWorkflowOutput } from "../../protocol/index.ts";
 import { reportedReward, type EpisodeRow } from "../../scheduler/index.ts";
 
@@ -31,6 +31,10 @@ export interface AttemptRow {
   /** from dispatch to the report */
   durationMs: number | null;
   atMs: number;
+  /** when the claim was reported (epoch ms), null when it never was; absent in rows stored before */
+  claimedAtMs?: number | null;
+  /** what the attempt measured (its end report's signals, runtime/episode-meter); null or absent when none came */
+  signals?: EpisodeSignals | null;
 }
 
 function failureCause(outcome: EpisodeOutcome | null, report: ResultReport): string {
@@ -69,6 +73,7 @@ export function attemptRow(
     globalStep: row.globalStep, kind, reward, swarmRewards, logMetrics,
     cause: kind === "failed" ? failureCause(row.outcome, report) : null,
     durationMs: row.dispatchedAtMs !== null ? atMs - row.dispatchedAtMs : null, atMs,
+    claimedAtMs: row.claimedAtMs ?? null, signals: report.signals ?? null,
   };
 }
 

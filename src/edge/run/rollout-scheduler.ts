@@ -38,13 +38,24 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
     });
   }
 
+  /**
+   * Counts one request to this object (edge/run/usage): every RPC call and alarm is a billed Durable Object request;
+   * an API route's call (`api`) is also one Worker request.
+   */
+  #count(kind: "api" | "port" | "object"): void {
+    this.#run.usage.add("doRequests");
+    if (kind === "api") this.#run.usage.add("apiRequests");
+  }
+
   // ---- control -------------------------------------------------------------------------------------------------
 
   stageTasks(input: StagedTasks): void {
+    this.#count("object");
     stageTasks(this.#run.parts.storage, this.#run.meta?.runId, input);
   }
 
   async create(input: CreateRunInput): Promise<CreateRunResult> {
+    this.#count("api");
     const run = this.#run;
     if (run.meta) {
       if (run.meta.runId !== input.runId) throw new Error(`this object already holds run ${run.meta.runId}`);
@@ -91,36 +102,43 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
   }
 
   status(): RunView | null {
+    this.#count("api");
     return this.#run.view() ?? pendingView(this.ctx.storage.kv, Date.now());
   }
 
   listing(): RunListing | null {
+    this.#count("object");
     const view = this.status();
     return view && runListing(view);
   }
 
   async stop(reason = "stop requested"): Promise<RunView | null> {
+    this.#count("api");
     if (!this.#run.state) return stopPendingCreate(this.#indexing(), Date.now());
     await this.#run.apply({ type: "stopRequested", reason }, true);
     return this.#run.view();
   }
 
   report(): RunReport | null {
+    this.#count("api");
     const { state, parts } = this.#run;
     return state && runReport(state, parts.storage.summary(), (source, taskIndex) => parts.storage.taskId(source, taskIndex));
   }
 
   endedEpisodes(query: { globalStep?: number; limit?: number; offset?: number } = {}): EndedEpisode[] | null {
+    this.#count("api");
     return this.#run.state ? endedPage(this.#run.parts.storage, query) : null;
   }
 
   engineChanged(swarm: string): Promise<void> {
+    this.#count("object");
     return this.#run.engineChanged(swarm);
   }
 
   // ---- episode port (called by queue consumers) ------------------------------------------------------------------
 
   async episodeClaimed(report: ClaimReport): Promise<ClaimAck> {
+    this.#count("port");
     if (!this.#run.state) return NO_RUN;
     const ack = await this.#run.apply({ type: "episodeClaimed", ...report });
     // `duplicate` = these very claims were applied before (a resent RPC whose first answer was lost): the consumer
@@ -129,6 +147,9 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
   }
 
   async episodeHeartbeat(report: HeartbeatReport, options: { holdMs?: number } = {}): Promise<HeartbeatAck> {
+    this.#count("port");
+    // every invocation of an episode message sends one `started` beat first: the run's count of episode invocations
+    if (report.stage === "started") this.#run.usage.add("episodeInvocations");
     if (!this.#run.state) return NO_RUN;
     const ack = await this.#run.apply({ type: "episodeHeartbeat", ...report });
     // a running function's beat is held until the run stops or the hold ends: its one stop channel
@@ -137,16 +158,19 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
   }
 
   async claimFailed(report: ClaimFailureReport): Promise<EventAck> {
+    this.#count("port");
     return this.#run.state ? this.#run.apply({ type: "claimFailed", ...report }) : NO_RUN;
   }
 
   async episodeOutcomeRecorded(report: OutcomeReport): Promise<EventAck> {
+    this.#count("port");
     const { state, parts } = this.#run;
     if (!state) return NO_RUN;
     return recordOutcome(parts.storage, state.episodes.get(report.episodeKey), report, (event) => this.#run.apply({ type: "episodeOutcomeRecorded", ...event }));
   }
 
   async episodeReported(report: ResultReport): Promise<EventAck> {
+    this.#count("port");
     return this.#run.state ? this.#run.reported(report) : NO_RUN;
   }
 
@@ -165,40 +189,53 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
   }
 
   swarmHeaders(ref: { episodeKey: string; attempt: number; dispatchId: number }): Record<string, Record<string, string>> | null {
+    this.#count("port");
     const row = this.#run.state?.episodes.get(ref.episodeKey);
     if (!row || !this.#run.meta || row.attempt !== ref.attempt || row.dispatchId !== ref.dispatchId || row.status !== "dispatched") return null;
     return this.#run.gatewayHeaders();
   }
 
   getTask(ref: { source: string; taskIndex: number }): Promise<Task> {
+    this.#count("port");
     return this.#run.parts.datasets.task(ref.source, ref.taskIndex);
   }
 
   // ---- dashboard (edge/dashboard) ---------------------------------------------------------------------------------
 
   metrics(): RunMetrics | null {
+    this.#count("api");
     return this.#run.parts.dashboard.metrics();
   }
 
   metricsCsv(): string | null {
+    this.#count("api");
     return this.#run.parts.dashboard.metricsCsv();
   }
 
+  metricsJsonl(): string | null {
+    this.#count("api");
+    return this.#run.parts.dashboard.metricsJsonl();
+  }
+
   dashboard(): Promise<DashboardSnapshot | null> {
+    this.#count("api");
     return this.#run.parts.dashboard.snapshot();
   }
 
   attempts(query: { windowIndex?: number; limit?: number }): AttemptRow[] | null {
+    this.#count("api");
     return this.#run.parts.dashboard.attempts(query);
   }
 
   /** The run page's live feed: a WebSocket upgrade (`GET /runs/:id/live`), hibernatable (edge/run/board/live.ts). */
   override async fetch(request: Request): Promise<Response> {
+    this.#count("api");
     return this.#run.state ? this.#run.parts.live.accept(request) : noRunResponse();
   }
 
   /** A viewer asked again: it is sent the snapshot now. */
   override async webSocketMessage(ws: WebSocket): Promise<void> {
+    this.#run.usage.add("websocketMessages");
     await this.#run.parts.live.resend(ws);
   }
 
@@ -210,6 +247,7 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
   /** One tick of the run's loop (edge/run/run-loop `tick`: never throws, always re-arms, BC-45); none on a read-only Worker. */
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
     if (isReadOnly(this.env)) return; // a stored run is shown as it was (ajet-edge dashboard): nothing acts on it
+    this.#count("object");
     if (!this.#run.state) await finishPendingCreate(this.#indexing(), () => Date.now());
     await this.#run.tick(info?.retryCount ?? 0);
   }

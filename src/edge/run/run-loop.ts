@@ -23,6 +23,7 @@ import { runGatewayHeaders } from "../ground/secrets.ts";
 import { StopWaiters } from "./stop-waiters.ts";
 import type { RunMeta } from "./storage.ts";
 import { callObject } from "../ground/do-call.ts";
+import { meteredStorage, UsageCounter } from "./usage.ts";
 
 /** The run of one Durable Object instance and its loop. */
 export class RunLoop {
@@ -42,13 +43,19 @@ export class RunLoop {
 
   /** swarms whose server's object said their engine changed since the last tick: the next tick pulls them */
   readonly #changed = new Set<string>();
+  /** the run's count of its platform use (edge/run/usage), written once per tick */
+  readonly usage: UsageCounter;
+  /** the object's storage as the usage counter sees it (its writes counted) */
+  readonly #storage: DurableObjectStorage;
 
   /** Loads the run this object holds, if any (call inside `blockConcurrencyWhile`). */
   constructor(
-    private readonly ctx: DurableObjectState,
+    ctx: DurableObjectState,
     private readonly env: Env,
   ) {
-    this.#alarm = new RunAlarm(ctx.storage);
+    this.usage = new UsageCounter(ctx.storage.sql);
+    this.#storage = meteredStorage(ctx.storage, this.usage);
+    this.#alarm = new RunAlarm(this.#storage);
     this.log = runLog((line) => this.parts.storage.log(line), () => this.#meta?.runId);
     this.parts = runObjectParts(ctx, env, {
       meta: () => this.require().meta,
@@ -60,6 +67,7 @@ export class RunLoop {
       report: (report) => this.reported(report),
       observeEngine: async (swarm, inline, withPool, plan) => {
         // a finished run has left its servers' objects: a poll decided before it finished subscribes nothing
+        if (this.#state?.run.phase !== "finished") this.usage.add("otherDoRequests");
         const obs = this.#state?.run.phase === "finished" ? null : await this.#link!.observe(swarm, withPool, plan);
         if (obs === null) return null;
         await this.observed(obs, inline);
@@ -72,7 +80,7 @@ export class RunLoop {
         const event = this.#state?.run.phase === "finished" ? null : (this.#link?.fail(reason) ?? null);
         if (event) await this.apply(event, inline);
       },
-    });
+    }, this.#storage, this.usage);
     const { storage } = this.parts;
     this.#meta = storage.meta();
     this.#state = storage.loadState();
@@ -99,7 +107,7 @@ export class RunLoop {
 
   /** Stores a prepared run (edge/run/run-create `prepareRun`) and starts it (`runStarted`, inline). */
   async start(run: { state: SchedulerState; meta: RunMeta }): Promise<void> {
-    this.ctx.storage.transactionSync(() => storeRun(this.parts.storage, run));
+    this.#storage.transactionSync(() => storeRun(this.parts.storage, run));
     this.#state = run.state;
     this.#meta = run.meta;
     this.#link = this.#linkFor(run.meta);
@@ -126,7 +134,7 @@ export class RunLoop {
     const { state, commands, changes, ack } = decide(current, event, Date.now());
     const { now, later } = CommandRunner.split(commands, inline);
     // all rows of one decision or none: a failed write must not leave half a decision for the next reload (BC-51)
-    this.ctx.storage.transactionSync(() => {
+    this.#storage.transactionSync(() => {
       this.parts.storage.persist(changes);
       recordClosedAttempts(this.parts.storage, changes.closedAttempts);
       this.parts.storage.queueCommands(later);
@@ -149,7 +157,10 @@ export class RunLoop {
    */
   async reported(report: ResultReport): Promise<EventAck> {
     const { state } = this.require();
-    const { ack, wakeNow } = await recordResult(this.parts.storage, this.log, state.episodes.get(report.episodeKey), report, (event) => this.apply({ type: "episodeReported", ...event }));
+    const { signals, ...event } = report;
+    const { ack, wakeNow } = await recordResult(this.parts.storage, this.log, state.episodes.get(report.episodeKey), report, () => this.apply({ type: "episodeReported", ...event }));
+    // what the attempt measured counts once, with the report the core applied (a resent report is a duplicate)
+    if (ack.status === "applied") this.usage.reported(signals);
     if (wakeNow) await this.arm(true);
     return ack;
   }
@@ -189,12 +200,15 @@ export class RunLoop {
     } catch (err) {
       this.log("error", "tick failed; retrying", { error: String(err), retryCount });
       await this.#alarm.retrySoon(Date.now());
+    } finally {
+      this.usage.flush();
     }
   }
 
   /** Applies one observation of a swarm server's object (edge/run/engine-link `observed`: a `failed` note fails the run once). */
   async observed(obs: EngineObservation, inline: boolean): Promise<void> {
     if (!this.#link || !this.#state) return;
+    this.parts.timeline.seen(obs.swarm, obs.engineStatus, obs.seenAtMs);
     for (const event of this.#link.observed(obs, this.#state.run.phase === "finished")) await this.apply(event, inline);
   }
 
@@ -205,15 +219,20 @@ export class RunLoop {
   }
 
   #linkFor(meta: RunMeta): EngineLink {
-    return EngineLink.of(this.env, this.ctx.storage.kv, meta, (swarm) => this.gatewayHeaders()[swarm] ?? {});
+    return EngineLink.of(this.env, this.#storage.kv, meta, (swarm) => this.gatewayHeaders()[swarm] ?? {});
   }
 
   /** The run has finished: its secrets are deleted, its quota slot released, its swarm servers' objects left. */
   async #finished(): Promise<void> {
+    this.usage.add("otherDoRequests", this.#meta?.spec.swarms.length ?? 0);
     await this.#link?.leave();
     if (this.parts.storage.scrubSecrets()) this.#meta = this.parts.storage.meta();
     const principal = this.#meta?.principal;
     const runId = this.#meta?.runId;
-    if (principal && runId) await callObject(() => this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(runId));
+    if (principal && runId) {
+      this.usage.add("otherDoRequests");
+      await callObject(() => this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(runId));
+    }
+    this.usage.flush();
   }
 }

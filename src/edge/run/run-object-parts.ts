@@ -14,6 +14,8 @@ import { lazyDispatcher } from "./dispatcher.ts";
 import type { Env } from "../ground/env.ts";
 import { parseOperatorSecrets } from "../ground/secrets.ts";
 import { SchedulerStorage } from "./storage.ts";
+import { EngineTimeline } from "./engine-timeline.ts";
+import { countingDispatcher, type UsageCounter } from "./usage.ts";
 import { RunSandboxes } from "./sandboxes.ts";
 import { workerSandboxBackend } from "../ground/sandbox-backend.ts";
 
@@ -30,12 +32,18 @@ export interface RunObjectParts {
   commands: CommandRunner;
   dashboard: RunDashboard;
   live: LiveFeed;
+  /** the engine statuses the run saw change (the metrics' step time split) */
+  timeline: EngineTimeline;
   sandboxes: RunSandboxes;
 }
 
-/** Builds the parts of a run object over its storage and bindings (call inside `blockConcurrencyWhile`). */
-export function runObjectParts(ctx: DurableObjectState, env: Env, hooks: RunObjectHooks): RunObjectParts {
-  const storage = new SchedulerStorage(ctx.storage.sql);
+/**
+ * Builds the parts of a run object over its storage and bindings (call inside `blockConcurrencyWhile`).
+ * @param metered the object's storage as the run's usage counter sees it (edge/run/usage `meteredStorage`)
+ */
+export function runObjectParts(ctx: DurableObjectState, env: Env, hooks: RunObjectHooks, metered: DurableObjectStorage, usage: UsageCounter): RunObjectParts {
+  const storage = new SchedulerStorage(metered.sql);
+  const timeline = new EngineTimeline(metered.sql);
   // the same outbound rules as the consumer: allowed hosts only, operator credentials only to their endpoint
   const outbound = outboundFetch((input, init) => globalThis.fetch(input, init), outboundPolicy(env.AJET_ALLOWED_HOSTS, parseOperatorSecrets(env.AJET_SECRETS).secrets));
   // a task read later gets the run-scoped id its inline siblings got when staged
@@ -47,7 +55,7 @@ export function runObjectParts(ctx: DurableObjectState, env: Env, hooks: RunObje
   const commands = new CommandRunner({
     storage,
     datasets,
-    dispatcher: lazyDispatcher(env, (ctx as DurableObjectState & { exports?: unknown }).exports),
+    dispatcher: countingDispatcher(lazyDispatcher(env, (ctx as DurableObjectState & { exports?: unknown }).exports), usage),
     meta: () => hooks.meta(),
     state: () => hooks.state(),
     feed: (event, inline) => hooks.feed(event, inline),
@@ -65,8 +73,11 @@ export function runObjectParts(ctx: DurableObjectState, env: Env, hooks: RunObje
     meta: () => hooks.current().meta,
     view: () => hooks.view(),
     poolInfo: (swarm) => commands.poolInfo(swarm),
+    marks: (swarm) => timeline.marks(swarm),
+    usage: () => usage.usage,
+    env,
   });
   const live = new LiveFeed(ctx, async () => JSON.stringify(await dashboard.snapshot()));
   const sandboxes = new RunSandboxes(ctx.storage.sql, () => workerSandboxBackend(env, { fetch: outbound }).backend, (level, message, fields) => hooks.log(level, message, fields));
-  return { storage, datasets, commands, dashboard, live, sandboxes };
+  return { storage, datasets, commands, dashboard, live, timeline, sandboxes };
 }

@@ -103,6 +103,9 @@ export interface RunObjectRpc extends SchedulerPort {
   /** The metrics export as CSV. Null: no run. */
   metricsCsv(): string | null;
 
+  /** The metrics export as JSON Lines (one flat object per group, the CSV's columns as keys). Null: no run. */
+  metricsJsonl(): string | null;
+
   /** The run page's data (`GET /runs/:id/dashboard`). Null: no run. */
   dashboard(): Promise<DashboardSnapshot | null>;
 

@@ -63,6 +63,9 @@ function scripted(script: (RunView["phase"] | Error)[]): RunsApi & { gets: numbe
     report: async () => { throw new Error("unused"); },
     endedEpisodes: async () => { throw new Error("unused"); },
     metrics: async () => { throw new Error("unused"); },
+    metricsText: async () => { throw new Error("unused"); },
+    attempts: async () => { throw new Error("unused"); },
+    transcript: async () => { throw new Error("unused"); },
     list: async () => { throw new Error("unused"); },
     inFlight: async () => { throw new Error("unused"); },
   };

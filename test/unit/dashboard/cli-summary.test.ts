@@ -3,10 +3,12 @@ import { describe, expect, it } from "vitest";
 import { renderSummary, swarmRewardsOf } from "../../../src/cli/dev/render.ts";
 import { parseDevArgs } from "../../../src/cli/dev/options.ts";
 import type { MetricsGroup } from "../../../src/edge/run/board/metrics.ts";
+import { learningSignals } from "../../../src/edge/run/board/signals.ts";
 
 const group = (window: number, swarm: string, rewardMean: number, ended = 4): MetricsGroup => ({
   window, globalStep: window, source: "*", swarm, attempts: ended, ended, scored: 0, failed: 0, rewardMean, rewardStd: 0, rewardMin: rewardMean,
   rewardMax: rewardMean, successRate: null, durationMeanMs: null, durationMaxMs: null, failuresByCause: {}, logMetrics: {},
+  signals: learningSignals([], () => null, [], true),
 });
 
 describe("dev summary of a two-model run", () => {

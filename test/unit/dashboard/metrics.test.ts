@@ -1,7 +1,8 @@
 /** The metrics export's aggregation (edge/run/board/metrics): per step, source and swarm; CSV. */
 import { describe, expect, it } from "vitest";
 import type { AttemptRow } from "../../../src/edge/run/attempts.ts";
-import { metricsCsv, runMetrics } from "../../../src/edge/run/board/metrics.ts";
+import { metricsCsv, metricsJsonl, runMetrics } from "../../../src/edge/run/board/metrics.ts";
+import { SIGNAL_COLUMNS } from "../../../src/edge/run/board/signals.ts";
 
 const row = (over: Partial<AttemptRow>): AttemptRow => ({
   episodeKey: "a/0/0#0", attempt: 1, taskId: "t", source: "a", repeat: 0, windowIndex: 0, globalStep: 1, kind: "ended", reward: 1,
@@ -11,7 +12,7 @@ const row = (over: Partial<AttemptRow>): AttemptRow => ({
 describe("metrics export", () => {
   const rows = [
     row({ reward: 1, swarmRewards: { student: 1, teacher: 0.5 }, logMetrics: { student: { turns: 2, lens: [10, 20] } } }),
-    row({ source: "b", reward: 0, swarmRewards: { student: 0, teacher: 1 }, logMetrics: { student: { turns: 4 } }, durationMs: 3000 }),
+    row({ episodeKey: "b/0/0#0", source: "b", reward: 0, swarmRewards: { student: 0, teacher: 1 }, logMetrics: { student: { turns: 4 } }, durationMs: 3000 }),
     row({ kind: "failed", reward: null, swarmRewards: {}, cause: "function_error", durationMs: 500 }),
     row({ windowIndex: 1, globalStep: 2, reward: 0.5, swarmRewards: { student: 0.5, teacher: 0.5 } }),
   ];
@@ -30,10 +31,23 @@ describe("metrics export", () => {
     expect(all.logMetrics).toEqual({ turns: { mean: 3, count: 2 }, lens: { mean: 15, count: 2 } });
   });
 
-  it("writes one CSV row per group with a log_metric column per key", () => {
+  it("writes one CSV row per group: the reward columns, the learning signals' columns, a log_metric column per key", () => {
     const lines = metricsCsv(m).trim().split("\r\n");
-    expect(lines[0]).toBe("window,global_step,source,swarm,attempts,ended,scored,failed,reward_mean,reward_std,reward_min,reward_max,success_rate,duration_mean_ms,duration_max_ms,failures_by_cause,log_metric:lens,log_metric:turns");
-    expect(lines[1]).toBe("1,1,*,*,3,2,0,1,0.5,0.5,0,1,0.5,1500,3000,function_error=1,15,3");
+    const base = "window,global_step,source,swarm,attempts,ended,scored,failed,reward_mean,reward_std,reward_min,reward_max,success_rate,duration_mean_ms,duration_max_ms,failures_by_cause";
+    expect(lines[0]).toBe(`${base},${SIGNAL_COLUMNS.join(",")},log_metric:lens,log_metric:turns`);
+    const header = lines[0]!.split(",");
+    const first = Object.fromEntries(lines[1]!.split(",").map((v, i) => [header[i], v]));
+    expect(lines[1]!.startsWith("1,1,*,*,3,2,0,1,0.5,0.5,0,1,0.5,1500,3000,function_error=1,")).toBe(true);
+    // window 1 rewards one repeat of a/0/0 and one of b/0/0: no group of two repeats, so no GRPO share (an empty cell)
+    expect(first).toMatchObject({ groups: "0", zero_adv_share: "", "log_metric:lens": "15", "log_metric:turns": "3" });
+    expect(first["reward_hist"]).toBe("0:1;0.1:0;0.2:0;0.3:0;0.4:0;0.5:0;0.6:0;0.7:0;0.8:0;0.9:1");
     expect(lines).toHaveLength(11);
+  });
+
+  it("writes JSON Lines with the CSV's columns as keys, numbers as numbers", () => {
+    const lines = metricsJsonl(m).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toHaveLength(10);
+    expect(lines[0]).toMatchObject({ window: 1, global_step: 1, source: "*", swarm: "*", reward_mean: 0.5, groups: 0, zero_adv_share: null, "log_metric:turns": 3 });
+    expect(Object.keys(lines[0]!)).toEqual(metricsCsv(m).split("\r\n")[0]!.split(","));
   });
 });

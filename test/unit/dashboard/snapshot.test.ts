@@ -26,6 +26,23 @@ describe("run page snapshot", () => {
     expect(snap.episodesPerMinute).toBe(2);
   });
 
+  it("the signal charts are the metrics export's numbers, and the run's cost", () => {
+    const rows = [
+      row({ episodeKey: "a/0/0#0", reward: 0, logMetrics: { default: { turns: 2 } } }), row({ episodeKey: "a/0/0#1", reward: 1, logMetrics: { default: { turns: 4 } } }),
+      row({ episodeKey: "a/0/1#0", windowIndex: 1, globalStep: 2, reward: 0.9 }), row({ episodeKey: "a/0/1#1", windowIndex: 1, globalStep: 2, reward: 1 }),
+      row({ episodeKey: "a/0/1#2", windowIndex: 1, globalStep: 2, reward: 1 }),
+    ];
+    const metrics = runMetrics("r", rows, ["a"], ["default"], 1);
+    const view = { steps: [{ windowIndex: 0, meanReward: 0.5 }, { windowIndex: 1, meanReward: 29 / 30 }], datasets: { a: {} }, swarms: [{ name: "default" }], totals: { episodesEnded: 5 }, createdAtMs: 0 } as unknown as RunView;
+    const snap = dashboardSnapshot({ view, metrics, inFlight: [], recent: rows, evalReport: null, startedAtMs: 0, finishedAtMs: 60_000, nowMs: 90_000 });
+    expect(snap.signals.windows).toEqual([1, 2]);
+    // window 1's group scored 0 and 1 (a signal); window 2's scored 0.9, 1, 1 (a signal)
+    expect(snap.signals.zeroAdvantageShare).toEqual([0, 0]);
+    expect(snap.signals.histogramEdges).toEqual(metrics.histogramEdges);
+    expect(snap.signals.histograms).toEqual(metrics.groups.map((g) => g.signals.histogram));
+    expect(snap.cost).toBeNull();
+  });
+
   it("cuts the ± sd band to the window's lowest and highest reward, and charts each log_metrics key per window", () => {
     const rows = [1, 1, 1, 0].map((reward, i) => row({ episodeKey: `a/${i}/0#0`, reward, swarmRewards: {}, logMetrics: { default: { turns: i + 1, tokens: [10, 30] } } }));
     rows.push(row({ episodeKey: "a/9/0#0", windowIndex: 1, globalStep: 2, reward: 0.5, swarmRewards: {}, logMetrics: {} }));

@@ -96,3 +96,54 @@ export function failureChart(charts, snap) {
   if (causes.length === 0) { series.push({ label: "failures", stroke: "#9ca3af", points: { show: true } }); data.push(snap.failures.windows.map(function () { return 0; })); }
   drawChart(charts, "failures", div, { height: 180, series: series, scales: { x: { time: false } }, axes: [{ incrs: [1, 2, 5, 10, 20, 50, 100] }, {}] }, data);
 }
+
+var X_AXIS = { incrs: [1, 2, 5, 10, 20, 50, 100] };
+
+/** A line chart of named series over the windows, kept in `charts[name]`; `y` fixes the y range when given. */
+function lineChart(charts, name, snapSeries, lines, opts) {
+  var div = document.getElementById(name + "-chart");
+  if (!div) return;
+  var series = [{ label: "window" }];
+  var data = [snapSeries.windows];
+  lines.forEach(function (l, i) {
+    series.push({ label: l[0], stroke: COLORS[i % COLORS.length], width: 2, points: { show: true, size: 6 }, spanGaps: true, dash: l[2] ? [5, 4] : undefined });
+    data.push(l[1]);
+  });
+  var scales = { x: { time: false } };
+  if (opts && opts.y) scales.y = { range: opts.y };
+  drawChart(charts, name, div, { height: 180, series: series, scales: scales, axes: [X_AXIS, { label: (opts && opts.unit) || "" }] }, data);
+}
+
+/**
+ * The learning signals per window (the snapshot's `signals`, the numbers of `GET /runs/:id/metrics`): GRPO groups
+ * with no signal, answer length, tokens, LLM latency and throughput, turns and tool calls, the step's time split
+ * and the reward histogram (the `log_metrics` keys have their own chart above).
+ */
+export function signalCharts(charts, snap) {
+  var s = snap.signals;
+  if (!s) return;
+  lineChart(charts, "grpo", s, [["no signal", s.zeroAdvantageShare], ["all 0", s.allZeroShare, true], ["all 1", s.allOneShare, true], ["cut by length", s.lengthCutShare, true]], { y: [0, 1], unit: "share of groups" });
+  lineChart(charts, "length", s, [["chars mean", s.responseCharsMean], ["chars p95", s.responseCharsP95, true]], { unit: "characters" });
+  lineChart(charts, "tokens", s, [["completion mean", s.completionTokensMean], ["completion p95", s.completionTokensP95, true], ["prompt mean", s.promptTokensMean]], { unit: "tokens" });
+  lineChart(charts, "latency", s, [["p50", s.latencyP50Ms], ["p95", s.latencyP95Ms, true]], { unit: "ms per call" });
+  lineChart(charts, "throughput", s, [["tokens/s", s.tokensPerSecond], ["turns", s.turnsMean], ["tool calls", s.toolCallsMean]], { unit: "" });
+  lineChart(charts, "steptime", s, [["rollout", s.rolloutS], ["trainer", s.trainerWaitS], ["weight sync", s.weightSyncS]], { unit: "seconds" });
+  histogramChart(charts, s);
+}
+
+/** The reward histogram of the latest window with rewards: x = each bin's lower edge, y = episodes. */
+function histogramChart(charts, s) {
+  var div = document.getElementById("histogram-chart");
+  var note = document.getElementById("histogram-note");
+  if (!div) return;
+  var at = -1;
+  for (var i = s.histograms.length - 1; i >= 0; i--) if (s.histograms[i].some(function (n) { return n > 0; })) { at = i; break; }
+  var counts = at >= 0 ? s.histograms[at] : [];
+  var lows = s.histogramEdges.slice(0, counts.length);
+  if (note) note.textContent = at >= 0 ? "window " + s.windows[at] + ", bins of width " + (s.histogramEdges.length > 1 ? +(s.histogramEdges[1] - s.histogramEdges[0]).toFixed(6) : 0) : "no reward yet";
+  div.dataset.window = at >= 0 ? String(s.windows[at]) : "";
+  drawChart(charts, "histogram", div, {
+    height: 180, series: [{ label: "reward ≥" }, { label: "episodes", stroke: "#0891b2", fill: "rgba(8,145,178,0.25)", width: 2, paths: uPlot.paths && uPlot.paths.stepped ? uPlot.paths.stepped({ align: 1 }) : undefined, points: { show: true } }],
+    scales: { x: { time: false } }, axes: [{}, { label: "episodes" }],
+  }, [lows, counts]);
+}

@@ -1,46 +1,14 @@
 // ajet-edge dashboard: the browser script of `/` and `/runs/:id` (bundled into the Worker as text, served at
-// /assets/dashboard.js). Plain ES2020 as an ES module (the charts are charts.js), no build step. It reads JSON routes once and then follows the run's
+// /assets/dashboard.js). Plain ES2020 as an ES module (the charts are charts.js, the DOM helpers dom.js), no build step. It reads JSON routes once and then follows the run's
 // WebSocket (/runs/:id/live): the run's Durable Object pushes a fresh snapshot after state changes, so the page
 // never polls. window.__dashboard exposes the last snapshot and the uPlot charts (the browser tests read them).
-import { chartWidth, failureChart, logMetricsChart, rewardChart, successChart } from "/assets/charts.js";
+import { chartWidth, failureChart, logMetricsChart, rewardChart, signalCharts, successChart } from "/assets/charts.js";
+import { ago, dur, el, fill, fmt, getJson } from "/assets/dom.js";
 
 var page = document.body.dataset.page;
 var state = { snapshot: null, charts: {}, updates: 0 };
 window.__dashboard = state;
 
-function el(tag, attrs, children) {
-  var node = document.createElement(tag);
-  Object.keys(attrs || {}).forEach(function (k) {
-    if (k === "text") node.textContent = attrs[k];
-    else if (k === "class") node.className = attrs[k];
-    else if (k.slice(0, 2) === "on") node.addEventListener(k.slice(2), attrs[k]);
-    else node.setAttribute(k, attrs[k]);
-  });
-  (children || []).forEach(function (c) { node.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
-  return node;
-}
-function fmt(x, digits) { return x === null || x === undefined ? "–" : Number(x).toFixed(digits === undefined ? 3 : digits); }
-function ago(ms) {
-  if (!ms) return "–";
-  var s = Math.max(0, (Date.now() - ms) / 1000);
-  return s < 90 ? s.toFixed(0) + " s ago" : s < 5400 ? (s / 60).toFixed(0) + " min ago" : (s / 3600).toFixed(1) + " h ago";
-}
-function dur(ms) {
-  if (ms === null || ms === undefined) return "–";
-  var s = ms / 1000;
-  return s < 90 ? s.toFixed(1) + " s" : s < 5400 ? (s / 60).toFixed(1) + " min" : (s / 3600).toFixed(1) + " h";
-}
-function fill(tbody, rows, empty, cols) {
-  tbody.replaceChildren();
-  if (rows.length === 0) tbody.appendChild(el("tr", {}, [el("td", { colspan: String(cols), class: "muted", text: empty })]));
-  rows.forEach(function (r) { tbody.appendChild(r); });
-}
-function getJson(path) {
-  return fetch(path, { headers: { accept: "application/json" }, credentials: "same-origin" }).then(function (res) {
-    if (res.status === 401 || res.status === 403) { location.href = "/login?next=" + encodeURIComponent(location.pathname); throw new Error("sign in"); }
-    return res.json().then(function (body) { if (!res.ok) throw new Error((body && body.error && body.error.message) || res.statusText); return body; });
-  });
-}
 function setLive(on) {
   var dot = document.getElementById("live");
   if (!dot) return;
@@ -131,6 +99,25 @@ function showWindow(n) {
   getJson("/runs/" + encodeURIComponent(runId) + "/attempts?window=" + n).then(function (b) { episodeRows(b.attempts); });
 }
 
+function usd(x) {
+  if (x === null || x === undefined) return "–";
+  if (x === 0) return "$0";
+  return x >= 0.01 ? "$" + x.toFixed(4) : "$" + x.toPrecision(3);
+}
+// the run's cost (GET /runs/:id/metrics `cost`): totals, then one row per priced line, estimates marked
+function costTable(snap) {
+  var c = snap.cost;
+  var box = document.getElementById("cost-cards");
+  if (!box) return;
+  if (!c) { box.replaceChildren(el("p", { class: "muted", text: "not priced" })); return; }
+  var items = [["total", usd(c.totalUsd)], ["per step", usd(c.perStepUsd)], ["per 1,000 episodes", usd(c.per1000EpisodesUsd)], ["of it estimated", usd(c.estimatedUsd)]];
+  box.replaceChildren.apply(box, items.map(function (it) { return el("div", { class: "card" }, [el("div", { class: "k", text: it[0] }), el("div", { class: "v", text: it[1] })]); }));
+  fill(document.querySelector("#cost tbody"), c.lines.concat(c.monthly.map(function (l) { return Object.assign({}, l, { item: l.item + " (per month kept)" }); })).map(function (l) {
+    return el("tr", { title: l.basis }, [el("td", { text: l.item + (l.estimate ? " (estimate)" : "") }), el("td", { text: String(+l.quantity.toPrecision(6)) + " " + l.unit }), el("td", { text: usd(l.usd) })]);
+  }), "nothing counted yet", 3);
+  document.getElementById("cost-note").textContent = "Workers Paid list prices of " + c.prices.asOf + "; estimates: " + c.lines.filter(function (l) { return l.estimate; }).map(function (l) { return l.basis; }).join("; ");
+}
+
 function evalTable(snap) {
   var section = document.getElementById("eval-section");
   if (!snap.eval) { section.hidden = true; return; }
@@ -169,6 +156,8 @@ function render(snap) {
   successChart(state.charts, snap);
   failureChart(state.charts, snap);
   logMetricsChart(state.charts, snap);
+  signalCharts(state.charts, snap);
+  costTable(snap);
   // a finished run cannot be stopped: no button for it
   document.getElementById("stop").hidden = snap.view.phase === "finished";
   inFlight(snap);

@@ -4,6 +4,8 @@
  * failures by cause and the functions' `log_metrics` — as JSON or CSV. Pure: rows in, tables out.
  */
 import type { AttemptRow } from "../attempts.ts";
+import type { RunCost } from "./cost.ts";
+import { histogramEdges, learningSignals, SIGNAL_COLUMNS, signalRow, stepTime, type EngineMark, type LearningSignals } from "./signals.ts";
 
 /** `"*"` in `source` or `swarm`: every source / every swarm. */
 export const ALL = "*";
@@ -32,6 +34,8 @@ export interface MetricsGroup {
   failuresByCause: Record<string, number>;
   /** `log_metrics` key → mean over every value reported (lists flattened) and the value count */
   logMetrics: Record<string, { mean: number; count: number }>;
+  /** GRPO signal, reward histogram, lengths, tokens, latency, turns, the step's time split (edge/run/board/signals) */
+  signals: LearningSignals;
   /**
    * seconds the window's sandboxes were (or may have been) alive, from the run's sandbox ledger: on the window's
    * all-sources, all-swarms group of a run that made sandboxes only
@@ -45,6 +49,17 @@ export interface RunMetrics {
   successThreshold: number;
   /** every window × (all, per source, per swarm), window order; eval attempts come last with window null */
   groups: MetricsGroup[];
+  /** the reward histogram's bin edges (every group's `signals.histogram` counts per bin), over the run's reward range */
+  histogramEdges: number[];
+  /** what the run costs so far on Cloudflare (edge/run/board/cost), when the object priced it */
+  cost?: RunCost;
+}
+
+/** What the step time split reads besides the attempts: each window's close and the first swarm's status changes. */
+export interface MetricsTiming {
+  /** 1-based window → when the engine was first seen past its step (epoch ms), null before */
+  closedAtMs: Record<number, number | null>;
+  marks: readonly EngineMark[];
 }
 
 function mostCommon(values: readonly (number | null)[]): number | null {
@@ -56,7 +71,7 @@ function mostCommon(values: readonly (number | null)[]): number | null {
   return best;
 }
 
-function aggregate(rows: readonly AttemptRow[], key: { window: number | null; source: string; swarm: string }, threshold: number): MetricsGroup {
+function aggregate(rows: readonly AttemptRow[], key: { window: number | null; source: string; swarm: string }, threshold: number): Omit<MetricsGroup, "signals"> {
   const rewards: number[] = [];
   const durations: number[] = [];
   const failuresByCause: Record<string, number> = {};
@@ -110,7 +125,16 @@ function aggregate(rows: readonly AttemptRow[], key: { window: number | null; so
  * Aggregates the attempts of a run.
  * @param sources the run's dataset names, @param swarms its swarm names (the groups come in this order)
  */
-export function runMetrics(runId: string, rows: readonly AttemptRow[], sources: readonly string[], swarms: readonly string[], successThreshold: number): RunMetrics {
+export function runMetrics(runId: string, rows: readonly AttemptRow[], sources: readonly string[], swarms: readonly string[], successThreshold: number, timing?: MetricsTiming): RunMetrics {
+  const rewards = rows.flatMap((r) => (r.kind !== "failed" && r.reward !== null ? [r.reward] : []));
+  const edges = histogramEdges(rewards.length ? Math.min(...rewards) : null, rewards.length ? Math.max(...rewards) : null);
+  // the reward statistics and, beside them, the learning signals of the same rows (edge/run/board/signals)
+  const group = (rs: readonly AttemptRow[], key: { window: number | null; source: string; swarm: string }): MetricsGroup => {
+    const rewardOf = (r: AttemptRow) => (key.swarm === ALL ? r.reward : (r.swarmRewards[key.swarm] ?? null));
+    const signals = learningSignals(rs, rewardOf, edges, key.swarm === ALL);
+    if (timing && key.window !== null && key.source === ALL && key.swarm === ALL) signals.stepTime = stepTime(rs, { closedAtMs: timing.closedAtMs[key.window] ?? null }, timing.marks);
+    return { ...aggregate(rs, key, successThreshold), signals };
+  };
   const byWindow = new Map<number | null, AttemptRow[]>();
   for (const r of rows) {
     const list = byWindow.get(r.windowIndex) ?? [];
@@ -122,11 +146,11 @@ export function runMetrics(runId: string, rows: readonly AttemptRow[], sources: 
   for (const w of order) {
     const windowRows = byWindow.get(w)!;
     const window = w === null ? null : w + 1;
-    groups.push(aggregate(windowRows, { window, source: ALL, swarm: ALL }, successThreshold));
-    if (sources.length > 1) for (const s of sources) groups.push(aggregate(windowRows.filter((r) => r.source === s), { window, source: s, swarm: ALL }, successThreshold));
-    if (swarms.length > 1) for (const s of swarms) groups.push(aggregate(windowRows, { window, source: ALL, swarm: s }, successThreshold));
+    groups.push(group(windowRows, { window, source: ALL, swarm: ALL }));
+    if (sources.length > 1) for (const s of sources) groups.push(group(windowRows.filter((r) => r.source === s), { window, source: s, swarm: ALL }));
+    if (swarms.length > 1) for (const s of swarms) groups.push(group(windowRows, { window, source: ALL, swarm: s }));
   }
-  return { runId, successThreshold, groups };
+  return { runId, successThreshold, groups, histogramEdges: edges };
 }
 
 /**
@@ -151,21 +175,41 @@ function csvCell(v: unknown): string {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-/**
- * The export as CSV (RFC 4180, header row first): one row per group; `failures_by_cause` is `cause=n;cause=n`;
- * every `log_metrics` key becomes a column `log_metric:<key>` holding its mean; a run that made sandboxes has a
- * `sandbox_seconds` column (filled on each window's all/all row).
- */
-export function metricsCsv(metrics: RunMetrics): string {
+/** One flat row per group: the CSV's columns by name (numbers stay numbers), then `log_metric:<key>` means. */
+function flatRows(metrics: RunMetrics): { header: string[]; rows: Record<string, unknown>[] } {
   const lmKeys = [...new Set(metrics.groups.flatMap((g) => Object.keys(g.logMetrics)))].sort();
   const sandboxes = metrics.groups.some((g) => g.sandboxSeconds !== undefined);
-  const header = [...CSV_COLUMNS, ...(sandboxes ? ["sandbox_seconds"] : []), ...lmKeys.map((k) => `log_metric:${k}`)];
-  const lines = [header.map(csvCell).join(",")];
-  for (const g of metrics.groups) {
+  const header = [...CSV_COLUMNS, ...(sandboxes ? ["sandbox_seconds"] : []), ...SIGNAL_COLUMNS, ...lmKeys.map((k) => `log_metric:${k}`)];
+  const rows = metrics.groups.map((g) => {
     const failures = Object.entries(g.failuresByCause).map(([c, n]) => `${c}=${n}`).join(";");
-    const cells = [g.window, g.globalStep, g.source, g.swarm, g.attempts, g.ended, g.scored, g.failed, g.rewardMean, g.rewardStd, g.rewardMin, g.rewardMax,
-      g.successRate, g.durationMeanMs, g.durationMaxMs, failures, ...(sandboxes ? [g.sandboxSeconds ?? null] : []), ...lmKeys.map((k) => g.logMetrics[k]?.mean ?? null)];
-    lines.push(cells.map(csvCell).join(","));
-  }
+    const base = [g.window, g.globalStep, g.source, g.swarm, g.attempts, g.ended, g.scored, g.failed, g.rewardMean, g.rewardStd, g.rewardMin, g.rewardMax,
+      g.successRate, g.durationMeanMs, g.durationMaxMs, failures];
+    const row: Record<string, unknown> = Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, base[i] ?? null]));
+    if (sandboxes) row["sandbox_seconds"] = g.sandboxSeconds ?? null;
+    Object.assign(row, signalRow(g.signals, metrics.histogramEdges));
+    for (const k of lmKeys) row[`log_metric:${k}`] = g.logMetrics[k]?.mean ?? null;
+    return row;
+  });
+  return { header, rows };
+}
+
+/**
+ * The export as CSV (RFC 4180, header row first): one row per group; `failures_by_cause` is `cause=n;cause=n`;
+ * a run that made sandboxes has a `sandbox_seconds` column (filled on each window's all/all row); the learning
+ * signals' columns follow (edge/run/board/signals `SIGNAL_COLUMNS`); every `log_metrics` key becomes a column
+ * `log_metric:<key>` holding its mean.
+ */
+export function metricsCsv(metrics: RunMetrics): string {
+  const { header, rows } = flatRows(metrics);
+  const lines = [header.map(csvCell).join(","), ...rows.map((r) => header.map((h) => csvCell(r[h])).join(","))];
   return `${lines.join("\r\n")}\r\n`;
+}
+
+/**
+ * The export as JSON Lines (what `ajet-edge metrics --format jsonl` prints for W&B or TensorBoard loggers): one
+ * object per group with the CSV's column names as keys, numbers as numbers, empty cells as null.
+ */
+export function metricsJsonl(metrics: RunMetrics): string {
+  const { rows } = flatRows(metrics);
+  return rows.map((r) => `${JSON.stringify(r)}\n`).join("");
 }

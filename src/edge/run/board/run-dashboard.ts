@@ -9,7 +9,11 @@ import type { SchedulerState } from "../../../scheduler/index.ts";
 import { runReport, type RunMeta, type RunView } from "../run-views.ts";
 import type { SchedulerStorage } from "../storage.ts";
 import type { AttemptRow } from "../attempts.ts";
-import { metricsCsv, runMetrics, withSandboxSeconds, type RunMetrics } from "./metrics.ts";
+import { metricsCsv, metricsJsonl, runMetrics, withSandboxSeconds, type RunMetrics } from "./metrics.ts";
+import { pricesFrom, runCost, type RunCost, type RunUsage } from "./cost.ts";
+import type { EngineMark } from "./signals.ts";
+import type { Env } from "../../ground/env.ts";
+import { transcriptSettings } from "../../ground/transcripts.ts";
 import { dashboardSnapshot, inFlightRows, type DashboardSnapshot } from "./snapshot.ts";
 
 /** How old the cached pool information may be before the in-flight table reads it again (ms). */
@@ -26,6 +30,12 @@ export interface RunDashboardHost {
   view(): RunView | null;
   /** one swarm's pool information (the DO's client) */
   poolInfo(swarm: string): Promise<CurrentBatchRolloutPoolInformation>;
+  /** the engine statuses the run saw change on `swarm`, oldest first (edge/run/engine-timeline) */
+  marks(swarm: string): EngineMark[];
+  /** the run's counted platform use (edge/run/usage) */
+  usage(): RunUsage;
+  /** the Worker's vars: `AJET_PRICES`, the transcripts' retention */
+  env: Pick<Env, "AJET_PRICES" | "TRANSCRIPT_RETENTION_DAYS" | "TRANSCRIPT_MAX_BYTES">;
 }
 
 /** One per Durable Object instance. */
@@ -35,14 +45,28 @@ export class RunDashboard {
 
   constructor(private readonly host: RunDashboardHost) {}
 
-  /** The metrics export, or null when the object holds no run. */
-  metrics(): RunMetrics | null {
+  /** The metrics export (learning signals and the run's cost included), or null when the object holds no run. */
+  metrics(nowMs = Date.now()): RunMetrics | null {
     const state = this.host.state();
     const meta = this.host.meta();
     if (!state || !meta) return null;
-    const metrics = runMetrics(meta.runId, this.host.storage.attempts(), state.run.config.sources.map((s) => s.name), meta.spec.swarms.map((s) => s.name), state.run.config.successThreshold);
+    const swarms = meta.spec.swarms.map((s) => s.name);
+    const closedAtMs = Object.fromEntries(Object.values(state.steps).map((w) => [w.windowIndex + 1, w.closedAtMs]));
+    const timing = { closedAtMs, marks: swarms[0] ? this.host.marks(swarms[0]) : [] };
+    const metrics = runMetrics(meta.runId, this.host.storage.attempts(), state.run.config.sources.map((s) => s.name), swarms, state.run.config.successThreshold, timing);
     const sandboxes = this.host.view()?.sandboxes;
-    return sandboxes ? withSandboxSeconds(metrics, sandboxes.byWindow) : metrics;
+    return { ...(sandboxes ? withSandboxSeconds(metrics, sandboxes.byWindow) : metrics), cost: this.cost(nowMs) ?? undefined };
+  }
+
+  /** What the run costs so far (edge/run/board/cost), or null when the object holds no run. */
+  cost(nowMs = Date.now()): RunCost | null {
+    const state = this.host.state();
+    const meta = this.host.meta();
+    if (!state || !meta) return null;
+    const steps = Object.values(state.steps).filter((w) => w.episodesEnded > 0).length;
+    const activeMs = Math.max(0, (state.run.finishedAtMs ?? nowMs) - meta.createdAtMs);
+    const retentionDays = transcriptSettings(this.host.env).retentionMs / 86_400_000;
+    return runCost(this.host.usage(), pricesFrom(this.host.env.AJET_PRICES).prices, { steps, episodes: state.run.totals.episodesEnded, activeMs, transcriptRetentionDays: retentionDays });
   }
 
   /** Reported attempts of one 0-based step (window), oldest first, at most `limit` (default 1000, at most 10 000). Null: no run. */
@@ -55,6 +79,12 @@ export class RunDashboard {
   metricsCsv(): string | null {
     const m = this.metrics();
     return m && metricsCsv(m);
+  }
+
+  /** The export as JSON Lines (see metrics `metricsJsonl`), or null. */
+  metricsJsonl(): string | null {
+    const m = this.metrics();
+    return m && metricsJsonl(m);
   }
 
   /** The run page's data, or null when the object holds no run. */

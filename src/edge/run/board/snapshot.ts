@@ -1,6 +1,7 @@
 /**
  * @module edge/run/board/snapshot — what the run page shows, built from the Durable Object's state (pure): the run
- * view, the reward curves per step (all, per source, per swarm server, with spread), failures by cause per step,
+ * view, the reward curves per step (all, per source, per swarm server, with spread), the learning signals per step,
+ * the run's cost, failures by cause per step,
  * episodes per minute, the in-flight table (like `ajet-swarm overwatch`) and the eval report. The DO sends it to
  * every connected viewer (edge/run/board/live) and answers `GET /runs/:id/dashboard` with it.
  */
@@ -8,7 +9,7 @@ import type { CurrentBatchRolloutPoolInformation } from "../../../protocol/index
 import { isInFlight, type SchedulerState } from "../../../scheduler/index.ts";
 import type { RunReport, RunView } from "../run-views.ts";
 import type { AttemptRow } from "../attempts.ts";
-import { ALL, type RunMetrics } from "./metrics.ts";
+import { ALL, type MetricsGroup, type RunMetrics } from "./metrics.ts";
 
 /** One in-flight episode. Ages are seconds; LLM fields come from the swarm server's pool information. */
 export interface InFlightRow {
@@ -54,6 +55,35 @@ function rewardSeries(label: string, kind: RewardSeries["kind"], windows: number
   return { label, kind, windows, mean: means, std: gs.map((g) => g?.rewardStd ?? null), low: windows.map((_, i) => band(i, -1)), high: windows.map((_, i) => band(i, 1)) };
 }
 
+/**
+ * The learning signals per window, read from the metrics export's all-sources, all-swarms group of each window
+ * (edge/run/board/signals), so the charts and `GET /runs/:id/metrics` show the same numbers. x = the 1-based window.
+ */
+export interface SignalSeries {
+  windows: number[];
+  zeroAdvantageShare: (number | null)[];
+  allZeroShare: (number | null)[];
+  allOneShare: (number | null)[];
+  responseCharsMean: (number | null)[];
+  responseCharsP95: (number | null)[];
+  completionTokensMean: (number | null)[];
+  completionTokensP95: (number | null)[];
+  promptTokensMean: (number | null)[];
+  lengthCutShare: (number | null)[];
+  latencyP50Ms: (number | null)[];
+  latencyP95Ms: (number | null)[];
+  tokensPerSecond: (number | null)[];
+  turnsMean: (number | null)[];
+  toolCallsMean: (number | null)[];
+  /** the window's time split, seconds */
+  rolloutS: (number | null)[];
+  trainerWaitS: (number | null)[];
+  weightSyncS: (number | null)[];
+  /** the reward histogram: the run's bin edges and each window's counts */
+  histogramEdges: number[];
+  histograms: number[][];
+}
+
 /** The run page's data. */
 export interface DashboardSnapshot {
   view: RunView;
@@ -64,6 +94,9 @@ export interface DashboardSnapshot {
   successRate: { windows: number[]; rate: (number | null)[] };
   /** failures per step by cause, from the reported attempts */
   failures: { windows: number[]; byCause: Record<string, number[]> };
+  signals: SignalSeries;
+  /** what the run costs so far (edge/run/board/cost), null when the object did not price it */
+  cost: RunMetrics["cost"] | null;
   /** ended episodes per minute over the run so far (null before the first ends) */
   episodesPerMinute: number | null;
   inFlight: InFlightRow[];
@@ -133,6 +166,32 @@ export function dashboardSnapshot(input: {
   const byKey = Object.fromEntries(metricKeys.map((k) => [k, windows.map((n) => groupAt(n, ALL, ALL)?.logMetrics[k]?.mean ?? null)]));
   const causes = [...new Set(trainGroups.filter((g) => g.source === ALL && g.swarm === ALL).flatMap((g) => Object.keys(g.failuresByCause)))].sort();
   const byCause = Object.fromEntries(causes.map((c) => [c, windows.map((n) => groupAt(n, ALL, ALL)?.failuresByCause[c] ?? 0)]));
+  const all = windows.map((n) => groupAt(n, ALL, ALL));
+  const pick = (f: (g: MetricsGroup) => number | null | undefined) => all.map((g) => (g ? (f(g) ?? null) : null));
+  const sec = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : ms / 1000);
+  const edges = metrics.histogramEdges;
+  const signals: SignalSeries = {
+    windows,
+    zeroAdvantageShare: pick((g) => g.signals.zeroAdvantageShare),
+    allZeroShare: pick((g) => g.signals.allZeroShare),
+    allOneShare: pick((g) => g.signals.allOneShare),
+    responseCharsMean: pick((g) => g.signals.responseChars?.mean),
+    responseCharsP95: pick((g) => g.signals.responseChars?.p95),
+    completionTokensMean: pick((g) => g.signals.completionTokens?.mean),
+    completionTokensP95: pick((g) => g.signals.completionTokens?.p95),
+    promptTokensMean: pick((g) => g.signals.promptTokens?.mean),
+    lengthCutShare: pick((g) => g.signals.lengthCutShare),
+    latencyP50Ms: pick((g) => g.signals.latencyP50Ms),
+    latencyP95Ms: pick((g) => g.signals.latencyP95Ms),
+    tokensPerSecond: pick((g) => g.signals.tokensPerSecond),
+    turnsMean: pick((g) => g.signals.turns?.mean),
+    toolCallsMean: pick((g) => g.signals.toolCalls?.mean),
+    rolloutS: pick((g) => sec(g.signals.stepTime?.rolloutMs)),
+    trainerWaitS: pick((g) => sec(g.signals.stepTime?.trainerWaitMs)),
+    weightSyncS: pick((g) => sec(g.signals.stepTime?.weightSyncMs)),
+    histogramEdges: edges,
+    histograms: all.map((g) => g?.signals.histogram ?? []),
+  };
   const minutes = ((input.finishedAtMs ?? input.nowMs) - (input.startedAtMs ?? view.createdAtMs)) / 60_000;
   return {
     view,
@@ -140,6 +199,8 @@ export function dashboardSnapshot(input: {
     logMetrics: { windows, byKey },
     successRate: { windows, rate: windows.map((n) => groupAt(n, ALL, ALL)?.successRate ?? null) },
     failures: { windows, byCause },
+    signals,
+    cost: metrics.cost ?? null,
     episodesPerMinute: view.totals.episodesEnded > 0 && minutes > 0 ? view.totals.episodesEnded / minutes : null,
     inFlight: input.inFlight,
     recent: input.recent,
