@@ -66,7 +66,6 @@ export interface CommandRunnerHost {
   fail(reason: string, inline: boolean): Promise<void>;
 }
 
-
 /** Carries out commands; one per Durable Object instance (its client cache and resend set live in memory). */
 export class CommandRunner {
   readonly #unreachableLoggedAtMs = new Map<string, number>();
