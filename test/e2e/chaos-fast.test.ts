@@ -5,16 +5,12 @@
  * lose nothing, double nothing, leave nothing claimed or stranded, and the run's verdict matches the server's
  * journal. The full table is `npm run chaos`.
  */
-import { afterAll, describe, expect, it } from "vitest";
-import { ChaosStack, formatTable, withinPlan, type ChaosRow } from "../chaos/harness.ts";
+import { describe, expect, it } from "vitest";
+import { withinPlan } from "../chaos/harness.ts";
 import { FAST, SCENARIOS } from "../chaos/scenarios.ts";
+import { chaosSuite } from "../chaos/suite.ts";
 
-const stack = new ChaosStack();
-const rows: ChaosRow[] = [];
-afterAll(async () => {
-  await stack.close();
-  if (rows.length) console.log(formatTable(rows));
-}, 60_000);
+const { stack, rows } = chaosSuite();
 
 describe("chaos (fast subset)", () => {
   for (const name of FAST) {

@@ -5,16 +5,11 @@
  * alive more than 60 s after its own attempt was over (sampled every second), 0 sandbox
  * failures posted as rewards, 0 lost / doubled / left claimed / stranded. The full table is `npm run chaos -- sandbox`.
  */
-import { afterAll, describe, expect, it } from "vitest";
-import { ChaosStack, formatTable, type ChaosRow } from "../chaos/harness.ts";
+import { describe, expect, it } from "vitest";
 import { FAST_SANDBOX, SCENARIOS } from "../chaos/scenarios.ts";
+import { chaosSuite } from "../chaos/suite.ts";
 
-const stack = new ChaosStack();
-const rows: ChaosRow[] = [];
-afterAll(async () => {
-  await stack.close();
-  if (rows.length) console.log(formatTable(rows));
-}, 60_000);
+const { stack, rows } = chaosSuite();
 
 describe("sandbox chaos (fast subset)", () => {
   for (const name of FAST_SANDBOX) {
