@@ -35,7 +35,8 @@ import type { KeyFence } from "./key-fence.ts";
 import { sendServerAction } from "./server-action.ts";
 import { TranscriptRecorder, type TranscriptSink } from "./transcript.ts";
 import { EpisodeMeter } from "./episode-meter.ts";
-import { attemptSandboxes, type AttemptSandboxes, type SandboxProvider } from "../sandbox/attempt.ts";
+import type { AttemptSandboxes, SandboxProvider } from "../sandbox/attempt.ts";
+import { attemptSandboxesOf, sandboxVerdict } from "./episode-sandboxes.ts";
 
 /** Everything one episode needs from its invocation. */
 export interface EpisodeRunnerDeps {
@@ -183,41 +184,6 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     await sandboxes?.close();
     reservation?.release();
   }
-}
-
-/** The attempt's sandbox scope (sandbox/attempt): made only when the run has sandboxes or the Worker a backend. */
-function attemptSandboxesOf(msg: EpisodeMessage, deps: EpisodeRunnerDeps, secrets: Record<string, string>, held: readonly HeldClaim[], stop: EpisodeStop, recorder: TranscriptRecorder | undefined): AttemptSandboxes {
-  // the secrets a run lets into its sandboxes may show in the recorded commands: never in the transcript
-  for (const name of msg.sandbox?.secrets ?? []) if (secrets[name]) recorder?.redact(secrets[name]);
-  return attemptSandboxes({
-    provider: deps.sandboxes,
-    config: msg.sandbox,
-    runId: msg.runId,
-    episodeKey: msg.episodeKey,
-    attempt: msg.attempt,
-    dispatchId: msg.dispatchId,
-    discardEpisodeTimeoutSeconds: msg.discardEpisodeTimeoutSeconds,
-    secrets,
-    episodeKeys: held.map((h) => h.episode.apiKey),
-    signal: stop.signal,
-    now: deps.now,
-    sleep: deps.sleep,
-    random: deps.random,
-    ...(recorder ? { record: (r) => recorder.sandboxCall(r) } : {}),
-    log: deps.log,
-  });
-}
-
-/**
- * The outcome once the sandbox had its say: a sandbox infrastructure failure (or a sandbox asked for in a run
- * without one, a bad instance type, a secret refused) aborts the attempt with its own cause whatever the function
- * returned — never a reward, never a score. An outcome that sends nothing (the claim expired, the run gave up) stays.
- */
-function sandboxVerdict(decision: OutcomeDecision, sandboxes: AttemptSandboxes | null): OutcomeDecision {
-  const fatal = sandboxes?.fatal();
-  if (!fatal || decision.action === "none") return decision;
-  if (decision.outcome.kind === "abort" && decision.outcome.cause === fatal.cause) return decision;
-  return { outcome: { kind: "abort", cause: fatal.cause, detail: fatal.error.message.slice(0, 600) }, action: "abort", error: fatal.error };
 }
 
 /** Step 0: whether this message can run here at all — its lease, its function, the swarms that function needs. */

@@ -10,31 +10,22 @@
 import { parseRunRequest } from "../../edge/api/run-request.ts";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { setTimeout as delay } from "node:timers/promises";
 import type { DevOnlyOptions, DevOptions, WorkerOptions } from "./options.ts";
-import { ProgressPrinter, RepeatLimiter, type DevIo, type InterruptSignal } from "./output.ts";
+import { ProgressPrinter, RepeatLimiter, type DevIo } from "./output.ts";
 import { buildDevPlan, runSpecFor, type DevDataset, type DevPlan } from "./plan.ts";
-import { formatReward, formatSeconds, formatWorkerLog, progressOf, renderIssues, renderSummary, SILENCE_SHOWN_MS, swarmRewardsOf, type Progress } from "./render.ts";
-import { renderCost, renderSignals } from "./signals-render.ts";
-import { runsApi, RunsApiError, waitForRun, type RunReport, type RunsApi, type RunView, type WaitOutcome } from "./runs-api.ts";
-import { DevHints } from "./hints.ts";
+import { formatWorkerLog, renderIssues } from "./render.ts";
+import { runsApi, RunsApiError } from "./runs-api.ts";
 import { startDevSession, type DevSession, type SessionSwarm } from "./session.ts";
 import { checkSwarms, SwarmCheckError } from "./preflight.ts";
 import { devSpecDefaults, readSpecFile, specPlan } from "./spec-file.ts";
-import { errorSummaryJson, summaryJson, type DevSummaryJson } from "./summary-json.ts";
-import { runFailure } from "./verdict.ts";
+import { errorSummaryJson, type DevSummaryJson } from "./summary-json.ts";
 import { boundedFetch, isRequestTimeout } from "./bounded-fetch.ts";
 import { tokenHint } from "./worker-call.ts";
+import { follow, reportSuppressed, type DevResult } from "./follow-run.ts";
+import { Interrupts } from "./interrupts.ts";
 
-/** How long a stopped run may take to drain before the CLI gives up waiting, milliseconds. */
-export const DRAIN_TIMEOUT_MS = 30_000;
-
-/** What a dev run ended with (also what `--json` prints: one document in every outcome). */
-export interface DevResult {
-  exitCode: number;
-  /** the `--json` document; `runId` null and `outcome` `error` when the run was never created */
-  json: DevSummaryJson;
-}
+export { DRAIN_TIMEOUT_MS, type DevResult } from "./follow-run.ts";
+export { Interrupts } from "./interrupts.ts";
 
 /** Test hooks of {@link runDev}: datasets and policy knobs the flags cannot express. */
 export interface RunDevExtras {
@@ -42,47 +33,6 @@ export interface RunDevExtras {
   policy?: DevPlan["policy"];
   /** called once the session runs (tests inspect the emulator) */
   onSession?: (session: DevSession) => void;
-}
-
-/**
- * Ctrl-C / SIGTERM, answered at once in every phase: the first one stops the start or the wait for the run (`first`:
- * in-flight requests are aborted too) and prints what happens next; during the keep-alive after the run it closes
- * the Worker and the emulators. A second one (or any while closing) quits at once (`io.quit`): the process's exit
- * handlers kill workerd's process group, and episodes still in flight are left to the server's discard timeout.
- */
-export class Interrupts {
-  readonly first = new AbortController();
-  readonly force = new AbortController();
-  signal: InterruptSignal | null = null;
-  /** what the program is doing, for the line a Ctrl-C is answered with */
-  phase: "starting" | "running" | "draining" | "summarizing" | "keeping" | "closing" = "starting";
-
-  constructor(
-    private readonly say: (line: string) => void,
-    private readonly quit: (code: number) => void,
-  ) {}
-
-  on(signal: InterruptSignal): void {
-    // while draining or closing, stopping cleanly is already under way: a Ctrl-C there is the second one
-    if (this.signal === null && this.phase !== "closing" && this.phase !== "draining") {
-      this.signal = signal;
-      this.say(this.phase === "keeping" || this.phase === "summarizing"
-        ? "stopping the Worker and the emulators… (Ctrl-C again to quit now)"
-        : this.phase === "starting"
-          ? "interrupted: stopping what was started… (Ctrl-C again to quit now)"
-          : "interrupted: stopping the run, waiting for in-flight episodes to finish or abort (Ctrl-C again to quit now)…");
-      this.first.abort(new Error(`interrupted (${signal})`));
-      return;
-    }
-    this.signal ??= signal;
-    this.say("quitting now");
-    this.force.abort(new Error(`interrupted again (${signal})`));
-    this.quit(this.exitCode);
-  }
-
-  get exitCode(): number {
-    return this.signal === "SIGTERM" ? 143 : 130;
-  }
 }
 
 /** Where a run goes: a Worker's runs API and the swarm servers (with the emulators this process started). */
@@ -320,10 +270,6 @@ function emulatorPortsOf(swarms: readonly SessionSwarm[]): Record<string, number
   return Object.fromEntries(swarms.filter((s) => s.emulator).map((s) => [s.name, s.emulator!.port]));
 }
 
-function reportSuppressed(printer: ProgressPrinter, limiter: RepeatLimiter): void {
-  for (const [kind, n] of limiter.flush()) printer.line(`  ${kind}: ${n} more lines like this not shown`);
-}
-
 /** `eval run`, `1 training step`, `3 training steps`. */
 export function stepsText(steps: number | null): string {
   return steps === null ? "eval run" : `${steps} training step${steps === 1 ? "" : "s"}`;
@@ -333,158 +279,4 @@ function startingLine(plan: DevPlan): string {
   if (plan.externalSwarms) return `starting the Worker in local workerd; swarm servers ${plan.externalSwarms.map((s) => s.url).join(", ")}…`;
   const emulators = plan.swarmNames.length > 1 ? `${plan.swarmNames.length} swarm emulators (${plan.swarmNames.join(", ")})` : "the swarm emulator";
   return `starting ${emulators} (profile dev) and the Worker in local workerd (the Worker starts the engine)…`;
-}
-
-interface FollowContext {
-  io: DevIo;
-  printer: ProgressPrinter;
-  interrupts: Interrupts;
-  deadline: AbortSignal;
-  startedAtMs: number;
-  workerLines: RepeatLimiter;
-  command: "dev" | "run";
-  /** the signal every request to the Worker carries; follow switches it to the second Ctrl-C's for the drain */
-  requests: { signal: AbortSignal };
-}
-
-/**
- * Waits for the run (progress, new warnings of the run's log), drains it when interrupted or late, summarises.
- * @returns the result (its JSON not printed yet), or `lost`: why the run could no longer be followed
- */
-async function follow(api: RunsApi, runId: string, plan: DevPlan, session: RunTarget, c: FollowContext): Promise<DevResult | { lost: string }> {
-  const seenLog = new Set<string>();
-  const runLines = new RepeatLimiter();
-  let stopping = false;
-  const hints = new DevHints({
-    swarmUrls: new Map(session.swarms.map((s) => [s.name, s.url])),
-    startEngine: plan.startEngine,
-    external: plan.externalSwarms !== null,
-  });
-  const onStatus = (status: RunView) => {
-    for (const l of status.log) {
-      const key = `${l.atMs}|${l.message}`;
-      if (seenLog.has(key)) continue;
-      seenLog.add(key);
-      // the same warning repeated (an unreachable server is logged at every poll) is shown 3 times, then counted
-      if ((l.level === "warn" || l.level === "error") && runLines.admit(`[run ${l.level}] ${l.message}`)) c.printer.line(`  [run ${l.level}] ${l.message} ${JSON.stringify(l.fields)}`);
-    }
-    const ctx = { episodesPerStep: plan.episodesPerStep, steps: plan.steps, ...(plan.totalEpisodes !== undefined ? { totalEpisodes: plan.totalEpisodes } : {}), elapsedMs: c.io.now() - c.startedAtMs, stopping };
-    for (const hint of hints.observe(status, c.io.now())) c.printer.line(`  ${hint}`);
-    lastProgress = progressOf(status, ctx);
-    c.printer.progress(lastProgress, c.io.now());
-  };
-  let lastProgress: Progress | null = null;
-  const watched = watchSilence(api, c, () => lastProgress);
-  let outcome: WaitOutcome;
-  let last: RunView | null;
-  try {
-    ({ outcome, status: last } = await waitForRun(watched.api, runId, { timeoutMs: plan.timeoutMs, onStatus, signal: AbortSignal.any([c.interrupts.first.signal, c.deadline]) }));
-    if (outcome === "aborted" && !c.interrupts.signal) outcome = "timeout";
-    if (outcome !== "finished") {
-      stopping = true;
-      c.interrupts.phase = "draining";
-      c.requests.signal = c.interrupts.force.signal;
-      // an interrupt said so when it came (Interrupts.on)
-      if (outcome === "timeout") c.printer.line(`the run did not finish within --timeout ${plan.timeoutMs / 1000} s (phase ${last?.phase ?? "?"}); stopping it (draining; Ctrl-C to quit now)…`);
-      await api.stop(runId);
-      const drained = await waitForRun(watched.api, runId, { timeoutMs: DRAIN_TIMEOUT_MS, onStatus, signal: c.interrupts.force.signal });
-      last = drained.status ?? last;
-      if (drained.outcome !== "finished") {
-        c.printer.line(`warning: the run did not finish draining (${drained.outcome}); ${last?.episodes.inFlight ?? "?"} episodes in flight may stay claimed until the server's discard timeout`);
-      }
-    }
-  } catch (err) {
-    return { lost: `lost the run ${runId}: ${isRequestTimeout(err) ? `the Worker did not answer for ${Math.round(watched.silentMs() / 1000)} s` : (err as Error).message}` };
-  } finally {
-    watched.close();
-  }
-  // the run is over: a Ctrl-C from here on skips what follows the summary, and only a second one aborts its reads
-  const interrupted = c.interrupts.signal !== null;
-  c.interrupts.phase = "summarizing";
-  c.requests.signal = c.interrupts.force.signal;
-  c.printer.done();
-  reportSuppressed(c.printer, c.workerLines);
-  reportSuppressed(c.printer, runLines);
-  const report = await readReport(api, runId);
-  if (!report.ok) c.printer.line(`warning: could not read the run's report (${report.error}); no summary table; see it later with 'ajet-edge status ${runId}'`);
-  const claimedLeft = countClaimed(session);
-  const final = report.value?.summary ?? last;
-  // a run that never started (its datasets failed their background index pass) has no report: its view says why
-  const failure = !interrupted && outcome === "finished" && final ? ((!report.value && last?.failure) || runFailure(final, plan)) : null;
-  const exitCode = interrupted ? c.interrupts.exitCode : outcome === "finished" && !failure ? 0 : 1;
-  const error = interrupted
-    ? `interrupted (${c.interrupts.signal}); the run was stopped`
-    : outcome === "timeout"
-      ? `the run did not finish within --timeout ${plan.timeoutMs / 1000} s`
-      : failure
-        ? `the run failed: ${failure}`
-        : exitCode !== 0 ? `the run ended ${outcome}` : null;
-  const json = summaryJson({ runId, outcome: interrupted ? "interrupted" : failure ? "failed" : outcome, exitCode, error, failure, report: report.value, last, session, claimedLeft });
-  const metrics = await api.metrics(runId).catch(() => null);
-  const swarmRewards = metrics && plan.swarmNames.length > 1 ? swarmRewardsOf(metrics) : undefined;
-  if (report.value) c.printer.line(`\nsummary of run ${runId}:\n${renderSummary(report.value.summary, { episodesPerStep: plan.episodesPerStep, ...(swarmRewards ? { swarmRewards } : {}) })}`);
-  // the learning signals per step and what the run would cost deployed (GET /runs/:id/metrics)
-  const signals = metrics ? renderSignals(metrics) : "";
-  if (signals) c.printer.line(`learning signals:\n${signals}`);
-  if (metrics?.cost) c.printer.line(renderCost(metrics.cost));
-  const overall = report.value?.eval?.overall;
-  if (overall) c.printer.line(`eval: ${overall.scoredTasks}/${overall.tasks} tasks scored, pass@${report.value!.eval!.k} ${formatReward(overall.passAtK)}, pass@1 ${formatReward(overall.passAt1)}`);
-  if (claimedLeft) c.printer.line(`warning: ${claimedLeft} episodes are still claimed on the emulator`);
-  c.printer.line(exitCode === 0 ? `done in ${formatSeconds(c.io.now() - c.startedAtMs)}` : `ended (${json.outcome}) after ${formatSeconds(c.io.now() - c.startedAtMs)}`);
-  if (failure) c.io.err(`ajet-edge ${c.command}: the run failed: ${failure}\n`);
-  return { exitCode, json };
-}
-
-/**
- * The runs API with its status reads watched: while one is unanswered for {@link SILENCE_SHOWN_MS} or more (pending,
- * or failed and retried), the progress line says so every second with the last values it had; a line says when the
- * Worker answers again.
- */
-function watchSilence(api: RunsApi, c: FollowContext, last: () => Progress | null): { api: RunsApi; silentMs(): number; close(): void } {
-  let answeredAtMs = c.io.now();
-  let said = false;
-  const show = () => {
-    const silentMs = c.io.now() - answeredAtMs;
-    const p = last();
-    if (silentMs < SILENCE_SHOWN_MS || !p) return;
-    said = true;
-    c.printer.progress({ ...p, elapsedMs: c.io.now() - c.startedAtMs, workerSilentMs: silentMs }, c.io.now());
-  };
-  const ticker = setInterval(show, 1_000);
-  ticker.unref();
-  return {
-    api: {
-      ...api,
-      get: async (runId) => {
-        const view = await api.get(runId);
-        answeredAtMs = c.io.now();
-        if (said) c.printer.line("  the Worker answers again");
-        said = false;
-        return view;
-      },
-    },
-    silentMs: () => c.io.now() - answeredAtMs,
-    close: () => clearInterval(ticker),
-  };
-}
-
-/** `GET /runs/:id/report`, tried up to 3 times 0.5 s apart (a Worker busy finishing the run may fail one read). */
-async function readReport(api: RunsApi, runId: string): Promise<{ ok: true; value: RunReport } | { ok: false; value: null; error: string }> {
-  let error = "";
-  for (let i = 0; i < 3; i++) {
-    try {
-      return { ok: true, value: await api.report(runId) };
-    } catch (err) {
-      error = (err as Error).message;
-      await delay(500);
-    }
-  }
-  return { ok: false, value: null, error };
-}
-
-/** Episodes still claimed on the session's emulators (null when no emulator runs: a real server is not asked). */
-function countClaimed(session: Pick<RunTarget, "swarms">): number | null {
-  const emulators = session.swarms.filter((s) => s.emulator);
-  if (!emulators.length) return null;
-  return emulators.reduce((n, s) => n + [...s.emulator!.emulator.engine.records.values()].filter((r) => r.episode_status === "claimed").length, 0);
 }

@@ -11,104 +11,19 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSyn
 import { lstat, mkdir, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir, userInfo } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import type { Readable } from "node:stream";
-import { INSTANCE_TYPE_NAMES, INSTANCE_TYPES, isInstanceType, type InstanceType } from "../../port/sandbox.ts";
+import { INSTANCE_TYPE_NAMES, INSTANCE_TYPES, isInstanceType } from "../../port/sandbox.ts";
 import { mulberry32 } from "../../util/mulberry32.ts";
 import type { CodeLanguage, FileEntry } from "../types.ts";
 import { JAVASCRIPT_RUNNER, PYTHON_RUNNER } from "./interpreters.ts";
-import { killGroup, killMarked, processStartTicks, resolveInterpreter, SANDBOX_MARKER_ENV, sameProcessAlive, spawnLimited, type ProcessLimits } from "./processes.ts";
+import { killGroup, killMarked, processStartTicks, resolveInterpreter, SANDBOX_MARKER_ENV, sameProcessAlive, type ProcessLimits } from "./processes.ts";
+import { runInBox } from "./run-command.ts";
+import { LocalSandboxError, MAX_FILE_BYTES, type Box, type LiveSandbox, type LocalCreateSpec, type LocalSandboxesOptions, type RunOutcome, type RunRequest } from "./sandbox-types.ts";
 
-/** A refusal with its HTTP status, a stable code and one line naming the fix. */
-export class LocalSandboxError extends Error {
-  constructor(
-    readonly status: 400 | 404 | 409 | 410 | 413 | 503,
-    readonly code: string,
-    message: string,
-    /** the request surely did nothing: the client may send it again */
-    readonly retryable = false,
-  ) {
-    super(message);
-    this.name = "LocalSandboxError";
-  }
-}
-
-/** What a create asks for. */
-export interface LocalCreateSpec {
-  instanceType?: string;
-  image?: string;
-  env?: Record<string, string>;
-  /** the sandbox destroys itself after this long, whatever happens (a backstop under the run's ledger), seconds; default 3600 */
-  ttlSeconds?: number;
-}
-
-/** One streamed piece of a command's output. */
-export type OutputEvent = { stream: "stdout" | "stderr"; data: string };
-
-/** How a command or code run ended. */
-export interface RunOutcome {
-  exitCode: number | null;
-  timedOut: boolean;
-  /** stopped because its output passed the cap */
-  capped: boolean;
-  durationMs: number;
-  /** for a code run: the interpreter's `{result, error}` */
-  code?: { result: string | null; error: { name: string; message: string; traceback: string } | null };
-}
-
-/** A command to run. */
-export interface RunRequest {
-  timeoutMs: number;
-  maxOutputBytes: number;
-  env?: Record<string, string>;
-  /** relative to the workdir */
-  cwd?: string;
-  signal?: AbortSignal;
-  onOutput?(event: OutputEvent): void;
-  /** called once the command's process is started (before any output) */
-  onStart?(): void;
-}
-
-/** A live sandbox as `GET /v1/sandboxes` lists it. */
-export interface LiveSandbox {
-  id: string;
-  instanceType: InstanceType;
-  createdAtMs: number;
-  /** commands running now */
-  running: number;
-}
-
-/** Options of {@link LocalSandboxes.open}. */
-export interface LocalSandboxesOptions {
-  /** state root shared by server instances; default `<tmpdir>/ajet-edge-sandboxes-<user>` */
-  root?: string;
-  /** most sandboxes alive at once on this server (a create beyond: 503, retryable); default 4000 */
-  maxSandboxes?: number;
-  /** share of creates refused with a retryable 503 before doing anything (chaos tests); default 0 */
-  createFailRate?: number;
-  /** seed of the fault draws */
-  seed?: number;
-  log?: (line: string) => void;
-}
-
-interface Box {
-  id: string;
-  dir: string;
-  instanceType: InstanceType;
-  env: Record<string, string>;
-  createdAtMs: number;
-  /** process groups of commands started (running or with children left) */
-  groups: Set<number>;
-  running: number;
-  ttl: ReturnType<typeof setTimeout>;
-  destroying: Promise<void> | null;
-  cells: number;
-}
+export { LocalSandboxError, MAX_FILE_BYTES, type LiveSandbox, type LocalCreateSpec, type LocalSandboxesOptions, type OutputEvent, type RunOutcome, type RunRequest } from "./sandbox-types.ts";
 
 const ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** Tombstones older than this are forgotten at start (a create that late is no retry). */
 const TOMBSTONE_KEEP_MS = 24 * 3600 * 1000;
-/** The longest file read or written through the API, bytes. */
-export const MAX_FILE_BYTES = 16 * 1024 * 1024;
 
 /** The default state root: one per user under the system's temp dir. */
 export function defaultSandboxRoot(): string {
@@ -341,7 +256,7 @@ export class LocalSandboxes {
   async exec(id: string, script: string, req: RunRequest): Promise<RunOutcome> {
     const box = this.#box(id);
     const cwd = await this.#inside(box, req.cwd ?? ".", "cwd");
-    return this.#run(box, script, cwd, this.#env(box, req.env), req, false);
+    return runInBox(box, script, { cwd, env: this.#env(box, req.env), limits: this.#limits(box, req.timeoutMs) }, req, false);
   }
 
   /**
@@ -359,97 +274,10 @@ export class LocalSandboxes {
     const runner = join(this.dir, "lib", language === "python" ? "run.py" : "run.cjs");
     const script = `exec ${shellQuote(interpreter)} ${shellQuote(runner)} ${shellQuote(cell)}`;
     try {
-      return await this.#run(box, script, box.dir, this.#env(box, req.env), req, true);
+      return await runInBox(box, script, { cwd: box.dir, env: this.#env(box, req.env), limits: this.#limits(box, req.timeoutMs) }, req, true);
     } finally {
       await rm(cell, { force: true }).catch(() => undefined);
     }
-  }
-
-  #run(box: Box, script: string, cwd: string, env: Record<string, string>, req: RunRequest, code: boolean): Promise<RunOutcome> {
-    const started = Date.now();
-    let child: ReturnType<typeof spawnLimited>;
-    try {
-      child = spawnLimited(script, { cwd, env, limits: this.#limits(box, req.timeoutMs), resultPipe: code });
-    } catch (err) {
-      throw new LocalSandboxError(503, "spawn_failed", `could not start the command: ${(err as Error).message}`);
-    }
-    const pgid = child.pid;
-    if (pgid !== undefined) box.groups.add(pgid);
-    req.onStart?.();
-    box.running++;
-    let bytes = 0;
-    let capped = false;
-    let timedOut = false;
-    const stop = () => {
-      if (pgid !== undefined) killGroup(pgid, "SIGKILL");
-    };
-    const onData = (stream: "stdout" | "stderr") => (chunk: Buffer) => {
-      if (capped) return;
-      const room = req.maxOutputBytes - bytes;
-      if (chunk.length > room) {
-        capped = true;
-        if (room > 0) req.onOutput?.({ stream, data: chunk.subarray(0, room).toString("utf8") });
-        bytes = req.maxOutputBytes;
-        stop();
-        return;
-      }
-      bytes += chunk.length;
-      req.onOutput?.({ stream, data: chunk.toString("utf8") });
-    };
-    child.stdout?.on("data", onData("stdout"));
-    child.stderr?.on("data", onData("stderr"));
-    let resultText = "";
-    const resultPipe = code ? (child.stdio[3] as Readable | null) : null;
-    resultPipe?.setEncoding("utf8");
-    resultPipe?.on("data", (d: string) => {
-      if (resultText.length < 1024 * 1024) resultText += d;
-    });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      stop();
-    }, req.timeoutMs);
-    const onAbort = () => stop();
-    req.signal?.addEventListener("abort", onAbort, { once: true });
-    return new Promise<RunOutcome>((resolveRun, rejectRun) => {
-      let exitCode: number | null = null;
-      const finish = () => {
-        clearTimeout(timer);
-        req.signal?.removeEventListener("abort", onAbort);
-        box.running--;
-        const outcome: RunOutcome = { exitCode: timedOut || capped ? null : exitCode, timedOut, capped, durationMs: Date.now() - started };
-        if (code && !timedOut && !capped) {
-          try {
-            outcome.code = JSON.parse(resultText) as RunOutcome["code"];
-          } catch {
-            outcome.code = { result: null, error: exitCode === 0 ? null : { name: "Killed", message: `the interpreter exited with ${describeExit(exitCode, child.signalCode)} before reporting (a memory or CPU limit?)`, traceback: "" } };
-          }
-        }
-        resolveRun(outcome);
-      };
-      child.once("error", (err) => {
-        clearTimeout(timer);
-        box.running--;
-        rejectRun(new LocalSandboxError(503, "spawn_failed", `could not start the command: ${err.message}`));
-      });
-      child.once("exit", (codeNum) => {
-        exitCode = codeNum;
-        // give the pipes a moment to drain; a background child holding them open does not hold the answer
-        let done = false;
-        const settle = () => {
-          if (done) return;
-          done = true;
-          child.stdout?.destroy();
-          child.stderr?.destroy();
-          resultPipe?.destroy();
-          finish();
-        };
-        const drained = [child.stdout, child.stderr, resultPipe].filter((s): s is Readable => !!s && !s.readableEnded && !s.destroyed);
-        if (drained.length === 0) return settle();
-        let open = drained.length;
-        for (const s of drained) s.once("close", () => --open === 0 && settle());
-        setTimeout(settle, 200).unref?.();
-      });
-    });
   }
 
   /** Writes a file (parents made). @throws LocalSandboxError 404 (sandbox), 400 (path), 413 (too large) */
@@ -556,8 +384,4 @@ function rmSyncQuiet(dir: string): void {
 /** A string as one single-quoted POSIX shell word. */
 export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-function describeExit(code: number | null, signal: string | null): string {
-  return signal ? `signal ${signal}` : `code ${code}`;
 }
