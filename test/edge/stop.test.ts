@@ -59,6 +59,11 @@ async function runningEpisodes(fn: string, tuning: Record<string, number> = {}) 
   // every function is running before the stop
   for (let i = 0; i < 200 && seen.started < 4; i++) await new Promise((r) => setTimeout(r, 25));
   expect(seen.started).toBe(4);
+  // ... and the run knows them as running (their claim reports applied; on a loaded machine these lag the start),
+  // so the stop meets four running attempts, the premise of the tests below (generous bound: 60 s)
+  const running = async () => ((await run.stub.status()) as unknown as RunView).episodes.running;
+  for (let until = Date.now() + 60_000; Date.now() < until && (await running()) < 4; ) await new Promise((r) => setTimeout(r, 50));
+  expect(await running()).toBe(4);
   return { emu, run, delivered };
 }
 
