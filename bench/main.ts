@@ -21,7 +21,7 @@ import { runtimeBenchmarks } from "./runtime.bench.ts";
 import { schedulerBenchmarks } from "./scheduler.bench.ts";
 import { formatLoad, LOAD_TARGETS, measureLoad } from "./load.bench.ts";
 import { formatCost, measureCost } from "./cost.bench.ts";
-import { formatSwarmCycle, issueShape, measureSwarmCycle, metSwarmCycleTargets } from "./swarm-cycle.bench.ts";
+import { formatRequestRatio, formatSwarmCycle, issueShape, measureSwarmCycle, metRequestTarget, metSwarmCycleTargets } from "./swarm-cycle.bench.ts";
 import { formatSandboxes, measureSandboxes, metSandboxTargets } from "./sandbox.bench.ts";
 import { CliError } from "../src/cli/command.ts";
 
@@ -42,8 +42,16 @@ interface SystemBench {
 const SYSTEM: Record<string, () => Promise<SystemBench>> = {
   "swarm-cycle": async () => {
     const runs = [];
-    for (const llmMs of [200, 1_000]) runs.push(await measureSwarmCycle(issueShape(llmMs)));
-    return { lines: runs.flatMap(formatSwarmCycle), json: runs, met: runs.every(metSwarmCycleTargets) };
+    const lines: string[] = [];
+    let met = true;
+    for (const llmMs of [200, 1_000]) {
+      const ours = await measureSwarmCycle(issueShape(llmMs));
+      const python = await measureSwarmCycle(issueShape(llmMs), undefined, "python");
+      runs.push(ours, python);
+      lines.push(...formatSwarmCycle(ours), ...formatSwarmCycle(python), formatRequestRatio(ours, python));
+      met &&= metSwarmCycleTargets(ours) && metRequestTarget(ours, python);
+    }
+    return { lines, json: runs, met };
   },
   cost: async () => {
     const r = await measureCost();

@@ -20,6 +20,7 @@ import { runsApi, waitForRun } from "../src/cli/dev/runs-api.ts";
 import { startDevSession } from "../src/cli/dev/session.ts";
 import { startEmulator } from "../src/emulator/index.ts";
 import { ENGINE } from "../src/protocol/index.ts";
+import { formatRequests, requestsPerStep, runPythonBaseline, type RequestsPerStep } from "./swarm-requests.ts";
 
 /** The shape of one swarm-cycle measurement (times in milliseconds). */
 export interface SwarmCycleSettings {
@@ -60,7 +61,14 @@ export interface SwarmCycleResult {
   llmCallsPerEpisode: number;
   episodes: number;
   wallS: number;
+  /** who ran the episodes: ajet-edge (the Worker in local workerd) or the Python-client-like baseline (bench/swarm-requests.ts) */
+  client: SwarmCycleClient;
+  /** requests the emulator received over the whole run, per trained step, by route */
+  requests: RequestsPerStep;
 }
+
+/** Who runs the episodes of a swarm-cycle measurement. */
+export type SwarmCycleClient = "ajet-edge" | "python";
 
 const median = (xs: readonly number[]) => quantile(xs, 0.5);
 function quantile(xs: readonly number[], q: number): number {
@@ -84,7 +92,7 @@ function rows(n: number): string {
  * Runs one swarm-cycle measurement: emulator, Worker in local workerd, 10 steps.
  * @throws when the run does not finish within its time budget
  */
-export async function measureSwarmCycle(settings: SwarmCycleSettings, log: (line: string) => void = () => {}): Promise<SwarmCycleResult> {
+export async function measureSwarmCycle(settings: SwarmCycleSettings, log: (line: string) => void = () => {}, client: SwarmCycleClient = "ajet-edge"): Promise<SwarmCycleResult> {
   const dir = await mkdtemp(join(tmpdir(), "ajet-bench-"));
   const datasetPath = join(dir, "sums.jsonl");
   await writeFile(datasetPath, rows(settings.batchSize * settings.steps * 2));
@@ -122,22 +130,13 @@ export async function measureSwarmCycle(settings: SwarmCycleSettings, log: (line
     if ((claimOrder.get(call.episodeUuid) ?? 0) >= firstCycle) claimToFirstLlmSteady.push(emu.clock.nowMs() - at);
   };
   const started = Date.now();
-  // the way `ajet-edge dev --swarm-url` runs against a real server: default tuning, job synced, engine started
-  const options = parseDevArgs([
-    "--swarm-url", emulator.url, "--dataset", datasetPath, "--kind", "gsm8k", "--function", "math-agent",
-    "--batch-size", String(settings.batchSize), "--num-repeat", String(settings.numRepeat),
-    "--max-env-worker", String(settings.maxEnvWorker), "--steps", String(settings.steps),
-  ])!;
-  const plan = await buildDevPlan(options);
-  const session = await startDevSession(plan, { onLog: (l) => log(`  worker: ${l}`) });
   try {
-    const api = runsApi(session.worker.url, fetch, { token: session.worker.token });
-    const created = await api.create(session.spec);
-    const budgetMs = settings.steps * (stepFloorMs(settings) + 3 * settings.tickMs) + 60_000;
-    const { outcome } = await waitForRun(api, created.runId, { timeoutMs: budgetMs, pollMs: 2_000 });
-    if (outcome !== "finished") throw new Error(`swarm-cycle run did not finish within ${budgetMs / 1000} s (${outcome})`);
+    if (client === "python") {
+      const yaml = `ajet:\n  data:\n    train_batch_size: ${settings.batchSize}\n  rollout:\n    num_repeat: ${settings.numRepeat}\n    max_env_worker: ${settings.maxEnvWorker}\n  trainer_common:\n    total_training_steps: ${settings.steps + 1}\n`;
+      const trained = (n: number) => emu.engine.statusHistory.filter((c) => c.to === ENGINE.ROLLING && c.from !== ENGINE.ROLLING).length > n;
+      await runPythonBaseline({ url: emulator.url, batchSize: settings.batchSize, numRepeat: settings.numRepeat, steps: settings.steps, llmCallsPerEpisode: settings.llmCallsPerEpisode, trainConfigYaml: yaml }, trained);
+    } else await runAjetEdge(emulator.url, datasetPath, settings, log);
   } finally {
-    await session.close();
     await emulator.close();
     await rm(dir, { recursive: true, force: true });
   }
@@ -178,7 +177,29 @@ export async function measureSwarmCycle(settings: SwarmCycleSettings, log: (line
     llmCallsPerEpisode: calls.reduce((a, b) => a + b, 0) / Math.max(1, calls.length),
     episodes: ended,
     wallS: (Date.now() - started) / 1000,
+    client,
+    requests: requestsPerStep(emu.requestLog, edges.length, claimedAt.size),
   };
+}
+
+/** The way `ajet-edge dev --swarm-url` runs against a real server: default tuning, job synced, engine started. */
+async function runAjetEdge(url: string, datasetPath: string, settings: SwarmCycleSettings, log: (line: string) => void): Promise<void> {
+  const options = parseDevArgs([
+    "--swarm-url", url, "--dataset", datasetPath, "--kind", "gsm8k", "--function", "math-agent",
+    "--batch-size", String(settings.batchSize), "--num-repeat", String(settings.numRepeat),
+    "--max-env-worker", String(settings.maxEnvWorker), "--steps", String(settings.steps),
+  ])!;
+  const plan = await buildDevPlan(options);
+  const session = await startDevSession(plan, { onLog: (l) => log(`  worker: ${l}`) });
+  try {
+    const api = runsApi(session.worker.url, fetch, { token: session.worker.token });
+    const created = await api.create(session.spec);
+    const budgetMs = settings.steps * (stepFloorMs(settings) + 3 * settings.tickMs) + 60_000;
+    const { outcome } = await waitForRun(api, created.runId, { timeoutMs: budgetMs, pollMs: 2_000 });
+    if (outcome !== "finished") throw new Error(`swarm-cycle run did not finish within ${budgetMs / 1000} s (${outcome})`);
+  } finally {
+    await session.close();
+  }
 }
 
 /** The issue's shape: tick 4 s, weight sync 5 s, registration 1 s, batch 8 × 4, max_env_worker 32, 2 calls, 10 steps. */
@@ -193,13 +214,28 @@ export const SWARM_CYCLE_TARGETS = { shareOfCeiling: 0.97, claimToFirstLlmP99Ms:
 export function formatSwarmCycle(r: SwarmCycleResult): string[] {
   const ok = (met: boolean) => (met ? "ok" : "MISSED");
   return [
-    `swarm cycle, LLM ${r.settings.llmLatencyMs} ms: ${r.stepsPerHour.toFixed(0)} steps/h of a ${r.ceilingStepsPerHour.toFixed(0)} ceiling (${(100 * r.shareOfCeiling).toFixed(1)} %, target ≥ ${100 * SWARM_CYCLE_TARGETS.shareOfCeiling} %: ${ok(r.shareOfCeiling >= SWARM_CYCLE_TARGETS.shareOfCeiling)})`,
+    `swarm cycle${r.client === "python" ? " (Python-client-like baseline)" : ""}, LLM ${r.settings.llmLatencyMs} ms: ${r.stepsPerHour.toFixed(0)} steps/h of a ${r.ceilingStepsPerHour.toFixed(0)} ceiling (${(100 * r.shareOfCeiling).toFixed(1)} %, target ≥ ${100 * SWARM_CYCLE_TARGETS.shareOfCeiling} %: ${ok(r.shareOfCeiling >= SWARM_CYCLE_TARGETS.shareOfCeiling)})`,
     `  median step ${r.medianStepS.toFixed(2)} s (floor ${r.stepFloorS.toFixed(2)} s incl. ${r.settings.tickMs / 1000} s tick quantisation), rollout ROLLING→ROLLING_POST ${r.medianRolloutS.toFixed(2)} s, idle after weight sync ${r.medianIdleAfterSyncS.toFixed(2)} s (registration delay ${r.settings.registrationDelayMs / 1000} s), steps past the first tick ${r.stepsPastFirstTick}`,
     `  claim → first LLM call p50 ${r.claimToFirstLlmP50Ms.toFixed(0)} ms, p99 ${r.claimToFirstLlmP99Ms.toFixed(0)} ms (target < ${SWARM_CYCLE_TARGETS.claimToFirstLlmP99Ms} ms: ${ok(r.claimToFirstLlmP99Ms < SWARM_CYCLE_TARGETS.claimToFirstLlmP99Ms)}); after the first cycle (warm isolate) p50 ${r.claimToFirstLlmSteadyP50Ms.toFixed(0)} ms, p99 ${r.claimToFirstLlmSteadyP99Ms.toFixed(0)} ms; ${r.episodes} episodes, ${r.llmCallsPerEpisode.toFixed(2)} LLM calls each, ${r.wallS.toFixed(0)} s wall`,
+    formatRequests("requests to the swarm server", r.requests),
   ];
 }
 
 /** True when `r` meets both targets. */
 export function metSwarmCycleTargets(r: SwarmCycleResult): boolean {
   return r.shareOfCeiling >= SWARM_CYCLE_TARGETS.shareOfCeiling && r.claimToFirstLlmP99Ms < SWARM_CYCLE_TARGETS.claimToFirstLlmP99Ms;
+}
+
+/** Target (issue 23): requests to the swarm server per trained step at most this many times the Python client's. */
+export const REQUEST_RATIO_TARGET = 1.2;
+
+/** True when `ours` sends at most {@link REQUEST_RATIO_TARGET} × the baseline's requests per trained step. */
+export function metRequestTarget(ours: SwarmCycleResult, python: SwarmCycleResult): boolean {
+  return ours.requests.total <= REQUEST_RATIO_TARGET * python.requests.total;
+}
+
+/** One line: our requests per trained step against the baseline's on the same cycle. */
+export function formatRequestRatio(ours: SwarmCycleResult, python: SwarmCycleResult): string {
+  const ratio = ours.requests.total / Math.max(1e-9, python.requests.total);
+  return `  requests per trained step, LLM ${ours.settings.llmLatencyMs} ms: ajet-edge ${ours.requests.total} vs Python-client-like ${python.requests.total} = ${ratio.toFixed(2)}× (target ≤ ${REQUEST_RATIO_TARGET}×: ${metRequestTarget(ours, python) ? "ok" : "MISSED"}); steps/h ${ours.stepsPerHour.toFixed(0)} vs ${python.stepsPerHour.toFixed(0)}`;
 }

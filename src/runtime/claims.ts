@@ -8,6 +8,7 @@ import { ENGINE, type SwarmThrottlePolicy } from "../protocol/index.ts";
 import { isRetryableError, type ClaimedEpisode, type SleepFn, type SwarmClient } from "../client/index.ts";
 import { abortAll, type ClaimFailureCause, type ClaimHandle } from "../port/index.ts";
 import { backoffDelayMs, type BackoffPolicy } from "../util/backoff.ts";
+import { poolGate, type PoolGate } from "./pool-gate.ts";
 
 /**
  * The in-invocation claim back-off after "No available episodes": first wait and cap (ms, ±50 % jitter), doubling
@@ -94,46 +95,93 @@ async function claimOne(
   client: SwarmClient,
   o: ClaimAllOptions,
 ): Promise<{ episode: ClaimedEpisode; globalStep?: number | null } | { failure: ClaimFailure }> {
-  const backoff: BackoffPolicy = { ...IN_INVOCATION_CLAIM_BACKOFF, firstMs: o.backoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.firstMs, maxMs: o.maxBackoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.maxMs };
-  let slowWaits = 0;
-  const fastUntilMs = o.now() + (o.fastWindowMs ?? 2_000);
-  const fastPollMs = o.fastPollMs ?? 100;
-  let lastDetail = "";
-  let lastKind: ClaimFailureCause = "other";
-  while (true) {
-    // The status is read together with the claim, so a claimed episode's step is known without one more round
-    // trip before the function starts. Claims only succeed in ROLLING, and a status read in flight at the same
-    // moment that says ROLLING names the claim's step (a different step would need a whole weight sync and a
-    // re-registration between two concurrent requests); any other answer is not used.
-    const status = client.getEngineStatus({ ...(o.signal ? { signal: o.signal } : {}) }).then(
-      (snap) => (snap.status === ENGINE.ROLLING ? snap.globalStep : undefined),
-      () => undefined,
-    );
-    try {
-      const r = await client.claimEpisode({
-        episodeType: o.episodeType,
-        discardEpisodeTimeoutSeconds: o.discardEpisodeTimeoutSeconds,
-        throttlePolicy: o.throttlePolicy,
-        signal: o.signal,
-      });
-      if (r.kind === "claimed") return { episode: r, globalStep: await status };
-      if (r.kind === "notReady") return { failure: { kind: r.reason, swarm, engineStatus: r.status, detail: r.failCause } };
-      if (r.kind === "rejected") return { failure: { kind: "other", swarm, detail: r.failCause } };
-      lastDetail = r.failCause;
-      lastKind = "noEpisodes";
-    } catch (err) {
-      if (o.signal?.aborted) throw err;
-      // A 422 or a refused option is a configuration error (BC-36), and an exhausted subrequest budget cannot
-      // recover within this invocation (BC-49): never retried.
-      if (!isRetryableError(err)) return { failure: { kind: "other", swarm, detail: err instanceof Error ? err.message : String(err) } };
-      lastDetail = err instanceof Error ? err.message : String(err);
-      lastKind = "other";
+  const gate = poolGate(client.baseURL, o.episodeType);
+  let holding = false;
+  gate.enter();
+  try {
+    const backoff: BackoffPolicy = { ...IN_INVOCATION_CLAIM_BACKOFF, firstMs: o.backoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.firstMs, maxMs: o.maxBackoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.maxMs };
+    let slowWaits = 0;
+    const fastWindowMs = o.fastWindowMs ?? 2_000;
+    const fastUntilMs = o.now() + fastWindowMs;
+    const fastPollMs = o.fastPollMs ?? 100;
+    let lastDetail = "No available episodes to claim.";
+    let lastKind: ClaimFailureCause = "noEpisodes";
+    let probing = false;
+    while (true) {
+      // While the pool is believed empty (or nothing is known), one claim of this isolate asks at a time
+      // (runtime/pool-gate.ts); the others wait for its answer and claim together once it found an episode.
+      if (!holding) {
+        const turn = await takeTurn(gate, o);
+        if (turn === "deadline") return { failure: { kind: lastKind, swarm, detail: lastDetail } };
+        holding = turn === "held";
+      }
+      // The status is read together with the claim, so a claimed episode's step is known without one more round
+      // trip before the function starts. Claims only succeed in ROLLING, and a status read in flight at the same
+      // moment that says ROLLING names the claim's step (a different step would need a whole weight sync and a
+      // re-registration between two concurrent requests); any other answer is not used. A prober's repeated asks
+      // of an empty pool go without it (the step is read after its claim then): they are expected to find nothing.
+      const status = probing
+        ? Promise.resolve(undefined)
+        : client.getEngineStatus({ ...(o.signal ? { signal: o.signal } : {}) }).then(
+            (snap) => (snap.status === ENGINE.ROLLING ? snap.globalStep : undefined),
+            () => undefined,
+          );
+      try {
+        const r = await client.claimEpisode({
+          episodeType: o.episodeType,
+          discardEpisodeTimeoutSeconds: o.discardEpisodeTimeoutSeconds,
+          throttlePolicy: o.throttlePolicy,
+          signal: o.signal,
+        });
+        gate.learn(r.kind === "claimed" ? "claimed" : r.kind === "empty" ? "empty" : "other", o.now());
+        if (r.kind === "claimed") return { episode: r, globalStep: await status };
+        if (r.kind === "notReady") return { failure: { kind: r.reason, swarm, engineStatus: r.status, detail: r.failCause } };
+        if (r.kind === "rejected") return { failure: { kind: "other", swarm, detail: r.failCause } };
+        lastDetail = r.failCause;
+        lastKind = "noEpisodes";
+      } catch (err) {
+        gate.learn("other", o.now());
+        if (o.signal?.aborted) throw err;
+        // A 422 or a refused option is a configuration error (BC-36), and an exhausted subrequest budget cannot
+        // recover within this invocation (BC-49): never retried.
+        if (!isRetryableError(err)) return { failure: { kind: "other", swarm, detail: err instanceof Error ? err.message : String(err) } };
+        lastDetail = err instanceof Error ? err.message : String(err);
+        lastKind = "other";
+      }
+      // the fast pace lasts from the start of the pool's empty spell (a prober taking over keeps it), else from ours
+      const fastUntil = gate.emptySinceMs !== null ? Math.max(fastUntilMs, gate.emptySinceMs + fastWindowMs) : fastUntilMs;
+      const fast = o.now() < fastUntil;
+      const u = o.random();
+      const wait = fast ? fastPollMs * (0.5 + u) : backoffDelayMs(backoff, slowWaits + 1, u);
+      if (o.now() + wait > o.deadlineAtMs) return { failure: { kind: lastKind, swarm, detail: lastDetail } };
+      // the one that holds the turn keeps it while it waits (it is the prober); one that claimed freely and found
+      // the pool empty waits, then takes its turn like everyone else
+      probing = holding && lastKind === "noEpisodes";
+      await o.sleep(wait, o.signal);
+      if (!fast) slowWaits++;
     }
-    const fast = o.now() < fastUntilMs;
-    const u = o.random();
-    const wait = fast ? fastPollMs * (0.5 + u) : backoffDelayMs(backoff, slowWaits + 1, u);
-    if (o.now() + wait > o.deadlineAtMs) return { failure: { kind: lastKind, swarm, detail: lastDetail } };
-    await o.sleep(wait, o.signal);
-    if (!fast) slowWaits++;
+  } finally {
+    if (holding) gate.release();
+    gate.leave();
+  }
+}
+
+/** Slice of a wait for the turn (ms): the deadline and the signal are checked at least this often. */
+const TURN_WAIT_SLICE_MS = 250;
+
+/**
+ * Waits until this claim may ask (runtime/pool-gate.ts): at once when the pool is believed to have episodes or no
+ * one holds the turn, else until the holder's answer, the deadline or the signal.
+ * @returns "held" (the caller holds the turn), "free" (claim without it) or "deadline"
+ * @throws the signal's reason when it fires
+ */
+async function takeTurn(gate: PoolGate, o: ClaimAllOptions): Promise<"held" | "free" | "deadline"> {
+  while (true) {
+    const t = gate.take(o.now());
+    if (t !== "busy") return t;
+    const left = o.deadlineAtMs - o.now();
+    if (left <= 0) return "deadline";
+    await Promise.race([gate.changed(), o.sleep(Math.min(left, TURN_WAIT_SLICE_MS), o.signal)]);
+    if (o.signal?.aborted) throw o.signal.reason;
   }
 }

@@ -69,8 +69,8 @@ export function changedRuns(before: Seen, state: WatchState, lastNotes: Readonly
 }
 
 /**
- * When the watcher polls next after a poll at `nowMs`: the pace of the runs still live (not failed), delayed until the
- * poll budget holds a token (edge/swarm-server/swarm-watch.ts); null when no live run is left (the watcher sleeps
+ * When the watcher polls next after a poll at `nowMs`: the pace of the runs still live (not failed), with the end of
+ * the current status expected when it lasted some time the last time (`seen.dwellMs`), delayed until the poll budget holds a token (edge/swarm-server/swarm-watch.ts); null when no live run is left (the watcher sleeps
  * until the next subscribe).
  * @param bucket the poll budget (kept in the object's memory; null: a full one)
  */
@@ -79,6 +79,9 @@ export function nextWatchAtMs(state: WatchState, bucket: PollBucket | null, nowM
   if (live.length === 0) return null;
   const timing = watchTimingOf(live);
   const expect = live.map((s) => s.expectEdgeUntilMs ?? 0).reduce((a, b) => Math.max(a, b), 0);
-  const view = { engineStatus: state.seen.engineStatus, changedAtMs: state.seen.changedAtMs, expectEdgeUntilMs: expect || null, booting: state.boot.phase !== "idle" };
+  const { seen } = state;
+  const dwell = seen.dwellMs?.[seen.engineStatus];
+  const expectedChangeAtMs = dwell !== undefined && seen.statusSinceMs != null ? seen.statusSinceMs + dwell : null;
+  const view = { engineStatus: seen.engineStatus, changedAtMs: seen.changedAtMs, expectEdgeUntilMs: expect || null, booting: state.boot.phase !== "idle", expectedChangeAtMs };
   return nextPollAtMs(view, bucket ?? freshBucket(timing, nowMs), timing, nowMs);
 }

@@ -31,6 +31,10 @@ export interface Seen {
   lastError: string | null;
   /** when OFFLINE followed a running status this object did not cause */
   stoppedElsewhereAtMs: number | null;
+  /** when the status (not the step) last changed (absent in state stored before it existed) */
+  statusSinceMs?: number | null;
+  /** how long each running status lasted the last time it ended, ms, as the polls saw it: the watcher's pace (edge/swarm-server/swarm-watch.ts) */
+  dwellMs?: Record<string, number>;
 }
 
 /** The bootstrap this object runs (at most one at a time): idle → starting (sync + start sent) → booting → idle. */

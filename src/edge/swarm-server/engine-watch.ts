@@ -197,10 +197,16 @@ export function seePoll(state: Pick<WatchState, "seen" | "boot" | "stoppingSince
   // global_step back (0 from the exit hook, or a fresh 1) while running, without a down status seen in between
   const stepBack = !wentDown && isRunning(engineStatus) && globalStep !== null && before.globalStep !== null && globalStep < before.globalStep;
   const ours = state.boot.phase !== "idle" || state.stoppingSinceMs !== null;
+  const statusChanged = engineStatus !== before.engineStatus;
+  const since = before.statusSinceMs ?? null;
+  // how long the status that just ended lasted (running statuses only: the watcher paces itself by them)
+  const learnt = statusChanged && since !== null && isRunning(before.engineStatus) && !wentDown ? { [before.engineStatus]: nowMs - since } : {};
   return {
     engineStatus,
     globalStep,
     seenAtMs: nowMs,
+    statusSinceMs: statusChanged ? nowMs : since,
+    dwellMs: { ...before.dwellMs, ...learnt },
     changedAtMs: changed ? nowMs : before.changedAtMs,
     restarts: before.restarts + (wentDown || stepBack ? 1 : 0),
     lastError: null,

@@ -3,7 +3,9 @@
  * time is an input. Quick polls around the edges it expects (a status just changed; ROLLING_POST / WEIGHT_SYNCING,
  * which always lead back to ROLLING; a run said its batch window is complete, so ROLLING → ROLLING_POST is due),
  * a middle pace while BOOTING, slow otherwise — and never more than `maxPollsPerMinute` polls in any 60 s (a token
- * bucket whose burst is part of that bound).
+ * bucket whose burst is part of that bound). Paced by what the engine can do next (issue 23): when the status is
+ * known to have lasted some time the last time (a weight sync, a rollout), the quick polls begin `leadMs` before that
+ * much time has passed again, and until then the watcher polls at most every `pacedMaxMs`.
  */
 import { ENGINE } from "../../protocol/index.ts";
 
@@ -21,6 +23,10 @@ export interface WatchTiming {
   maxPollsPerMinute: number;
   /** bucket size: polls that may come back to back before the refill rate applies */
   burst: number;
+  /** near an edge whose time is expected (the status lasted this long the last time): quick polls begin this long before it */
+  leadMs: number;
+  /** near an edge whose time is expected, the longest interval before the quick polls begin */
+  pacedMaxMs: number;
 }
 
 /** Defaults for a real server: 250 ms near edges, 2 s while booting, 5 s otherwise, ≤ 120 polls per minute. */
@@ -31,6 +37,8 @@ export const DEFAULT_WATCH_TIMING: WatchTiming = {
   edgeBurstMs: 10_000,
   maxPollsPerMinute: 120,
   burst: 20,
+  leadMs: 1_000,
+  pacedMaxMs: 2_000,
 };
 
 /** A token bucket of polls: `tokens` available at instant `atMs` (epoch ms). */
@@ -49,6 +57,8 @@ export interface WatchView {
   expectEdgeUntilMs: number | null;
   /** an engine start this watcher made is in progress (BOOTING expected to end) */
   booting: boolean;
+  /** when the current status is expected to end (it lasted this long the last time), null when not known */
+  expectedChangeAtMs?: number | null;
 }
 
 const LEADS_TO_ROLLING = new Set<string>([ENGINE.ROLLING_POST, ENGINE.WEIGHT_SYNCING]);
@@ -84,11 +94,14 @@ export function spendOrOverdraw(b: PollBucket, t: WatchTiming, nowMs: number): P
 
 /** The interval the view asks for, before the rate bound: quick, booting or slow. */
 export function desiredIntervalMs(v: WatchView, t: WatchTiming, nowMs: number): number {
-  const nearEdge =
-    LEADS_TO_ROLLING.has(v.engineStatus) ||
-    (v.expectEdgeUntilMs !== null && nowMs < v.expectEdgeUntilMs) ||
-    (v.changedAtMs !== null && nowMs - v.changedAtMs < t.edgeBurstMs);
-  if (nearEdge) return t.quickMs;
+  // a run said the edge is due (its window is complete): quick, whatever the last time said
+  if (v.expectEdgeUntilMs !== null && nowMs < v.expectEdgeUntilMs) return t.quickMs;
+  const nearEdge = LEADS_TO_ROLLING.has(v.engineStatus) || (v.changedAtMs !== null && nowMs - v.changedAtMs < t.edgeBurstMs);
+  if (nearEdge) {
+    // an edge whose time is known from the last time: wait for it at a slower pace until `leadMs` before it
+    const paced = v.expectedChangeAtMs == null ? 0 : v.expectedChangeAtMs - t.leadMs - nowMs;
+    return paced > t.quickMs ? Math.min(paced, t.pacedMaxMs) : t.quickMs;
+  }
   if (v.engineStatus === ENGINE.BOOTING || v.booting) return t.bootingMs;
   return t.slowMs;
 }

@@ -278,4 +278,23 @@ describe("what the runs hear", () => {
     expect(nextWatchAtMs(state, null, T0)).toBe(T0 + 2_000);
     expect(nextWatchAtMs({ ...state, subs: { a: { ...state.subs["a"]!, failed: "x" } } }, null, T0)).toBeNull();
   });
+
+  it("learns how long each running status lasted (not a step change within it) and waits for the next end of a weight sync at the paced interval", () => {
+    const t = T0;
+    const { state } = run([
+      ...join(sub("a"), t),
+      polled(ENGINE.ROLLING, 1, t),
+      polled(ENGINE.ROLLING_POST, 1, t + 4_000),
+      polled(ENGINE.WEIGHT_SYNCING, null, t + 4_300),
+      polled(ENGINE.WEIGHT_SYNCING, 1, t + 4_600), // the trainer's second post, with the step: the status did not change
+      polled(ENGINE.ROLLING, 2, t + 9_300),
+      polled(ENGINE.ROLLING_POST, 2, t + 13_300),
+      polled(ENGINE.WEIGHT_SYNCING, 2, t + 13_600),
+    ]);
+    expect(state.seen.dwellMs).toEqual({ [ENGINE.ROLLING]: 4_000, [ENGINE.ROLLING_POST]: 300, [ENGINE.WEIGHT_SYNCING]: 5_000 });
+    expect(state.seen.statusSinceMs).toBe(t + 13_600);
+    // the next ROLLING is expected 5 s after this sync began: paced polls until 1 s before, then quick
+    expect(nextWatchAtMs(state, null, t + 13_600)).toBe(t + 13_600 + DEFAULT_WATCH_TIMING.pacedMaxMs);
+    expect(nextWatchAtMs(state, null, t + 17_700)).toBe(t + 17_700 + DEFAULT_WATCH_TIMING.quickMs);
+  });
 });

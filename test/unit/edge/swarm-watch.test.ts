@@ -62,3 +62,37 @@ describe("the poll bound", () => {
     expect(() => spend(bucket, { ...T, burst: 1 }, 0)).toThrow(/poll budget exhausted/);
   });
 });
+
+describe("the pace by what the engine can do next (issue 23)", () => {
+  it("waits for an edge whose time is known from the last time at the paced interval, quick from leadMs before it", () => {
+    const syncing = (expectedChangeAtMs: number | null) => view({ engineStatus: ENGINE.WEIGHT_SYNCING, changedAtMs: NOW, expectedChangeAtMs });
+    // the last weight sync took 5 s: paced (at most pacedMaxMs) until 1 s before its end, then quick
+    expect(desiredIntervalMs(syncing(NOW + 5_000), T, NOW)).toBe(T.pacedMaxMs);
+    expect(desiredIntervalMs(syncing(NOW + 5_000), T, NOW + 2_500)).toBe(1_500);
+    expect(desiredIntervalMs(syncing(NOW + 5_000), T, NOW + 4_000 - T.quickMs)).toBe(T.quickMs);
+    expect(desiredIntervalMs(syncing(NOW + 5_000), T, NOW + 6_000)).toBe(T.quickMs); // late: quick until it comes
+    expect(desiredIntervalMs(syncing(null), T, NOW)).toBe(T.quickMs); // never seen end: quick
+  });
+
+  it("a run expecting the edge keeps the quick pace, whatever the last time said", () => {
+    expect(desiredIntervalMs(view({ changedAtMs: NOW, expectedChangeAtMs: NOW + 4_000, expectEdgeUntilMs: NOW + 60_000 }), T, NOW)).toBe(T.quickMs);
+  });
+
+  it("fewer polls over one 9 s cycle of the issue's shape (rollout 4 s, post 0.3 s, sync 5 s) once the durations are known", () => {
+    const phases: Array<[string, number]> = [[ENGINE.ROLLING, 4_000], [ENGINE.ROLLING_POST, 300], [ENGINE.WEIGHT_SYNCING, 5_000]];
+    const count = (known: boolean) => {
+      let polls = 0;
+      let start = 0;
+      for (const [status, ms] of phases) {
+        let at = start;
+        while (at < start + ms) {
+          polls++;
+          at += desiredIntervalMs(view({ engineStatus: status, changedAtMs: start, expectedChangeAtMs: known ? start + ms : null }), T, at);
+        }
+        start += ms;
+      }
+      return polls;
+    };
+    expect(count(true)).toBeLessThan(count(false) / 2);
+  });
+});
