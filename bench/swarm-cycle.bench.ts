@@ -20,6 +20,7 @@ import { runsApi, waitForRun } from "../src/cli/dev/runs-api.ts";
 import { startDevSession } from "../src/cli/dev/session.ts";
 import { startEmulator } from "../src/emulator/index.ts";
 import { ENGINE } from "../src/protocol/index.ts";
+import type { LatencySpec } from "../src/emulator/latency.ts";
 import { formatRequests, requestsPerStep, runPythonBaseline, type RequestsPerStep } from "./swarm-requests.ts";
 
 /** The shape of one swarm-cycle measurement (times in milliseconds). */
@@ -33,6 +34,10 @@ export interface SwarmCycleSettings {
   maxEnvWorker: number;
   steps: number;
   llmCallsPerEpisode: number;
+  /** the LLM latency distribution; absent: fixed at `llmLatencyMs` (a heavy tail: lognormal, `llmLatencyMs` its median) */
+  llmLatency?: LatencySpec;
+  /** share of episodes that call the calculator first (2 LLM calls; the others answer at once: 1 call); default 1 */
+  toolCallRate?: number;
 }
 
 /** What one measurement found. Durations are seconds unless named `Ms`. */
@@ -106,10 +111,10 @@ export async function measureSwarmCycle(settings: SwarmCycleSettings, log: (line
       tickMs: settings.tickMs,
       weightSyncMs: settings.weightSyncMs,
       registrationDelayMs: settings.registrationDelayMs,
-      llmLatency: { kind: "fixed", ms: settings.llmLatencyMs },
+      llmLatency: settings.llmLatency ?? { kind: "fixed", ms: settings.llmLatencyMs },
     },
-    // every episode: one calculator call, then the answer (two LLM calls)
-    policy: { toolCallRate: 1, malformedRate: 0 },
+    // by default every episode: one calculator call, then the answer (two LLM calls)
+    policy: { toolCallRate: settings.toolCallRate ?? 1, malformedRate: 0 },
   });
   const emu = emulator.emulator;
   const claimedAt = new Map<string, number>();
@@ -194,7 +199,8 @@ async function runAjetEdge(url: string, datasetPath: string, settings: SwarmCycl
   try {
     const api = runsApi(session.worker.url, fetch, { token: session.worker.token });
     const created = await api.create(session.spec);
-    const budgetMs = settings.steps * (stepFloorMs(settings) + 3 * settings.tickMs) + 60_000;
+    const tailMs = settings.llmLatency?.kind === "lognormal" ? 2 * lognormalQuantileMs(settings.llmLatency.medianMs, settings.llmLatency.sigma, 0.99) : 0;
+    const budgetMs = settings.steps * (stepFloorMs(settings) + 3 * settings.tickMs + tailMs) + 60_000;
     const { outcome } = await waitForRun(api, created.runId, { timeoutMs: budgetMs, pollMs: 2_000 });
     if (outcome !== "finished") throw new Error(`swarm-cycle run did not finish within ${budgetMs / 1000} s (${outcome})`);
   } finally {
@@ -214,7 +220,7 @@ export const SWARM_CYCLE_TARGETS = { shareOfCeiling: 0.97, claimToFirstLlmP99Ms:
 export function formatSwarmCycle(r: SwarmCycleResult): string[] {
   const ok = (met: boolean) => (met ? "ok" : "MISSED");
   return [
-    `swarm cycle${r.client === "python" ? " (Python-client-like baseline)" : ""}, LLM ${r.settings.llmLatencyMs} ms: ${r.stepsPerHour.toFixed(0)} steps/h of a ${r.ceilingStepsPerHour.toFixed(0)} ceiling (${(100 * r.shareOfCeiling).toFixed(1)} %, target ≥ ${100 * SWARM_CYCLE_TARGETS.shareOfCeiling} %: ${ok(r.shareOfCeiling >= SWARM_CYCLE_TARGETS.shareOfCeiling)})`,
+    `swarm cycle${r.client === "python" ? " (Python-client-like baseline)" : ""}, LLM ${latencyLabel(r.settings)}: ${r.stepsPerHour.toFixed(0)} steps/h of a ${r.ceilingStepsPerHour.toFixed(0)} ceiling (${(100 * r.shareOfCeiling).toFixed(1)} %, target ≥ ${100 * SWARM_CYCLE_TARGETS.shareOfCeiling} %: ${ok(r.shareOfCeiling >= SWARM_CYCLE_TARGETS.shareOfCeiling)})`,
     `  median step ${r.medianStepS.toFixed(2)} s (floor ${r.stepFloorS.toFixed(2)} s incl. ${r.settings.tickMs / 1000} s tick quantisation), rollout ROLLING→ROLLING_POST ${r.medianRolloutS.toFixed(2)} s, idle after weight sync ${r.medianIdleAfterSyncS.toFixed(2)} s (registration delay ${r.settings.registrationDelayMs / 1000} s), steps past the first tick ${r.stepsPastFirstTick}`,
     `  claim → first LLM call p50 ${r.claimToFirstLlmP50Ms.toFixed(0)} ms, p99 ${r.claimToFirstLlmP99Ms.toFixed(0)} ms (target < ${SWARM_CYCLE_TARGETS.claimToFirstLlmP99Ms} ms: ${ok(r.claimToFirstLlmP99Ms < SWARM_CYCLE_TARGETS.claimToFirstLlmP99Ms)}); after the first cycle (warm isolate) p50 ${r.claimToFirstLlmSteadyP50Ms.toFixed(0)} ms, p99 ${r.claimToFirstLlmSteadyP99Ms.toFixed(0)} ms; ${r.episodes} episodes, ${r.llmCallsPerEpisode.toFixed(2)} LLM calls each, ${r.wallS.toFixed(0)} s wall`,
     formatRequests("requests to the swarm server", r.requests),
@@ -238,4 +244,43 @@ export function metRequestTarget(ours: SwarmCycleResult, python: SwarmCycleResul
 export function formatRequestRatio(ours: SwarmCycleResult, python: SwarmCycleResult): string {
   const ratio = ours.requests.total / Math.max(1e-9, python.requests.total);
   return `  requests per trained step, LLM ${ours.settings.llmLatencyMs} ms: ajet-edge ${ours.requests.total} vs Python-client-like ${python.requests.total} = ${ratio.toFixed(2)}× (target ≤ ${REQUEST_RATIO_TARGET}×: ${metRequestTarget(ours, python) ? "ok" : "MISSED"}); steps/h ${ours.stepsPerHour.toFixed(0)} vs ${python.stepsPerHour.toFixed(0)}`;
+}
+
+/** The latency of a measurement in words: fixed, or the lognormal's median, σ and p99. */
+export function latencyLabel(s: SwarmCycleSettings): string {
+  const l = s.llmLatency;
+  const turns = s.toolCallRate !== undefined && s.toolCallRate < 1 ? `, 1–2 LLM calls per episode (${Math.round(100 * s.toolCallRate)} % two)` : "";
+  if (!l || l.kind === "fixed") return `${l?.ms ?? s.llmLatencyMs} ms${turns}`;
+  return `lognormal median ${l.medianMs} ms σ ${l.sigma} (p99 ${(lognormalQuantileMs(l.medianMs, l.sigma, 0.99) / 1000).toFixed(1)} s, cap ${l.maxMs / 1000} s)${turns}`;
+}
+
+/** The q-quantile of a lognormal with this median and log-space σ, ms (z of 0.99 = 2.3263). */
+export function lognormalQuantileMs(medianMs: number, sigma: number, q: 0.99 | 0.5): number {
+  return medianMs * Math.exp(sigma * (q === 0.99 ? 2.3263 : 0));
+}
+
+/**
+ * The tail shape (issue 23): the issue's cycle with LLM calls of median 1 s and a heavy tail (lognormal σ 1.2: p99
+ * 16.3 s, capped at 60 s) and 1 or 2 calls per episode; `tail: false` is the same cycle without the tail (every call
+ * 1 s), the figure the tail is compared with.
+ */
+export function tailShape(tail: boolean, steps = 10): SwarmCycleSettings {
+  return {
+    ...issueShape(1_000, steps),
+    toolCallRate: 0.5,
+    ...(tail ? { llmLatency: { kind: "lognormal", medianMs: 1_000, sigma: 1.2, maxMs: 60_000 } as const } : {}),
+  };
+}
+
+/** Target (issue 23): steps/h with the tail at least this share of the no-tail figure. */
+export const TAIL_TARGET_SHARE = 0.9;
+
+/** Lines comparing the tail run with the no-tail run (same emulator cycle). */
+export function formatTail(noTail: SwarmCycleResult, tail: SwarmCycleResult): string[] {
+  const share = tail.stepsPerHour / noTail.stepsPerHour;
+  return [
+    ...formatSwarmCycle(noTail),
+    ...formatSwarmCycle(tail),
+    `  tail: ${tail.stepsPerHour.toFixed(0)} steps/h with the tail vs ${noTail.stepsPerHour.toFixed(0)} without = ${(100 * share).toFixed(0)} % (target ≥ ${100 * TAIL_TARGET_SHARE} %: ${share >= TAIL_TARGET_SHARE ? "ok" : "MISSED"}); without over-provisioning (one slot per episode the batch needs, the Python client's way) — over-provisioning is not built yet (docs/performance.md)`,
+  ];
 }
