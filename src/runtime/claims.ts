@@ -96,7 +96,7 @@ async function claimOne(
   o: ClaimAllOptions,
 ): Promise<{ episode: ClaimedEpisode; globalStep?: number | null } | { failure: ClaimFailure }> {
   const gate = poolGate(client.baseURL, o.episodeType);
-  let holding = false;
+  let holding: number | null = null;
   gate.enter();
   try {
     const backoff: BackoffPolicy = { ...IN_INVOCATION_CLAIM_BACKOFF, firstMs: o.backoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.firstMs, maxMs: o.maxBackoffMs ?? IN_INVOCATION_CLAIM_BACKOFF.maxMs };
@@ -110,10 +110,10 @@ async function claimOne(
     while (true) {
       // While the pool is believed empty (or nothing is known), one claim of this isolate asks at a time
       // (runtime/pool-gate.ts); the others wait for its answer and claim together once it found an episode.
-      if (!holding) {
+      if (holding === null) {
         const turn = await takeTurn(gate, o);
         if (turn === "deadline") return { failure: { kind: lastKind, swarm, detail: lastDetail } };
-        holding = turn === "held";
+        if (turn !== "free") holding = turn;
       }
       // The status is read together with the claim, so a claimed episode's step is known without one more round
       // trip before the function starts. Claims only succeed in ROLLING, and a status read in flight at the same
@@ -156,32 +156,45 @@ async function claimOne(
       if (o.now() + wait > o.deadlineAtMs) return { failure: { kind: lastKind, swarm, detail: lastDetail } };
       // the one that holds the turn keeps it while it waits (it is the prober); one that claimed freely and found
       // the pool empty waits, then takes its turn like everyone else
-      probing = holding && lastKind === "noEpisodes";
+      probing = holding !== null && lastKind === "noEpisodes";
       await o.sleep(wait, o.signal);
       if (!fast) slowWaits++;
     }
   } finally {
-    if (holding) gate.release();
+    if (holding !== null) gate.release(holding);
     gate.leave();
   }
 }
 
-/** Slice of a wait for the turn (ms): the deadline and the signal are checked at least this often. */
-const TURN_WAIT_SLICE_MS = 250;
-
 /**
  * Waits until this claim may ask (runtime/pool-gate.ts): at once when the pool is believed to have episodes or no
- * one holds the turn, else until the holder's answer, the deadline or the signal.
- * @returns "held" (the caller holds the turn), "free" (claim without it) or "deadline"
+ * one holds the turn, else until the holder's next answer or release (then again, unless the deadline passed). The
+ * wait is event-driven, not timed: the holder answers at least once per back-off step, so a waiter gives up at most
+ * one of its steps past its deadline (it starts no claim after it).
+ * @returns the caller's holder number (it holds the turn), "free" (claim without it) or "deadline"
  * @throws the signal's reason when it fires
  */
-async function takeTurn(gate: PoolGate, o: ClaimAllOptions): Promise<"held" | "free" | "deadline"> {
+async function takeTurn(gate: PoolGate, o: ClaimAllOptions): Promise<number | "free" | "deadline"> {
   while (true) {
     const t = gate.take(o.now());
     if (t !== "busy") return t;
-    const left = o.deadlineAtMs - o.now();
-    if (left <= 0) return "deadline";
-    await Promise.race([gate.changed(), o.sleep(Math.min(left, TURN_WAIT_SLICE_MS), o.signal)]);
-    if (o.signal?.aborted) throw o.signal.reason;
+    if (o.now() >= o.deadlineAtMs) return "deadline";
+    await untilChangedOrAborted(gate, o.signal);
+  }
+}
+
+/** The gate's next change, or the signal's reason thrown when it fires first. */
+async function untilChangedOrAborted(gate: PoolGate, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return gate.changed();
+  if (signal.aborted) throw signal.reason;
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    await Promise.race([gate.changed(), aborted]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
   }
 }

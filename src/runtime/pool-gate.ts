@@ -19,6 +19,9 @@ export type PoolBelief = "has" | "empty" | "unknown";
 /** How long a claimed episode makes the pool believed to have more (ms): the claims it releases go within milliseconds; a belief older than this is no belief (the next wave, after a weight sync, finds the pool empty until registration). */
 export const HAS_EPISODES_TTL_MS = 1_000;
 
+/** A turn whose holder showed no sign of life this long (wall clock, ms) is taken over: a holder answers at least once per back-off step (≤ 6 s). */
+export const HELD_STALE_MS = 30_000;
+
 /** One pool's gate: the belief, whether an invocation holds the turn to ask, and the invocations waiting for it. */
 export class PoolGate {
   #belief: PoolBelief = "unknown";
@@ -26,6 +29,10 @@ export class PoolGate {
   /** epoch ms of the first empty answer of the current empty spell (null when the pool is not believed empty) */
   emptySinceMs: number | null = null;
   #held = false;
+  /** which holder holds the turn (a release by an older one, after its turn was taken over, is ignored) */
+  #holder = 0;
+  /** wall-clock ms of the holder's last sign of life (its take or an answer it learnt) */
+  #activeAtMs = 0;
   #wake: Array<() => void> = [];
   #claimers = 0;
 
@@ -53,31 +60,38 @@ export class PoolGate {
   }
 
   /**
-   * Takes the turn when it is needed and free. A pool believed to have episodes needs no turn: everyone may claim.
-   * @returns "free" (claim without the turn), "held" (this caller holds it now: release it with {@link release}),
-   *   or "busy" (another invocation holds it: wait with {@link changed} and ask again)
+   * Takes the turn when it is needed and free. A pool believed to have episodes needs no turn: everyone may claim. A
+   * turn whose holder showed no sign of life for {@link HELD_STALE_MS} (an invocation cancelled without its `finally`)
+   * is taken over.
+   * @returns "free" (claim without the turn), a holder number (this caller holds the turn now: release it with
+   *   {@link release}), or "busy" (another invocation holds it: wait with {@link changed} and ask again)
    */
-  take(nowMs: number): "free" | "held" | "busy" {
+  take(nowMs: number): "free" | "busy" | number {
     if (this.belief(nowMs) === "has") return "free";
-    if (this.#held) return "busy";
+    if (this.#held && Date.now() - this.#activeAtMs < HELD_STALE_MS) return "busy";
     this.#held = true;
-    return "held";
+    this.#activeAtMs = Date.now();
+    return ++this.#holder;
   }
 
-  /** Gives the turn back and wakes every waiter (the first to run takes it, unless the pool is believed to have episodes). */
-  release(): void {
+  /** Gives the turn back (when `holder` still holds it) and wakes every waiter (the first to run takes it, unless the pool is believed to have episodes). */
+  release(holder: number): void {
+    if (holder !== this.#holder) return;
     this.#held = false;
     this.#wakeAll();
   }
 
   /**
-   * Records one claim answer: a claimed episode means the pool has episodes (waiters are woken to claim together),
-   * "No available episodes" that it is empty (waiters keep waiting), anything else that nothing is known.
+   * Records one claim answer and wakes the waiters: a claimed episode means the pool has episodes (they claim
+   * together), "No available episodes" that it is empty (they look at their deadlines and keep waiting), anything
+   * else that nothing is known (one of them asks next).
    */
   learn(answer: "claimed" | "empty" | "other", nowMs: number): void {
+    this.#activeAtMs = Date.now();
     if (answer === "empty") {
       if (this.#belief !== "empty") this.emptySinceMs = nowMs;
       this.#belief = "empty";
+      this.#wakeAll(); // the waiters look at their deadlines, then wait again
       return;
     }
     this.#belief = answer === "claimed" ? "has" : "unknown";
@@ -86,9 +100,15 @@ export class PoolGate {
     this.#wakeAll();
   }
 
-  /** Resolves at the next release or change of belief to something other than empty. */
+  /** Resolves at the next release or answer learnt, or after {@link HELD_STALE_MS} of wall-clock time (then the turn may be taken over). */
   changed(): Promise<void> {
-    return new Promise((resolve) => this.#wake.push(resolve));
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, HELD_STALE_MS);
+      this.#wake.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   #wakeAll(): void {

@@ -3,11 +3,11 @@
  * of one isolate waiting for the engine to register its episodes send one claim at a time while the pool is empty,
  * then all claim once one found an episode; every claim still gets its own episode and its step.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { SwarmClient } from "../../../src/client/index.ts";
 import { createEmulator, type Emulator } from "../../../src/emulator/index.ts";
 import { claimAll, type ClaimAllOptions } from "../../../src/runtime/claims.ts";
-import { PoolGate } from "../../../src/runtime/pool-gate.ts";
+import { HELD_STALE_MS, PoolGate } from "../../../src/runtime/pool-gate.ts";
 
 const URL_OF = "http://127.0.0.1:10099";
 let emu: Emulator | undefined;
@@ -91,7 +91,8 @@ describe("PoolGate", () => {
     const g = new PoolGate();
     g.enter();
     g.enter();
-    expect(g.take(0)).toBe("held");
+    const holder = g.take(0);
+    expect(holder).toBeTypeOf("number");
     expect(g.take(0)).toBe("busy");
     g.learn("empty", 10);
     expect(g.emptySinceMs).toBe(10);
@@ -100,12 +101,32 @@ describe("PoolGate", () => {
     expect(g.belief(30)).toBe("has");
     expect(g.take(31)).toBe("free");
     expect(g.belief(30 + 1_001)).toBe("unknown");
-    g.release();
+    g.release(holder as number);
     g.learn("empty", 40);
     g.leave();
     expect(g.belief(41)).toBe("empty");
     g.leave();
     expect(g.belief(42)).toBe("unknown");
     expect(g.emptySinceMs).toBeNull();
+  });
+
+  it("a turn whose holder went silent (cancelled without its finally) is taken over; the old holder's late release changes nothing", () => {
+    const g = new PoolGate();
+    const t0 = Date.now();
+    const now = vi.spyOn(Date, "now").mockReturnValue(t0);
+    try {
+      const old = g.take(0) as number;
+      expect(g.take(0)).toBe("busy");
+      now.mockReturnValue(t0 + HELD_STALE_MS + 1);
+      const next = g.take(0);
+      expect(next).toBeTypeOf("number");
+      expect(next).not.toBe(old);
+      g.release(old);
+      expect(g.take(0)).toBe("busy");
+      g.release(next as number);
+      expect(g.held).toBe(false);
+    } finally {
+      now.mockRestore();
+    }
   });
 });
