@@ -321,3 +321,57 @@ export function verdict(whole: Summary, changed: ReadonlySet<string>, before: Su
   }
   return { fail, lines };
 }
+
+/** A test as the JSON report's `testFiles` holds it (the fields read here). */
+interface ReportTest {
+  id: string;
+  name: string;
+}
+
+/** The report with its test files (`testFiles`: test file → its tests; a mutant's `coveredBy`/`killedBy` hold test ids). */
+export interface FullMutationReport {
+  files: Record<string, { source: string; mutants: (ReportMutant & { coveredBy?: string[]; killedBy?: string[] })[] }>;
+  testFiles?: Record<string, { source?: string; tests: ReportTest[] }> | null;
+  [key: string]: unknown;
+}
+
+/**
+ * The baseline after a partial run (`--files`, `--room`, `--changed`): the run's own results for the files it
+ * mutated, and the previous baseline's results — source and mutants as measured then — for every other file still in
+ * the project. Stryker itself writes a partial run's untouched files with their *current* source and only the old
+ * mutants its diff could place, so a file changed since it was measured would look measured and fresh; keeping the
+ * baseline's copy keeps it honestly stale (the next incremental run re-tests what changed in it).
+ *
+ * Test ids are only unique within one report: the kept files' `coveredBy`/`killedBy` are re-pointed at the run's ids
+ * by test file and name; a test the run's report no longer has (deleted or changed since) is dropped from them, so
+ * Stryker re-tests a mutant it had killed rather than trust a test that is gone.
+ * @param scope the files the run mutated (a scope file the run's report lacks has no mutants now: it is left out)
+ * @param exists whether a file is still in the project (a deleted file's results are dropped)
+ */
+export function mergeReports<R extends FullMutationReport>(before: FullMutationReport | null, after: R, scope: ReadonlySet<string>, exists: (file: string) => boolean): R {
+  const key = (file: string, name: string) => `${file}\u0000${name}`;
+  const afterIds = new Map<string, string>();
+  for (const [file, { tests }] of Object.entries(after.testFiles ?? {})) for (const t of tests) afterIds.set(key(file, t.name), t.id);
+  const beforeKeys = new Map<string, string>();
+  for (const [file, { tests }] of Object.entries(before?.testFiles ?? {})) for (const t of tests) beforeKeys.set(t.id, key(file, t.name));
+  const remap = (ids: string[] | undefined) =>
+    ids?.flatMap((id) => {
+      const now = afterIds.get(beforeKeys.get(id) ?? "");
+      return now === undefined ? [] : [now];
+    });
+  const files: FullMutationReport["files"] = {};
+  for (const [file, entry] of Object.entries(after.files)) if (scope.has(file)) files[file] = entry;
+  for (const [file, entry] of Object.entries(before?.files ?? {})) {
+    if (scope.has(file) || !exists(file)) continue;
+    files[file] = {
+      ...entry,
+      mutants: entry.mutants.map((m) => ({
+        ...m,
+        ...(m.coveredBy ? { coveredBy: remap(m.coveredBy) } : {}),
+        ...(m.killedBy ? { killedBy: remap(m.killedBy) } : {}),
+      })),
+    };
+  }
+  const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => a.localeCompare(b)));
+  return { ...after, files: sorted };
+}

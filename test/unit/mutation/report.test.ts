@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  changedFiles, changedLineCount, estimateSeconds, mutateGlobs, originalText, renderMarkdown, roomOf, scoreLines, summarise, verdict,
-  type MutationReport, type ReportMutant, type SurvivorReason,
+  changedFiles, changedLineCount, estimateSeconds, mergeReports, mutateGlobs, originalText, renderMarkdown, roomOf, scoreLines, summarise, verdict,
+  type FullMutationReport, type MutationReport, type ReportMutant, type SurvivorReason,
 } from "../../../scripts/mutation/report.ts";
 
 const at = (line: number, column: number, endLine: number, endColumn: number) => ({ start: { line, column }, end: { line: endLine, column: endColumn } });
@@ -146,5 +146,54 @@ describe("changed files and the CI estimate", () => {
     // runtime and tasks are reported, never fatal
     const runtime: MutationReport = { files: { "src/runtime/x.ts": { source: LEASES, mutants: [mutant("s", "Survived")] } } };
     expect(verdict(summarise(runtime, []), new Set(["src/runtime/x.ts"])).fail).toBe(false);
+  });
+});
+
+describe("a partial run merged into the baseline", () => {
+  // the baseline: two files measured, tests numbered in that report
+  const before: FullMutationReport = {
+    files: {
+      "src/scheduler/leases.ts": { source: "old leases", mutants: [{ ...mutant("1", "Killed"), killedBy: ["0"], coveredBy: ["0", "1"] }] },
+      "src/rewards/math.ts": { source: "math as measured", mutants: [{ ...mutant("2", "Survived"), coveredBy: ["1", "2"] }, { ...mutant("3", "Killed"), killedBy: ["2"], coveredBy: ["2"] }] },
+      "src/port/gone.ts": { source: "deleted since", mutants: [mutant("4", "Survived")] },
+    },
+    testFiles: {
+      "test/unit/a.test.ts": { tests: [{ id: "0", name: "leases hold" }, { id: "1", name: "shared" }] },
+      "test/unit/b.test.ts": { tests: [{ id: "2", name: "removed since" }] },
+    },
+    schemaVersion: "1.0",
+  };
+  // the run mutated leases.ts only; Stryker wrote math.ts with its CURRENT source and renumbered the tests
+  const after: FullMutationReport = {
+    files: {
+      "src/scheduler/leases.ts": { source: "new leases", mutants: [{ ...mutant("0", "Survived"), coveredBy: ["7"] }] },
+      "src/rewards/math.ts": { source: "math changed on main", mutants: [] },
+    },
+    testFiles: { "test/unit/a.test.ts": { tests: [{ id: "7", name: "shared" }, { id: "8", name: "leases hold" }] } },
+    schemaVersion: "1.0",
+  };
+  const merged = mergeReports(before, after, new Set(["src/scheduler/leases.ts"]), (f) => f !== "src/port/gone.ts");
+
+  it("takes the run's results for the files it mutated and keeps every other file's measured source and mutants", () => {
+    expect(Object.keys(merged.files)).toEqual(["src/rewards/math.ts", "src/scheduler/leases.ts"]);
+    expect(merged.files["src/scheduler/leases.ts"]).toEqual(after.files["src/scheduler/leases.ts"]);
+    // the kept file stays as measured: a later --changed sees it changed and a later run re-tests what changed
+    expect(merged.files["src/rewards/math.ts"]?.source).toBe("math as measured");
+    expect(merged.files["src/rewards/math.ts"]?.mutants.map((m) => [m.id, m.status])).toEqual([["2", "Survived"], ["3", "Killed"]]);
+    expect(summarise(merged, []).rooms).toMatchObject({ rewards: { killed: 1, survived: 1 }, scheduler: { survived: 1 } });
+    expect(merged.testFiles).toEqual(after.testFiles);
+    expect(merged.schemaVersion).toBe("1.0");
+  });
+
+  it("re-points the kept mutants' tests at the run's ids by test file and name, dropping tests that are gone", () => {
+    const kept = merged.files["src/rewards/math.ts"]!.mutants;
+    expect(kept[0]).toMatchObject({ coveredBy: ["7"] }); // "shared" is 7 now; "removed since" is gone
+    expect(kept[1]).toMatchObject({ killedBy: [], coveredBy: [] }); // its killer is gone: Stryker will re-test it
+  });
+
+  it("leaves out a file of the run's scope that has no mutants now, and is whole when there was no baseline", () => {
+    const none = mergeReports(before, { ...after, files: {} }, new Set(["src/scheduler/leases.ts"]), () => true);
+    expect(Object.keys(none.files)).toEqual(["src/port/gone.ts", "src/rewards/math.ts"]);
+    expect(mergeReports(null, after, new Set(["src/scheduler/leases.ts"]), () => true).files).toEqual({ "src/scheduler/leases.ts": after.files["src/scheduler/leases.ts"] });
   });
 });
