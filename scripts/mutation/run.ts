@@ -203,17 +203,21 @@ async function main(): Promise<void> {
   if (values.changed) return checkChanged(reasons, budgetSeconds, concurrency);
 
   const chosen: Room[] = rooms.length ? (rooms as Room[]) : [...ROOMS];
-  const stored = readSummaryFile();
+  let stored = readSummaryFile();
   if (!values.summary) {
     const files = values.files?.split(",").map((f) => f.trim()).filter(Boolean);
     for (const f of files ?? []) if (!roomOf(f) || !existsSync(join(ROOT, f))) fail(`--files ${f}: not a source file of the rooms (${ROOMS.map((r) => `src/${r}/`).join(", ")})`);
-    // Stryker works on a copy: a run that fails leaves the baseline as it was, and a partial one is merged into it
-    const runFile = `${DIR}/run/stryker-incremental.json`;
+    // Stryker works on a copy of its own (and in a sandbox of its own): a run that fails leaves the baseline as it
+    // was, a partial one is merged into the baseline as it is when the run ends, so two runs of different files can
+    // share the checkout
+    const runFile = `${DIR}/run/${process.pid}.json`;
     mkdirSync(join(ROOT, DIR, "run"), { recursive: true });
-    const before = readReport(BASELINE);
-    if (before) copyFileSync(join(ROOT, BASELINE), join(ROOT, runFile));
+    if (existsSync(join(ROOT, BASELINE))) copyFileSync(join(ROOT, BASELINE), join(ROOT, runFile));
     else rmSync(join(ROOT, runFile), { force: true });
-    const args = ["--mutate", files ? files.join(",") : mutateGlobs(chosen).join(","), "--incremental", "--incrementalFile", runFile, "--concurrency", String(concurrency)];
+    const args = [
+      "--mutate", files ? files.join(",") : mutateGlobs(chosen).join(","), "--incremental", "--incrementalFile", runFile,
+      "--concurrency", String(concurrency), "--tempDirName", `.stryker-tmp/run-${process.pid}`,
+    ];
     if (values.full) args.push("--force");
     const log = await runStryker(args, null, false, values.tests);
     if (log.exitCode !== 0) {
@@ -221,12 +225,15 @@ async function main(): Promise<void> {
       process.exit(log.exitCode ?? 1);
     }
     const scope = new Set(files ?? [...roomFiles().keys()].filter((f) => chosen.includes(roomOf(f)!)));
-    const report = mergedReport(before, runFile, scope);
+    const report = mergedReport(readReport(BASELINE), runFile, scope);
     if (!report) fail(`Stryker finished but wrote no ${runFile}`);
     writeFileSync(join(ROOT, BASELINE), JSON.stringify(report, null, 2) + "\n");
+    rmSync(join(ROOT, runFile), { force: true });
+    stored = readSummaryFile(); // as another run may have left it
     const scored = summarise(report, reasons);
     const ranRooms = files ? [...new Set(files.map((f) => roomOf(f)!))] : chosen;
-    if (ranRooms.length === 1 && log.dryRunSeconds !== null) {
+    // a run judged by fewer tests (--tests) is faster than CI's check would be: its rate is not recorded
+    if (ranRooms.length === 1 && log.dryRunSeconds !== null && !values.tests) {
       const room = ranRooms[0]!;
       const files = Object.entries(report.files).filter(([f]) => roomOf(f) === room);
       const ignored = scored.rooms[room]?.ignored ?? 0;
