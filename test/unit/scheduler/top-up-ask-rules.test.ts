@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { PollEngineStatus, PoolSeen } from "../../../src/scheduler/index.ts";
+import { TOP_UP_RETRY_MS } from "../../../src/scheduler/top-up-ask.ts";
 import { Harness, specInput } from "./harness.ts";
 
 const asksOf = (h: Harness) => h.commands.filter((c): c is PollEngineStatus => c.type === "pollEngineStatus" && c.plan?.ask !== undefined).map((c) => c.plan!.ask!);
@@ -59,6 +60,27 @@ describe("a grant", () => {
   it("asks for at most what the batch lacks and the window may still top up", () => {
     expect(asksOf(landed(3))).toEqual([{ step: 1, groups: 1 }]);
     expect(asksOf(landed(9))).toEqual([{ step: 1, groups: 2 }]); // lacks 7; one batch's worth (2) per window
+  });
+});
+
+describe("asking again", () => {
+  it("a refused ask is asked again TOP_UP_RETRY_MS after it was made, with a pull made then (not at the next regular poll)", () => {
+    const h = landed(3);
+    seen(h, pool(h, 3), { step: 1, groups: 0 });
+    h.advance(TOP_UP_RETRY_MS - 1);
+    expect(asksOf(h)).toHaveLength(1);
+    const polls = pollsOf(h).length;
+    h.advance(1);
+    expect(asksOf(h)).toHaveLength(2);
+    expect(pollsOf(h).length).toBe(polls + 1);
+  });
+
+  it("a grant that arrives after the run was stopped opens nothing", () => {
+    const h = landed(3);
+    h.apply({ type: "stopRequested" });
+    seen(h, pool(h, 3), { step: 1, groups: 1 });
+    expect(h.takeDispatches()).toEqual([]);
+    expect(h.state.run.totals.groupsToppedUp ?? 0).toBe(0);
   });
 });
 
