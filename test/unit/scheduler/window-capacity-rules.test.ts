@@ -59,6 +59,12 @@ describe("the message and the error", () => {
     expect(e.message).toBe(e.issues.map((i) => i.message).join("; "));
   });
 
+  it("in a run with throttle caps, an uncapped source short of tasks is refused as well as a capped one", () => {
+    const datasets = [{ name: "a", throttleRatio: 0.5 }, { name: "b", weight: 3 }];
+    expect(windowCapacityIssues(spec({ batchSize: 8, datasets }), { a: 100, b: 3 }).map((i) => i.path)).toEqual(["datasets.1"]);
+    expect(windowCapacityIssues(spec({ batchSize: 8, datasets }), { a: 100, b: 100 })).toEqual([]);
+  });
+
   it("a dataset whose size is missing, zero or not whole is no capacity issue here (the config check names it)", () => {
     const s = spec({ datasets: [{ name: "a" }, { name: "b" }], batchSize: 8 });
     expect(windowCapacityIssues(s, { a: 1 })).toEqual([]);
