@@ -346,17 +346,32 @@ export interface FullMutationReport {
  * baseline's copy keeps it honestly stale (the next incremental run re-tests what changed in it).
  *
  * Test ids are only unique within one report: the kept files' `coveredBy`/`killedBy` are re-pointed at the run's ids
- * by test file and name; a test the run's report no longer has (deleted or changed since) is dropped from them, so
- * Stryker re-tests a mutant it had killed rather than trust a test that is gone.
+ * by test file and name. The baseline's tests the run's report lacks (another run's, when two runs of different
+ * files overlap) are kept under fresh ids: Stryker checks each recorded test against the test files' current source
+ * on its next run and re-tests a mutant whose killing test is gone or changed.
  * @param scope the files the run mutated (a scope file the run's report lacks has no mutants now: it is left out)
  * @param exists whether a file is still in the project (a deleted file's results are dropped)
  */
 export function mergeReports<R extends FullMutationReport>(before: FullMutationReport | null, after: R, scope: ReadonlySet<string>, exists: (file: string) => boolean): R {
   const key = (file: string, name: string) => `${file}\u0000${name}`;
+  const testFiles: NonNullable<FullMutationReport["testFiles"]> = {};
   const afterIds = new Map<string, string>();
-  for (const [file, { tests }] of Object.entries(after.testFiles ?? {})) for (const t of tests) afterIds.set(key(file, t.name), t.id);
+  for (const [file, entry] of Object.entries(after.testFiles ?? {})) {
+    testFiles[file] = { ...entry, tests: [...entry.tests] };
+    for (const t of entry.tests) afterIds.set(key(file, t.name), t.id);
+  }
   const beforeKeys = new Map<string, string>();
-  for (const [file, { tests }] of Object.entries(before?.testFiles ?? {})) for (const t of tests) beforeKeys.set(t.id, key(file, t.name));
+  let fresh = 0;
+  for (const [file, entry] of Object.entries(before?.testFiles ?? {})) {
+    for (const t of entry.tests) {
+      const k = key(file, t.name);
+      beforeKeys.set(t.id, k);
+      if (afterIds.has(k)) continue;
+      const id = `kept-${fresh++}`;
+      afterIds.set(k, id);
+      (testFiles[file] ??= { ...entry, tests: [] }).tests.push({ ...t, id });
+    }
+  }
   const remap = (ids: string[] | undefined) =>
     ids?.flatMap((id) => {
       const now = afterIds.get(beforeKeys.get(id) ?? "");
@@ -376,5 +391,5 @@ export function mergeReports<R extends FullMutationReport>(before: FullMutationR
     };
   }
   const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => a.localeCompare(b)));
-  return { ...after, files: sorted };
+  return { ...after, files: sorted, testFiles };
 }

@@ -183,14 +183,23 @@ describe("a partial run merged into the baseline", () => {
     expect(merged.files["src/rewards/math.ts"]?.source).toBe("math as measured");
     expect(merged.files["src/rewards/math.ts"]?.mutants.map((m) => [m.id, m.status])).toEqual([["2", "Survived"], ["3", "Killed"]]);
     expect(summarise(merged, []).rooms).toMatchObject({ rewards: { killed: 1, survived: 1 }, scheduler: { survived: 1 } });
-    expect(merged.testFiles).toEqual(after.testFiles);
     expect(merged.schemaVersion).toBe("1.0");
   });
 
-  it("re-points the kept mutants' tests at the run's ids by test file and name, dropping tests that are gone", () => {
+  it("re-points the kept mutants' tests at the run's ids by test file and name", () => {
     const kept = merged.files["src/rewards/math.ts"]!.mutants;
-    expect(kept[0]).toMatchObject({ coveredBy: ["7"] }); // "shared" is 7 now; "removed since" is gone
-    expect(kept[1]).toMatchObject({ killedBy: [], coveredBy: [] }); // its killer is gone: Stryker will re-test it
+    expect(kept[0]?.coveredBy?.[0]).toBe("7"); // "shared" is 7 in the run's report
+    expect(merged.testFiles?.["test/unit/a.test.ts"]?.tests).toEqual(after.testFiles?.["test/unit/a.test.ts"]?.tests);
+  });
+
+  it("keeps the baseline's tests the run did not know (another run's) under fresh ids, so their kills stay reusable", () => {
+    const kept = merged.files["src/rewards/math.ts"]!.mutants;
+    const b = merged.testFiles?.["test/unit/b.test.ts"]?.tests ?? [];
+    expect(b.map((t) => t.name)).toEqual(["removed since"]);
+    const id = b[0]!.id;
+    expect(Object.values(merged.testFiles ?? {}).flatMap((f) => f.tests.map((t) => t.id)).filter((x) => x === id)).toHaveLength(1); // unique
+    expect(kept[0]).toMatchObject({ coveredBy: ["7", id] });
+    expect(kept[1]).toMatchObject({ killedBy: [id], coveredBy: [id] });
   });
 
   it("leaves out a file of the run's scope that has no mutants now, and is whole when there was no baseline", () => {
