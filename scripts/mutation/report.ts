@@ -182,13 +182,16 @@ const clip = (text: string, max = 70): string => {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 };
 
-/** One line per room: `scheduler  91.20 %  (1200 killed, 30 timeout, 110 survived, 4 no coverage, …)`. */
+/**
+ * One line per room: `scheduler  91.20 %  (1200 killed, 30 timeout, 110 survived, 4 no coverage, 6 ignored, 20 of 28
+ * files measured) target ≥ 85 %` — the score is over the files measured only.
+ */
 export function scoreLines(summary: Summary, roomFiles: Partial<Record<Room, number>> = {}): string[] {
   return ROOMS.filter((r) => summary.rooms[r]).map((r) => {
     const c = summary.rooms[r]!;
     const score = c.score === null ? "   n/a" : `${c.score.toFixed(2).padStart(6)} %`;
     const target = TARGET_ROOMS.includes(r) ? ` target ≥ ${TARGET_SCORE} %` : " (reported, no target)";
-    const part = roomFiles[r] !== undefined && roomFiles[r] !== c.files ? `, ${c.files} of ${roomFiles[r]} files measured` : "";
+    const part = roomFiles[r] !== undefined ? `, ${c.files} of ${roomFiles[r]} files measured` : "";
     return `${r.padEnd(10)} ${score}  (${c.killed} killed, ${c.timeout} timeout, ${c.survived} survived, ${c.noCoverage} no coverage, ${c.ignored} ignored${part})${target}`;
   });
 }
@@ -320,4 +323,73 @@ export function verdict(whole: Summary, changed: ReadonlySet<string>, before: Su
     for (const s of unexplained) lines.push(`  ${s.file}:${s.line}:${s.column} ${s.mutator} \`${clip(s.original, 60)}\` → \`${clip(s.replacement, 40)}\``);
   }
   return { fail, lines };
+}
+
+/** A test as the JSON report's `testFiles` holds it (the fields read here). */
+interface ReportTest {
+  id: string;
+  name: string;
+}
+
+/** The report with its test files (`testFiles`: test file → its tests; a mutant's `coveredBy`/`killedBy` hold test ids). */
+export interface FullMutationReport {
+  files: Record<string, { source: string; mutants: (ReportMutant & { coveredBy?: string[]; killedBy?: string[] })[] }>;
+  testFiles?: Record<string, { source?: string; tests: ReportTest[] }> | null;
+  [key: string]: unknown;
+}
+
+/**
+ * The baseline after a partial run (`--files`, `--room`, `--changed`): the run's own results for the files it
+ * mutated, and the previous baseline's results — source and mutants as measured then — for every other file still in
+ * the project. Stryker itself writes a partial run's untouched files with their *current* source and only the old
+ * mutants its diff could place, so a file changed since it was measured would look measured and fresh; keeping the
+ * baseline's copy keeps it honestly stale (the next incremental run re-tests what changed in it).
+ *
+ * Test ids are only unique within one report: the kept files' `coveredBy`/`killedBy` are re-pointed at the run's ids
+ * by test file and name. The baseline's tests the run's report lacks (another run's, when two runs of different
+ * files overlap) are kept under fresh ids: Stryker checks each recorded test against the test files' current source
+ * on its next run and re-tests a mutant whose killing test is gone or changed.
+ * @param scope the files the run mutated (a scope file the run's report lacks has no mutants now: it is left out)
+ * @param exists whether a file is still in the project (a deleted file's results are dropped)
+ */
+export function mergeReports<R extends FullMutationReport>(before: FullMutationReport | null, after: R, scope: ReadonlySet<string>, exists: (file: string) => boolean): R {
+  const key = (file: string, name: string) => `${file}\u0000${name}`;
+  const testFiles: NonNullable<FullMutationReport["testFiles"]> = {};
+  const afterIds = new Map<string, string>();
+  for (const [file, entry] of Object.entries(after.testFiles ?? {})) {
+    testFiles[file] = { ...entry, tests: [...entry.tests] };
+    for (const t of entry.tests) afterIds.set(key(file, t.name), t.id);
+  }
+  const beforeKeys = new Map<string, string>();
+  let fresh = 0;
+  for (const [file, entry] of Object.entries(before?.testFiles ?? {})) {
+    for (const t of entry.tests) {
+      const k = key(file, t.name);
+      beforeKeys.set(t.id, k);
+      if (afterIds.has(k)) continue;
+      const id = `kept-${fresh++}`;
+      afterIds.set(k, id);
+      (testFiles[file] ??= { ...entry, tests: [] }).tests.push({ ...t, id });
+    }
+  }
+  const remap = (ids: string[] | undefined) =>
+    ids?.flatMap((id) => {
+      const now = afterIds.get(beforeKeys.get(id) ?? "");
+      return now === undefined ? [] : [now];
+    });
+  const files: FullMutationReport["files"] = {};
+  for (const [file, entry] of Object.entries(after.files)) if (scope.has(file)) files[file] = entry;
+  for (const [file, entry] of Object.entries(before?.files ?? {})) {
+    if (scope.has(file) || !exists(file)) continue;
+    files[file] = {
+      ...entry,
+      mutants: entry.mutants.map((m) => ({
+        ...m,
+        ...(m.coveredBy ? { coveredBy: remap(m.coveredBy) } : {}),
+        ...(m.killedBy ? { killedBy: remap(m.killedBy) } : {}),
+      })),
+    };
+  }
+  const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => a.localeCompare(b)));
+  return { ...after, files: sorted, testFiles };
 }

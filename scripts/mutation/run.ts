@@ -2,11 +2,14 @@
  * @module scripts/mutation/run — `npm run mutation`: StrykerJS over the rooms that decide what trains, incremental
  * against the committed baseline (reports/mutation/stryker-incremental.json), then the score of each room printed and
  * written to reports/mutation/summary.{md,json} with every survivor and its reason (test/mutation/survivors.yaml).
+ * A partial run (`--files`, `--room`) is merged into the baseline: the files it did not mutate keep their results.
  *
  *   npm run mutation                          every room, incremental (only what changed since the baseline runs)
  *   npm run mutation -- --room scheduler      one room (repeat the flag or give a comma list for more)
  *   npm run mutation -- --room port --full    re-test every mutant of the room (ignore the baseline's results)
  *   npm run mutation -- --files src/scheduler/leases.ts,src/port/abort.ts   only these files
+ *   npm run mutation -- --files src/scheduler/batches.ts --tests 'test/unit/scheduler/**'   judged by these unit
+ *                                             tests only (a short run; a mutant other tests would kill may survive)
  *   npm run mutation -- --summary             re-read the last report (after editing survivors.yaml), run nothing
  *   npm run mutation -- --changed             CI: only the files that differ from the baseline, when estimated to
  *                                             take under --budget-minutes (default 10); never writes the baseline
@@ -15,13 +18,13 @@
  * target room that is below its target score; 2 bad arguments.
  */
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import {
-  ROOMS, changedFiles, estimateSeconds, mutateGlobs, renderMarkdown, roomOf, scoreLines, summarise, verdict,
-  type MutationReport, type Room, type RoomTiming, type Summary, type SurvivorReason,
+  ROOMS, changedFiles, estimateSeconds, mergeReports, mutateGlobs, renderMarkdown, roomOf, scoreLines, summarise, verdict,
+  type FullMutationReport, type Room, type RoomTiming, type Summary, type SurvivorReason,
 } from "./report.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -61,8 +64,14 @@ function readSurvivorReasons(): SurvivorReason[] {
   return list as SurvivorReason[];
 }
 
-function readReport(path: string): MutationReport | null {
-  return existsSync(join(ROOT, path)) ? (JSON.parse(readFileSync(join(ROOT, path), "utf8")) as MutationReport) : null;
+function readReport(path: string): FullMutationReport | null {
+  return existsSync(join(ROOT, path)) ? (JSON.parse(readFileSync(join(ROOT, path), "utf8")) as FullMutationReport) : null;
+}
+
+/** The run's report merged into the baseline (see {@link mergeReports}): the other files keep their measured results. */
+function mergedReport(before: FullMutationReport | null, runFile: string, scope: ReadonlySet<string>): FullMutationReport | null {
+  const after = readReport(runFile);
+  return after && mergeReports(before, after, scope, (f) => existsSync(join(ROOT, f)));
 }
 
 function readSummaryFile(): SummaryFile {
@@ -95,10 +104,11 @@ interface RunLog {
 }
 
 /** Runs Stryker in its own process group (killed whole on `limitSeconds`), echoing its output. */
-function runStryker(args: string[], limitSeconds: number | null, quiet: boolean): Promise<RunLog> {
+function runStryker(args: string[], limitSeconds: number | null, quiet: boolean, tests?: string): Promise<RunLog> {
   const started = Date.now();
+  const env = { ...process.env, FORCE_COLOR: "0", NO_COLOR: "1", ...(tests ? { MUTATION_TESTS: tests } : {}) };
   const child = spawn(process.execPath, [STRYKER_BIN, "run", "stryker.config.mjs", ...args], {
-    cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, FORCE_COLOR: "0", NO_COLOR: "1" },
+    cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"], env,
   });
   let text = "";
   let dryStart: number | null = null;
@@ -179,6 +189,7 @@ async function main(): Promise<void> {
       changed: { type: "boolean", default: false },
       "budget-minutes": { type: "string", default: "10" },
       concurrency: { type: "string", default: "2" },
+      tests: { type: "string" },
     },
   });
   const rooms = (values.room ?? []).flatMap((r) => r.split(",")).map((r) => r.trim()).filter(Boolean);
@@ -192,25 +203,40 @@ async function main(): Promise<void> {
   if (values.changed) return checkChanged(reasons, budgetSeconds, concurrency);
 
   const chosen: Room[] = rooms.length ? (rooms as Room[]) : [...ROOMS];
-  const stored = readSummaryFile();
+  let stored = readSummaryFile();
   if (!values.summary) {
     const files = values.files?.split(",").map((f) => f.trim()).filter(Boolean);
     for (const f of files ?? []) if (!roomOf(f) || !existsSync(join(ROOT, f))) fail(`--files ${f}: not a source file of the rooms (${ROOMS.map((r) => `src/${r}/`).join(", ")})`);
-    const args = ["--mutate", files ? files.join(",") : mutateGlobs(chosen).join(","), "--incremental", "--incrementalFile", BASELINE, "--concurrency", String(concurrency)];
+    // Stryker works on a copy of its own (and in a sandbox of its own): a run that fails leaves the baseline as it
+    // was, a partial one is merged into the baseline as it is when the run ends, so two runs of different files can
+    // share the checkout
+    const runFile = `${DIR}/run/${process.pid}.json`;
+    mkdirSync(join(ROOT, DIR, "run"), { recursive: true });
+    if (existsSync(join(ROOT, BASELINE))) copyFileSync(join(ROOT, BASELINE), join(ROOT, runFile));
+    else rmSync(join(ROOT, runFile), { force: true });
+    const args = [
+      "--mutate", files ? files.join(",") : mutateGlobs(chosen).join(","), "--incremental", "--incrementalFile", runFile,
+      "--concurrency", String(concurrency), "--tempDirName", `.stryker-tmp/run-${process.pid}`,
+    ];
     if (values.full) args.push("--force");
-    const log = await runStryker(args, null, false);
+    const log = await runStryker(args, null, false, values.tests);
     if (log.exitCode !== 0) {
       console.error(`npm run mutation: Stryker exited with code ${log.exitCode}; the report was not updated (see its output above)`);
       process.exit(log.exitCode ?? 1);
     }
-    const report = readReport(BASELINE);
-    if (!report) fail(`Stryker finished but wrote no ${BASELINE}`);
-    const scope = summarise(report, reasons);
+    const scope = new Set(files ?? [...roomFiles().keys()].filter((f) => chosen.includes(roomOf(f)!)));
+    const report = mergedReport(readReport(BASELINE), runFile, scope);
+    if (!report) fail(`Stryker finished but wrote no ${runFile}`);
+    writeFileSync(join(ROOT, BASELINE), JSON.stringify(report, null, 2) + "\n");
+    rmSync(join(ROOT, runFile), { force: true });
+    stored = readSummaryFile(); // as another run may have left it
+    const scored = summarise(report, reasons);
     const ranRooms = files ? [...new Set(files.map((f) => roomOf(f)!))] : chosen;
-    if (ranRooms.length === 1 && log.dryRunSeconds !== null) {
+    // a run judged by fewer tests (--tests) is faster than CI's check would be: its rate is not recorded
+    if (ranRooms.length === 1 && log.dryRunSeconds !== null && !values.tests) {
       const room = ranRooms[0]!;
       const files = Object.entries(report.files).filter(([f]) => roomOf(f) === room);
-      const ignored = scope.rooms[room]?.ignored ?? 0;
+      const ignored = scored.rooms[room]?.ignored ?? 0;
       const tested = Math.max(0, (log.instrumented ?? 0) - log.reused - ignored);
       const lines = files.reduce((n, [, f]) => n + f.source.split("\n").length, 0);
       const mutants = files.reduce((n, [, f]) => n + f.mutants.length, 0);
@@ -231,7 +257,7 @@ async function main(): Promise<void> {
   const unmeasured = [...roomFiles().keys()].filter((f) => !report.files[f]);
   const counts = { survivors: summary.survivors.length, unexplained: summary.survivors.filter((s) => s.reason === null).length };
   writeFileSync(join(ROOT, SUMMARY_JSON), JSON.stringify({ rooms: summary.rooms, ...counts, unmeasured, timing: stored.timing } satisfies SummaryFile, null, 2) + "\n");
-  writeSummary(summary, `Scores over the unit project; the full report is ${BASELINE} (mutation-testing-report-schema JSON, also Stryker's incremental baseline) and reports/mutation/index.html (not committed).`, DIR);
+  writeSummary(summary, `Scores over the unit project, each room's over the files measured (how many of its files: the table); a file measured with \`--tests\` was judged by the unit tests that state its rules only, so its score is a lower bound. The full report is ${BASELINE} (mutation-testing-report-schema JSON, also Stryker's incremental baseline) and reports/mutation/index.html (not committed).`, DIR);
   printScores(summary, `mutation score per room (${DIR}/summary.md):`);
 }
 
@@ -263,9 +289,9 @@ async function checkChanged(reasons: readonly SurvivorReason[], budgetSeconds: n
   const log = await runStryker(args, Math.round(budgetSeconds * 1.5), true);
   if (log.timedOut) return console.log(`mutation check skipped: Stryker had not finished after ${Math.round(budgetSeconds * 1.5 / 60)} min (estimate ${Math.ceil(estimate / 60)} min); stopped`);
   if (log.exitCode !== 0) return console.log(`mutation check skipped: Stryker exited with code ${log.exitCode} (an instrumented test run failed or timed out; run npm run mutation -- --changed to see why)`);
-  const report = readReport(incremental);
-  if (!report) return console.log(`mutation check skipped: Stryker wrote no ${incremental}`);
   const only = new Set(names);
+  const report = mergedReport(baseline, incremental, only);
+  if (!report) return console.log(`mutation check skipped: Stryker wrote no ${incremental}`);
   const part = summarise(report, reasons, only);
   const whole = summarise(report, reasons);
   writeSummary(part, `Changed files only (${names.join(", ")}), run ${log.wallSeconds} s.`, dir);

@@ -22,7 +22,14 @@ export const NOT_JUDGING = ["test/unit/cli/**", "test/unit/emulator/**", "test/u
 // - instrumented code runs slower (every mutant is a branch, every statement counts coverage): a test's budget grows;
 // - `isolate: false`: the test files share one module graph instead of importing the sources again for each file and
 //   each mutant (Stryker switches mutants at run time, so a loaded module serves every mutant; static ones are ignored)
+// MUTATION_TESTS (set by `npm run mutation -- --tests <globs>`, comma-separated): only these unit test files judge the
+// mutants — a short run of one file by the tests that state its rules; a mutant only another test kills then survives
+const only = process.env.MUTATION_TESTS?.split(",").map((g) => g.trim()).filter(Boolean);
+
 export default defineConfig({
   ...unit,
-  test: { ...unit.test, name: undefined, exclude: [...(unit.test?.exclude ?? []), "**/node_modules/**", ...NOT_JUDGING], testTimeout: 180_000, isolate: false },
+  test: {
+    ...unit.test, name: undefined, ...(only?.length ? { include: only } : {}),
+    exclude: [...(unit.test?.exclude ?? []), "**/node_modules/**", ...NOT_JUDGING], testTimeout: 180_000, isolate: false,
+  },
 });

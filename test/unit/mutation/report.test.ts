@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  changedFiles, changedLineCount, estimateSeconds, mutateGlobs, originalText, renderMarkdown, roomOf, scoreLines, summarise, verdict,
-  type MutationReport, type ReportMutant, type SurvivorReason,
+  changedFiles, changedLineCount, estimateSeconds, mergeReports, mutateGlobs, originalText, renderMarkdown, roomOf, scoreLines, summarise, verdict,
+  type FullMutationReport, type MutationReport, type ReportMutant, type SurvivorReason,
 } from "../../../scripts/mutation/report.ts";
 
 const at = (line: number, column: number, endLine: number, endColumn: number) => ({ start: { line, column }, end: { line: endLine, column: endColumn } });
@@ -65,6 +65,8 @@ describe("summarise", () => {
     const md = renderMarkdown(s, "header", { scheduler: 27 });
     expect(md).toContain("| scheduler | 71.43 % (target ≥ 85 %) | 1 of 27 | 4 | 1 | 1 | 1 | 1 |");
     expect(scoreLines(s, { scheduler: 27 })[0]).toBe("scheduler   71.43 %  (4 killed, 1 timeout, 1 survived, 1 no coverage, 1 ignored, 1 of 27 files measured) target ≥ 85 %");
+    // a room measured over all its files says so too: every score names the files it is over
+    expect(scoreLines(s, { scheduler: 27, rewards: 1 }).find((l) => l.startsWith("rewards"))).toContain("1 of 1 files measured");
     expect(md).toContain("src/scheduler/leases.ts:1:5 EqualityOperator `a > b` → `a >= b` — **no reason listed**");
     expect(md).toContain("## Stale entries");
   });
@@ -146,5 +148,63 @@ describe("changed files and the CI estimate", () => {
     // runtime and tasks are reported, never fatal
     const runtime: MutationReport = { files: { "src/runtime/x.ts": { source: LEASES, mutants: [mutant("s", "Survived")] } } };
     expect(verdict(summarise(runtime, []), new Set(["src/runtime/x.ts"])).fail).toBe(false);
+  });
+});
+
+describe("a partial run merged into the baseline", () => {
+  // the baseline: two files measured, tests numbered in that report
+  const before: FullMutationReport = {
+    files: {
+      "src/scheduler/leases.ts": { source: "old leases", mutants: [{ ...mutant("1", "Killed"), killedBy: ["0"], coveredBy: ["0", "1"] }] },
+      "src/rewards/math.ts": { source: "math as measured", mutants: [{ ...mutant("2", "Survived"), coveredBy: ["1", "2"] }, { ...mutant("3", "Killed"), killedBy: ["2"], coveredBy: ["2"] }] },
+      "src/port/gone.ts": { source: "deleted since", mutants: [mutant("4", "Survived")] },
+    },
+    testFiles: {
+      "test/unit/a.test.ts": { tests: [{ id: "0", name: "leases hold" }, { id: "1", name: "shared" }] },
+      "test/unit/b.test.ts": { tests: [{ id: "2", name: "removed since" }] },
+    },
+    schemaVersion: "1.0",
+  };
+  // the run mutated leases.ts only; Stryker wrote math.ts with its CURRENT source and renumbered the tests
+  const after: FullMutationReport = {
+    files: {
+      "src/scheduler/leases.ts": { source: "new leases", mutants: [{ ...mutant("0", "Survived"), coveredBy: ["7"] }] },
+      "src/rewards/math.ts": { source: "math changed on main", mutants: [] },
+    },
+    testFiles: { "test/unit/a.test.ts": { tests: [{ id: "7", name: "shared" }, { id: "8", name: "leases hold" }] } },
+    schemaVersion: "1.0",
+  };
+  const merged = mergeReports(before, after, new Set(["src/scheduler/leases.ts"]), (f) => f !== "src/port/gone.ts");
+
+  it("takes the run's results for the files it mutated and keeps every other file's measured source and mutants", () => {
+    expect(Object.keys(merged.files)).toEqual(["src/rewards/math.ts", "src/scheduler/leases.ts"]);
+    expect(merged.files["src/scheduler/leases.ts"]).toEqual(after.files["src/scheduler/leases.ts"]);
+    // the kept file stays as measured: a later --changed sees it changed and a later run re-tests what changed
+    expect(merged.files["src/rewards/math.ts"]?.source).toBe("math as measured");
+    expect(merged.files["src/rewards/math.ts"]?.mutants.map((m) => [m.id, m.status])).toEqual([["2", "Survived"], ["3", "Killed"]]);
+    expect(summarise(merged, []).rooms).toMatchObject({ rewards: { killed: 1, survived: 1 }, scheduler: { survived: 1 } });
+    expect(merged.schemaVersion).toBe("1.0");
+  });
+
+  it("re-points the kept mutants' tests at the run's ids by test file and name", () => {
+    const kept = merged.files["src/rewards/math.ts"]!.mutants;
+    expect(kept[0]?.coveredBy?.[0]).toBe("7"); // "shared" is 7 in the run's report
+    expect(merged.testFiles?.["test/unit/a.test.ts"]?.tests).toEqual(after.testFiles?.["test/unit/a.test.ts"]?.tests);
+  });
+
+  it("keeps the baseline's tests the run did not know (another run's) under fresh ids, so their kills stay reusable", () => {
+    const kept = merged.files["src/rewards/math.ts"]!.mutants;
+    const b = merged.testFiles?.["test/unit/b.test.ts"]?.tests ?? [];
+    expect(b.map((t) => t.name)).toEqual(["removed since"]);
+    const id = b[0]!.id;
+    expect(Object.values(merged.testFiles ?? {}).flatMap((f) => f.tests.map((t) => t.id)).filter((x) => x === id)).toHaveLength(1); // unique
+    expect(kept[0]).toMatchObject({ coveredBy: ["7", id] });
+    expect(kept[1]).toMatchObject({ killedBy: [id], coveredBy: [id] });
+  });
+
+  it("leaves out a file of the run's scope that has no mutants now, and is whole when there was no baseline", () => {
+    const none = mergeReports(before, { ...after, files: {} }, new Set(["src/scheduler/leases.ts"]), () => true);
+    expect(Object.keys(none.files)).toEqual(["src/port/gone.ts", "src/rewards/math.ts"]);
+    expect(mergeReports(null, after, new Set(["src/scheduler/leases.ts"]), () => true).files).toEqual({ "src/scheduler/leases.ts": after.files["src/scheduler/leases.ts"] });
   });
 });
