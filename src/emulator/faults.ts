@@ -11,6 +11,7 @@
  * |---|---|
  * | `end-500-after-act` | `/end_episode` is handled (the reward is accepted), then answered 500 |
  * | `end-drop-after-act` | `/end_episode` is handled, then the connection is dropped without an answer |
+ * | `end-drop-closing` | `/end_episode` is handled; when it closed the batch (the engine left ROLLING while handling it) the connection is dropped without an answer |
  * | `end-502-html` | `/end_episode` is answered 502 with a gateway's HTML page, without acting (a proxy in front failed) |
  * | `claim-lost` | `/claim_episode` is handled (the episode is claimed), then the connection is dropped |
  * | `claim-500-after-act` | `/claim_episode` is handled, then answered 500 |
@@ -22,9 +23,10 @@
 import { z } from "zod";
 import type { EmulatorHooks, FaultAction } from "./hooks.ts";
 import type { Rng } from "./rng.ts";
+import { ENGINE } from "../protocol/index.ts";
 
 /** The fault kinds, by name. */
-export const FaultKind = z.enum(["end-500-after-act", "end-drop-after-act", "end-502-html", "claim-lost", "claim-500-after-act", "abort-500", "llm-429", "llm-500", "llm-stall"]);
+export const FaultKind = z.enum(["end-500-after-act", "end-drop-after-act", "end-drop-closing", "end-502-html", "claim-lost", "claim-500-after-act", "abort-500", "llm-429", "llm-500", "llm-stall"]);
 export type FaultKind = z.infer<typeof FaultKind>;
 
 /** One fault: its kind, the share of matching requests it hits, and a cap. */
@@ -78,6 +80,7 @@ interface Armed {
 const HOOK_OF: Record<FaultKind, "claimEpisode" | "endEpisode" | "abortEpisode" | "chatCompletion"> = {
   "end-500-after-act": "endEpisode",
   "end-drop-after-act": "endEpisode",
+  "end-drop-closing": "endEpisode",
   "end-502-html": "endEpisode",
   "claim-lost": "claimEpisode",
   "claim-500-after-act": "claimEpisode",
@@ -93,6 +96,7 @@ function actionOf(kind: FaultKind, stallMs: number): FaultAction {
     case "claim-500-after-act":
       return { status: 500, afterHandling: true };
     case "end-drop-after-act":
+    case "end-drop-closing":
     case "claim-lost":
       return { drop: true, afterHandling: true };
     case "abort-500":
@@ -113,6 +117,7 @@ function actionOf(kind: FaultKind, stallMs: number): FaultAction {
  * action). `onInjected` is told each injection (the journal).
  * @param discardTimeoutMsOf the claim's discard timeout of a chat call's episode, ms (for `llm-stall`'s default)
  * @param nowMs the emulator's clock (epoch ms), for time windows
+ * @param engineStatus the engine's status now (`end-drop-closing` compares it before and after the end)
  */
 export function faultHooks(
   specs: readonly z.output<typeof FaultSpec>[],
@@ -121,6 +126,7 @@ export function faultHooks(
   onInjected: (kind: FaultKind, path: string, episodeUuid?: string) => void,
   discardTimeoutMsOf: (episodeUuid: string) => number = () => 0,
   nowMs: () => number = () => Date.now(),
+  engineStatus: () => string = () => "",
 ): EmulatorHooks {
   const armed: Armed[] = specs.map((spec) => ({ spec, injected: 0, firstAtMs: null, seen: new Set<string>() }));
   const pick = (hook: (typeof HOOK_OF)[FaultKind], episodeUuid?: string, stalls?: boolean): FaultAction | undefined => {
@@ -134,10 +140,23 @@ export function faultHooks(
       if (a.spec.max !== undefined && a.injected >= a.spec.max) continue;
       if (a.spec.windowMs !== undefined && a.firstAtMs !== null && nowMs() - a.firstAtMs >= a.spec.windowMs) continue;
       if (a.spec.rate < 1 && rng.next() >= a.spec.rate) continue;
-      a.injected++;
-      a.firstAtMs ??= nowMs();
       const stall = a.spec.stallMs ?? Math.max(1_000, 2 * (episodeUuid ? discardTimeoutMsOf(episodeUuid) : 0));
-      onInjected(a.spec.kind, hook, episodeUuid);
+      const inject = (): void => {
+        a.injected++;
+        a.firstAtMs ??= nowMs();
+        onInjected(a.spec.kind, hook, episodeUuid);
+      };
+      if (a.spec.kind === "end-drop-closing") {
+        // decided after the end was handled: only the end that moved the engine out of ROLLING loses its answer
+        if (engineStatus() !== ENGINE.ROLLING) continue;
+        const closing = (): boolean => {
+          if (engineStatus() === ENGINE.ROLLING) return false;
+          inject();
+          return true;
+        };
+        return { ...actionOf(a.spec.kind, stall), onlyIf: closing };
+      }
+      inject();
       return actionOf(a.spec.kind, stall);
     }
     return undefined;

@@ -64,6 +64,21 @@ describe("injected faults and the journal", () => {
     expect(emu.journal.events.filter((e) => e.ev === "abort")).toHaveLength(0);
   });
 
+  it("end-drop-closing: only the end that closed the batch (the engine left ROLLING while handling it) loses its answer; it was accepted", async () => {
+    const { emu } = await rollingEmulator({ batchSize: 1, numRepeat: 2, maxEnvWorker: 4 }, { faults: [{ kind: "end-drop-closing" }] });
+    const answers: Array<string | null> = [];
+    for (let i = 0; i < 2; i++) {
+      const claim = (await (await emu.app.fetch(post("/claim_episode", claimBody))).json()) as { episode_uuid: string; openai_api_key: string };
+      await emu.app.fetch(new Request("http://127.0.0.1:10086/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${claim.openai_api_key}` }, body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }) }));
+      const res = await emu.app.fetch(post("/end_episode", { client_uuid: "c1", episode_uuid: claim.episode_uuid, task_id: "t1", workflow_output: { reward: 1, metadata: { task_id: "t1" } } }));
+      answers.push(res.headers.get(DROP_HEADER) ?? String(res.status));
+    }
+    expect(answers).toEqual(["200", "1"]);
+    expect(emu.engine.status).not.toBe("ENGINE.ROLLING");
+    expect(emu.journal.events.filter((e) => e.ev === "end")).toHaveLength(2);
+    expect(emu.journal.events.filter((e) => e.ev === "fault")).toMatchObject([{ kind: "end-drop-closing", path: "endEpisode" }]);
+  });
+
   it("end-500-after-act: the reward is accepted (journal: end with run and global step) and the client sees a 500", async () => {
     const { emu } = await rollingEmulator(undefined, { faults: [{ kind: "end-500-after-act" }] });
     const claim = (await (await emu.app.fetch(post("/claim_episode", claimBody))).json()) as { episode_uuid: string; openai_api_key: string };
