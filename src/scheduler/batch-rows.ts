@@ -87,6 +87,8 @@ export interface BatchRow {
   firstLandedAtMs: number;
   closedAtMs: number | null;
   wipedAtMs: number | null;
+  /** why the batch was wiped (what the core saw: an engine restart or stop, the pool no longer listing it); wiped only */
+  wipedWhy?: string;
 }
 
 /**

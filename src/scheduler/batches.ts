@@ -331,7 +331,7 @@ function wipeBatch(d: Draft, batch: BatchRow, why: string, effects: BatchEffects
   const all = [...batch.episodes.values()];
   const landed = all.filter((e) => e.rerunElsewhere !== true);
   const windows = windowsOf(batch);
-  d.putBatch({ ...batch, state: "wiped", episodes: emptyLanded(), wipedAtMs: d.nowMs });
+  d.putBatch({ ...batch, state: "wiped", episodes: emptyLanded(), wipedAtMs: d.nowMs, wipedWhy: why });
   d.log("warn", "server batch wiped before training; its groups run again", {
     batch: batch.batchKey, globalStep: batch.globalStep, episodes: landed.length, why,
   });

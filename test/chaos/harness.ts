@@ -175,7 +175,8 @@ export function compare(input: {
   const lost = input.ledger.filter((l) => !accepted.has(l.episodeUuid)).length;
   const twiceOnServer = [...accepted.values()].filter((n) => n > 1).length;
   const keyCounts = new Map<string, number>();
-  for (const l of input.ledger) keyCounts.set(`${l.episodeKey}/${l.swarm}`, (keyCounts.get(`${l.episodeKey}/${l.swarm}`) ?? 0) + 1);
+  // a wiped row (its batch was wiped before training; the repeat ran again) is not live: one live row per key and swarm
+  for (const l of input.ledger) if (!l.wipedBy) keyCounts.set(`${l.episodeKey}/${l.swarm}`, (keyCounts.get(`${l.episodeKey}/${l.swarm}`) ?? 0) + 1);
   const twiceInLedger = [...keyCounts.values()].filter((n) => n > 1).length;
   const uncounted = [...accepted.keys()].filter((u) => !ledgerUuids.has(u)).length;
   if (uncounted) notes.push(`${uncounted} accepted reward(s) not in the run's ledger`);
@@ -231,9 +232,10 @@ export function formatTable(rows: readonly ChaosRow[]): string {
  * The chaos Worker in local workerd. Its config is the project's wrangler.toml (every binding and migration as the
  * product has them) with `main` pointed at test/chaos/worker.ts, written next to it (git-ignored) for each start.
  */
-export function startChaosWorker(persistDir?: string, vars?: Record<string, string>): Promise<LocalWorker> {
+export function startChaosWorker(persistDir?: string, vars?: Record<string, string>, configName = ".wrangler.chaos.toml"): Promise<LocalWorker> {
   const config = readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8").replace(/^main = .*$/m, 'main = "worker.ts"').replace(/^name = .*$/m, 'name = "ajet-edge-chaos"');
-  const configPath = join(PROJECT_ROOT, "test/chaos/.wrangler.chaos.toml");
+  // each Worker its own config file: wrangler restarts a Worker whose config file is written again
+  const configPath = join(PROJECT_ROOT, "test/chaos", configName);
   writeFileSync(configPath, config);
   return startLocalWorker({ configPath, ...(persistDir ? { persistDir } : {}), ...(vars ? { vars } : {}) });
 }
@@ -375,7 +377,7 @@ export class ChaosStack {
   /** A second Worker (own workerd, own storage), started on first use. */
   async otherWorker(): Promise<LocalWorker> {
     const sbx = await this.sandboxServer();
-    this.#otherWorker ??= await startChaosWorker(this.#otherPersistDir, { AJET_SANDBOX_URL: sbx.url, AJET_SANDBOX_TOKEN: sbx.token });
+    this.#otherWorker ??= await startChaosWorker(this.#otherPersistDir, { AJET_SANDBOX_URL: sbx.url, AJET_SANDBOX_TOKEN: sbx.token }, ".wrangler.chaos-2.toml");
     return this.#otherWorker;
   }
 
