@@ -4,6 +4,7 @@
  * attempt's row get `wiped_by` = what wiped it, so one episode key has at most one live ledger row (its repeat runs
  * again under the same key, a later attempt). `/metrics` and the dashboard count wiped rewards apart.
  */
+import type { EndedEpisode } from "../../port/index.ts";
 import type { AttemptRow } from "./attempts.ts";
 
 /** Objects created before the ledger said which rows were wiped get the column (nullable: their rows are live). */
@@ -27,4 +28,20 @@ export function markWiped(sql: SqlStorage, episodeUuid: string, why: string): vo
     if (attempt.wipedBy) continue;
     sql.exec(`UPDATE attempts SET row = ? WHERE episode_key = ? AND attempt = ?`, JSON.stringify({ ...attempt, wipedBy: why }), r.episode_key, r.attempt);
   }
+}
+
+/** The ledger, oldest first; optionally one global step. `limit` rows from `offset`; `wipedBy` on a wiped row. */
+export function endedRows(sql: SqlStorage, query: { globalStep?: number; limit: number; offset: number }): EndedEpisode[] {
+  const where = query.globalStep === undefined ? "" : "WHERE global_step = ?";
+  const args = query.globalStep === undefined ? [query.limit, query.offset] : [query.globalStep, query.limit, query.offset];
+  return sql
+    .exec<{ episode_key: string; attempt: number; swarm: string; episode_uuid: string; task_id: string; global_step: number | null; reward: number; at_ms: number; wiped_by: string | null }>(
+      `SELECT * FROM ended_episodes ${where} ORDER BY at_ms, episode_key, swarm LIMIT ? OFFSET ?`,
+      ...args,
+    )
+    .toArray()
+    .map((r) => ({
+      episodeKey: r.episode_key, attempt: r.attempt, swarm: r.swarm, episodeUuid: r.episode_uuid, taskId: r.task_id, globalStep: r.global_step, reward: r.reward, atMs: r.at_ms,
+      ...(r.wiped_by ? { wipedBy: r.wiped_by } : {}),
+    }));
 }

@@ -18,7 +18,7 @@ import { stateFromRows, storedBatchRow } from "../../scheduler/index.ts";
 import { redactEpisodeKeys } from "../ground/log.ts";
 import type { LogLine, RunMeta } from "./run-views.ts";
 import type { AttemptRow } from "./attempts.ts";
-import { addWipedColumn, markWiped } from "./ledger-wipes.ts";
+import { addWipedColumn, endedRows, markWiped } from "./ledger-wipes.ts";
 
 export type { LogLine, RunMeta };
 
@@ -258,20 +258,9 @@ export class SchedulerStorage {
     }
   }
 
-  /** The ledger, oldest first; optionally one global step. `limit` rows from `offset`. */
+  /** The ledger, oldest first; optionally one global step. `limit` rows from `offset` (edge/run/ledger-wipes). */
   endedEpisodes(query: { globalStep?: number; limit: number; offset: number }): EndedEpisode[] {
-    const where = query.globalStep === undefined ? "" : "WHERE global_step = ?";
-    const args = query.globalStep === undefined ? [query.limit, query.offset] : [query.globalStep, query.limit, query.offset];
-    return this.sql
-      .exec<{ episode_key: string; attempt: number; swarm: string; episode_uuid: string; task_id: string; global_step: number | null; reward: number; at_ms: number; wiped_by: string | null }>(
-        `SELECT * FROM ended_episodes ${where} ORDER BY at_ms, episode_key, swarm LIMIT ? OFFSET ?`,
-        ...args,
-      )
-      .toArray()
-      .map((r) => ({
-        episodeKey: r.episode_key, attempt: r.attempt, swarm: r.swarm, episodeUuid: r.episode_uuid, taskId: r.task_id, globalStep: r.global_step, reward: r.reward, atMs: r.at_ms,
-        ...(r.wiped_by ? { wipedBy: r.wiped_by } : {}),
-      }));
+    return endedRows(this.sql, query);
   }
 
   /** Records one reported attempt (idempotent by episode key and attempt): the metrics export's rows. */
