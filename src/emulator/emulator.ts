@@ -130,7 +130,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   // the named faults wrap the given hooks; records read lazily (the state is built below)
   let discardMsOf = (_uuid: string) => 0;
   const hooks: EmulatorHooks = config.faults.length
-    ? faultHooks(config.faults, deriveRng(config.seed, "faults"), { ...hooksOption }, (kind, path, episodeUuid) => journal.add({ ev: "fault", atMs: clock.nowMs(), kind, path, ...(episodeUuid ? { episodeUuid } : {}) }), (uuid) => discardMsOf(uuid))
+    ? faultHooks(config.faults, deriveRng(config.seed, "faults"), { ...hooksOption }, (kind, path, episodeUuid) => journal.add({ ev: "fault", atMs: clock.nowMs(), kind, path, ...(episodeUuid ? { episodeUuid } : {}) }), (uuid) => discardMsOf(uuid), () => clock.nowMs(), () => state.engineStatus)
     : { ...hooksOption };
   const answerKey = new AnswerKeyStore();
   if (answerKeyRows) answerKey.add(answerKeyRows);

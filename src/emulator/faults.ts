@@ -3,12 +3,15 @@
  * `faults` in the options), so a test suite can drive an emulator in another process. Each kind becomes a hook
  * (hooks.ts); `RATE` (0–1, default 1) is the share of matching requests that fail, drawn from the emulator's seed;
  * `MAX` caps how many are injected in all (default unlimited); a 4th field `first` (`KIND:RATE:MAX:first`, MAX may
- * be empty) hits only an episode's first request of that kind, never its resends.
+ * be empty) hits only an episode's first request of that kind, never its resends; a 4th field `Ns` (`KIND:1::30s`)
+ * is a time window: the fault hits matching requests for N seconds from its first injection (on the emulator's
+ * clock), then never again (a gateway outage that ends).
  *
  * | kind | what happens |
  * |---|---|
  * | `end-500-after-act` | `/end_episode` is handled (the reward is accepted), then answered 500 |
  * | `end-drop-after-act` | `/end_episode` is handled, then the connection is dropped without an answer |
+ * | `end-drop-closing` | `/end_episode` is handled; when it closed the batch (the engine left ROLLING while handling it) the connection is dropped without an answer |
  * | `end-502-html` | `/end_episode` is answered 502 with a gateway's HTML page, without acting (a proxy in front failed) |
  * | `claim-lost` | `/claim_episode` is handled (the episode is claimed), then the connection is dropped |
  * | `claim-500-after-act` | `/claim_episode` is handled, then answered 500 |
@@ -20,9 +23,10 @@
 import { z } from "zod";
 import type { EmulatorHooks, FaultAction } from "./hooks.ts";
 import type { Rng } from "./rng.ts";
+import { ENGINE } from "../protocol/index.ts";
 
 /** The fault kinds, by name. */
-export const FaultKind = z.enum(["end-500-after-act", "end-drop-after-act", "end-502-html", "claim-lost", "claim-500-after-act", "abort-500", "llm-429", "llm-500", "llm-stall"]);
+export const FaultKind = z.enum(["end-500-after-act", "end-drop-after-act", "end-drop-closing", "end-502-html", "claim-lost", "claim-500-after-act", "abort-500", "llm-429", "llm-500", "llm-stall"]);
 export type FaultKind = z.infer<typeof FaultKind>;
 
 /** One fault: its kind, the share of matching requests it hits, and a cap. */
@@ -34,23 +38,29 @@ export const FaultSpec = z.object({
   stallMs: z.number().min(0).optional(),
   /** only an episode's first request of this kind (an end's resend is answered normally) */
   firstOnly: z.boolean().optional(),
+  /** a time window: the fault hits only within this many ms of its first injection, ms */
+  windowMs: z.number().positive().optional(),
 });
 export type FaultSpec = z.input<typeof FaultSpec>;
 
 /**
- * Parses `KIND[:RATE[:MAX[:first]]]`, e.g. `end-500-after-act`, `llm-429:0.3`, `claim-lost:1:2`, `end-500-after-act:1::first`.
+ * Parses `KIND[:RATE[:MAX[:first|Ns]]]`, e.g. `end-500-after-act`, `llm-429:0.3`, `claim-lost:1:2`,
+ * `end-500-after-act:1::first`, `end-502-html:1::30s`.
  * @throws Error naming the kind list, the bad number or the bad modifier
  */
 export function parseFaultFlag(text: string): z.output<typeof FaultSpec> {
   const [kind = "", rate, max, modifier] = text.split(":");
-  if (modifier !== undefined && modifier !== "first") throw new Error(`--fault ${text}: the 4th field can only be 'first', got '${modifier}'`);
+  const windowS = modifier !== undefined && /^\d+(\.\d+)?s$/.test(modifier) ? Number(modifier.slice(0, -1)) : null;
+  if (modifier !== undefined && modifier !== "first" && !(windowS !== null && windowS > 0)) {
+    throw new Error(`--fault ${text}: the 4th field can only be 'first' or a time window in seconds such as '30s', got '${modifier}'`);
+  }
   const k = FaultKind.safeParse(kind);
   if (!k.success) throw new Error(`--fault ${text}: unknown kind '${kind}'; use one of ${FaultKind.options.join(", ")}`);
   const r = rate === undefined || rate === "" ? 1 : Number(rate);
   if (!Number.isFinite(r) || r < 0 || r > 1) throw new Error(`--fault ${text}: rate must be a number from 0 to 1, got '${rate}'`);
   const m = max === undefined || max === "" ? undefined : Number(max);
   if (m !== undefined && (!Number.isInteger(m) || m < 1)) throw new Error(`--fault ${text}: max must be a positive integer, got '${max}'`);
-  return { kind: k.data, rate: r, ...(m !== undefined ? { max: m } : {}), ...(modifier === "first" ? { firstOnly: true } : {}) };
+  return { kind: k.data, rate: r, ...(m !== undefined ? { max: m } : {}), ...(modifier === "first" ? { firstOnly: true } : {}), ...(windowS !== null ? { windowMs: windowS * 1000 } : {}) };
 }
 
 /** The page a gateway in front of the server answers with when the server does not (`end-502-html`). */
@@ -60,6 +70,8 @@ const BAD_GATEWAY_PAGE = "<html>\r\n<head><title>502 Bad Gateway</title></head>\
 interface Armed {
   spec: z.output<typeof FaultSpec>;
   injected: number;
+  /** when the first injection happened (epoch ms on the emulator's clock), for `windowMs` */
+  firstAtMs: number | null;
   /** episodes whose request of this kind was already seen (`firstOnly`) */
   seen: Set<string>;
 }
@@ -68,6 +80,7 @@ interface Armed {
 const HOOK_OF: Record<FaultKind, "claimEpisode" | "endEpisode" | "abortEpisode" | "chatCompletion"> = {
   "end-500-after-act": "endEpisode",
   "end-drop-after-act": "endEpisode",
+  "end-drop-closing": "endEpisode",
   "end-502-html": "endEpisode",
   "claim-lost": "claimEpisode",
   "claim-500-after-act": "claimEpisode",
@@ -83,6 +96,7 @@ function actionOf(kind: FaultKind, stallMs: number): FaultAction {
     case "claim-500-after-act":
       return { status: 500, afterHandling: true };
     case "end-drop-after-act":
+    case "end-drop-closing":
     case "claim-lost":
       return { drop: true, afterHandling: true };
     case "abort-500":
@@ -102,6 +116,8 @@ function actionOf(kind: FaultKind, stallMs: number): FaultAction {
  * Hooks that inject `specs`, wrapping any hook already set (the wrapped hook still runs and wins when it returns an
  * action). `onInjected` is told each injection (the journal).
  * @param discardTimeoutMsOf the claim's discard timeout of a chat call's episode, ms (for `llm-stall`'s default)
+ * @param nowMs the emulator's clock (epoch ms), for time windows
+ * @param engineStatus the engine's status now (`end-drop-closing` compares it before and after the end)
  */
 export function faultHooks(
   specs: readonly z.output<typeof FaultSpec>[],
@@ -109,8 +125,10 @@ export function faultHooks(
   base: EmulatorHooks,
   onInjected: (kind: FaultKind, path: string, episodeUuid?: string) => void,
   discardTimeoutMsOf: (episodeUuid: string) => number = () => 0,
+  nowMs: () => number = () => Date.now(),
+  engineStatus: () => string = () => "",
 ): EmulatorHooks {
-  const armed: Armed[] = specs.map((spec) => ({ spec, injected: 0, seen: new Set<string>() }));
+  const armed: Armed[] = specs.map((spec) => ({ spec, injected: 0, firstAtMs: null, seen: new Set<string>() }));
   const pick = (hook: (typeof HOOK_OF)[FaultKind], episodeUuid?: string, stalls?: boolean): FaultAction | undefined => {
     for (const a of armed) {
       if (HOOK_OF[a.spec.kind] !== hook) continue;
@@ -120,10 +138,25 @@ export function faultHooks(
         a.seen.add(episodeUuid);
       }
       if (a.spec.max !== undefined && a.injected >= a.spec.max) continue;
+      if (a.spec.windowMs !== undefined && a.firstAtMs !== null && nowMs() - a.firstAtMs >= a.spec.windowMs) continue;
       if (a.spec.rate < 1 && rng.next() >= a.spec.rate) continue;
-      a.injected++;
       const stall = a.spec.stallMs ?? Math.max(1_000, 2 * (episodeUuid ? discardTimeoutMsOf(episodeUuid) : 0));
-      onInjected(a.spec.kind, hook, episodeUuid);
+      const inject = (): void => {
+        a.injected++;
+        a.firstAtMs ??= nowMs();
+        onInjected(a.spec.kind, hook, episodeUuid);
+      };
+      if (a.spec.kind === "end-drop-closing") {
+        // decided after the end was handled: only the end that moved the engine out of ROLLING loses its answer
+        if (engineStatus() !== ENGINE.ROLLING) continue;
+        const closing = (): boolean => {
+          if (engineStatus() === ENGINE.ROLLING) return false;
+          inject();
+          return true;
+        };
+        return { ...actionOf(a.spec.kind, stall), onlyIf: closing };
+      }
+      inject();
       return actionOf(a.spec.kind, stall);
     }
     return undefined;

@@ -28,6 +28,11 @@ export interface FaultAction {
    * destroyed; in process (`app.fetch`) the answer is a bodiless 500 carrying {@link DROP_HEADER}.
    */
   drop?: boolean;
+  /**
+   * With `afterHandling`: asked once the request was handled; false answers it normally (the fault only hits requests
+   * whose handling did something, e.g. the end that closed the batch).
+   */
+  onlyIf?: () => boolean;
 }
 
 /** Header of an in-process answer that stands for a dropped connection; the socket server destroys the socket on it. */
@@ -92,6 +97,9 @@ export async function applyFault(action: FaultAction | undefined | void, clock: 
   if (!action) return handle();
   if (action.delayMs) await clock.sleep(action.delayMs);
   if (action.status === undefined && !action.drop) return handle();
-  if (action.afterHandling) await handle();
+  if (action.afterHandling) {
+    const answer = await handle();
+    if (action.onlyIf && !action.onlyIf()) return answer;
+  }
   return faultResponse(action);
 }

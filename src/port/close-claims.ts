@@ -42,7 +42,9 @@ export type SentAction =
 /** A gateway's error page (HTML), not the swarm server's own answer. */
 const HTML_BODY = /^\s*<(!doctype|html|head|body)/i;
 /** Transport failures after the request was written: the server may have acted on it. */
-const DROPPED_AFTER_SEND = /other side closed|socket hang up|ECONNRESET|terminated|UND_ERR_SOCKET|network connection was lost/i;
+// workerd's fetch says "Network connection lost." (a kj DISCONNECTED: the peer closed the socket, here after the
+// request was written and before the answer); undici and Node say the others
+const DROPPED_AFTER_SEND = /other side closed|socket hang up|ECONNRESET|terminated|UND_ERR_SOCKET|network connection (was )?lost|peer disconnected/i;
 
 /**
  * Whether a failed send reached the swarm server: its own 5xx answer (a JSON or text body, not a gateway's HTML

@@ -216,4 +216,9 @@ export interface EndedEpisode {
   reward: number;
   /** epoch ms when the DO recorded it */
   atMs: number;
+  /**
+   * set once the server batch holding this reward was wiped before training (`batch {key}: {why}`): the reward is not
+   * counted and its repeat ran again, so one episode key has at most one row without it; absent or null: live
+   */
+  wipedBy?: string | null;
 }

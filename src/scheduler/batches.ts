@@ -24,6 +24,7 @@ import { serverOfSwarm } from "../port/index.ts";
 import type { EngineView } from "./engine-gate.ts";
 import { Map as ImmutableMap } from "immutable";
 import { batchKeyOf, isInFlight, type BatchRow, type EpisodeRow, type LandedEpisode } from "./state.ts";
+import { foreignTasks } from "./pool-tasks.ts";
 
 /** A batch's landed episodes when it holds none. */
 export function emptyLanded(): BatchRow["episodes"] {
@@ -43,7 +44,7 @@ function serverName(d: Pick<Draft, "run">, index: number): string | null {
 }
 
 /** The server index of a batch row (0 for the first server). */
-function serverIndexOfBatch(d: Pick<Draft, "run">, batch: BatchRow): number {
+export function serverIndexOfBatch(d: Pick<Draft, "run">, batch: BatchRow): number {
   return batch.server ? Math.max(0, d.run.config.swarms.indexOf(batch.server)) : 0;
 }
 
@@ -286,37 +287,12 @@ function observePool(d: Draft, server: number, view: EngineView, pool: PoolSeen,
   const episodes = batch.episodes.withMutations((m) => {
     for (const uuid of confirming) m.set(uuid, { ...m.get(uuid)!, confirmed: true });
   });
+  const others = foreignTasks(pool, ours, episodes, listed, d.run.config.numRepeat);
   d.putBatch({
     ...batch, episodes, foreignEpisodes: Math.max(batch.foreignEpisodes, foreign),
     poolCompletedTasks: pool.completedTasks, poolTaskTarget: pool.completedTaskTarget > 0 ? pool.completedTaskTarget : batch.poolTaskTarget,
-    poolForeignTasks: foreignTasks(pool, ours, episodes, listed, d.run.config.numRepeat),
+    poolForeignTasks: others.tasks, ...(others.running !== null ? { poolForeignRunning: others.running } : {}),
   }, confirming);
-}
-
-/**
- * Other clients' tasks that take a place in the batch, from the pool information (ours are counted fresh, from our
- * own landings, at need time): their complete tasks, and their tasks still being served (a claimed episode of that
- * task id is running now). Counting those in progress keeps concurrent top-ups of one shared batch from overflowing
- * into the next one (several runs topping up the last places at once); an incomplete task with no running episode
- * is not counted (its client may have left it), so a batch never waits for it. Without the per-task details
- * (older observations): the pool's complete tasks less ours it lists.
- * @param ours every episode uuid of this run on the batch's server
- */
-function foreignTasks(pool: PoolSeen, ours: ReadonlySet<string>, episodes: BatchRow["episodes"], listed: ReadonlySet<string>, numRepeat: number): number {
-  if (!pool.taskEpisodes) {
-    const oursListed = completeTasksOf([...listed].map((uuid) => episodes.get(uuid)).filter((e): e is LandedEpisode => e !== undefined), numRepeat);
-    return Math.max(0, pool.completedTasks - oursListed);
-  }
-  const ourTasks = new Set<string>();
-  const counted = new Set<string>();
-  for (const [taskId, uuids] of Object.entries(pool.taskEpisodes)) {
-    if (uuids.some((u) => ours.has(u))) ourTasks.add(taskId);
-    else if (uuids.length >= numRepeat) counted.add(taskId);
-  }
-  for (const [uuid, taskId] of Object.entries(pool.runningTaskIds ?? {})) {
-    if (taskId !== "" && !ours.has(uuid) && !ourTasks.has(taskId)) counted.add(taskId);
-  }
-  return counted.size;
 }
 
 function moveStepLanding(d: Draft, windowIndex: number, from: string, to: string): void {
@@ -355,7 +331,7 @@ function wipeBatch(d: Draft, batch: BatchRow, why: string, effects: BatchEffects
   const all = [...batch.episodes.values()];
   const landed = all.filter((e) => e.rerunElsewhere !== true);
   const windows = windowsOf(batch);
-  d.putBatch({ ...batch, state: "wiped", episodes: emptyLanded(), wipedAtMs: d.nowMs });
+  d.putBatch({ ...batch, state: "wiped", episodes: emptyLanded(), wipedAtMs: d.nowMs, wipedWhy: why });
   d.log("warn", "server batch wiped before training; its groups run again", {
     batch: batch.batchKey, globalStep: batch.globalStep, episodes: landed.length, why,
   });
@@ -372,62 +348,4 @@ function wipeBatch(d: Draft, batch: BatchRow, why: string, effects: BatchEffects
     effects.rerun(d, batch, landed);
   }
   effects.windowsTouched(d, windows);
-}
-
-/**
- * The open batch the first server's engine is collecting right now (same epoch and step, status ROLLING), if it
- * holds episodes of this run: the one a top-up would fill (the run's steps and top-ups follow the first server). Undefined while the engine drains or trains, or when no open batch is current.
- */
-export function currentOpenBatch(d: Draft): BatchRow | undefined {
-  const view = stepSwarm(d);
-  if (!view || view.engineStatus !== ENGINE.ROLLING) return undefined;
-  return openBatches(d, null).find((b) =>
-    b.engineEpoch === view.restarts && (b.globalStep === null ? b.openedAtRollingEdges === view.rollingEdges : b.globalStep === view.globalStep));
-}
-
-/**
- * Task groups the batch still needs before the engine closes it (`rollout_until_finish_enough_tasks`, spec §7.3):
- * its task target less this run's complete tasks (counted from its own landings: fresher than the pool) and other
- * clients' complete tasks (from the last pool read). ≤ 0: the batch should close by itself.
- */
-export function groupsNeeded(d: Draft, batch: BatchRow): number {
-  const { batchSize, numRepeat } = d.run.config;
-  const ours = completeTasksOf(batch.episodes.values(), numRepeat);
-  const target = batch.poolTaskTarget ?? batchSize;
-  return target - ours - (batch.poolForeignTasks ?? 0);
-}
-
-/**
- * Whether the finishing run should wait for the server batches that hold its rewards: yes while the first server
- * holds any (it is topped up, or trains), or another server's batch will close by itself (complete, or its engine
- * is draining or training it). An open batch of another server that lacks tasks while its engine collects it is not
- * waited for: topping it up would put the same groups into a new, partial batch on the first server (the servers'
- * boundaries no longer line up, e.g. after a wipe on one of them), so the run finishes and reports those rewards as
- * untrained instead.
- */
-export function batchesToWaitFor(d: Draft): BatchRow[] {
-  return openBatches(d).filter((b) => {
-    const server = serverIndexOfBatch(d, b);
-    if (server === 0) return true;
-    const view = d.run.engines[server];
-    const collecting = view?.engineStatus === ENGINE.ROLLING && view.restarts === b.engineEpoch && (b.globalStep === null || b.globalStep === view.globalStep);
-    return !collecting || groupsNeeded(d, b) <= 0;
-  });
-}
-
-/** Tasks (source, taskIndex: one task id) with at least `numRepeat` of these episodes. */
-function completeTasksOf(episodes: Iterable<LandedEpisode>, numRepeat: number): number {
-  const perTask = new Map<string, number>();
-  for (const e of episodes) {
-    const task = `${e.source}\u0000${e.taskIndex}`;
-    perTask.set(task, (perTask.get(task) ?? 0) + 1);
-  }
-  return [...perTask.values()].filter((n) => n >= numRepeat).length;
-}
-
-/** Task indices per source that already have episodes in the batch (a top-up takes other tasks). */
-export function batchTaskIndices(batch: BatchRow): Record<string, number[]> {
-  const out: Record<string, number[]> = {};
-  for (const e of batch.episodes.values()) (out[e.source] ??= []).push(e.taskIndex);
-  return out;
 }

@@ -22,6 +22,7 @@ import type { EpisodeHeartbeat } from "./events.ts";
 import { isRow, lookupDispatch } from "./episode-lifecycle.ts";
 import { resolveGroupIfDone } from "./task-groups.ts";
 import { runningDeadlineAtMs } from "./lease-deadlines.ts";
+import { heartbeatTiming } from "./tuning.ts";
 
 const APPLIED: EventAck = { status: "applied" };
 
@@ -44,6 +45,7 @@ export function onEpisodeHeartbeat(d: Draft, e: EpisodeHeartbeat): EventAck {
       resolveGroupIfDone(d, row.groupKey);
       return { status: "stale", reason: "the run is stopping: do not claim" };
     }
+    if (d.run.consumersHeartbeat !== true) tightenUnstarted(d, row.episodeKey);
     d.run.consumersHeartbeat = true;
     const dispatchedAtMs = row.dispatchedAtMs ?? d.nowMs;
     d.patchEpisode(row.episodeKey, {
@@ -65,4 +67,19 @@ export function onEpisodeHeartbeat(d: Draft, e: EpisodeHeartbeat): EventAck {
     : e.stage === "quiet" ? claimedAtMs + d.run.config.timing.runLeaseSeconds * 1000 : runningDeadlineAtMs(d, claimedAtMs);
   d.patchEpisode(row.episodeKey, { heartbeatAtMs: d.nowMs, deadlineAtMs });
   return APPLIED;
+}
+
+/**
+ * The run's first start report: its consumers heartbeat, so the dispatches sent before it (given the long dispatch
+ * lease, as nobody was known to report starts) that have not reported their start get the un-started lease from their
+ * dispatch too, as later dispatches do: an invocation lost or stuck before its start (a busy machine, a crashed
+ * workerd) is sent again within seconds, not after the dispatch lease. Once per run (the flag is kept).
+ */
+function tightenUnstarted(d: Draft, except: string): void {
+  const { startLeaseSeconds } = heartbeatTiming(d.run.config.timing);
+  for (const r of d.rows()) {
+    if (r.status !== "dispatched" || r.episodeKey === except || (r.startedAtMs ?? null) !== null || r.dispatchedAtMs === null) continue;
+    const deadlineAtMs = Math.max(d.nowMs, r.dispatchedAtMs + startLeaseSeconds * 1000);
+    if (r.deadlineAtMs === null || deadlineAtMs < r.deadlineAtMs) d.patchEpisode(r.episodeKey, { deadlineAtMs });
+  }
 }

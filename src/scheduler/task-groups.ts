@@ -11,7 +11,8 @@ import { stepMarkOf } from "./engine-gate.ts";
 import type { Draft } from "./draft.ts";
 import { deferredCount, isSourceDone, takeDistinct, takeNext, taskIndicesOf, windowTaskSets } from "./window-tasks.ts";
 import { episodeKeyOf, groupKeyOf, isTerminal, type BatchRow, type EpisodeRow, type GroupResolution, type LandedEpisode } from "./state.ts";
-import { baseGroupKey, batchTaskIndices, openBatches, stepBatchKeyOf, type BatchEffects } from "./batches.ts";
+import { baseGroupKey, openBatches, stepBatchKeyOf, type BatchEffects } from "./batches.ts";
+import { batchTaskIndices } from "./batch-needs.ts";
 
 /** Creates the `numRepeat` queued rows of one group (same task, same window); returns its group key. */
 function openGroup(d: Draft, sourceIndex: number, task: TakenTask, windowIndex: number | null, rerun = 0): string {

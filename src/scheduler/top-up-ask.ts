@@ -6,6 +6,12 @@
  *    its next window fills that batch (the window no longer lines up with one step, which sharing makes true anyway);
  *  - tops up at most one batch's worth (`batchSize` groups) per window, whatever the grants: the bound that holds for
  *    runs the object cannot see (other Workers, seen only through the pool's complete tasks and running claims);
+ *  - once its last window is resolved, tops up one more batch's worth at most when its room is used up and the batch
+ *    has no other feeder left: the last pool read shows no other client serving a task of it, and the object grants
+ *    it (no other run of this Worker has unclaimed groups or a live reservation there). The other runs left,
+ *    finished or stopped, so nobody else will fill it: without this the run would report its rewards there untrained
+ *    after {@link TOP_UP_STARVED_MS} and the server would keep them in a batch that never trains. No one else adds
+ *    to such a batch, so this top-up is the batch's last (a client arriving later overflows at most its own groups);
  *  - asks with its next status pull (`PollEngineStatus.plan`), at most once per {@link TOP_UP_RETRY_MS}, and opens the
  *    groups granted (never more than the batch still lacks by its own count) when the answer comes;
  *  - tells with each pull how many of its groups are not claimed yet (they fill the batch for the others' asks), as
@@ -15,7 +21,7 @@
 import type { Draft } from "./draft.ts";
 import type { TopUpPlanRequest } from "./commands.ts";
 import type { EngineStatusSeen } from "./events.ts";
-import { currentOpenBatch, groupsNeeded } from "./batches.ts";
+import { currentOpenBatch, groupsNeeded } from "./batch-needs.ts";
 import { topUpBatch } from "./task-groups.ts";
 import type { BatchRow } from "./state.ts";
 
@@ -32,10 +38,26 @@ export function isSharedBatch(batch: BatchRow): boolean {
   return batch.foreignEpisodes > 0 || (batch.poolForeignTasks ?? 0) > 0;
 }
 
-/** Groups the current window may still top up (one batch's worth per window). */
-export function topUpRoom(d: Draft): number {
+/**
+ * The batch's last feeder is this run: the pool (read while the batch was the engine's) shows no other client
+ * serving a task of it now. False before a pool read with per-task details.
+ */
+export function isLastFeeder(batch: BatchRow): boolean {
+  return batch.poolForeignRunning === 0;
+}
+
+/**
+ * Groups the current window may still top up in `batch`: one batch's worth per window; once that is used and the run
+ * is finishing (its last window resolved), one more batch's worth for a batch it is the last feeder of
+ * ({@link isLastFeeder}).
+ */
+export function topUpRoom(d: Draft, batch: BatchRow): number {
   const step = d.run.windowsOpened > 0 ? d.steps[String(d.run.windowsOpened - 1)] : undefined;
-  return step ? Math.max(0, d.run.config.batchSize - (step.topUpGroups ?? 0)) : 0;
+  if (!step) return 0;
+  const { batchSize } = d.run.config;
+  const used = step.topUpGroups ?? 0;
+  if (used < batchSize) return batchSize - used;
+  return d.run.phase === "finishing" && isLastFeeder(batch) ? Math.max(0, 2 * batchSize - used) : 0;
 }
 
 /**
@@ -44,12 +66,12 @@ export function topUpRoom(d: Draft): number {
  * room is used up (then it waits for the batch to close by the others' episodes).
  */
 export function askTopUp(d: Draft, batch: BatchRow, need: number): void {
-  const room = topUpRoom(d);
+  const room = topUpRoom(d, batch);
   const last = d.run.topUpAsk ?? null;
   if (room <= 0) {
     if (last?.granted !== -1 || last.step !== batch.globalStep) {
       d.run.topUpAsk = { step: batch.globalStep, groups: 0, askedAtMs: d.nowMs, sent: true, granted: -1 };
-      d.log("warn", "the batch lacks tasks but this window already topped up one batch's worth: waiting for other clients to fill it", { batch: batch.batchKey, need });
+      d.log("warn", "the batch lacks tasks but this window already topped up one batch's worth: waiting for other clients to fill it", { batch: batch.batchKey, need, otherClientsServing: batch.poolForeignRunning ?? null });
     }
     return;
   }
@@ -93,6 +115,6 @@ export function onTopUpGrant(d: Draft, e: EngineStatusSeen): void {
   if (grant.groups <= 0 || d.episodes.size > 0 || (d.run.phase !== "running" && d.run.phase !== "finishing")) return;
   const batch = currentOpenBatch(d);
   if (!batch || batch.globalStep !== grant.step) return;
-  const n = Math.min(grant.groups, groupsNeeded(d, batch), topUpRoom(d));
+  const n = Math.min(grant.groups, groupsNeeded(d, batch), topUpRoom(d, batch));
   if (n > 0) topUpBatch(d, batch, n);
 }

@@ -175,7 +175,8 @@ export function compare(input: {
   const lost = input.ledger.filter((l) => !accepted.has(l.episodeUuid)).length;
   const twiceOnServer = [...accepted.values()].filter((n) => n > 1).length;
   const keyCounts = new Map<string, number>();
-  for (const l of input.ledger) keyCounts.set(`${l.episodeKey}/${l.swarm}`, (keyCounts.get(`${l.episodeKey}/${l.swarm}`) ?? 0) + 1);
+  // a wiped row (its batch was wiped before training; the repeat ran again) is not live: one live row per key and swarm
+  for (const l of input.ledger) if (!l.wipedBy) keyCounts.set(`${l.episodeKey}/${l.swarm}`, (keyCounts.get(`${l.episodeKey}/${l.swarm}`) ?? 0) + 1);
   const twiceInLedger = [...keyCounts.values()].filter((n) => n > 1).length;
   const uncounted = [...accepted.keys()].filter((u) => !ledgerUuids.has(u)).length;
   if (uncounted) notes.push(`${uncounted} accepted reward(s) not in the run's ledger`);
@@ -231,9 +232,10 @@ export function formatTable(rows: readonly ChaosRow[]): string {
  * The chaos Worker in local workerd. Its config is the project's wrangler.toml (every binding and migration as the
  * product has them) with `main` pointed at test/chaos/worker.ts, written next to it (git-ignored) for each start.
  */
-export function startChaosWorker(persistDir?: string, vars?: Record<string, string>): Promise<LocalWorker> {
+export function startChaosWorker(persistDir?: string, vars?: Record<string, string>, configName = ".wrangler.chaos.toml"): Promise<LocalWorker> {
   const config = readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8").replace(/^main = .*$/m, 'main = "worker.ts"').replace(/^name = .*$/m, 'name = "ajet-edge-chaos"');
-  const configPath = join(PROJECT_ROOT, "test/chaos/.wrangler.chaos.toml");
+  // each Worker its own config file: wrangler restarts a Worker whose config file is written again
+  const configPath = join(PROJECT_ROOT, "test/chaos", configName);
   writeFileSync(configPath, config);
   return startLocalWorker({ configPath, ...(persistDir ? { persistDir } : {}), ...(vars ? { vars } : {}) });
 }
@@ -273,6 +275,15 @@ export interface Scenario {
   function?: string;
   /** extra runs on the same emulator and dataset, interleaved with the first */
   alsoRuns?: number;
+  /**
+   * runs on a second Worker (its own workerd and storage: its swarm server object does not see this Worker's runs, only
+   * the pool information shows them) on the same emulator and dataset, interleaved with the first
+   */
+  otherWorkerRuns?: number;
+  /** a fault that lasts this long (s): the longest step may exceed the stall bound by it ({@link stallBoundSeconds}) */
+  faultWindowS?: number;
+  /** the row's longest step is held to {@link stallBoundSeconds} */
+  stallBound?: boolean;
   /** the scenario's episodes use sandboxes: the row counts them and checks none is left */
   sandboxes?: boolean;
   /** share of sandbox creates the sandbox server refuses during this scenario */
@@ -291,11 +302,24 @@ export function withinPlan(row: ChaosRow, runs: number): boolean {
   return row.planned == null || row.episodes <= row.planned + (row.batchRewards ?? 0) * runs;
 }
 
+/**
+ * The janitor period (s) the stall bound is stated against: the real server's (10 s; the dev emulator's is 1 s, and a
+ * step of the chaos rows alone takes several seconds on a loaded 2-core machine, so 3 × 1 s cannot tell a stall).
+ */
+export const STALL_JANITOR_S = 10;
+
+/** The longest step a fault row may take (s): its fault window plus 3 janitor periods (never the report lease, ≥ 661 s). */
+export function stallBoundSeconds(s: Pick<Scenario, "faultWindowS">): number {
+  return (s.faultWindowS ?? 0) + 3 * STALL_JANITOR_S;
+}
+
 const DEFAULT_ARGV = ["--function", "countdown", "--steps", "2", "--batch-size", "2", "--num-repeat", "2", "--seed", "3"];
 
 /** Shared state of a chaos session: one Worker (replaced only by a scenario that kills it). */
 export class ChaosStack {
   #worker: LocalWorker | null = null;
+  #otherWorker: LocalWorker | null = null;
+  readonly #otherPersistDir = mkdtempSync(join(tmpdir(), "ajet-chaos-do2-"));
   #sandboxServer: SandboxServerProcess | null = null;
   readonly #dir = mkdtempSync(join(tmpdir(), "ajet-chaos-"));
   readonly #persistDir = mkdtempSync(join(tmpdir(), "ajet-chaos-do-"));
@@ -350,6 +374,13 @@ export class ChaosStack {
     return this.#worker;
   }
 
+  /** A second Worker (own workerd, own storage), started on first use. */
+  async otherWorker(): Promise<LocalWorker> {
+    const sbx = await this.sandboxServer();
+    this.#otherWorker ??= await startChaosWorker(this.#otherPersistDir, { AJET_SANDBOX_URL: sbx.url, AJET_SANDBOX_TOKEN: sbx.token }, ".wrangler.chaos-2.toml");
+    return this.#otherWorker;
+  }
+
   /** Runs one scenario on a fresh emulator process; never throws (a failure becomes the row's verdict). */
   async run(s: Scenario): Promise<ChaosRow> {
     const started = Date.now();
@@ -367,6 +398,9 @@ export class ChaosStack {
     const sampler = s.sandboxes ? new SandboxSampler(() => this.#sandboxServer, () => this.sandboxProcessIds()) : null;
     let finishedAt = 0;
     const runIds: string[] = [];
+    /** the runs on the second Worker, after those of `runIds` in the rows */
+    const otherIds: string[] = [];
+    let otherApi: RunsApi | null = null;
     let restarts = 0;
     let view: RunView | null = null;
     let api: RunsApi | null = null;
@@ -376,6 +410,11 @@ export class ChaosStack {
       api = runsApi(worker.url, fetch, { token: worker.token });
       const spec = { ...runSpecFor(plan, [{ name: plan.swarmNames[0] ?? "default", url: emulator.url }]), ...(s.spec ?? {}), ...(s.function ? { function: s.function } : {}) } as Parameters<RunsApi["create"]>[0];
       for (let i = 0; i <= (s.alsoRuns ?? 0); i++) runIds.push((await api.create(spec)).runId);
+      if (s.otherWorkerRuns) {
+        const other = await this.otherWorker();
+        otherApi = runsApi(other.url, fetch, { token: other.token });
+        for (let i = 0; i < s.otherWorkerRuns; i++) otherIds.push((await otherApi.create(spec)).runId);
+      }
       const runId = runIds[0]!;
       const ctx: ScenarioContext = {
         emulator,
@@ -430,6 +469,10 @@ export class ChaosStack {
         if (id === runId) view = status;
         if (outcome !== "finished") notes.push(`run ${id === runId ? "" : "(interleaved) "}did not finish in ${timeoutMs / 1000} s: ${outcome}`);
       }
+      for (const id of otherIds) {
+        const { outcome } = await waitForRun(otherApi!, id, { timeoutMs });
+        if (outcome !== "finished") notes.push(`run (other Worker) did not finish in ${timeoutMs / 1000} s: ${outcome}`);
+      }
       finishedAt = Date.now();
       // a moment for the finish sweep and the janitor-free releases to land
       await new Promise((r) => setTimeout(r, 500));
@@ -441,19 +484,20 @@ export class ChaosStack {
     if (s.sandboxCreateFailRate) await this.sandboxServer({ replace: true }).catch((err: unknown) => notes.push(`sandbox server restart: ${String(err)}`));
     const events = parseJournal(readFileSync(journalFile, "utf8"));
     const buffer = await new SwarmClient({ baseURL: emulator.url, logger: SILENT }).getEpisodeBuffer().catch(() => []);
-    for (const [i, id] of runIds.entries()) {
-      const ledger = api ? await api.endedEpisodes(id).catch(() => []) : [];
-      const v = i === 0 ? view : await api?.get(id).catch(() => null) ?? null;
+    const all = [...runIds.map((id) => ({ id, via: api })), ...otherIds.map((id) => ({ id, via: otherApi }))];
+    for (const [i, { id, via }] of all.entries()) {
+      const ledger = via ? await via.endedEpisodes(id).catch(() => []) : [];
+      const v = i === 0 ? view : await via?.get(id).catch(() => null) ?? null;
       const claimOf = new Map(events.filter((e) => e.ev === "claim").map((e) => [(e as { episodeUuid: string }).episodeUuid, (e as { clientUuid: string }).clientUuid]));
       const clientUuid = ledger.map((l) => claimOf.get(l.episodeUuid)).find(Boolean) ?? null;
       if (!clientUuid) notes.push("no episode of the run reached the server's journal");
-      rows.push(compare({ scenario: runIds.length > 1 ? `${s.name}#${i + 1}` : s.name, events, ledger, buffer, view: v, clientUuid, wallMs: Date.now() - started, notes: i === 0 ? notes : [] }));
+      rows.push(compare({ scenario: all.length > 1 ? `${s.name}#${i + 1}` : s.name, events, ledger, buffer, view: v, clientUuid, wallMs: Date.now() - started, notes: i === 0 ? notes : [] }));
     }
     const spec = { ...plan.run, ...(s.spec ?? {}) } as { maxSteps?: number | null };
     const batchRewards = plan.job.batchSize * plan.job.numRepeat;
-    const planned = typeof spec.maxSteps === "number" ? spec.maxSteps * batchRewards * Math.max(1, runIds.length) : null;
+    const planned = typeof spec.maxSteps === "number" ? spec.maxSteps * batchRewards * Math.max(1, all.length) : null;
     const serverSteps = serverTruth(events, "").trained.size; // distinct (process, engine run, global step) synced
-    for (const r of rows) Object.assign(r, { planned: planned === null ? null : planned / Math.max(1, runIds.length), batchRewards, serverSteps });
+    for (const r of rows) Object.assign(r, { planned: planned === null ? null : planned / Math.max(1, all.length), batchRewards, serverSteps });
     await emulator.stop();
     if (!rows.length) rows.push(compare({ scenario: s.name, events, ledger: [], buffer, view: null, clientUuid: null, wallMs: Date.now() - started, notes }));
     const row = rows.length === 1 ? rows[0]! : mergeRows(rows);
@@ -526,9 +570,11 @@ export class ChaosStack {
 
   async close(): Promise<void> {
     await this.#worker?.dispose();
+    await this.#otherWorker?.dispose();
     await this.#sandboxServer?.stop();
     rmSync(this.#dir, { recursive: true, force: true });
     rmSync(this.#persistDir, { recursive: true, force: true });
+    rmSync(this.#otherPersistDir, { recursive: true, force: true });
     rmSync(this.#sandboxRoot, { recursive: true, force: true });
   }
 }

@@ -74,6 +74,16 @@ describe("e2e: batch truth under another client's restart and a shared dataset",
     // the ledger is every accepted end, once: the trained ones and the wiped ones
     const ledger = await rig.api.endedEpisodes(created.runId);
     expect(ledger.map((e) => e.episodeUuid).sort()).toEqual(ours.map((e) => e.uuid).sort());
+    // the ledger says which were wiped and by what; one episode key has at most one live row
+    const wipedRows = ledger.filter((e) => e.wipedBy);
+    expect(wipedRows.map((e) => e.episodeUuid).sort()).toEqual(wipedOnServer.map((e) => e.uuid).sort());
+    for (const e of wipedRows) expect(e.wipedBy).toMatch(/^batch \d+:\d+: the (engine stopped or restarted|pool information no longer lists)/);
+    const live = ledger.filter((e) => !e.wipedBy).map((e) => `${e.episodeKey}/${e.swarm}`);
+    expect(new Set(live).size).toBe(live.length);
+    // /metrics counts the wiped rewards apart from the ended ones
+    const all = (await rig.api.metrics(created.runId)).groups.filter((g) => g.window !== null && g.source === "*" && g.swarm === "*");
+    expect(all.reduce((n, g) => n + g.wiped, 0)).toBe(wipedOnServer.length);
+    expect(all.reduce((n, g) => n + g.ended, 0)).toBe(trainedOnServer.length);
     expect([...rig.endRequests.values()].every((n) => n === 1)).toBe(true);
     // step rows name the new engine run's real steps
     expect(status.steps.map((s) => s.globalStep)).toEqual([1, 2]);

@@ -125,6 +125,28 @@ describe("BC-51 rebuild from storage", () => {
     expect(metrics.groups.reduce((n, g) => n + (g.failuresByCause["lease_expired"] ?? 0), 0)).toBe(1);
   });
 
+  it("issue 25: an end reported unknown (its send never reached the server) keeps its outbox row: the recheck sends it again and it is ended, never outbox_missing", async () => {
+    const { emu, run } = await rollingRun();
+    const [first] = run.sent;
+    if (!first) throw new Error("expected a dispatched episode");
+    const client = emu.client({ clientUuid: first.clientUuid });
+    const c = await client.claimEpisode({ episodeType: "train", discardEpisodeTimeoutSeconds: 60 });
+    if (c.kind !== "claimed") throw new Error(`claim: ${c.kind}`);
+    await run.call((s) => s.episodeClaimed({ episodeKey: first.episodeKey, attempt: 1, dispatchId: first.dispatchId, claims: [{ swarm: "default", episodeUuid: c.episodeUuid, globalStep: 1 }] }));
+    await chatOnce(c.baseUrl, c.apiKey);
+    await run.call((s) => s.episodeOutcomeRecorded({ episodeKey: first.episodeKey, attempt: 1, outcome: { kind: "end", reward: 1 }, outputs: { default: OUTPUT } }));
+    // a gateway answered the end and its resend with a 502 page: the consumer reports the outcome unknown
+    expect(await run.call((s) => s.episodeReported({ episodeKey: first.episodeKey, attempt: 1, result: "unknown", reached: false }))).toMatchObject({ status: "applied" });
+    await run.expireLeases([first.episodeKey]);
+    await run.tick();
+    const ends = (await emu.requests()).filter((r) => r.path === "/end_episode" && r.body.episode_uuid === c.episodeUuid);
+    expect(ends.map((r) => r.status)).toEqual([200]);
+    const rows = await run.rows();
+    expect(rows[first.episodeKey]).toMatchObject({ status: "ended", attempt: 1, reward: 1 });
+    const view = (await run.call((s) => s.status()))!;
+    expect(view.totals).toMatchObject({ episodesEnded: 1, attemptsFailed: 0 });
+  });
+
   it("BC-26 an outbox resend never ends a server episode that another consumer of the run holds now (reverted, then re-claimed)", async () => {
     const { emu, run } = await rollingRun();
     const [lost, other] = run.sent;

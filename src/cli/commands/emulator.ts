@@ -24,7 +24,7 @@ export function defineEmulatorFlags(cmd: Command): void {
     .option("--upstream <url>", "forward chat calls to this OpenAI-compatible base URL instead of the simulated policy")
     .option("--upstream-key <key>", "API key for --upstream (required with it)")
     .option("--upstream-model <m>", "model name to ask the upstream for (default: the request's model)")
-    .option("--fault <kind[:rate[:max]]>", "inject a fault (repeatable): end-500-after-act, end-drop-after-act, claim-lost, claim-500-after-act, abort-500, llm-429, llm-500, llm-stall; RATE 0-1 (default 1), MAX a cap", collect)
+    .option("--fault <kind[:rate[:max[:first|Ns]]]>", "inject a fault (repeatable): end-500-after-act, end-drop-after-act, end-drop-closing, end-502-html, claim-lost, claim-500-after-act, abort-500, llm-429, llm-500, llm-stall; RATE 0-1 (default 1), MAX a cap; a 4th field 'first' (an episode's first request only) or 'Ns' (a window of N seconds from the first injection), e.g. end-502-html:1::30s", collect)
     .option("--journal <file>", "append what the server did (claims, accepted ends, aborts, reverts, status) as JSON lines")
     .option("--require-header <name=value>", "refuse (401) every request without this header and value, like an access gateway in front of the server (repeatable)", collect);
 }

@@ -35,6 +35,8 @@ export interface AttemptRow {
   claimedAtMs?: number | null;
   /** what the attempt measured (its end report's signals, runtime/episode-meter); null or absent when none came */
   signals?: EpisodeSignals | null;
+  /** ended only: the server batch holding its reward was wiped before training (what wiped it, as in the ledger) */
+  wipedBy?: string | null;
 }
 
 function failureCause(outcome: EpisodeOutcome | null, report: ResultReport): string {

@@ -48,7 +48,8 @@ export function settleOutcome(storage: SchedulerStorage, report: OutcomeReport, 
  * After the core's answer to an episode's report: an unconfirmed abort of the current attempt with claims is queued
  * again; an applied report of the current attempt writes its attempt row and, when ended, its ledger rows (the
  * reward by the core's own rule, `reportedReward`) — when refused on some swarms but accepted on others
- * (`endedSwarms`), the rows of those; the outbox row goes unless the report was stale.
+ * (`endedSwarms`), the rows of those; the outbox row goes unless the report was stale or says the end's outcome is
+ * unknown (its resend needs it).
  * @param row the episode's row before the report was applied; `box` its outbox row read then
  * @returns true when the alarm must fire at once (an abort was queued)
  */
@@ -78,7 +79,9 @@ export function settleReport(
     }
     storage.recordAttempt(attemptRow(row, report, taskId, box?.outputs, nowMs));
   }
-  if (ack.status !== "stale") storage.deleteOutbox(report.episodeKey, report.attempt);
+  // an end whose outcome is unknown is sent again from the outbox while the server holds the episode: its row stays
+  // until the end is settled (ended or lost); dropping it here turned every resend into outbox_missing and re-ran the repeat
+  if (ack.status !== "stale" && report.result !== "unknown") storage.deleteOutbox(report.episodeKey, report.attempt);
   return abortQueued;
 }
 

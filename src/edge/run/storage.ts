@@ -18,6 +18,7 @@ import { stateFromRows, storedBatchRow } from "../../scheduler/index.ts";
 import { redactEpisodeKeys } from "../ground/log.ts";
 import type { LogLine, RunMeta } from "./run-views.ts";
 import type { AttemptRow } from "./attempts.ts";
+import { addWipedColumn, endedRows, markWiped } from "./ledger-wipes.ts";
 
 export type { LogLine, RunMeta };
 
@@ -36,7 +37,7 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS dataset_index (source TEXT NOT NULL, chunk INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (source, chunk))`,
   `CREATE TABLE IF NOT EXISTS dataset_ids (source TEXT NOT NULL, task_id TEXT NOT NULL, line INTEGER NOT NULL, PRIMARY KEY (source, task_id)) WITHOUT ROWID`,
   `CREATE TABLE IF NOT EXISTS outbox (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, task_id TEXT NOT NULL, outputs TEXT NOT NULL, PRIMARY KEY (episode_key, attempt))`,
-  `CREATE TABLE IF NOT EXISTS ended_episodes (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, swarm TEXT NOT NULL, episode_uuid TEXT NOT NULL, task_id TEXT NOT NULL, global_step INTEGER, reward REAL NOT NULL, at_ms INTEGER NOT NULL, PRIMARY KEY (episode_key, attempt, swarm))`,
+  `CREATE TABLE IF NOT EXISTS ended_episodes (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, swarm TEXT NOT NULL, episode_uuid TEXT NOT NULL, task_id TEXT NOT NULL, global_step INTEGER, reward REAL NOT NULL, at_ms INTEGER NOT NULL, wiped_by TEXT, PRIMARY KEY (episode_key, attempt, swarm))`,
   `CREATE TABLE IF NOT EXISTS attempts (episode_key TEXT NOT NULL, attempt INTEGER NOT NULL, window_index INTEGER, at_ms INTEGER NOT NULL, row TEXT NOT NULL, PRIMARY KEY (episode_key, attempt))`,
   `CREATE TABLE IF NOT EXISTS log (id INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, level TEXT NOT NULL, message TEXT NOT NULL, fields TEXT NOT NULL)`,
 ];
@@ -52,6 +53,7 @@ export type { StoredSource };
 export class SchedulerStorage {
   constructor(private readonly sql: SqlStorage) {
     for (const stmt of SCHEMA) sql.exec(stmt);
+    addWipedColumn(sql);
   }
 
   /** The run's metadata, or null before `create`. */
@@ -123,9 +125,12 @@ export class SchedulerStorage {
     for (const s of changes.steps) this.sql.exec(`INSERT OR REPLACE INTO steps (window_index, row) VALUES (?, ?)`, s.windowIndex, JSON.stringify(s));
     for (const t of changes.evalTasks) this.sql.exec(`INSERT OR REPLACE INTO eval_tasks (group_key, row) VALUES (?, ?)`, t.groupKey, JSON.stringify(t));
     for (const b of changes.batches ?? []) this.sql.exec(`INSERT OR REPLACE INTO batches (batch_key, row) VALUES (?, ?)`, b.batchKey, JSON.stringify(storedBatchRow(b)));
+    const wiped = new Map((changes.batches ?? []).filter((b) => b.state === "wiped").map((b) => [b.batchKey, `batch ${b.batchKey}: ${b.wipedWhy ?? "wiped before training"}`]));
     for (const l of changes.landed ?? []) {
       if (l.episode) this.sql.exec(`INSERT OR REPLACE INTO batch_episodes (batch_key, uuid, row) VALUES (?, ?, ?)`, l.batchKey, l.uuid, JSON.stringify(l.episode));
       else this.sql.exec(`DELETE FROM batch_episodes WHERE batch_key = ? AND uuid = ?`, l.batchKey, l.uuid);
+      const why = l.episode ? undefined : wiped.get(l.batchKey);
+      if (why) markWiped(this.sql, l.uuid, why);
     }
   }
 
@@ -253,17 +258,9 @@ export class SchedulerStorage {
     }
   }
 
-  /** The ledger, oldest first; optionally one global step. `limit` rows from `offset`. */
+  /** The ledger, oldest first; optionally one global step. `limit` rows from `offset` (edge/run/ledger-wipes). */
   endedEpisodes(query: { globalStep?: number; limit: number; offset: number }): EndedEpisode[] {
-    const where = query.globalStep === undefined ? "" : "WHERE global_step = ?";
-    const args = query.globalStep === undefined ? [query.limit, query.offset] : [query.globalStep, query.limit, query.offset];
-    return this.sql
-      .exec<{ episode_key: string; attempt: number; swarm: string; episode_uuid: string; task_id: string; global_step: number | null; reward: number; at_ms: number }>(
-        `SELECT * FROM ended_episodes ${where} ORDER BY at_ms, episode_key, swarm LIMIT ? OFFSET ?`,
-        ...args,
-      )
-      .toArray()
-      .map((r) => ({ episodeKey: r.episode_key, attempt: r.attempt, swarm: r.swarm, episodeUuid: r.episode_uuid, taskId: r.task_id, globalStep: r.global_step, reward: r.reward, atMs: r.at_ms }));
+    return endedRows(this.sql, query);
   }
 
   /** Records one reported attempt (idempotent by episode key and attempt): the metrics export's rows. */

@@ -31,13 +31,18 @@ describe("metrics export", () => {
     expect(all.logMetrics).toEqual({ turns: { mean: 3, count: 2 }, lens: { mean: 15, count: 2 } });
   });
 
+  it("counts an ended attempt whose server batch was wiped apart: not ended, not in the rewards", () => {
+    const wiped = runMetrics("run-2", [row({ reward: 1 }), row({ attempt: 2, reward: 0, wipedBy: "batch 0:1: the engine stopped or restarted before training it" })], ["a"], ["student"], 1);
+    expect(wiped.groups[0]).toMatchObject({ attempts: 2, ended: 1, wiped: 1, rewardMean: 1, rewardMin: 1 });
+  });
+
   it("writes one CSV row per group: the reward columns, the learning signals' columns, a log_metric column per key", () => {
     const lines = metricsCsv(m).trim().split("\r\n");
-    const base = "window,global_step,source,swarm,attempts,ended,scored,failed,reward_mean,reward_std,reward_min,reward_max,success_rate,duration_mean_ms,duration_max_ms,failures_by_cause";
+    const base = "window,global_step,source,swarm,attempts,ended,wiped,scored,failed,reward_mean,reward_std,reward_min,reward_max,success_rate,duration_mean_ms,duration_max_ms,failures_by_cause";
     expect(lines[0]).toBe(`${base},${SIGNAL_COLUMNS.join(",")},log_metric:lens,log_metric:turns`);
     const header = lines[0]!.split(",");
     const first = Object.fromEntries(lines[1]!.split(",").map((v, i) => [header[i], v]));
-    expect(lines[1]!.startsWith("1,1,*,*,3,2,0,1,0.5,0.5,0,1,0.5,1500,3000,function_error=1,")).toBe(true);
+    expect(lines[1]!.startsWith("1,1,*,*,3,2,0,0,1,0.5,0.5,0,1,0.5,1500,3000,function_error=1,")).toBe(true);
     // window 1 rewards one repeat of a/0/0 and one of b/0/0: no group of two repeats, so no GRPO share (an empty cell)
     expect(first).toMatchObject({ groups: "0", zero_adv_share: "", "log_metric:lens": "15", "log_metric:turns": "3" });
     expect(first["reward_hist"]).toBe("0:1;0.1:0;0.2:0;0.3:0;0.4:0;0.5:0;0.6:0;0.7:0;0.8:0;0.9:1");

@@ -3,7 +3,8 @@
  * server acted where the name says so — and the journal records what the server really did.
  */
 import { describe, expect, it } from "vitest";
-import { DROP_HEADER, parseFaultFlag, startEmulator } from "../../../src/emulator/index.ts";
+import { DROP_HEADER, faultHooks, parseFaultFlag, startEmulator } from "../../../src/emulator/index.ts";
+import { deriveRng } from "../../../src/emulator/rng.ts";
 import { rollingEmulator } from "../runtime/_harness.ts";
 
 const post = (path: string, body: unknown) => new Request(`http://127.0.0.1:10086${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
@@ -18,7 +19,24 @@ describe("--fault flags", () => {
     expect(() => parseFaultFlag("llm-500:2")).toThrow(/rate must be a number from 0 to 1, got '2'/);
     expect(() => parseFaultFlag("llm-500:1:0")).toThrow(/max must be a positive integer, got '0'/);
     expect(parseFaultFlag("end-500-after-act:1::first")).toEqual({ kind: "end-500-after-act", rate: 1, firstOnly: true });
-    expect(() => parseFaultFlag("end-500-after-act:1::last")).toThrow(/the 4th field can only be 'first', got 'last'/);
+    expect(() => parseFaultFlag("end-500-after-act:1::last")).toThrow(/the 4th field can only be 'first' or a time window in seconds such as '30s', got 'last'/);
+    expect(parseFaultFlag("end-502-html:1::30s")).toEqual({ kind: "end-502-html", rate: 1, windowMs: 30_000 });
+    expect(() => parseFaultFlag("end-502-html:1::0s")).toThrow(/a time window in seconds such as '30s', got '0s'/);
+  });
+
+  it("a time window: every matching request fails for N seconds from the first injection, resends included, then none", () => {
+    let now = 1_000_000;
+    const injected: string[] = [];
+    const hooks = faultHooks([parseFaultFlag("end-502-html:1::30s")], deriveRng(1, "faults"), {}, (kind, _path, uuid) => injected.push(`${kind}:${uuid}`), () => 0, () => now);
+    const end = (uuid: string) => hooks.endEpisode?.({ episode_uuid: uuid } as Parameters<NonNullable<typeof hooks.endEpisode>>[0]);
+    expect(end("e1")).toMatchObject({ status: 502 });
+    now += 29_999;
+    expect(end("e1")).toMatchObject({ status: 502 }); // its resend, still inside the window
+    expect(end("e2")).toMatchObject({ status: 502 });
+    now += 1;
+    expect(end("e1")).toBeUndefined();
+    expect(end("e3")).toBeUndefined();
+    expect(injected).toEqual(["end-502-html:e1", "end-502-html:e1", "end-502-html:e2"]);
   });
 });
 
@@ -44,6 +62,21 @@ describe("injected faults and the journal", () => {
     expect(res.status).toBe(500);
     expect(emu.engine.records.get(claim.episode_uuid)?.episode_status).toBe("claimed");
     expect(emu.journal.events.filter((e) => e.ev === "abort")).toHaveLength(0);
+  });
+
+  it("end-drop-closing: only the end that closed the batch (the engine left ROLLING while handling it) loses its answer; it was accepted", async () => {
+    const { emu } = await rollingEmulator({ batchSize: 1, numRepeat: 2, maxEnvWorker: 4 }, { faults: [{ kind: "end-drop-closing" }] });
+    const answers: Array<string | null> = [];
+    for (let i = 0; i < 2; i++) {
+      const claim = (await (await emu.app.fetch(post("/claim_episode", claimBody))).json()) as { episode_uuid: string; openai_api_key: string };
+      await emu.app.fetch(new Request("http://127.0.0.1:10086/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${claim.openai_api_key}` }, body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }) }));
+      const res = await emu.app.fetch(post("/end_episode", { client_uuid: "c1", episode_uuid: claim.episode_uuid, task_id: "t1", workflow_output: { reward: 1, metadata: { task_id: "t1" } } }));
+      answers.push(res.headers.get(DROP_HEADER) ?? String(res.status));
+    }
+    expect(answers).toEqual(["200", "1"]);
+    expect(emu.engine.status).not.toBe("ENGINE.ROLLING");
+    expect(emu.journal.events.filter((e) => e.ev === "end")).toHaveLength(2);
+    expect(emu.journal.events.filter((e) => e.ev === "fault")).toMatchObject([{ kind: "end-drop-closing", path: "endEpisode" }]);
   });
 
   it("end-500-after-act: the reward is accepted (journal: end with run and global step) and the client sees a 500", async () => {

@@ -112,6 +112,8 @@ describe("endAll: what is sent, and when the outcome stays unknown", () => {
     expect(requestReachedServer({ status: 502, detail: "<html><body>Bad Gateway</body></html>", body: "<html><body>Bad Gateway</body></html>" })).toBe(false);
     expect(requestReachedServer({ status: 503, detail: "", body: "" })).toBe(false);
     expect(requestReachedServer(new Error("fetch failed", { cause: { message: "other side closed", code: "UND_ERR_SOCKET" } }))).toBe(true);
+    expect(requestReachedServer(new Error("Network connection lost."))).toBe(true); // workerd's fetch
+    expect(requestReachedServer(new Error("swarm server request failed", { cause: { message: "Network connection lost." } }))).toBe(true);
     expect(requestReachedServer(new Error("fetch failed", { cause: { message: "connect ECONNREFUSED 127.0.0.1:1", code: "ECONNREFUSED" } }))).toBe(false);
     expect(requestReachedServer(new Error("The operation was aborted due to timeout"))).toBe(false);
   });

@@ -158,6 +158,19 @@ describe("heartbeats: a lost queue message comes back in seconds", () => {
     expect(h.state.run.totals.episodesEnded).toBe(2);
   });
 
+  it("the run's first start report gives the dispatches sent before it (on the long lease) the un-started lease from their dispatch", () => {
+    const { h, sent } = run(); // both repeats dispatched before any consumer reported a start: the 300 s lease
+    const [a, b] = sent;
+    const dispatchedAt = h.nowMs;
+    expect(h.row(b!.episodeKey)?.deadlineAtMs).toBe(dispatchedAt + 300_000);
+    h.nowMs += 3_000;
+    expect(started(h, a!).ack).toEqual({ status: "applied" });
+    expect(h.row(b!.episodeKey)?.deadlineAtMs).toBe(dispatchedAt + 15_000);
+    h.advance(12_000); // 15 s after its dispatch, no start reported: sent again
+    expect(h.row(b!.episodeKey)).toMatchObject({ status: "queued", attempt: 1, unstartedExpiries: 1 });
+    expect(h.row(a!.episodeKey)).toMatchObject({ status: "dispatched", startedAtMs: dispatchedAt + 3_000 });
+  });
+
   it("a started dispatch keeps the long dispatch lease, counted from its dispatch", () => {
     const { h, next } = withShortLease();
     const dispatchedAt = h.nowMs;

@@ -85,8 +85,9 @@ function inFlight(snap) {
 var shownWindow = null;
 function episodeRows(rows) {
   fill(document.querySelector("#episodes tbody"), rows.map(function (a) {
-    var result = a.kind === "failed" ? "failed: " + a.cause : a.kind;
-    return el("tr", { class: "link" + (a.kind === "failed" ? " bad" : ""), "data-episode": a.episodeKey, onclick: function () { openTranscript(a.episodeKey, a.attempt); } }, [
+    // a reward whose server batch was wiped before training is not counted (its repeat ran again): said apart
+    var result = a.kind === "failed" ? "failed: " + a.cause : a.wipedBy ? "wiped (" + a.wipedBy + ")" : a.kind;
+    return el("tr", { class: "link" + (a.kind === "failed" || a.wipedBy ? " bad" : ""), "data-episode": a.episodeKey, onclick: function () { openTranscript(a.episodeKey, a.attempt); } }, [
       el("td", { text: a.episodeKey + (a.attempt > 1 ? " (try " + a.attempt + ")" : "") }), el("td", { text: a.taskId }),
       el("td", { text: a.windowIndex === null ? "eval" : String(a.windowIndex + 1) }), el("td", { text: result }),
       el("td", { text: fmt(a.reward) }), el("td", { text: dur(a.durationMs) }),

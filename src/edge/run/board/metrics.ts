@@ -19,7 +19,10 @@ export interface MetricsGroup {
   source: string;
   swarm: string;
   attempts: number;
+  /** ended attempts whose reward the server still holds or trained (wiped ones are counted in `wiped`) */
   ended: number;
+  /** ended attempts whose server batch was wiped before training: not in `ended` nor in the rewards */
+  wiped: number;
   scored: number;
   failed: number;
   rewardMean: number | null;
@@ -77,6 +80,7 @@ function aggregate(rows: readonly AttemptRow[], key: { window: number | null; so
   const failuresByCause: Record<string, number> = {};
   const lm = new Map<string, { sum: number; count: number }>();
   let ended = 0;
+  let wiped = 0;
   let scored = 0;
   let failed = 0;
   for (const r of rows) {
@@ -85,6 +89,10 @@ function aggregate(rows: readonly AttemptRow[], key: { window: number | null; so
       failed++;
       const cause = r.cause ?? "unknown";
       failuresByCause[cause] = (failuresByCause[cause] ?? 0) + 1;
+      continue;
+    }
+    if (r.kind === "ended" && r.wipedBy) {
+      wiped++;
       continue;
     }
     if (r.kind === "ended") ended++;
@@ -108,7 +116,7 @@ function aggregate(rows: readonly AttemptRow[], key: { window: number | null; so
   return {
     ...key,
     globalStep: mostCommon(rows.map((r) => r.globalStep)),
-    attempts: rows.length, ended, scored, failed,
+    attempts: rows.length, ended, wiped, scored, failed,
     rewardMean: mean,
     rewardStd: mean === null ? null : Math.sqrt(rewards.reduce((s, x) => s + (x - mean) ** 2, 0) / n),
     rewardMin: n ? Math.min(...rewards) : null,
@@ -165,7 +173,7 @@ export function withSandboxSeconds(metrics: RunMetrics, bySandboxWindow: Readonl
 }
 
 const CSV_COLUMNS = [
-  "window", "global_step", "source", "swarm", "attempts", "ended", "scored", "failed", "reward_mean", "reward_std", "reward_min",
+  "window", "global_step", "source", "swarm", "attempts", "ended", "wiped", "scored", "failed", "reward_mean", "reward_std", "reward_min",
   "reward_max", "success_rate", "duration_mean_ms", "duration_max_ms", "failures_by_cause",
 ] as const;
 
@@ -182,7 +190,7 @@ function flatRows(metrics: RunMetrics): { header: string[]; rows: Record<string,
   const header = [...CSV_COLUMNS, ...(sandboxes ? ["sandbox_seconds"] : []), ...SIGNAL_COLUMNS, ...lmKeys.map((k) => `log_metric:${k}`)];
   const rows = metrics.groups.map((g) => {
     const failures = Object.entries(g.failuresByCause).map(([c, n]) => `${c}=${n}`).join(";");
-    const base = [g.window, g.globalStep, g.source, g.swarm, g.attempts, g.ended, g.scored, g.failed, g.rewardMean, g.rewardStd, g.rewardMin, g.rewardMax,
+    const base = [g.window, g.globalStep, g.source, g.swarm, g.attempts, g.ended, g.wiped, g.scored, g.failed, g.rewardMean, g.rewardStd, g.rewardMin, g.rewardMax,
       g.successRate, g.durationMeanMs, g.durationMaxMs, failures];
     const row: Record<string, unknown> = Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, base[i] ?? null]));
     if (sandboxes) row["sandbox_seconds"] = g.sandboxSeconds ?? null;
