@@ -6,7 +6,7 @@ import type { MetricsGroup } from "../../../src/edge/run/board/metrics.ts";
 import { learningSignals } from "../../../src/edge/run/board/signals.ts";
 
 const group = (window: number, swarm: string, rewardMean: number, ended = 4): MetricsGroup => ({
-  window, globalStep: window, source: "*", swarm, attempts: ended, ended, scored: 0, failed: 0, rewardMean, rewardStd: 0, rewardMin: rewardMean,
+  window, globalStep: window, source: "*", swarm, attempts: ended, ended, wiped: 0, scored: 0, failed: 0, rewardMean, rewardStd: 0, rewardMin: rewardMean,
   rewardMax: rewardMean, successRate: null, durationMeanMs: null, durationMaxMs: null, failuresByCause: {}, logMetrics: {},
   signals: learningSignals([], () => null, [], true),
 });
