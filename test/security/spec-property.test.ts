@@ -11,7 +11,7 @@ import { validateRun } from "../../src/edge/api/create-run.ts";
 import { CAPS } from "../../src/edge/ground/caps.ts";
 import type { Env } from "../../src/edge/ground/env.ts";
 
-const env = { AJET_ALLOWED_HOSTS: "127.0.0.1", AJET_API_TOKEN: "x".repeat(32) } as unknown as Env;
+const env = { AJET_ALLOWED_HOSTS: "127.0.0.1", AJET_API_TOKEN: "x".repeat(32), AJET_SECRETS_KEY: "k".repeat(32) } as unknown as Env;
 
 const hostileString = fc.oneof(
   fc.string({ maxLength: 12 }),

@@ -22,6 +22,7 @@ import { RunLoop } from "./run-loop.ts";
 import type { RunObjectRpc } from "./run-object-rpc.ts";
 import { runListing, runReport, type CreateRunInput, type CreateRunResult, type RunListing, type RunReport, type RunView } from "./run-views.ts";
 import { callObject } from "../ground/do-call.ts";
+import { sealSecrets } from "../ground/secrets-at-rest.ts";
 
 /** The episode port's answer for a run this object does not hold: the consumer gives its claim back and acks. */
 const NO_RUN: EventAck = { status: "unknown", reason: "no such run (deleted, or never created here)" };
@@ -35,6 +36,7 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       this.#run = new RunLoop(ctx, env);
+      await this.#run.open();
     });
   }
 
@@ -54,9 +56,11 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
     stageTasks(this.#run.parts.storage, this.#run.meta?.runId, input);
   }
 
-  async create(input: CreateRunInput): Promise<CreateRunResult> {
+  async create(given: CreateRunInput): Promise<CreateRunResult> {
     this.#count("api");
     const run = this.#run;
+    // plaintext secrets are sealed before anything is stored (the API seals them already; a direct caller may not)
+    const input = Object.keys(given.spec.secrets).length === 0 ? given : { ...given, spec: { ...given.spec, secrets: {} }, sealedSecrets: await sealSecrets(given.spec.secrets, given.runId, this.env.AJET_SECRETS_KEY) };
     if (run.meta) {
       if (run.meta.runId !== input.runId) throw new Error(`this object already holds run ${run.meta.runId}`);
       return { view: run.view()!, issues: [] };
@@ -140,6 +144,11 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
   async episodeClaimed(report: ClaimReport): Promise<ClaimAck> {
     this.#count("port");
     if (!this.#run.state) return NO_RUN;
+    // secrets that no longer decrypt: the run fails (fail closed), no episode goes on without them
+    if (this.#run.secretsProblem) {
+      await this.#run.failForSecrets();
+      return { status: "stale", reason: this.#run.secretsProblem };
+    }
     const ack = await this.#run.apply({ type: "episodeClaimed", ...report });
     // `duplicate` = these very claims were applied before (a resent RPC whose first answer was lost): the consumer
     // carries on with the episode, so it needs the secrets too

@@ -66,7 +66,7 @@ export async function prepareRun(
     return { issues };
   }
   const state = initialState(input.spec, prepared.counts);
-  const meta: RunMeta = { runId: input.runId, clientUuid: crypto.randomUUID(), spec: input.spec, createdAtMs: deps.nowMs, loadReports: prepared.loadReports, jobYaml: input.jobYaml ?? runJob(input.spec).toYaml(), ...(input.principal ? { principal: input.principal } : {}) };
+  const meta: RunMeta = { runId: input.runId, clientUuid: crypto.randomUUID(), spec: input.spec, createdAtMs: deps.nowMs, loadReports: prepared.loadReports, jobYaml: input.jobYaml ?? runJob(input.spec).toYaml(), ...(input.principal ? { principal: input.principal } : {}), ...(input.sealedSecrets ? { sealedSecrets: input.sealedSecrets } : {}) };
   return { issues: [], state, meta };
 }
 

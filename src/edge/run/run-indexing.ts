@@ -51,7 +51,8 @@ export class PendingRuns {
     if (!p || p.failure) return p;
     const message = stopped ? "stopped while its datasets were being indexed" : `the run's datasets could not be used: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`;
     // the run never starts: its secrets are not kept (a started run's are deleted when it finishes)
-    const failed: PendingRun = { ...p, input: { ...p.input, spec: { ...p.input.spec, secrets: {} } }, failure: { message, issues, atMs: nowMs, stopped } };
+    const { sealedSecrets: _dropped, ...input } = p.input;
+    const failed: PendingRun = { ...p, input: { ...input, spec: { ...input.spec, secrets: {} } }, failure: { message, issues, atMs: nowMs, stopped } };
     this.kv.put(KEY, failed);
     return failed;
   }
