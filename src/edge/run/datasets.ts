@@ -7,6 +7,7 @@
 import type { Task } from "../../protocol/index.ts";
 import {
   DatasetLoadError,
+  DatasetSlowError,
   entryAt,
   INDEX_FIELDS,
   LEGACY_INDEX_FIELDS,
@@ -56,11 +57,12 @@ const CHUNK_CACHE = 8;
  * outbound-checked fetch: allowed hosts only, at every read).
  * @throws DatasetLoadError naming the bucket when it is not bound or not allowed
  */
-export function openByteSource(url: string, env: Env, fetch: typeof globalThis.fetch = globalThis.fetch): ByteSource {
+export function openByteSource(url: string, env: Env, fetch: typeof globalThis.fetch = globalThis.fetch, background = false): ByteSource {
   const r2 = parseR2Url(url);
   if (!r2) {
     const caps = capsFrom(env);
-    const timing = { firstByteMs: caps.firstByteSeconds * 1000, idleMs: caps.idleSeconds * 1000, minBytesPerSecond: caps.minBytesPerSecond, rateGraceMs: 5000 };
+    // the background index pass has its total budget instead of the least rate (a slow host moved there may trickle)
+    const timing = { firstByteMs: caps.firstByteSeconds * 1000, idleMs: caps.idleSeconds * 1000, minBytesPerSecond: background ? 0 : caps.minBytesPerSecond, rateGraceMs: 5000 };
     return httpByteSource(url, { fetch, timing });
   }
   const allowed = datasetBuckets(env);
@@ -103,7 +105,7 @@ export class RunDatasets {
    * Prepares one dataset for a new run and stores its descriptor (`deadlineAtMs`: as {@link prepareAll}).
    * @throws DatasetLoadError naming what is wrong (staged rows missing, generator ranges, unreadable file, limits)
    */
-  async prepare(name: string, plan: SourcePlan, limits: DatasetLimits, deadlineAtMs = Infinity): Promise<PreparedSource> {
+  async prepare(name: string, plan: SourcePlan, limits: DatasetLimits, deadlineAtMs = Infinity, background = false): Promise<PreparedSource> {
     let prepared: PreparedSource;
     if (plan.type === "stored") {
       const staged = this.storage.taskCount(name);
@@ -117,7 +119,7 @@ export class RunDatasets {
       }
       prepared = { source: { type: "generate", count: plan.settings.count, settings: plan.settings, ...readersOf(plan) }, rejected: 0, samples: [] };
     } else {
-      const bytes = this.#source(plan.url);
+      const bytes = this.#source(plan.url, background);
       const { size, etag } = await bytes.stat();
       const sink = {
         putChunk: (chunk: number, entries: Float64Array) => this.storage.putIndexChunk(name, chunk, entries),
@@ -138,9 +140,12 @@ export class RunDatasets {
    * Prepares every dataset of a new run (in spec order) and collects what is wrong, each issue naming
    * `datasets.N`: a failed read, a limit, a dataset without a usable task. Never throws a DatasetLoadError.
    * @param deadlineAtMs epoch ms by which each JSONL file's index stream must have arrived (past it: an issue)
-   * @returns the task count per dataset, the load reports (URL datasets counted here), and the issues
+   * @param background the background index pass (no least rate: its total budget bounds it)
+   * @returns the task count per dataset, the load reports (URL datasets counted here), the issues, and `slow`: an
+   *   issue came from a host too slow for a bound (DatasetSlowError)
    */
-  async prepareAll(input: CreateRunInput, limits: DatasetLimits, deadlineAtMs = Infinity): Promise<{ counts: Record<string, number>; loadReports: RunMeta["loadReports"]; issues: Issue[] }> {
+  async prepareAll(input: CreateRunInput, limits: DatasetLimits, deadlineAtMs = Infinity, background = false): Promise<{ counts: Record<string, number>; loadReports: RunMeta["loadReports"]; issues: Issue[]; slow: boolean }> {
+    let slow = false;
     const issues: Issue[] = [];
     const counts: Record<string, number> = {};
     const loadReports: RunMeta["loadReports"] = { ...input.loadReports };
@@ -151,7 +156,7 @@ export class RunDatasets {
         continue;
       }
       try {
-        const prepared = await this.prepare(d.name, plan, limits, deadlineAtMs);
+        const prepared = await this.prepare(d.name, plan, limits, deadlineAtMs, background);
         counts[d.name] = prepared.source.count;
         if (plan.type === "file") {
           loadReports[d.name] = { accepted: prepared.source.count, rejected: prepared.rejected, namespace: `${plan.options.name}:${plan.options.split}` };
@@ -162,10 +167,11 @@ export class RunDatasets {
         }
       } catch (err) {
         if (!(err instanceof DatasetLoadError)) throw err;
+        slow ||= err instanceof DatasetSlowError;
         issues.push({ code: "invalid", path: `datasets.${i}`, message: err.message });
       }
     }
-    return { counts, loadReports, issues };
+    return { counts, loadReports, issues, slow };
   }
 
   /**
@@ -264,11 +270,12 @@ export class RunDatasets {
     return entries;
   }
 
-  #source(url: string): ByteSource {
-    let s = this.#bytes.get(url);
+  #source(url: string, background = false): ByteSource {
+    const key = background ? `background ${url}` : url;
+    let s = this.#bytes.get(key);
     if (!s) {
-      s = openByteSource(url, this.env, this.fetch);
-      this.#bytes.set(url, s);
+      s = openByteSource(url, this.env, this.fetch, background);
+      this.#bytes.set(key, s);
     }
     return s;
   }

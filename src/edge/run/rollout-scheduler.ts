@@ -17,7 +17,7 @@ import { isReadOnly, type Env } from "../ground/env.ts";
 import { endedPage, recordOutcome } from "./report-ledger.ts";
 import { capsFrom } from "../ground/caps.ts";
 import { prepareRun, stageTasks, type StagedTasks } from "./run-create.ts";
-import { beginCreate, finishPendingCreate, type IndexingHost, PendingRuns, pendingView, stopPendingCreate } from "./run-indexing.ts";
+import { beginCreate, finishPendingCreate, moveToBackground, type IndexingHost, PendingRuns, pendingView, stopPendingCreate } from "./run-indexing.ts";
 import { RunLoop } from "./run-loop.ts";
 import type { RunObjectRpc } from "./run-object-rpc.ts";
 import { runListing, runReport, type CreateRunInput, type CreateRunResult, type RunListing, type RunReport, type RunView } from "./run-views.ts";
@@ -67,18 +67,22 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
     }
     // large URL/R2 datasets are indexed in the background (edge/run/run-indexing): the answer is the `indexing` view
     // small files are indexed here, within the caps' inline budget (POST /runs answers within a bound, edge/ground/caps)
-    return (await beginCreate(input, this.#indexing(), Date.now())) ?? this.#create(input, () => true, capsFrom(this.env).inlineIndexSeconds);
+    const begun = await beginCreate(input, this.#indexing(), Date.now());
+    if (begun) return begun;
+    const inline = await this.#create(input, () => true, capsFrom(this.env).inlineIndexSeconds);
+    // a host too slow for the inline pass's bounds: the run moves to the background pass, as a large file does
+    return inline.slow ? moveToBackground(input, this.#indexing(), Date.now()) : inline;
   }
 
   /**
    * The creation itself (index pass, checks, first state); nothing is stored unless `wanted()` still holds after the
    * pass. `budgetSeconds`: the index pass's time budget (past it the run is refused naming the file).
    */
-  async #create(input: CreateRunInput, wanted: () => boolean, budgetSeconds: number): Promise<CreateRunResult> {
+  async #create(input: CreateRunInput, wanted: () => boolean, budgetSeconds: number, background = false): Promise<CreateRunResult & { slow?: boolean }> {
     const run = this.#run;
     const nowMs = Date.now();
-    const prepared = await prepareRun(input, { datasets: run.parts.datasets, storage: run.parts.storage, env: this.env, nowMs, indexDeadlineAtMs: nowMs + budgetSeconds * 1000 });
-    if (!("state" in prepared)) return { view: null, issues: prepared.issues };
+    const prepared = await prepareRun(input, { datasets: run.parts.datasets, storage: run.parts.storage, env: this.env, nowMs, indexDeadlineAtMs: nowMs + budgetSeconds * 1000, background });
+    if (!("state" in prepared)) return { view: null, issues: prepared.issues, slow: prepared.slow };
     if (!wanted()) {
       run.parts.storage.clearDatasets();
       return { view: null, issues: [] };
@@ -97,7 +101,7 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
       clearIndexes: () => storage.clearFileIndexes(),
       env: this.env,
       wakeNow: () => this.ctx.storage.setAlarm(Date.now()),
-      create: (input, wanted) => this.#create(input, wanted, capsFrom(this.env).indexBudgetSeconds),
+      create: (input, wanted) => this.#create(input, wanted, capsFrom(this.env).indexBudgetSeconds, true),
       releaseQuota: async (input) => {
         const { principal } = input;
         if (principal) await callObject(() => this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(input.runId));

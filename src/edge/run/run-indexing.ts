@@ -152,6 +152,15 @@ export async function beginCreate(input: CreateRunInput, host: IndexingHost, now
     return { view: null, issues: files.issues };
   }
   if (files.files === 0 || files.bytes <= backgroundThreshold(input, host.env)) return null;
+  return moveToBackground(input, host, nowMs);
+}
+
+/**
+ * A run whose inline index pass met a host too slow for its bounds (DatasetSlowError): it is created in the
+ * background instead (as a large file is), the answer is its view in phase `indexing`. The background pass keeps its
+ * bounds (first byte, idle, `indexBudgetSeconds`); a host that never delivers fails the run there, naming the dataset.
+ */
+export async function moveToBackground(input: CreateRunInput, host: IndexingHost, nowMs: number): Promise<{ view: RunView; issues: [] }> {
   const started = host.pending.begin(input, nowMs);
   await host.wakeNow();
   return { view: pendingRunView(started, nowMs), issues: [] };
