@@ -4,7 +4,7 @@
  * then reads one row's bytes at a time as its cursor advances. Every read after the first names the version it
  * indexed (ETag), so a file replaced mid-run is an error, never a different row under the same task id.
  */
-import { DatasetChangedError, DatasetLoadError, DatasetSlowError } from "./load.ts";
+import { DatasetChangedError, DatasetLoadError, DatasetNoRangeError, DatasetSlowError } from "./load.ts";
 
 /** Size and version of a dataset file. */
 export interface ByteSourceStat {
@@ -152,9 +152,10 @@ export function httpByteSource(url: string, deps: { fetch?: typeof fetch; signal
       if (res.status !== 206) {
         if (!res.ok) return fail(res, "");
         await res.body?.cancel();
-        throw new DatasetLoadError(
+        throw new DatasetNoRangeError(
           `dataset ${url} is served without Range support (HTTP ${res.status} to a Range request); ` +
-            "serve it from a server that answers Range requests (any static file server, R2, S3), or put it in R2",
+            "serve it from a server that answers Range requests (any static file server, R2, S3), or put it in R2 (r2://BUCKET/KEY); " +
+            "a Worker with the R2 bucket DATASETS bound copies such a file there itself",
         );
       }
       await res.body?.cancel();

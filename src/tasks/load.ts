@@ -69,6 +69,14 @@ export class DatasetSlowError extends DatasetLoadError {
   }
 }
 
+/** An http(s) dataset file served without Range support: it can be read only by copying it whole (into R2). */
+export class DatasetNoRangeError extends DatasetLoadError {
+  constructor(message: string) {
+    super(message);
+    this.name = "DatasetNoRangeError";
+  }
+}
+
 /** Parses load options. @throws DatasetLoadError naming the field and the fix. */
 export function parseLoadOptions(options: LoadOptions): z.output<typeof LoadOptions> {
   const parsed = LoadOptions.safeParse(options);

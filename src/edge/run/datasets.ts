@@ -7,7 +7,9 @@
 import type { Task } from "../../protocol/index.ts";
 import {
   DatasetLoadError,
+  DatasetNoRangeError,
   DatasetSlowError,
+  type HostTiming,
   entryAt,
   INDEX_FIELDS,
   LEGACY_INDEX_FIELDS,
@@ -32,6 +34,7 @@ import {
 import { capsFrom } from "../ground/caps.ts";
 import { DATASET_LIMIT_VARS, datasetBuckets, type DatasetLimits } from "../ground/dataset-limits.ts";
 import { bindingNamed, type Env } from "../ground/env.ts";
+import { STAGING_BUCKET, type StagingBucket } from "./dataset-staging.ts";
 import type { Issue } from "../ground/errors.ts";
 import type { CreateRunInput, SourcePlan } from "./run-views.ts";
 
@@ -60,10 +63,7 @@ const CHUNK_CACHE = 8;
 export function openByteSource(url: string, env: Env, fetch: typeof globalThis.fetch = globalThis.fetch, background = false): ByteSource {
   const r2 = parseR2Url(url);
   if (!r2) {
-    const caps = capsFrom(env);
-    // the background index pass has its total budget instead of the least rate (a slow host moved there may trickle)
-    const timing = { firstByteMs: caps.firstByteSeconds * 1000, idleMs: caps.idleSeconds * 1000, minBytesPerSecond: background ? 0 : caps.minBytesPerSecond, rateGraceMs: 5000 };
-    return httpByteSource(url, { fetch, timing });
+    return httpByteSource(url, { fetch, timing: hostTiming(env, background) });
   }
   const allowed = datasetBuckets(env);
   const binding = bindingNamed(env, r2.bucket) as Partial<R2BucketLike> | undefined;
@@ -74,6 +74,18 @@ export function openByteSource(url: string, env: Env, fetch: typeof globalThis.f
     );
   }
   return r2ByteSource(binding as R2BucketLike, r2);
+}
+
+/** The bounds of a dataset host's reads (caps); the background pass has its total budget instead of the least rate. */
+export function hostTiming(env: Env, background: boolean): HostTiming {
+  const caps = capsFrom(env);
+  return { firstByteMs: caps.firstByteSeconds * 1000, idleMs: caps.idleSeconds * 1000, minBytesPerSecond: background ? 0 : caps.minBytesPerSecond, rateGraceMs: 5000 };
+}
+
+/** The Worker's staging bucket (edge/run/dataset-staging) when bound and an allowed dataset bucket; else null (no-Range files are refused). */
+export function stagingBucket(env: Env): StagingBucket | null {
+  const binding = bindingNamed(env, STAGING_BUCKET) as Partial<StagingBucket> | undefined;
+  return datasetBuckets(env).includes(STAGING_BUCKET) && typeof binding?.createMultipartUpload === "function" ? (binding as StagingBucket) : null;
 }
 
 const readersOf = (plan: SourcePlan) => (plan.answerReaders ? { answerReaders: plan.answerReaders } : {});
@@ -97,7 +109,7 @@ export class RunDatasets {
   constructor(
     private readonly storage: SchedulerStorage,
     private readonly env: Env,
-    private readonly fetch: typeof globalThis.fetch = globalThis.fetch,
+    readonly fetch: typeof globalThis.fetch = globalThis.fetch,
     private readonly scopeId: (taskId: string) => string = (id) => id,
   ) {}
 
@@ -177,9 +189,11 @@ export class RunDatasets {
   /**
    * The quick check of a new run's URL/R2 datasets: each file is reachable (one stat: its binding, key or URL).
    * Never throws a DatasetLoadError.
-   * @returns their total size in bytes, and the issues (`datasets.N`) of the files that cannot be read
+   * @returns their total size in bytes, the issues (`datasets.N`) of the files that cannot be read, and the files
+   *   served without Range support that the background pass copies into R2 first (edge/run/dataset-staging)
    */
-  async statFiles(input: CreateRunInput): Promise<{ bytes: number; files: number; issues: Issue[] }> {
+  async statFiles(input: CreateRunInput): Promise<{ bytes: number; files: number; issues: Issue[]; stage: string[] }> {
+    const stage: string[] = [];
     const issues: Issue[] = [];
     let bytes = 0;
     let files = 0;
@@ -191,10 +205,11 @@ export class RunDatasets {
         bytes += (await this.#source(plan.url).stat()).size;
       } catch (err) {
         if (!(err instanceof DatasetLoadError)) throw err;
-        issues.push({ code: "invalid", path: `datasets.${i}`, message: err.message });
+        if (err instanceof DatasetNoRangeError && stagingBucket(this.env)) stage.push(d.name);
+        else issues.push({ code: "invalid", path: `datasets.${i}`, message: err.message });
       }
     }
-    return { bytes, files, issues };
+    return { bytes, files, issues, stage };
   }
 
   /**

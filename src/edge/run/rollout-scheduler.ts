@@ -23,6 +23,8 @@ import type { RunObjectRpc } from "./run-object-rpc.ts";
 import { runListing, runReport, type CreateRunInput, type CreateRunResult, type RunListing, type RunReport, type RunView } from "./run-views.ts";
 import { callObject } from "../ground/do-call.ts";
 import { sealSecrets } from "../ground/secrets-at-rest.ts";
+import { stageRunFiles } from "./dataset-staging.ts";
+import { hostTiming, stagingBucket } from "./datasets.ts";
 
 /** The episode port's answer for a run this object does not hold: the consumer gives its claim back and acks. */
 const NO_RUN: EventAck = { status: "unknown", reason: "no such run (deleted, or never created here)" };
@@ -101,7 +103,13 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
       clearIndexes: () => storage.clearFileIndexes(),
       env: this.env,
       wakeNow: () => this.ctx.storage.setAlarm(Date.now()),
-      create: (input, wanted) => this.#create(input, wanted, capsFrom(this.env).indexBudgetSeconds, true),
+      create: async (input, wanted) => {
+        const budgetSeconds = capsFrom(this.env).indexBudgetSeconds;
+        const deadlineAtMs = Date.now() + budgetSeconds * 1000;
+        const staging = { bucket: stagingBucket(this.env), fetch: this.#run.parts.datasets.fetch, timing: hostTiming(this.env, true), deadlineAtMs, pending: new PendingRuns(this.ctx.storage.kv) };
+        const issues = await stageRunFiles(input, staging, () => this.#run.parts.storage.clearDatasets());
+        return issues.length ? { view: null, issues } : this.#create(input, wanted, budgetSeconds, true);
+      },
       releaseQuota: async (input) => {
         const { principal } = input;
         if (principal) await callObject(() => this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(input.runId));

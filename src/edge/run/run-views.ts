@@ -49,7 +49,7 @@ export interface LogLine {
 export type SourcePlan = (
   | { type: "stored"; count: number }
   | { type: "generate"; settings: CountdownGeneratorSettings & { name: string } }
-  | { type: "file"; url: string; format: DatasetFormat; options: RowOptions }
+  | { type: "file"; url: string; format: DatasetFormat; options: RowOptions; stageFrom?: string }
 ) & {
   /** the dataset's `answerReaders`, added to each task read later (inline rows carry them already) */
   answerReaders?: string[];
