@@ -40,7 +40,7 @@ export default defineConfig({
             miniflare: {
               queueConsumers: { "ajet-episodes": { maxBatchTimeout: 0.05, maxBatchSize: 8 } },
               // the API's tokens (tests send them through test/edge/support.ts) and the emulators' loopback host
-              bindings: { AJET_API_TOKEN: "edge-test-api-token-0123456789", AJET_READ_TOKEN: "edge-test-read-token-0123456789", AJET_ALLOWED_HOSTS: "127.0.0.1", AJET_MAX_RUNS_IN_FLIGHT: "1000", AJET_BACKGROUND_INDEX_BYTES: "65536" },
+              bindings: { AJET_API_TOKEN: "edge-test-api-token-0123456789", AJET_SECRETS_KEY: "edge-test-secrets-key-0123456789abcdef0123456789", AJET_READ_TOKEN: "edge-test-read-token-0123456789", AJET_ALLOWED_HOSTS: "127.0.0.1", AJET_MAX_RUNS_IN_FLIGHT: "1000", AJET_BACKGROUND_INDEX_BYTES: "65536" },
             },
           }),
         ],

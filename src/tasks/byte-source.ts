@@ -4,7 +4,7 @@
  * then reads one row's bytes at a time as its cursor advances. Every read after the first names the version it
  * indexed (ETag), so a file replaced mid-run is an error, never a different row under the same task id.
  */
-import { DatasetChangedError, DatasetLoadError } from "./load.ts";
+import { DatasetChangedError, DatasetLoadError, DatasetNoRangeError, DatasetSlowError } from "./load.ts";
 
 /** Size and version of a dataset file. */
 export interface ByteSourceStat {
@@ -89,12 +89,12 @@ export function guardedBody(body: ReadableStream<Uint8Array>, url: string, timin
       const elapsedMs = now() - startMs;
       const fail = (why: string) => {
         reader.cancel().catch(() => undefined);
-        controller.error(new DatasetLoadError(`dataset ${url}: ${why} (${bytes} bytes in ${Math.round(elapsedMs / 1000)} s); ${fix}`));
+        controller.error(new DatasetSlowError(`dataset ${url}: ${why} (${bytes} bytes in ${Math.round(elapsedMs / 1000)} s); ${fix}`));
       };
       if (next === "timeout") return fail(left <= timing.idleMs ? `the read took longer than its budget of ${Math.round((deadlineAtMs - startMs) / 1000)} s` : `the host sent nothing for ${timing.idleMs / 1000} s`);
       if (next.done) return controller.close();
       bytes += next.value.byteLength;
-      if (elapsedMs > timing.rateGraceMs && (bytes * 1000) / elapsedMs < timing.minBytesPerSecond) {
+      if (timing.minBytesPerSecond > 0 && elapsedMs > timing.rateGraceMs && (bytes * 1000) / elapsedMs < timing.minBytesPerSecond) {
         return fail(`the host sends under ${timing.minBytesPerSecond} bytes/s`);
       }
       controller.enqueue(next.value);
@@ -121,7 +121,7 @@ export function httpByteSource(url: string, deps: { fetch?: typeof fetch; signal
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         // rejected before the abort, so the race settles with this reason, not the fetch's "aborted"
-        reject(new DatasetLoadError(`dataset ${url}: the host sent no answer (headers) within ${timing.firstByteMs / 1000} s; serve the file from a host that answers, or put it in R2 (r2://BUCKET/KEY)`));
+        reject(new DatasetSlowError(`dataset ${url}: the host sent no answer (headers) within ${timing.firstByteMs / 1000} s; serve the file from a host that answers, or put it in R2 (r2://BUCKET/KEY)`));
         abort.abort();
       }, timing.firstByteMs);
     });
@@ -152,9 +152,10 @@ export function httpByteSource(url: string, deps: { fetch?: typeof fetch; signal
       if (res.status !== 206) {
         if (!res.ok) return fail(res, "");
         await res.body?.cancel();
-        throw new DatasetLoadError(
+        throw new DatasetNoRangeError(
           `dataset ${url} is served without Range support (HTTP ${res.status} to a Range request); ` +
-            "serve it from a server that answers Range requests (any static file server, R2, S3), or put it in R2",
+            "serve it from a server that answers Range requests (any static file server, R2, S3), or put it in R2 (r2://BUCKET/KEY); " +
+            "a Worker with the R2 bucket DATASETS bound copies such a file there itself",
         );
       }
       await res.body?.cancel();

@@ -14,7 +14,7 @@ import type { Task } from "../protocol/index.ts";
 import type { ByteSource } from "./byte-source.ts";
 import type { DatasetKind } from "./field-maps.ts";
 import type { RejectedRow } from "./jsonl.ts";
-import { DatasetChangedError, DatasetLoadError, duplicateIdError, taskFromRow } from "./load.ts";
+import { DatasetChangedError, DatasetLoadError, DatasetSlowError, duplicateIdError, taskFromRow } from "./load.ts";
 import { RowValueError } from "./values.ts";
 
 /** A dataset file's format. */
@@ -265,7 +265,8 @@ export async function indexJsonl(stream: ReadableStream<Uint8Array>, options: Ro
       try {
         chunk = await reader.read();
       } catch (err) {
-        throw new DatasetLoadError(`reading the dataset failed after ${at} bytes: ${(err as Error).message}`);
+        const message = `reading the dataset failed after ${at} bytes: ${(err as Error).message}`;
+        throw err instanceof DatasetSlowError ? new DatasetSlowError(message) : new DatasetLoadError(message);
       }
       if (chunk.done) break;
       const bytes = chunk.value;

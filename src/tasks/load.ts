@@ -57,6 +57,26 @@ export class DatasetChangedError extends DatasetLoadError {
   }
 }
 
+/**
+ * A dataset host that was too slow for a bound of the read (no headers within the first-byte bound, no byte for the
+ * idle bound, under the least rate, or past the pass's time budget). A slow host at the inline index pass of `POST
+ * /runs` moves the run to the background pass (edge/run/run-indexing); there it fails the run.
+ */
+export class DatasetSlowError extends DatasetLoadError {
+  constructor(message: string) {
+    super(message);
+    this.name = "DatasetSlowError";
+  }
+}
+
+/** An http(s) dataset file served without Range support: it can be read only by copying it whole (into R2). */
+export class DatasetNoRangeError extends DatasetLoadError {
+  constructor(message: string) {
+    super(message);
+    this.name = "DatasetNoRangeError";
+  }
+}
+
 /** Parses load options. @throws DatasetLoadError naming the field and the fix. */
 export function parseLoadOptions(options: LoadOptions): z.output<typeof LoadOptions> {
   const parsed = LoadOptions.safeParse(options);

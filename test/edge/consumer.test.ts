@@ -27,6 +27,20 @@ async function setup() {
 
 const status = async (run: ControlledRun) => (await run.stub.status()) as unknown as RunView;
 
+describe("a run's secrets at rest", () => {
+  it("are stored sealed, decrypted again by a restarted object, and handed to a claiming consumer", async () => {
+    const emu = await TestEmulator.start({ policy: { initialAccuracy: 1, malformedRate: 0 }, answerKey: [{ target: 24, nums: [2, 3, 4] }] });
+    await emu.boot({ batchSize: 2, numRepeat: 2, maxEnvWorker: 4 });
+    const secrets = { MY_API_KEY: "sk-consumer-secret-0001", OTHER: "v2" };
+    const run = await ControlledRun.create(countdownSpec(emu.url, { maxSteps: 1, secrets }));
+    await abortAllDurableObjects(); // a fresh instance: it has only what storage holds
+    const [a] = run.sent;
+    if (!a) throw new Error("expected a dispatched episode");
+    const claimed = { episodeKey: a.episodeKey, attempt: 1, dispatchId: a.dispatchId, claims: [{ swarm: "default", episodeUuid: "f".repeat(32), globalStep: 1 }] };
+    expect(await run.stub.episodeClaimed(claimed)).toEqual({ status: "applied", secrets });
+  });
+});
+
 describe("the episode port is idempotent", () => {
   it("the same episodeClaimed, claimFailed and episodeReported twice: the second is duplicate and nothing changes", async () => {
     const { emu, run } = await setup();

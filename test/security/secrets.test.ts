@@ -61,7 +61,7 @@ describe("the demonstrated key theft, replayed", () => {
 });
 
 describe("run secrets at rest", () => {
-  it("are never returned by any route, and are deleted from the Durable Object's SQLite when the run ends (stopped)", async () => {
+  it("are never returned by any route, stored only encrypted, and their sealed copy and wrapped key deleted when the run ends (stopped)", async () => {
     const secret = "sk-run-secret-DO-NOT-LEAK-0003";
     const created = await post(countdownSpec(DEAD_SWARM, { secrets: { MY_API_KEY: secret } }), {});
     expect(created.status).toBe(201);
@@ -71,13 +71,33 @@ describe("run secrets at rest", () => {
         const tables = state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite%'").toArray();
         return tables.map((t) => JSON.stringify(state.storage.sql.exec(`SELECT * FROM "${t.name}"`).toArray())).join("\n");
       });
-    expect(await dump()).toContain(secret); // the consumer still needs it while the run runs
+    // while the run runs: only the sealed copy (edge/ground/secrets-at-rest), never the plaintext
+    const running = await dump();
+    expect(running).not.toContain(secret);
+    expect(running).toContain('\\"sealedSecrets\\"');
+    expect(running).toContain('\\"wrappedKey\\"');
     const stopped = await callWorker(`/runs/${runId}/stop`, { method: "POST", headers: bearer() });
     expect(stopped.json.phase).toBe("finished");
     const answers = [created.text, stopped.text];
     for (const path of [`/runs/${runId}`, `/runs/${runId}/report`, `/runs/${runId}/episodes`]) answers.push((await callWorker(path, { headers: bearer() })).text);
     for (const text of answers) expect(text).not.toContain(secret);
-    expect(await dump()).not.toContain(secret);
+    const ended = await dump();
+    expect(ended).not.toContain(secret);
+    expect(ended).not.toContain("sealedSecrets");
+    expect(ended).not.toContain("wrappedKey");
+  });
+
+  it("a run with secrets on a Worker without AJET_SECRETS_KEY → 503 naming AJET_SECRETS_KEY and how to set it; a run without secrets still starts", async () => {
+    const refused = await post(countdownSpec(DEAD_SWARM, { secrets: { MY_API_KEY: "sk-run-secret-DO-NOT-LEAK-0005" } }), { AJET_SECRETS_KEY: undefined });
+    expect(refused.status).toBe(503);
+    expect(refused.json.error.issues).toEqual([{ code: "unconfigured", path: "AJET_SECRETS_KEY", message: expect.stringContaining("npx wrangler secret put AJET_SECRETS_KEY") }]);
+    expect(refused.text).not.toContain("sk-run-secret-DO-NOT-LEAK-0005");
+    const short = await post(countdownSpec(DEAD_SWARM, { secrets: { MY_API_KEY: "x" } }), { AJET_SECRETS_KEY: "too-short" });
+    expect(short.status).toBe(503);
+    expect(short.json.error.issues[0].message).toContain("shorter than 32 characters");
+    const plain = await post(countdownSpec(DEAD_SWARM), { AJET_SECRETS_KEY: undefined });
+    expect(plain.status).toBe(201);
+    await callWorker(`/runs/${plain.json.runId}/stop`, { method: "POST", headers: bearer() });
   });
 
   it("a run created under a quota releases its slot when it ends, so the token can create the next one", async () => {

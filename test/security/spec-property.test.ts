@@ -1,17 +1,22 @@
 /**
  * Random run specs thrown at `POST /runs` validation (issue 18): `validateRun` never throws (no 500), and a spec it
  * accepts is one whose stored row (the spec without inline rows, plus its job YAML) is under the caps table's
- * `storedSpecBytes`, well under SQLite's 2 MB row limit. Specs are built near the valid shape (so many pass) with
+ * `storedSpecBytes`, well under SQLite's 2 MB row limit. Then the same specs over the Worker's HTTP handler (the whole
+`POST /runs` pipeline, the run's Durable Object included): never a 500, every answer within ANSWER_BOUND_MS, and
+no row of an accepted run's SQLite over the platform's row limit. Specs are built near the valid shape (so many pass) with
  * hostile values mixed in: huge and tiny numbers, long strings, control characters, lone surrogates, many entries.
  */
+import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { rolloutFunctions } from "../../functions/index.ts";
 import { validateRun } from "../../src/edge/api/create-run.ts";
 import { CAPS } from "../../src/edge/ground/caps.ts";
 import type { Env } from "../../src/edge/ground/env.ts";
+import { stubOf } from "../edge/support.ts";
+import { bearer, callWorker } from "./_support.ts";
 
-const env = { AJET_ALLOWED_HOSTS: "127.0.0.1", AJET_API_TOKEN: "x".repeat(32) } as unknown as Env;
+const env = { AJET_ALLOWED_HOSTS: "127.0.0.1", AJET_API_TOKEN: "x".repeat(32), AJET_SECRETS_KEY: "k".repeat(32) } as unknown as Env;
 
 const hostileString = fc.oneof(
   fc.string({ maxLength: 12 }),
@@ -75,5 +80,54 @@ describe("random run specs at POST /runs validation", () => {
     );
     console.log(JSON.stringify({ accepted, of: 300 }));
     expect(accepted).toBeGreaterThan(5); // the property is not only walked on refusals
+  });
+});
+
+/** The platform's largest SQLite row (a Durable Object's string or BLOB value), bytes. */
+const PLATFORM_ROW_LIMIT = 2_000_000;
+/** One answer's bound, ms: generous for a loaded 2-core machine (a spec's caps answer in a few ms). */
+const ANSWER_BOUND_MS = 10_000;
+
+/** The largest row (its values' bytes together) of every table of a run's Durable Object. */
+async function largestRow(runId: string): Promise<number> {
+  return runInDurableObject(stubOf(runId), (_i, state) => {
+    const tables = state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite%'").toArray();
+    let most = 0;
+    for (const t of tables) {
+      for (const row of state.storage.sql.exec(`SELECT * FROM "${t.name}"`).toArray()) {
+        const bytes = Object.values(row).reduce<number>((n, v) => n + (v instanceof ArrayBuffer ? v.byteLength : new TextEncoder().encode(String(v)).byteLength), 0);
+        most = Math.max(most, bytes);
+      }
+    }
+    return most;
+  });
+}
+
+describe("random run specs at POST /runs over HTTP", () => {
+  it("never a 500, never slower than the bound, never a stored row over the platform's limit", { timeout: 240_000 }, async () => {
+    let created = 0;
+    let slowest = 0;
+    await fc.assert(
+      fc.asyncProperty(spec, async (body) => {
+        const t0 = Date.now();
+        const res = await callWorker("/runs", { method: "POST", headers: bearer(), body: JSON.stringify(body) });
+        const ms = Date.now() - t0;
+        slowest = Math.max(slowest, ms);
+        expect(res.status, res.text.slice(0, 300)).not.toBe(500);
+        expect([201, 400, 413, 429]).toContain(res.status);
+        expect(ms).toBeLessThan(ANSWER_BOUND_MS);
+        if (res.status !== 201) {
+          expect(res.json.error.issues.length).toBeGreaterThan(0);
+          return;
+        }
+        created++;
+        const runId = res.json.runId as string;
+        expect(await largestRow(runId)).toBeLessThanOrEqual(PLATFORM_ROW_LIMIT);
+        await callWorker(`/runs/${runId}/stop`, { method: "POST", headers: bearer() });
+      }),
+      { numRuns: 60, seed: 1818 },
+    );
+    console.log(JSON.stringify({ created, of: 60, slowestMs: slowest }));
+    expect(created).toBeGreaterThan(2); // the property is not only walked on refusals
   });
 });

@@ -8,7 +8,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
-import { resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -83,6 +84,24 @@ export function newSessionToken(): string {
   return randomBytes(32).toString("hex");
 }
 
+/** The file of a kept persist dir that holds its Worker's `AJET_SECRETS_KEY` (a resumed run must decrypt its secrets). */
+export const DEV_SECRETS_KEY_FILE = "secrets-key";
+
+/**
+ * The local Worker's operator key for secrets at rest (edge/ground/secrets-at-rest): a fresh random one per session,
+ * or, for a kept persist dir, the one stored in it (created on first use, mode 0600), so a resumed run's secrets
+ * still decrypt. Not a production key: deployed Workers get theirs with `wrangler secret put AJET_SECRETS_KEY`.
+ */
+export function devSecretsKey(persistDir?: string): string {
+  if (!persistDir) return randomBytes(32).toString("hex");
+  const file = join(resolve(persistDir), DEV_SECRETS_KEY_FILE);
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(resolve(persistDir), { recursive: true });
+  const key = randomBytes(32).toString("hex");
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
+}
+
 /** The Worker could not be started. */
 export class LocalWorkerError extends Error {
   constructor(message: string) {
@@ -135,7 +154,7 @@ export async function startLocalWorker(options: StartLocalWorkerOptions = {}): P
   if (pid === undefined) throw new LocalWorkerError("could not spawn the Worker host process");
   // the token and vars go over IPC: never in argv (ps shows it) or the environment (inherited by workerd's children)
   const token = newSessionToken();
-  const vars: Record<string, string> = { ...options.vars, AJET_API_TOKEN: token, AJET_ALLOWED_HOSTS: (options.allowedHosts ?? DEV_ALLOWED_HOSTS).join(",") };
+  const vars: Record<string, string> = { AJET_SECRETS_KEY: options.vars?.["AJET_SECRETS_KEY"] ?? devSecretsKey(options.persistDir), ...options.vars, AJET_API_TOKEN: token, AJET_ALLOWED_HOSTS: (options.allowedHosts ?? DEV_ALLOWED_HOSTS).join(",") };
   child.send({ type: "start", vars, logLevel: wranglerLogLevel(options.logLevel ?? "warn"), ...(options.persistDir ? { persistDir: resolve(options.persistDir) } : {}) } satisfies ParentMessage);
   const killOnExit = () => killGroup(pid, "SIGKILL");
   process.on("exit", killOnExit);

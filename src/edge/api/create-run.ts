@@ -17,6 +17,7 @@ import { invalid, type Issue } from "../ground/errors.ts";
 import { limitsFrom } from "../ground/limits-config.ts";
 import { runJob, withJobDefaults } from "../ground/run-job.ts";
 import { parseOperatorSecrets, runSecretsIssues } from "../ground/secrets.ts";
+import { sealSecrets, secretsKeyProblem, SECRETS_KEY_VAR } from "../ground/secrets-at-rest.ts";
 import type { RunView, SourcePlan } from "../run/run-views.ts";
 import { bodyShapeIssue, functionIssues, generateIssues, hostIssues, inlineRowIssues, sandboxIssues } from "./run-checks.ts";
 import { workerSandboxBackend } from "../ground/sandbox-backend.ts";
@@ -84,6 +85,9 @@ export function validateRun(body: unknown, deps: Pick<CreateRunDeps, "env" | "fu
   ];
   if (!parsed.success || issues.length) return { title: "invalid run spec", issues };
   const spec = parsed.data;
+  // a run's secrets are only ever stored encrypted (edge/ground/secrets-at-rest): no operator key, no run with secrets
+  const keyProblem = Object.keys(spec.secrets).length > 0 ? secretsKeyProblem(deps.env.AJET_SECRETS_KEY) : null;
+  if (keyProblem) return { title: "the Worker cannot keep secrets", issues: [{ code: "unconfigured", path: SECRETS_KEY_VAR, message: keyProblem }] };
   const tooMany = generateIssues(spec, limitsFrom(deps.env));
   if (tooMany.length) return { title: "too many generated tasks", issues: tooMany };
   let jobYaml: string;
@@ -125,7 +129,9 @@ export async function createRun(body: unknown, deps: CreateRunDeps): Promise<Cre
     }
     // the object reads URL datasets itself (index pass), then checks every dataset has tasks, the windows fit and
     // the planned episodes
-    const created = await stub.create({ runId, spec: withoutRows(spec), sources: planned.sources, loadReports: planned.reports, principal, jobYaml, maxEpisodesPerRun: limits.maxEpisodesPerRun });
+    // the object gets (and stores) the secrets only sealed under a data key of this run
+    const sealed = Object.keys(spec.secrets).length > 0 ? { sealedSecrets: await sealSecrets(spec.secrets, runId, env.AJET_SECRETS_KEY) } : {};
+    const created = await stub.create({ runId, spec: { ...withoutRows(spec), secrets: {} }, ...sealed, sources: planned.sources, loadReports: planned.reports, principal, jobYaml, maxEpisodesPerRun: limits.maxEpisodesPerRun });
     if (!created.view) {
       await callObject(() => quota.release(runId));
       const title = created.issues.some((i: Issue) => i.code === "too_many_episodes") ? "too many episodes" : "invalid datasets";

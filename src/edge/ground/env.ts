@@ -36,6 +36,12 @@ export interface WorkerVars extends AuthEnv, LimitsEnv {
   SUBREQUEST_LIMIT?: string;
   /** run secrets that apply to every run (JSON object of strings), e.g. set with `wrangler secret put AJET_SECRETS`; a run cannot shadow them */
   AJET_SECRETS?: string;
+  /**
+   * the operator's key for secrets at rest (edge/ground/secrets-at-rest; at least 32 characters, e.g. `openssl rand
+   * -hex 32`, set with `wrangler secret put AJET_SECRETS_KEY`): each run's secrets are stored encrypted under a data
+   * key it wraps. Unset: a run with secrets is refused (503 naming it); `ajet-edge dev` generates one.
+   */
+  AJET_SECRETS_KEY?: string;
   /** hosts the Worker may connect to for swarms, datasets and judges: comma-separated `host` or `host:port`; unset = none */
   AJET_ALLOWED_HOSTS?: string;
   /** R2 bindings `r2://BUCKET/KEY` may name, comma-separated; default `DATASETS` (edge/ground/dataset-limits.ts) */

@@ -7,6 +7,9 @@
 import type { Task } from "../../protocol/index.ts";
 import {
   DatasetLoadError,
+  DatasetNoRangeError,
+  DatasetSlowError,
+  type HostTiming,
   entryAt,
   INDEX_FIELDS,
   LEGACY_INDEX_FIELDS,
@@ -31,6 +34,7 @@ import {
 import { capsFrom } from "../ground/caps.ts";
 import { DATASET_LIMIT_VARS, datasetBuckets, type DatasetLimits } from "../ground/dataset-limits.ts";
 import { bindingNamed, type Env } from "../ground/env.ts";
+import { STAGING_BUCKET, type StagingBucket } from "./dataset-staging.ts";
 import type { Issue } from "../ground/errors.ts";
 import type { CreateRunInput, SourcePlan } from "./run-views.ts";
 
@@ -56,12 +60,10 @@ const CHUNK_CACHE = 8;
  * outbound-checked fetch: allowed hosts only, at every read).
  * @throws DatasetLoadError naming the bucket when it is not bound or not allowed
  */
-export function openByteSource(url: string, env: Env, fetch: typeof globalThis.fetch = globalThis.fetch): ByteSource {
+export function openByteSource(url: string, env: Env, fetch: typeof globalThis.fetch = globalThis.fetch, background = false): ByteSource {
   const r2 = parseR2Url(url);
   if (!r2) {
-    const caps = capsFrom(env);
-    const timing = { firstByteMs: caps.firstByteSeconds * 1000, idleMs: caps.idleSeconds * 1000, minBytesPerSecond: caps.minBytesPerSecond, rateGraceMs: 5000 };
-    return httpByteSource(url, { fetch, timing });
+    return httpByteSource(url, { fetch, timing: hostTiming(env, background) });
   }
   const allowed = datasetBuckets(env);
   const binding = bindingNamed(env, r2.bucket) as Partial<R2BucketLike> | undefined;
@@ -72,6 +74,18 @@ export function openByteSource(url: string, env: Env, fetch: typeof globalThis.f
     );
   }
   return r2ByteSource(binding as R2BucketLike, r2);
+}
+
+/** The bounds of a dataset host's reads (caps); the background pass has its total budget instead of the least rate. */
+export function hostTiming(env: Env, background: boolean): HostTiming {
+  const caps = capsFrom(env);
+  return { firstByteMs: caps.firstByteSeconds * 1000, idleMs: caps.idleSeconds * 1000, minBytesPerSecond: background ? 0 : caps.minBytesPerSecond, rateGraceMs: 5000 };
+}
+
+/** The Worker's staging bucket (edge/run/dataset-staging) when bound and an allowed dataset bucket; else null (no-Range files are refused). */
+export function stagingBucket(env: Env): StagingBucket | null {
+  const binding = bindingNamed(env, STAGING_BUCKET) as Partial<StagingBucket> | undefined;
+  return datasetBuckets(env).includes(STAGING_BUCKET) && typeof binding?.createMultipartUpload === "function" ? (binding as StagingBucket) : null;
 }
 
 const readersOf = (plan: SourcePlan) => (plan.answerReaders ? { answerReaders: plan.answerReaders } : {});
@@ -95,7 +109,7 @@ export class RunDatasets {
   constructor(
     private readonly storage: SchedulerStorage,
     private readonly env: Env,
-    private readonly fetch: typeof globalThis.fetch = globalThis.fetch,
+    readonly fetch: typeof globalThis.fetch = globalThis.fetch,
     private readonly scopeId: (taskId: string) => string = (id) => id,
   ) {}
 
@@ -103,7 +117,7 @@ export class RunDatasets {
    * Prepares one dataset for a new run and stores its descriptor (`deadlineAtMs`: as {@link prepareAll}).
    * @throws DatasetLoadError naming what is wrong (staged rows missing, generator ranges, unreadable file, limits)
    */
-  async prepare(name: string, plan: SourcePlan, limits: DatasetLimits, deadlineAtMs = Infinity): Promise<PreparedSource> {
+  async prepare(name: string, plan: SourcePlan, limits: DatasetLimits, deadlineAtMs = Infinity, background = false): Promise<PreparedSource> {
     let prepared: PreparedSource;
     if (plan.type === "stored") {
       const staged = this.storage.taskCount(name);
@@ -117,7 +131,7 @@ export class RunDatasets {
       }
       prepared = { source: { type: "generate", count: plan.settings.count, settings: plan.settings, ...readersOf(plan) }, rejected: 0, samples: [] };
     } else {
-      const bytes = this.#source(plan.url);
+      const bytes = this.#source(plan.url, background);
       const { size, etag } = await bytes.stat();
       const sink = {
         putChunk: (chunk: number, entries: Float64Array) => this.storage.putIndexChunk(name, chunk, entries),
@@ -138,9 +152,12 @@ export class RunDatasets {
    * Prepares every dataset of a new run (in spec order) and collects what is wrong, each issue naming
    * `datasets.N`: a failed read, a limit, a dataset without a usable task. Never throws a DatasetLoadError.
    * @param deadlineAtMs epoch ms by which each JSONL file's index stream must have arrived (past it: an issue)
-   * @returns the task count per dataset, the load reports (URL datasets counted here), and the issues
+   * @param background the background index pass (no least rate: its total budget bounds it)
+   * @returns the task count per dataset, the load reports (URL datasets counted here), the issues, and `slow`: an
+   *   issue came from a host too slow for a bound (DatasetSlowError)
    */
-  async prepareAll(input: CreateRunInput, limits: DatasetLimits, deadlineAtMs = Infinity): Promise<{ counts: Record<string, number>; loadReports: RunMeta["loadReports"]; issues: Issue[] }> {
+  async prepareAll(input: CreateRunInput, limits: DatasetLimits, deadlineAtMs = Infinity, background = false): Promise<{ counts: Record<string, number>; loadReports: RunMeta["loadReports"]; issues: Issue[]; slow: boolean }> {
+    let slow = false;
     const issues: Issue[] = [];
     const counts: Record<string, number> = {};
     const loadReports: RunMeta["loadReports"] = { ...input.loadReports };
@@ -151,7 +168,7 @@ export class RunDatasets {
         continue;
       }
       try {
-        const prepared = await this.prepare(d.name, plan, limits, deadlineAtMs);
+        const prepared = await this.prepare(d.name, plan, limits, deadlineAtMs, background);
         counts[d.name] = prepared.source.count;
         if (plan.type === "file") {
           loadReports[d.name] = { accepted: prepared.source.count, rejected: prepared.rejected, namespace: `${plan.options.name}:${plan.options.split}` };
@@ -162,18 +179,21 @@ export class RunDatasets {
         }
       } catch (err) {
         if (!(err instanceof DatasetLoadError)) throw err;
+        slow ||= err instanceof DatasetSlowError;
         issues.push({ code: "invalid", path: `datasets.${i}`, message: err.message });
       }
     }
-    return { counts, loadReports, issues };
+    return { counts, loadReports, issues, slow };
   }
 
   /**
    * The quick check of a new run's URL/R2 datasets: each file is reachable (one stat: its binding, key or URL).
    * Never throws a DatasetLoadError.
-   * @returns their total size in bytes, and the issues (`datasets.N`) of the files that cannot be read
+   * @returns their total size in bytes, the issues (`datasets.N`) of the files that cannot be read, and the files
+   *   served without Range support that the background pass copies into R2 first (edge/run/dataset-staging)
    */
-  async statFiles(input: CreateRunInput): Promise<{ bytes: number; files: number; issues: Issue[] }> {
+  async statFiles(input: CreateRunInput): Promise<{ bytes: number; files: number; issues: Issue[]; stage: string[] }> {
+    const stage: string[] = [];
     const issues: Issue[] = [];
     let bytes = 0;
     let files = 0;
@@ -185,10 +205,11 @@ export class RunDatasets {
         bytes += (await this.#source(plan.url).stat()).size;
       } catch (err) {
         if (!(err instanceof DatasetLoadError)) throw err;
-        issues.push({ code: "invalid", path: `datasets.${i}`, message: err.message });
+        if (err instanceof DatasetNoRangeError && stagingBucket(this.env)) stage.push(d.name);
+        else issues.push({ code: "invalid", path: `datasets.${i}`, message: err.message });
       }
     }
-    return { bytes, files, issues };
+    return { bytes, files, issues, stage };
   }
 
   /**
@@ -264,11 +285,12 @@ export class RunDatasets {
     return entries;
   }
 
-  #source(url: string): ByteSource {
-    let s = this.#bytes.get(url);
+  #source(url: string, background = false): ByteSource {
+    const key = background ? `background ${url}` : url;
+    let s = this.#bytes.get(key);
     if (!s) {
-      s = openByteSource(url, this.env, this.fetch);
-      this.#bytes.set(url, s);
+      s = openByteSource(url, this.env, this.fetch, background);
+      this.#bytes.set(key, s);
     }
     return s;
   }

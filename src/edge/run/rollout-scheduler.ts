@@ -17,11 +17,14 @@ import { isReadOnly, type Env } from "../ground/env.ts";
 import { endedPage, recordOutcome } from "./report-ledger.ts";
 import { capsFrom } from "../ground/caps.ts";
 import { prepareRun, stageTasks, type StagedTasks } from "./run-create.ts";
-import { beginCreate, finishPendingCreate, type IndexingHost, PendingRuns, pendingView, stopPendingCreate } from "./run-indexing.ts";
+import { beginCreate, finishPendingCreate, moveToBackground, type IndexingHost, PendingRuns, pendingView, stopPendingCreate } from "./run-indexing.ts";
 import { RunLoop } from "./run-loop.ts";
 import type { RunObjectRpc } from "./run-object-rpc.ts";
 import { runListing, runReport, type CreateRunInput, type CreateRunResult, type RunListing, type RunReport, type RunView } from "./run-views.ts";
 import { callObject } from "../ground/do-call.ts";
+import { sealSecrets } from "../ground/secrets-at-rest.ts";
+import { stageRunFiles } from "./dataset-staging.ts";
+import { hostTiming, stagingBucket } from "./datasets.ts";
 
 /** The episode port's answer for a run this object does not hold: the consumer gives its claim back and acks. */
 const NO_RUN: EventAck = { status: "unknown", reason: "no such run (deleted, or never created here)" };
@@ -35,6 +38,7 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       this.#run = new RunLoop(ctx, env);
+      await this.#run.open();
     });
   }
 
@@ -54,27 +58,33 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
     stageTasks(this.#run.parts.storage, this.#run.meta?.runId, input);
   }
 
-  async create(input: CreateRunInput): Promise<CreateRunResult> {
+  async create(given: CreateRunInput): Promise<CreateRunResult> {
     this.#count("api");
     const run = this.#run;
+    // plaintext secrets are sealed before anything is stored (the API seals them already; a direct caller may not)
+    const input = Object.keys(given.spec.secrets).length === 0 ? given : { ...given, spec: { ...given.spec, secrets: {} }, sealedSecrets: await sealSecrets(given.spec.secrets, given.runId, this.env.AJET_SECRETS_KEY) };
     if (run.meta) {
       if (run.meta.runId !== input.runId) throw new Error(`this object already holds run ${run.meta.runId}`);
       return { view: run.view()!, issues: [] };
     }
     // large URL/R2 datasets are indexed in the background (edge/run/run-indexing): the answer is the `indexing` view
     // small files are indexed here, within the caps' inline budget (POST /runs answers within a bound, edge/ground/caps)
-    return (await beginCreate(input, this.#indexing(), Date.now())) ?? this.#create(input, () => true, capsFrom(this.env).inlineIndexSeconds);
+    const begun = await beginCreate(input, this.#indexing(), Date.now());
+    if (begun) return begun;
+    const inline = await this.#create(input, () => true, capsFrom(this.env).inlineIndexSeconds);
+    // a host too slow for the inline pass's bounds: the run moves to the background pass, as a large file does
+    return inline.slow ? moveToBackground(input, this.#indexing(), Date.now()) : inline;
   }
 
   /**
    * The creation itself (index pass, checks, first state); nothing is stored unless `wanted()` still holds after the
    * pass. `budgetSeconds`: the index pass's time budget (past it the run is refused naming the file).
    */
-  async #create(input: CreateRunInput, wanted: () => boolean, budgetSeconds: number): Promise<CreateRunResult> {
+  async #create(input: CreateRunInput, wanted: () => boolean, budgetSeconds: number, background = false): Promise<CreateRunResult & { slow?: boolean }> {
     const run = this.#run;
     const nowMs = Date.now();
-    const prepared = await prepareRun(input, { datasets: run.parts.datasets, storage: run.parts.storage, env: this.env, nowMs, indexDeadlineAtMs: nowMs + budgetSeconds * 1000 });
-    if (!("state" in prepared)) return { view: null, issues: prepared.issues };
+    const prepared = await prepareRun(input, { datasets: run.parts.datasets, storage: run.parts.storage, env: this.env, nowMs, indexDeadlineAtMs: nowMs + budgetSeconds * 1000, background });
+    if (!("state" in prepared)) return { view: null, issues: prepared.issues, slow: prepared.slow };
     if (!wanted()) {
       run.parts.storage.clearDatasets();
       return { view: null, issues: [] };
@@ -93,7 +103,13 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
       clearIndexes: () => storage.clearFileIndexes(),
       env: this.env,
       wakeNow: () => this.ctx.storage.setAlarm(Date.now()),
-      create: (input, wanted) => this.#create(input, wanted, capsFrom(this.env).indexBudgetSeconds),
+      create: async (input, wanted) => {
+        const budgetSeconds = capsFrom(this.env).indexBudgetSeconds;
+        const deadlineAtMs = Date.now() + budgetSeconds * 1000;
+        const staging = { bucket: stagingBucket(this.env), fetch: this.#run.parts.datasets.fetch, timing: hostTiming(this.env, true), deadlineAtMs, pending: new PendingRuns(this.ctx.storage.kv) };
+        const issues = await stageRunFiles(input, staging, () => this.#run.parts.storage.clearDatasets());
+        return issues.length ? { view: null, issues } : this.#create(input, wanted, budgetSeconds, true);
+      },
       releaseQuota: async (input) => {
         const { principal } = input;
         if (principal) await callObject(() => this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(input.runId));
@@ -140,6 +156,11 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
   async episodeClaimed(report: ClaimReport): Promise<ClaimAck> {
     this.#count("port");
     if (!this.#run.state) return NO_RUN;
+    // secrets that no longer decrypt: the run fails (fail closed), no episode goes on without them
+    if (this.#run.secretsProblem) {
+      await this.#run.failForSecrets();
+      return { status: "stale", reason: this.#run.secretsProblem };
+    }
     const ack = await this.#run.apply({ type: "episodeClaimed", ...report });
     // `duplicate` = these very claims were applied before (a resent RPC whose first answer was lost): the consumer
     // carries on with the episode, so it needs the secrets too

@@ -48,12 +48,15 @@ export function storeRun(storage: SchedulerStorage, run: { state: SchedulerState
  * @param env the Worker's bindings and vars (the dataset limits are read from them)
  * @param nowMs the run's creation time (epoch ms)
  * @param indexDeadlineAtMs epoch ms by which every file's index pass must have read its file (default none)
+ * @param background the background index pass (edge/run/run-indexing): no least rate, its budget bounds it
+ * @returns the run, or its issues and `slow` (a dataset host was too slow for a bound: the staged inline rows are kept,
+ *   only the file indexes forgotten, so the background pass can take over)
  */
 export async function prepareRun(
   input: CreateRunInput,
-  deps: { datasets: RunDatasets; storage: SchedulerStorage; env: DatasetLimitVars; nowMs: number; indexDeadlineAtMs?: number },
-): Promise<{ issues: Issue[] } | { issues: []; state: SchedulerState; meta: RunMeta }> {
-  const prepared = await deps.datasets.prepareAll(input, datasetLimits(deps.env), deps.indexDeadlineAtMs);
+  deps: { datasets: RunDatasets; storage: SchedulerStorage; env: DatasetLimitVars; nowMs: number; indexDeadlineAtMs?: number; background?: boolean },
+): Promise<{ issues: Issue[]; slow: boolean } | { issues: []; state: SchedulerState; meta: RunMeta }> {
+  const prepared = await deps.datasets.prepareAll(input, datasetLimits(deps.env), deps.indexDeadlineAtMs, deps.background);
   // a train source with fewer tasks than one window takes from it would stall the run (never one task twice a window)
   let issues: Issue[] = prepared.issues.length ? prepared.issues : windowCapacityIssues(input.spec, prepared.counts).map((i) => invalid(i.path, i.message));
   const planned = plannedEpisodes(input.spec, prepared.counts);
@@ -62,11 +65,13 @@ export async function prepareRun(
     issues = [{ code: "too_many_episodes", path: "(body)", message }];
   }
   if (issues.length) {
-    deps.storage.clearDatasets();
-    return { issues };
+    const slow = prepared.slow && !deps.background;
+    if (slow) deps.storage.clearFileIndexes();
+    else deps.storage.clearDatasets();
+    return { issues, slow };
   }
   const state = initialState(input.spec, prepared.counts);
-  const meta: RunMeta = { runId: input.runId, clientUuid: crypto.randomUUID(), spec: input.spec, createdAtMs: deps.nowMs, loadReports: prepared.loadReports, jobYaml: input.jobYaml ?? runJob(input.spec).toYaml(), ...(input.principal ? { principal: input.principal } : {}) };
+  const meta: RunMeta = { runId: input.runId, clientUuid: crypto.randomUUID(), spec: input.spec, createdAtMs: deps.nowMs, loadReports: prepared.loadReports, jobYaml: input.jobYaml ?? runJob(input.spec).toYaml(), ...(input.principal ? { principal: input.principal } : {}), ...(input.sealedSecrets ? { sealedSecrets: input.sealedSecrets } : {}) };
   return { issues: [], state, meta };
 }
 

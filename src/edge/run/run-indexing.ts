@@ -9,6 +9,7 @@ import type { RunStatus } from "../../scheduler/index.ts";
 import { CAPS, capsFrom } from "../ground/caps.ts";
 import type { Issue } from "../ground/errors.ts";
 import type { CreateRunInput, RunView } from "./run-views.ts";
+import { STAGING_BUCKET, stagedKey } from "./dataset-staging.ts";
 
 /** Total bytes of a run's URL/R2 dataset files above which they are indexed in the background (default 8 MiB). */
 export const DEFAULT_BACKGROUND_INDEX_BYTES = CAPS.backgroundIndexBytes.default;
@@ -18,6 +19,8 @@ export interface PendingRun {
   input: CreateRunInput;
   /** epoch ms of `POST /runs` */
   createdAtMs: number;
+  /** what the background pass is doing now (a copy into R2 and its bytes so far), shown as the view's `waitingFor` */
+  progress?: string;
   /** set when the index pass (or a stop) ended the creation: the run never started */
   failure?: { message: string; issues: Issue[]; atMs: number; stopped: boolean };
 }
@@ -51,9 +54,16 @@ export class PendingRuns {
     if (!p || p.failure) return p;
     const message = stopped ? "stopped while its datasets were being indexed" : `the run's datasets could not be used: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`;
     // the run never starts: its secrets are not kept (a started run's are deleted when it finishes)
-    const failed: PendingRun = { ...p, input: { ...p.input, spec: { ...p.input.spec, secrets: {} } }, failure: { message, issues, atMs: nowMs, stopped } };
+    const { sealedSecrets: _dropped, ...input } = p.input;
+    const failed: PendingRun = { ...p, input: { ...input, spec: { ...input.spec, secrets: {} } }, failure: { message, issues, atMs: nowMs, stopped } };
     this.kv.put(KEY, failed);
     return failed;
+  }
+
+  /** Records what the background pass is doing (a no-op once the creation ended). */
+  setProgress(progress: string): void {
+    const p = this.get();
+    if (p && !p.failure) this.kv.put(KEY, { ...p, progress });
   }
 
   /** The run exists now: its own state answers from here on. */
@@ -104,7 +114,7 @@ export function pendingRunView(p: PendingRun, nowMs: number): RunView {
     function: spec.function,
     swarms: spec.swarms.map((s) => ({ name: s.name, url: s.url, engine: s.engine })),
     datasets: p.input.loadReports,
-    waitingFor: failed ? null : `indexing dataset${files.length === 1 ? "" : "s"} ${files.join(", ")} for ${Math.max(0, Math.round((nowMs - p.createdAtMs) / 1000))} s (the run starts once every row is indexed)`,
+    waitingFor: failed ? null : p.progress ? `${p.progress} for ${Math.max(0, Math.round((nowMs - p.createdAtMs) / 1000))} s` : `indexing dataset${files.length === 1 ? "" : "s"} ${files.join(", ")} for ${Math.max(0, Math.round((nowMs - p.createdAtMs) / 1000))} s (the run starts once every row is indexed)`,
     failure: failed?.message ?? null,
     engineNotes: {},
     log: [],
@@ -115,7 +125,7 @@ export function pendingRunView(p: PendingRun, nowMs: number): RunView {
 export interface IndexingHost {
   pending: PendingRuns;
   /** the quick check of the run's dataset files (edge/run/datasets `statFiles`) */
-  statFiles(input: CreateRunInput): Promise<{ bytes: number; files: number; issues: Issue[] }>;
+  statFiles(input: CreateRunInput): Promise<{ bytes: number; files: number; issues: Issue[]; stage: string[] }>;
   /** forgets every dataset row (a creation that failed) */
   clearDatasets(): void;
   /** forgets the file datasets' index rows, keeping staged inline rows (an index pass that starts again after a reset) */
@@ -150,7 +160,28 @@ export async function beginCreate(input: CreateRunInput, host: IndexingHost, now
     host.clearDatasets();
     return { view: null, issues: files.issues };
   }
+  // files without Range support are copied into R2 by the background pass, then read from there (edge/run/dataset-staging)
+  if (files.stage.length) return moveToBackground(withStaging(input, files.stage), host, nowMs);
   if (files.files === 0 || files.bytes <= backgroundThreshold(input, host.env)) return null;
+  return moveToBackground(input, host, nowMs);
+}
+
+/** The input with `names`' file plans read from their R2 copies (`stageFrom`: the URL the copy is made from). */
+function withStaging(input: CreateRunInput, names: readonly string[]): CreateRunInput {
+  const sources = { ...input.sources };
+  for (const name of names) {
+    const plan = sources[name];
+    if (plan?.type === "file") sources[name] = { ...plan, url: `r2://${STAGING_BUCKET}/${stagedKey(input.runId, name)}`, stageFrom: plan.url };
+  }
+  return { ...input, sources };
+}
+
+/**
+ * A run whose inline index pass met a host too slow for its bounds (DatasetSlowError): it is created in the
+ * background instead (as a large file is), the answer is its view in phase `indexing`. The background pass keeps its
+ * bounds (first byte, idle, `indexBudgetSeconds`); a host that never delivers fails the run there, naming the dataset.
+ */
+export async function moveToBackground(input: CreateRunInput, host: IndexingHost, nowMs: number): Promise<{ view: RunView; issues: [] }> {
   const started = host.pending.begin(input, nowMs);
   await host.wakeNow();
   return { view: pendingRunView(started, nowMs), issues: [] };

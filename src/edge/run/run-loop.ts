@@ -20,6 +20,7 @@ import { recordClosedAttempts, recordResult } from "./report-ledger.ts";
 import { runObjectParts, type RunObjectParts } from "./run-object-parts.ts";
 import { runView, type RunView } from "./run-views.ts";
 import { runGatewayHeaders } from "../ground/secrets.ts";
+import { unsealSecrets } from "../ground/secrets-at-rest.ts";
 import { StopWaiters } from "./stop-waiters.ts";
 import type { RunMeta } from "./storage.ts";
 import { callObject } from "../ground/do-call.ts";
@@ -45,6 +46,8 @@ export class RunLoop {
   readonly #changed = new Set<string>();
   /** the run's count of its platform use (edge/run/usage), written once per tick */
   readonly usage: UsageCounter;
+  /** why the run's sealed secrets could not be decrypted (the operator key changed or is gone); the run then fails */
+  #secretsProblem: string | null = null;
   /** the object's storage as the usage counter sees it (its writes counted) */
   readonly #storage: DurableObjectStorage;
 
@@ -89,6 +92,39 @@ export class RunLoop {
     if (this.#meta) this.#link = this.#linkFor(this.#meta);
   }
 
+  /**
+   * Decrypts the run's sealed secrets into the in-memory meta (storage keeps only the ciphertext, edge/ground/
+   * secrets-at-rest); call once after the constructor, inside `blockConcurrencyWhile`. A key that no longer decrypts
+   * them is kept as {@link secretsProblem} (the next tick fails the run with it). Never throws.
+   */
+  async open(): Promise<void> {
+    if (this.#meta && this.#state?.run.phase !== "finished") this.#meta = await this.#withSecrets(this.#meta);
+  }
+
+  async #withSecrets(meta: RunMeta): Promise<RunMeta> {
+    if (!meta.sealedSecrets) return meta;
+    try {
+      return { ...meta, spec: { ...meta.spec, secrets: await unsealSecrets(meta.sealedSecrets, meta.runId, this.env.AJET_SECRETS_KEY) } };
+    } catch (err) {
+      this.#secretsProblem = err instanceof Error ? err.message : String(err);
+      return meta;
+    }
+  }
+
+  /** Why the run's secrets cannot be used, or null (none, or decrypted). */
+  get secretsProblem(): string | null {
+    return this.#secretsProblem;
+  }
+
+  /** Fails the run because its secrets cannot be decrypted (once; inline). */
+  async failForSecrets(): Promise<void> {
+    const problem = this.#secretsProblem;
+    if (!problem || !this.#state || this.#state.run.phase === "finished") return;
+    this.log("error", problem, {});
+    const event = this.#link?.fail(problem) ?? null;
+    if (event) await this.apply(event, true);
+  }
+
   /** The core's state, null when this object holds no run. */
   get state(): SchedulerState | null {
     return this.#state;
@@ -109,9 +145,10 @@ export class RunLoop {
   async start(run: { state: SchedulerState; meta: RunMeta }): Promise<void> {
     this.#storage.transactionSync(() => storeRun(this.parts.storage, run));
     this.#state = run.state;
-    this.#meta = run.meta;
+    this.#meta = await this.#withSecrets(run.meta);
     this.#link = this.#linkFor(run.meta);
     await this.apply({ type: "runStarted" }, true);
+    await this.failForSecrets();
   }
 
   /** The run's status view (edge/run/run-views `runView` with the engine notes, the failure and `scheduler`), null without a run. */
@@ -187,6 +224,7 @@ export class RunLoop {
     this.#alarm.fired();
     try {
       if (!this.#state) return;
+      await this.failForSecrets();
       await this.parts.commands.drainQueued();
       // a finished run has left its servers' objects: a pull would subscribe it again
       const changed = this.#state.run.phase === "finished" ? [] : [...this.#changed];

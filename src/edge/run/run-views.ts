@@ -8,6 +8,7 @@ import type { ApplyStatsView } from "./apply-stats.ts";
 import { evalReport, runStatus, runSummary, type EvalReport, type RunSpec, type RunSummary, type SchedulerState } from "../../scheduler/index.ts";
 import type { SandboxCounts } from "../../sandbox/ledger.ts";
 import type { Issue } from "../ground/errors.ts";
+import type { SealedSecrets } from "../ground/secrets-at-rest.ts";
 import type { EngineNote } from "../swarm-server/engine-note.ts";
 import { waitingFor } from "./waiting-for.ts";
 
@@ -23,6 +24,11 @@ export interface RunMeta {
   principal?: string;
   /** the train config YAML the run's swarm servers are synced with when their object starts the engine (absent in runs created before) */
   jobYaml?: string;
+  /**
+   * the run's secrets, envelope-encrypted (edge/ground/secrets-at-rest); stored `spec.secrets` is always `{}`. Deleted
+   * with its wrapped data key when the run ends. Absent: the run has no secrets.
+   */
+  sealedSecrets?: SealedSecrets;
 }
 
 /**
@@ -43,7 +49,7 @@ export interface LogLine {
 export type SourcePlan = (
   | { type: "stored"; count: number }
   | { type: "generate"; settings: CountdownGeneratorSettings & { name: string } }
-  | { type: "file"; url: string; format: DatasetFormat; options: RowOptions }
+  | { type: "file"; url: string; format: DatasetFormat; options: RowOptions; stageFrom?: string }
 ) & {
   /** the dataset's `answerReaders`, added to each task read later (inline rows carry them already) */
   answerReaders?: string[];
@@ -64,6 +70,8 @@ export interface CreateRunInput {
   jobYaml?: string;
   /** the most episodes the run may plan (`AJET_MAX_EPISODES_PER_RUN`), checked once URL datasets are counted */
   maxEpisodesPerRun?: number;
+  /** the run's secrets, sealed by the API (edge/ground/secrets-at-rest); `spec.secrets` is then `{}` */
+  sealedSecrets?: SealedSecrets;
   /**
    * total bytes of the URL/R2 dataset files above which they are indexed in the background (the run answers in phase
    * `indexing`); default `AJET_BACKGROUND_INDEX_BYTES`, else 8 MiB (edge/run/run-indexing)

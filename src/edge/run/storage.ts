@@ -19,6 +19,7 @@ import { redactEpisodeKeys } from "../ground/log.ts";
 import type { LogLine, RunMeta } from "./run-views.ts";
 import type { AttemptRow } from "./attempts.ts";
 import { addWipedColumn, endedRows, markWiped } from "./ledger-wipes.ts";
+import type { StoredSource } from "./stored-source.ts";
 
 export type { LogLine, RunMeta };
 
@@ -45,8 +46,6 @@ const SCHEMA = [
 /** Log lines kept per run (older ones are deleted). */
 export const MAX_LOG_LINES = 500;
 
-import type { StoredSource } from "./stored-source.ts";
-
 export type { StoredSource };
 
 /** Typed access to the DO's SQLite storage. All methods are synchronous (SQLite in a DO is). */
@@ -62,18 +61,19 @@ export class SchedulerStorage {
     return row ? (JSON.parse(row.value) as RunMeta) : null;
   }
 
+  /** Stores the run's meta with `spec.secrets: {}` whatever memory holds: secrets are stored only sealed (edge/ground/secrets-at-rest). */
   setMeta(meta: RunMeta): void {
-    this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('run', ?)`, JSON.stringify(meta));
+    this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('run', ?)`, JSON.stringify({ ...meta, spec: { ...meta.spec, secrets: {} } }));
   }
 
   /**
-   * Deletes the run's secrets from storage (the spec is kept with `secrets: {}`), once the run is finished.
-   * @returns true when there were secrets to delete
+   * Deletes the run's sealed secrets with their wrapped data key (and plaintext ones stored before sealing), once the
+   * run is finished: what the write-ahead log or a backup kept no longer decrypts. @returns true when there were any
    */
   scrubSecrets(): boolean {
     const meta = this.meta();
-    if (!meta || Object.keys(meta.spec.secrets).length === 0) return false;
-    this.setMeta({ ...meta, spec: { ...meta.spec, secrets: {} } });
+    if (!meta || (!meta.sealedSecrets && Object.keys(meta.spec.secrets).length === 0)) return false;
+    this.setMeta({ ...meta, sealedSecrets: undefined });
     return true;
   }
 

@@ -27,7 +27,7 @@ function host(files: { bytes: number; issues?: Issue[] }, create: IndexingHost["
   const h: IndexingHost & { calls: string[] } = {
     calls,
     pending: new PendingRuns(memoryKv()),
-    statFiles: async () => ({ bytes: files.bytes, files: 1, issues: files.issues ?? [] }),
+    statFiles: async () => ({ bytes: files.bytes, files: 1, issues: files.issues ?? [], stage: [] }),
     clearDatasets: () => void calls.push("clearDatasets"),
     clearIndexes: () => void calls.push("clearIndexes"),
     env: { AJET_BACKGROUND_INDEX_BYTES: "1000" },

@@ -4,7 +4,7 @@
  * (If-Match → 412), and a 100,000-row file indexed in one pass, then read row by row.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DatasetLoadError, entryAt, chunkFromBytes, httpByteSource, indexJsonl, parseR2Url, readJsonlTask } from "../../../src/tasks/index.ts";
+import { DatasetLoadError, DatasetNoRangeError, entryAt, chunkFromBytes, httpByteSource, indexJsonl, parseR2Url, readJsonlTask } from "../../../src/tasks/index.ts";
 import { countdownRow, ROW_BYTES, startDatasetServer, type DatasetServer } from "../../support/dataset-server.ts";
 
 let server: DatasetServer;
@@ -31,8 +31,10 @@ describe("httpByteSource", () => {
     expect(err).toBeInstanceOf(DatasetLoadError);
     expect((err as Error).message).toBe(
       `dataset ${server.url}/no-range/files/b.txt is served without Range support (HTTP 200 to a Range request); ` +
-        "serve it from a server that answers Range requests (any static file server, R2, S3), or put it in R2",
+        "serve it from a server that answers Range requests (any static file server, R2, S3), or put it in R2 (r2://BUCKET/KEY); " +
+        "a Worker with the R2 bucket DATASETS bound copies such a file there itself",
     );
+    expect(err).toBeInstanceOf(DatasetNoRangeError);
   });
 
   it("refuses a read of a file replaced since it was indexed (If-Match → 412)", async () => {
