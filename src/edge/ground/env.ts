@@ -7,7 +7,7 @@
  *  - `RUN_QUOTA`: one `RunQuota` per API token, the runs it has in flight (`AJET_MAX_RUNS_IN_FLIGHT`);
  *  - `SWARM_SERVERS`: one `SwarmServer` per swarm server (`idFromName(normalised URL)`), engine start and status watch;
  *  - `RUN_INDEX`: the one `RunIndex` (`idFromName("runs")`), the registry `GET /runs` pages;
- *  - `EPISODES`: the per-episode queue (producer side; the same Worker consumes it);
+ *  - `EPISODES`: the per-episode queue (producer side; the episode Worker, wrangler.episode.toml, consumes it);
  *  - `DATASETS`: R2 bucket of datasets read as `r2://DATASETS/KEY`; `TRANSCRIPTS`: R2 bucket of episode transcripts.
  */
 import type { LimitsEnv } from "./limits-config.ts";
