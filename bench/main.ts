@@ -4,7 +4,8 @@
  * Besides the timing groups, system benchmarks run on the real stack (emulator + the Worker in local workerd):
  * `swarm-cycle` (issue 11's timing shape at LLM 200 ms and 1000 ms, ~3 min) and `load` (2,000 episodes in flight,
  * ~1–2 min), `sandboxes` (500 sandbox creations at once on the local backend, ~1.5 min) and `cost` (a 3-step run's
- * printed cost against a hand computation, < 5 % apart, ~30 s). `--skip swarm-cycle,load,sandboxes,cost` leaves
+ * printed cost against a hand computation, < 5 % apart, ~30 s) and `episode-worker` (the episode Worker's bundle,
+ * cold start in workerd and CPU per episode, ~1 min). `--skip swarm-cycle,load,sandboxes,cost` leaves
  * them out; `--only` picks groups of either kind. `gsm8k-recall` is a
  * measurement, not a timing: the graders' recall per answer shape on the GSM8K test golds (a few seconds).
  */
@@ -23,6 +24,7 @@ import { formatLoad, LOAD_TARGETS, measureLoad } from "./load.bench.ts";
 import { formatCost, measureCost } from "./cost.bench.ts";
 import { formatSwarmCycle, issueShape, measureSwarmCycle, metSwarmCycleTargets } from "./swarm-cycle.bench.ts";
 import { formatSandboxes, measureSandboxes, metSandboxTargets } from "./sandbox.bench.ts";
+import { formatEpisodeWorker, measureEpisodeWorker, metEpisodeWorkerTargets } from "./episode-worker.bench.ts";
 import { CliError } from "../src/cli/command.ts";
 
 const GROUPS: Record<string, () => Promise<BenchResult[]>> = {
@@ -56,6 +58,10 @@ const SYSTEM: Record<string, () => Promise<SystemBench>> = {
   sandboxes: async () => {
     const rs = await measureSandboxes();
     return { lines: formatSandboxes(rs), json: rs, met: metSandboxTargets(rs) };
+  },
+  "episode-worker": async () => {
+    const r = await measureEpisodeWorker();
+    return { lines: formatEpisodeWorker(r), json: r, met: metEpisodeWorkerTargets(r) };
   },
 };
 
