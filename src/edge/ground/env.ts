@@ -34,6 +34,11 @@ export interface WorkerVars extends AuthEnv, LimitsEnv {
   AJET_DISPATCH?: string;
   /** subrequests one invocation may make (BC-49): 50 on Free, 1000+ on Paid; default 1000 */
   SUBREQUEST_LIMIT?: string;
+  /**
+   * the episode Worker's wall per invocation, seconds (default 900, the queue consumer's 15 minutes; at most that):
+   * a tuning value, since local workerd enforces no wall (edge/consumer/episode-consumer.ts `consumerWallMs`)
+   */
+  AJET_CONSUMER_WALL_SECONDS?: string;
   /** run secrets that apply to every run (JSON object of strings), e.g. set with `wrangler secret put AJET_SECRETS`; a run cannot shadow them */
   AJET_SECRETS?: string;
   /** hosts the Worker may connect to for swarms, datasets and judges: comma-separated `host` or `host:port`; unset = none */
