@@ -13,17 +13,36 @@
  * worker.ts) and `AJET_EDGE_DISPATCH` (the Workers' `AJET_DISPATCH`).
  *
  * The main Worker gets its vars and, for the `direct` dispatch, the `EPISODE_RUNNER` service binding to the episode
- * Worker's entrypoint as start options. The episode Worker's config is written to a private temp dir (mode 0700,
+ * Worker's entrypoint as start options; its API tokens go in an env file in the private temp dir (after the
+ * project's own `.dev.vars`), so wrangler treats them as secrets and never prints them. The episode Worker's config is written to a private temp dir (mode 0700,
  * deleted at dispose) with its `main` made absolute and the vars added (wrangler takes no start options for a second
  * config); the API tokens are not among them, the episode Worker has no API.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { DISPATCH_ENV, type HostMessage, type ParentMessage } from "./worker-ipc.ts";
 
 /** Vars only the main Worker reads (its API's tokens): never written into the episode Worker's config. */
 const MAIN_ONLY_VARS = new Set(["AJET_API_TOKEN", "AJET_READ_TOKEN"]);
+
+/**
+ * Writes the main Worker's tokens (hex from `newSessionToken`) to an env file wrangler loads as secrets.
+ * @returns the env files to load: the project's `.dev.vars` (if any), then this one; and the vars left to pass as vars
+ */
+function tokenEnvFile(configPath: string, vars: Readonly<Record<string, string>>, dir: string): { envFiles: string[]; rest: Record<string, string> } {
+  const rest: Record<string, string> = {};
+  const lines: string[] = [];
+  for (const [k, v] of Object.entries(vars)) {
+    // a token outside [A-Za-z0-9_-] would be changed by the env file's quoting and $-expansion: pass it as a var
+    if (MAIN_ONLY_VARS.has(k) && /^[A-Za-z0-9_-]*$/.test(v)) lines.push(`${k}="${v}"`);
+    else rest[k] = v;
+  }
+  const path = join(dir, "tokens.env");
+  writeFileSync(path, `${lines.join("\n")}\n`, { mode: 0o600 });
+  const devVars = join(dirname(resolve(configPath)), ".dev.vars");
+  return { envFiles: [...(existsSync(devVars) ? [devVars] : []), path], rest };
+}
 
 function send(message: HostMessage): void {
   if (process.connected) process.send?.(message);
@@ -83,12 +102,14 @@ async function main(): Promise<void> {
     const dispatch = process.env[DISPATCH_ENV] === "queue" ? "queue" : "direct";
     const vars = { ...given, AJET_DISPATCH: dispatch };
     const episode = await episodeConfig(resolve(episodeConfigPath), vars, configDir);
+    const { envFiles, rest } = tokenEnvFile(configPath, vars, configDir);
     const { experimental_readRawConfig, unstable_dev } = await import("wrangler");
     const options = {
       // both Workers in one miniflare (wrangler dev -c main -c episode): the first config is the one served
       config: [configPath, episode.path] as unknown as string,
       // the session's token and allowed hosts win over a developer's .dev.vars
-      vars,
+      vars: rest,
+      envFiles,
       services: [{ binding: "EPISODE_RUNNER", service: episode.name, entrypoint: "EpisodeRunner" }],
       ip: "127.0.0.1",
       port: 0,
