@@ -13,6 +13,7 @@ const resolve = {
   alias: {
     "ajet-edge/testing": fileURLToPath(new URL("./src/testing.ts", import.meta.url)),
     "ajet-edge/worker": fileURLToPath(new URL("./src/edge/worker.ts", import.meta.url)),
+    "ajet-edge/episode-worker": fileURLToPath(new URL("./src/edge/episode-worker.ts", import.meta.url)),
     "ajet-edge/emulator": fileURLToPath(new URL("./src/emulator/index.ts", import.meta.url)),
     "ajet-edge": fileURLToPath(new URL("./src/index.ts", import.meta.url)),
   },
@@ -34,11 +35,14 @@ export default defineConfig({
         resolve,
         plugins: [
           cloudflareTest({
+            // the main Worker's bindings, with the episode Worker's consumer in the same isolate (worker-under-test.ts)
+            main: "./test/edge/worker-under-test.ts",
             wrangler: { configPath: "./wrangler.toml" },
-            // the edge tests drive the queue path; miniflare's broker runs one batch per queue at a time, so the
-            // tests take batches of 8 (wrangler.toml's production batch of 1 would run their episodes one by one)
+            // the edge tests drive the queue path (the consumer of wrangler.episode.toml, retries and dead letters as
+            // there); miniflare's broker runs one batch per queue at a time, so the tests take batches of 8
+            // (the production batch of 1 would run their episodes one by one)
             miniflare: {
-              queueConsumers: { "ajet-episodes": { maxBatchTimeout: 0.05, maxBatchSize: 8 } },
+              queueConsumers: { "ajet-episodes": { maxBatchTimeout: 0.05, maxBatchSize: 8, maxRetries: 3, deadLetterQueue: "ajet-episodes-dlq" } },
               // the API's tokens (tests send them through test/edge/support.ts) and the emulators' loopback host
               bindings: { AJET_API_TOKEN: "edge-test-api-token-0123456789", AJET_SECRETS_KEY: "edge-test-secrets-key-0123456789abcdef0123456789", AJET_READ_TOKEN: "edge-test-read-token-0123456789", AJET_ALLOWED_HOSTS: "127.0.0.1", AJET_MAX_RUNS_IN_FLIGHT: "1000", AJET_BACKGROUND_INDEX_BYTES: "65536" },
             },

@@ -66,8 +66,8 @@ export function defaultAnswerReaders(task: Task): readonly AnswerReader[] {
 export function answerReadersFor(task: Task, options: MathAgentOptions = {}): readonly AnswerReader[] {
   const chosen = task.metadata.answer_readers;
   if (chosen === undefined) return options.readers ?? defaultAnswerReaders(task);
-  const parsed = AnswerReader.array().min(1).safeParse(chosen);
-  if (parsed.success) return parsed.data;
+  const known: readonly unknown[] = AnswerReader.options;
+  if (Array.isArray(chosen) && chosen.length > 0 && chosen.every((r) => known.includes(r))) return chosen as AnswerReader[];
   throw new EpisodeAbortError(
     "invalid_task",
     `task ${JSON.stringify(task.task_id)} has metadata.answer_readers ${JSON.stringify(chosen)}: give a non-empty list of ${AnswerReader.options.join(", ")}`,

@@ -1,6 +1,8 @@
 /**
- * @module ajet-edge/worker — the Worker built from a project's rollout functions. A project's Worker entry
- * (wrangler.toml `main`) is three lines:
+ * @module ajet-edge/worker — the main Worker built from a project's rollout functions: the runs API, the dashboard and
+ * the Durable Objects. Episodes run in the slim episode Worker (`ajet-edge/episode-worker`, wrangler.episode.toml;
+ * docs/design/episode-worker.md), which consumes the episode queue this Worker's runs send to. A project's Worker
+ * entry (wrangler.toml `main`) is three lines:
  *
  * ```ts
  * import { createWorker } from "ajet-edge/worker"; // first: the Worker's own modules load before the functions
@@ -16,7 +18,6 @@
 import "./ground/fence.ts"; // first: the global fetch is fenced by episode key before any function module loads
 import { createApp } from "./api/app.ts";
 import type { Env } from "./ground/env.ts";
-import { handleEpisodeBatch } from "./consumer/episode-consumer.ts";
 import { setRolloutFunctions, type RolloutFunctions } from "./consumer/functions-registry.ts";
 
 // The Durable Object classes and entrypoints (each bound in wrangler.toml).
@@ -24,15 +25,13 @@ export { RolloutScheduler } from "./run/rollout-scheduler.ts";
 export { RunQuota } from "./api/run-quota.ts";
 export { RunIndex } from "./api/run-index.ts";
 export { SwarmServer } from "./swarm-server/swarm-server.ts";
-export { EpisodeRunner } from "./consumer/episode-runner-entrypoint.ts";
 
 export type { Env } from "./ground/env.ts";
 export type { RolloutFunctions } from "./consumer/functions-registry.ts";
 
-/** The Worker's default export: the HTTP API and the episode queue consumer. */
+/** The Worker's default export: the HTTP API (episodes run in the episode Worker, `ajet-edge/episode-worker`). */
 export interface AjetEdgeWorker {
   fetch(request: Request, env: Env, ctx?: ExecutionContext): Response | Promise<Response>;
-  queue(batch: MessageBatch<unknown>, env: Env, ctx?: ExecutionContext): Promise<void>;
 }
 
 /**
@@ -45,8 +44,5 @@ export function createWorker(functions: RolloutFunctions): AjetEdgeWorker {
   const app = createApp(functions);
   return {
     fetch: (request, env, ctx) => app.fetch(request, env, ctx),
-    async queue(batch, env) {
-      await handleEpisodeBatch(batch, env, functions);
-    },
   };
 }

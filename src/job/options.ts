@@ -6,13 +6,13 @@ import { z } from "zod";
 import { SampleCollectionMethod } from "../protocol/index.ts";
 
 /** One row of the option table: the YAML key (dotted, snake_case), the value schema and a fix hint. */
-interface JobField<S extends z.ZodType> {
+interface JobField<S extends z.core.$ZodType> {
   readonly yamlPath: string;
   readonly schema: S;
   readonly fix: string;
 }
 
-function field<S extends z.ZodType>(yamlPath: string, schema: S, fix: string): JobField<S> {
+function field<S extends z.core.$ZodType>(yamlPath: string, schema: S, fix: string): JobField<S> {
   return { yamlPath, schema, fix };
 }
 
@@ -104,7 +104,7 @@ type NullishShape = {
   [K in JobFieldName]: z.ZodOptional<z.ZodNullable<(typeof JOB_FIELDS)[K]["schema"]>>;
 };
 const nullishShape = Object.fromEntries(
-  JOB_FIELD_NAMES.map((name) => [name, JOB_FIELDS[name].schema.nullable().optional()]),
+  JOB_FIELD_NAMES.map((name) => [name, z.optional(z.nullable(JOB_FIELDS[name].schema))]),
 ) as NullishShape;
 
 /**

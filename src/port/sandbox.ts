@@ -4,7 +4,8 @@
  * instance types with the platform's published sizes, the defaults and where they come from, the sandbox id of an
  * attempt, and the ledger's two calls ({@link SandboxLedgerPort}): intent before create, release after destroy.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+import "../protocol/zod-locale.ts"; // zod's English messages for these schemas
 
 /**
  * Cloudflare Containers' instance types (developers.cloudflare.com/containers/platform/limits/, read for
@@ -62,40 +63,49 @@ const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * sandbox (as env values, file contents or command text); no other secret ever does, and the judge's never.
  */
 export const SandboxRunConfig = z.strictObject({
-  enabled: z.boolean({ error: "sandbox.enabled must be true or false" }).default(true).describe("false: the block is kept but no sandbox is given"),
-  instanceType: z
-    .enum(INSTANCE_TYPE_NAMES as [InstanceType, ...InstanceType[]], { error: `sandbox.instanceType must be one of ${INSTANCE_TYPE_NAMES.join(", ")}` })
-    .default(SANDBOX_DEFAULTS.instanceType)
-    .describe("default instance type of the run's sandboxes (ctx.sandbox({instanceType}) may pick another)"),
-  maxLive: z
-    .number({ error: "sandbox.maxLive must be a number" })
-    .int({ error: "sandbox.maxLive must be a whole number, e.g. 64" })
-    .min(1, { error: "sandbox.maxLive must be ≥ 1, e.g. 64" })
-    .optional()
-    .describe("sandboxes of this run alive at once, at most (default the run's maxParallel)"),
-  createsPerSecond: z
-    .number({ error: "sandbox.createsPerSecond must be a number" })
-    .positive({ error: "sandbox.createsPerSecond must be > 0, e.g. 10" })
-    .max(1000, { error: "sandbox.createsPerSecond must be ≤ 1000, e.g. 10" })
-    .default(SANDBOX_DEFAULTS.createsPerSecond)
-    .describe("sandbox creations per second for this run, jittered (default 10)"),
-  commandTimeoutSeconds: z
-    .number({ error: "sandbox.commandTimeoutSeconds must be a number of seconds" })
-    .positive({ error: "sandbox.commandTimeoutSeconds must be > 0 seconds, e.g. 60" })
-    .max(3600, { error: "sandbox.commandTimeoutSeconds must be ≤ 3600 seconds, e.g. 60" })
-    .default(SANDBOX_DEFAULTS.commandTimeoutSeconds)
-    .describe("default and longest wall time of one command or code run (seconds)"),
-  maxOutputBytes: z
-    .number({ error: "sandbox.maxOutputBytes must be a number of bytes" })
-    .int({ error: "sandbox.maxOutputBytes must be a whole number of bytes, e.g. 1048576" })
-    .min(1024, { error: "sandbox.maxOutputBytes must be ≥ 1024 bytes, e.g. 1048576" })
-    .max(MAX_OUTPUT_BYTES_LIMIT, { error: `sandbox.maxOutputBytes must be ≤ ${MAX_OUTPUT_BYTES_LIMIT} bytes (16 MiB), e.g. 1048576` })
-    .default(SANDBOX_DEFAULTS.maxOutputBytes)
-    .describe("stdout + stderr of one command, at most (bytes)"),
-  secrets: z
-    .array(z.string().regex(SECRET_NAME, { error: "sandbox.secrets lists secret names such as GITHUB_TOKEN" }))
-    .default([])
-    .describe("names of secrets allowed into a sandbox; the judge's never are"),
+  /** false: the block is kept but no sandbox is given */
+  enabled: z._default(z.boolean({ error: "sandbox.enabled must be true or false" }), true),
+  /** default instance type of the run's sandboxes (ctx.sandbox({instanceType}) may pick another) */
+  instanceType: z._default(
+    z.enum(INSTANCE_TYPE_NAMES as [InstanceType, ...InstanceType[]], { error: `sandbox.instanceType must be one of ${INSTANCE_TYPE_NAMES.join(", ")}` }),
+    SANDBOX_DEFAULTS.instanceType,
+  ),
+  /** sandboxes of this run alive at once, at most (default the run's maxParallel) */
+  maxLive: z.optional(
+    z
+      .number({ error: "sandbox.maxLive must be a number" })
+      .check(z.int({ error: "sandbox.maxLive must be a whole number, e.g. 64" }), z.gte(1, { error: "sandbox.maxLive must be ≥ 1, e.g. 64" })),
+  ),
+  /** sandbox creations per second for this run, jittered (default 10) */
+  createsPerSecond: z._default(
+    z
+      .number({ error: "sandbox.createsPerSecond must be a number" })
+      .check(z.positive({ error: "sandbox.createsPerSecond must be > 0, e.g. 10" }), z.lte(1000, { error: "sandbox.createsPerSecond must be ≤ 1000, e.g. 10" })),
+    SANDBOX_DEFAULTS.createsPerSecond,
+  ),
+  /** default and longest wall time of one command or code run (seconds) */
+  commandTimeoutSeconds: z._default(
+    z
+      .number({ error: "sandbox.commandTimeoutSeconds must be a number of seconds" })
+      .check(
+        z.positive({ error: "sandbox.commandTimeoutSeconds must be > 0 seconds, e.g. 60" }),
+        z.lte(3600, { error: "sandbox.commandTimeoutSeconds must be ≤ 3600 seconds, e.g. 60" }),
+      ),
+    SANDBOX_DEFAULTS.commandTimeoutSeconds,
+  ),
+  /** stdout + stderr of one command, at most (bytes) */
+  maxOutputBytes: z._default(
+    z
+      .number({ error: "sandbox.maxOutputBytes must be a number of bytes" })
+      .check(
+        z.int({ error: "sandbox.maxOutputBytes must be a whole number of bytes, e.g. 1048576" }),
+        z.gte(1024, { error: "sandbox.maxOutputBytes must be ≥ 1024 bytes, e.g. 1048576" }),
+        z.lte(MAX_OUTPUT_BYTES_LIMIT, { error: `sandbox.maxOutputBytes must be ≤ ${MAX_OUTPUT_BYTES_LIMIT} bytes (16 MiB), e.g. 1048576` }),
+      ),
+    SANDBOX_DEFAULTS.maxOutputBytes,
+  ),
+  /** names of secrets allowed into a sandbox; the judge's never are */
+  secrets: z._default(z.array(z.string().check(z.regex(SECRET_NAME, { error: "sandbox.secrets lists secret names such as GITHUB_TOKEN" }))), []),
 });
 /** A resolved `sandbox` block (every default filled, except `maxLive`). */
 export type SandboxRunConfig = z.output<typeof SandboxRunConfig>;
@@ -106,7 +116,7 @@ export type SandboxRunConfigInput = z.input<typeof SandboxRunConfig>;
  * The run's sandbox settings as the episode invocation gets them (in the queue message): the resolved block with
  * `maxLive` resolved too. Absent = the run has no sandboxes.
  */
-export const EpisodeSandboxConfig = SandboxRunConfig.extend({ maxLive: z.number().int().min(1) });
+export const EpisodeSandboxConfig = z.extend(SandboxRunConfig, { maxLive: z.int().check(z.gte(1)) });
 export type EpisodeSandboxConfig = z.output<typeof EpisodeSandboxConfig>;
 
 /** Which backend runs a sandbox: the local sandbox server (`ajet-edge dev`, tests) or Cloudflare's Sandbox SDK. */

@@ -33,8 +33,8 @@ export interface Endpoint {
   method: "GET" | "POST";
   path: string;
   caller: "client" | "engine" | "launcher" | "debug";
-  request: z.ZodType | null;
-  response: z.ZodType;
+  request: z.core.$ZodType | null;
+  response: z.core.$ZodType;
   timeoutMs: number;
 }
 

@@ -2,7 +2,8 @@
  * @module protocol/engine — engine status strings and the engine/config endpoints' bodies (spec §2.1, §2.2, §2.11,
  * §3.2–3.6, §3.15). Field names are the server's, byte for byte.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+import "./zod-locale.ts"; // zod's English messages for these schemas
 
 /** The six statuses the server sends (spec §2.1 `VALID_STATUSES`). */
 export const EngineStatus = z.enum([
@@ -35,51 +36,54 @@ export function isRollingState(status: string): boolean {
  * (older servers sent `ENGINE.OFF`), `global_step` may be null (before the first report) and the detail is sticky.
  */
 export const EngineStatusResponse = z.looseObject({
-  engine_status: z.string().default("unknown").describe("one of the ENGINE.* status strings, e.g. ENGINE.ROLLING"),
-  engine_status_detail: z.string().nullable().default(null),
-  global_step: z.number().int().nullable().default(null).describe("training step counter; null until first report"),
+  /** one of the ENGINE.* status strings, e.g. ENGINE.ROLLING */
+  engine_status: z._default(z.string(), "unknown"),
+  engine_status_detail: z._default(z.nullable(z.string()), null),
+  /** training step counter; null until first report */
+  global_step: z._default(z.nullable(z.int()), null),
 });
 export type EngineStatusResponse = z.infer<typeof EngineStatusResponse>;
 
 /** `POST /sync_train_config` body (spec §2.2). */
 export const SyncTrainConfigRequest = z.object({
-  yaml_as_string: z.string().describe("the whole AgentJetJob YAML"),
+  /** the whole AgentJetJob YAML */
+  yaml_as_string: z.string(),
 });
 export type SyncTrainConfigRequest = z.infer<typeof SyncTrainConfigRequest>;
 
 /** `POST /sync_train_config` 200 body: `{success: true}` or `{success: false, error}` (spec §3.2). */
 export const SyncTrainConfigResponse = z.looseObject({
   success: z.boolean(),
-  error: z.string().optional(),
+  error: z.optional(z.string()),
 });
 export type SyncTrainConfigResponse = z.infer<typeof SyncTrainConfigResponse>;
 
 /** `POST /start_engine` 200 body: `{success: true, pid}` or `{success: false, error}` (spec §3.4). */
 export const StartEngineResponse = z.looseObject({
   success: z.boolean(),
-  pid: z.number().int().optional(),
-  error: z.string().optional(),
+  pid: z.optional(z.int()),
+  error: z.optional(z.string()),
 });
 export type StartEngineResponse = z.infer<typeof StartEngineResponse>;
 
 /** `BoolResponse` (spec §2.11): `/stop_engine`, engine-facing routes, `/agree_sync_weight`. */
 export const BoolResponse = z.looseObject({
   success: z.boolean(),
-  failure_reason: z.string().default(""),
+  failure_reason: z._default(z.string(), ""),
 });
 export type BoolResponse = z.infer<typeof BoolResponse>;
 
 /** `POST /update_engine_status` body (engine → server, spec §2.11, §3.15). */
 export const UpdateEngineStatusRequest = z.object({
-  engine_status: z.string().default(""),
-  engine_status_detail: z.string().nullable().default(null),
-  global_step: z.number().int().nullable().default(null),
+  engine_status: z._default(z.string(), ""),
+  engine_status_detail: z._default(z.nullable(z.string()), null),
+  global_step: z._default(z.nullable(z.int()), null),
 });
 export type UpdateEngineStatusRequest = z.infer<typeof UpdateEngineStatusRequest>;
 
 /** `GET /get_server_experiment_dir` response (spec §3.7). */
 export const ServerExperimentDirResponse = z.looseObject({
-  server_experiment_dir: z.string().nullable().default(null),
+  server_experiment_dir: z._default(z.nullable(z.string()), null),
 });
 export type ServerExperimentDirResponse = z.infer<typeof ServerExperimentDirResponse>;
 

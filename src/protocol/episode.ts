@@ -3,7 +3,8 @@
  * Requests are the server's pydantic models (required fields required, unknown fields stripped); responses are
  * read tolerantly (missing fields take the spec defaults, unknown fields kept — BC-36).
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+import "./zod-locale.ts"; // zod's English messages for these schemas
 import { SwarmThrottlePolicy } from "./throttle.ts";
 import { WorkflowOutput } from "./task.ts";
 
@@ -14,20 +15,22 @@ export type EpisodeType = z.infer<typeof EpisodeType>;
 /** `POST /claim_episode` body (spec §2.4). The Python client always sends `throttle_policy` (null when unused). */
 export const ClaimEpisodeRequest = z.object({
   client_uuid: z.string(),
-  episode_type: z.string().describe('"train" | "eval"; validated by the handler (400), not by the model'),
-  discard_episode_timeout: z.number().describe("max idle seconds without LLM activity before the server reverts"),
-  throttle_policy: SwarmThrottlePolicy.nullable().default(null),
+  /** "train" | "eval"; validated by the handler (400), not by the model */
+  episode_type: z.string(),
+  /** max idle seconds without LLM activity before the server reverts */
+  discard_episode_timeout: z.number(),
+  throttle_policy: z._default(z.nullable(SwarmThrottlePolicy), null),
 });
 export type ClaimEpisodeRequest = z.infer<typeof ClaimEpisodeRequest>;
 
 /** `POST /claim_episode` response (spec §2.5). On failure `episode_uuid` is `""` and `fail_cause` says why. */
 export const ClaimEpisodeResponse = z.looseObject({
   success: z.boolean(),
-  client_uuid: z.string().default(""),
-  episode_uuid: z.string().default(""),
-  openai_base_url: z.string().default(""),
-  openai_api_key: z.string().default(""),
-  fail_cause: z.string().default(""),
+  client_uuid: z._default(z.string(), ""),
+  episode_uuid: z._default(z.string(), ""),
+  openai_base_url: z._default(z.string(), ""),
+  openai_api_key: z._default(z.string(), ""),
+  fail_cause: z._default(z.string(), ""),
 });
 export type ClaimEpisodeResponse = z.infer<typeof ClaimEpisodeResponse>;
 
@@ -36,8 +39,10 @@ export const EndEpisodeRequest = z.object({
   client_uuid: z.string(),
   episode_uuid: z.string(),
   workflow_output: WorkflowOutput,
-  task_id: z.string().describe('the task id; "" for abort'),
-  declare_client_active: z.boolean().default(true).describe("newest servers only"),
+  /** the task id; "" for abort */
+  task_id: z.string(),
+  /** newest servers only */
+  declare_client_active: z._default(z.boolean(), true),
 });
 export type EndEpisodeRequest = z.infer<typeof EndEpisodeRequest>;
 
@@ -53,7 +58,7 @@ export const CanContinueEpisodeRequest = z.object({
 export type CanContinueEpisodeRequest = z.infer<typeof CanContinueEpisodeRequest>;
 
 /** `POST /can_continue_episode` response (spec §2.6). */
-export const CanContinueEpisodeResponse = z.looseObject({ can_continue: z.boolean().default(false) });
+export const CanContinueEpisodeResponse = z.looseObject({ can_continue: z._default(z.boolean(), false) });
 export type CanContinueEpisodeResponse = z.infer<typeof CanContinueEpisodeResponse>;
 
 /**
@@ -62,37 +67,40 @@ export type CanContinueEpisodeResponse = z.infer<typeof CanContinueEpisodeRespon
  */
 export const ServerEpisodeRecord = z.looseObject({
   episode_uuid: z.string(),
-  episode_status: z.string().default("").describe('"registered" | "claimed"'),
-  episode_type: z.string().default("train"),
-  openai_base_url: z.string().default(""),
-  openai_api_key: z.string().default(""),
-  client_uuid: z.string().default(""),
-  zmq_listen_result_addr: z.string().default(""),
-  latest_activity_timestamp: z.number().default(0).describe("unix seconds"),
-  discard_episode_timeout: z.number().default(-1).describe("seconds; -1 while registered"),
-  llm_call_count: z.number().int().default(0),
-  debug_log: z.array(z.string()).default([]),
-  optional_task_id: z.string().default(""),
+  /** "registered" | "claimed" */
+  episode_status: z._default(z.string(), ""),
+  episode_type: z._default(z.string(), "train"),
+  openai_base_url: z._default(z.string(), ""),
+  openai_api_key: z._default(z.string(), ""),
+  client_uuid: z._default(z.string(), ""),
+  zmq_listen_result_addr: z._default(z.string(), ""),
+  /** unix seconds */
+  latest_activity_timestamp: z._default(z.number(), 0),
+  /** seconds; -1 while registered */
+  discard_episode_timeout: z._default(z.number(), -1),
+  llm_call_count: z._default(z.int(), 0),
+  debug_log: z._default(z.array(z.string()), []),
+  optional_task_id: z._default(z.string(), ""),
 });
 export type ServerEpisodeRecord = z.infer<typeof ServerEpisodeRecord>;
 
 /** `POST /get_episode_buffer` response (spec §3.12): every active (registered or claimed) record. */
-export const EpisodeBufferResponse = z.looseObject({ buffer: z.array(ServerEpisodeRecord).default([]) });
+export const EpisodeBufferResponse = z.looseObject({ buffer: z._default(z.array(ServerEpisodeRecord), []) });
 export type EpisodeBufferResponse = z.infer<typeof EpisodeBufferResponse>;
 
 /** `POST /register_episode` body (engine → server, spec §2.11, §3.16). */
 export const RegisterEpisodeRequest = z.object({
   episode_uuid: z.string(),
-  openai_base_url: z.string().default(""),
-  openai_api_key: z.string().default(""),
-  zmq_listen_result_addr: z.string().default(""),
+  openai_base_url: z._default(z.string(), ""),
+  openai_api_key: z._default(z.string(), ""),
+  zmq_listen_result_addr: z._default(z.string(), ""),
 });
 export type RegisterEpisodeRequest = z.infer<typeof RegisterEpisodeRequest>;
 
 /** `POST /is_episode_claimed` body (engine → server, spec §2.7, §3.17). */
 export const CheckWhetherEpisodeClaimedRequest = z.object({
   episode_uuid: z.string(),
-  unregister_if_not_claimed: z.boolean().default(false),
+  unregister_if_not_claimed: z._default(z.boolean(), false),
 });
 export type CheckWhetherEpisodeClaimedRequest = z.infer<typeof CheckWhetherEpisodeClaimedRequest>;
 

@@ -13,7 +13,8 @@
  * `AJET_SECRETS`. `Authorization` cannot be one of them: the episode's LLM calls use it for the per-episode
  * `sk-ajet-` key (spec §9.2), so a gateway must read another header. Platform-free.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+import "./zod-locale.ts"; // zod's English messages for these schemas
 
 /** `{secret:NAME}` inside a header template. */
 const SECRET_REF = /\{secret:([A-Za-z_][A-Za-z0-9_]*)\}/g;
@@ -24,14 +25,16 @@ export const RESERVED_GATEWAY_HEADERS = ["authorization", "x-api-key", "host", "
 /** A header template map (name → template), validated: token names, no reserved name, each value refers to a secret. */
 export const GatewayHeaders = z
   .record(
-    z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/, { error: "a header name uses letters, digits and - only, e.g. CF-Access-Client-Id" }),
+    z.string().check(z.regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/, { error: "a header name uses letters, digits and - only, e.g. CF-Access-Client-Id" })),
     z
       .string({ error: "a header value is a string template, e.g. \"{secret:GATEWAY_TOKEN}\"" })
-      .max(1024, { error: "a header template is at most 1024 characters" })
-      .regex(/^[\x20-\x7e]*$/, { error: "a header template holds printable ASCII only (no line breaks)" })
-      .refine((v) => headerSecretNames(v).length > 0, { error: 'a header value must take its credential from a secret: "{secret:NAME}" (e.g. "Bearer {secret:GATEWAY_TOKEN}"); literal credentials are refused' }),
+      .check(
+        z.maxLength(1024, { error: "a header template is at most 1024 characters" }),
+        z.regex(/^[\x20-\x7e]*$/, { error: "a header template holds printable ASCII only (no line breaks)" }),
+        z.refine((v: string) => headerSecretNames(v).length > 0, { error: 'a header value must take its credential from a secret: "{secret:NAME}" (e.g. "Bearer {secret:GATEWAY_TOKEN}"); literal credentials are refused' }),
+      ),
   )
-  .superRefine((headers, ctx) => {
+  .check(z.superRefine((headers: Record<string, string>, ctx) => {
     for (const name of Object.keys(headers)) {
       if (RESERVED_GATEWAY_HEADERS.includes(name.toLowerCase())) {
         ctx.addIssue({
@@ -44,7 +47,7 @@ export const GatewayHeaders = z
         });
       }
     }
-  });
+  }));
 export type GatewayHeaders = z.infer<typeof GatewayHeaders>;
 
 /** The secret names one template (or every template of a map) refers to, in order, without repeats. */

@@ -3,18 +3,19 @@
  * §2.11, §3.13, §3.18, §7.4). Every field is optional with its default: pool info is never authoritative across
  * phases (spec §11.20).
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+import "./zod-locale.ts"; // zod's English messages for these schemas
 
 /** An active swarm client as the server tracks it (spec §2.11). `last_activity_at` is unix seconds. */
 export const ActiveSwarmClient = z.looseObject({
   client_uuid: z.string(),
   last_activity_at: z.number(),
-  allowed_sync_weight: z.boolean().default(false),
+  allowed_sync_weight: z._default(z.boolean(), false),
 });
 export type ActiveSwarmClient = z.infer<typeof ActiveSwarmClient>;
 
 /** SwarmClientInstruction (spec §2.11): the engine's pool-push response. */
-export const SwarmClientInstruction = z.looseObject({ active_clients: z.array(ActiveSwarmClient).default([]) });
+export const SwarmClientInstruction = z.looseObject({ active_clients: z._default(z.array(ActiveSwarmClient), []) });
 export type SwarmClientInstruction = z.infer<typeof SwarmClientInstruction>;
 
 /** One `running_episode_details` entry (spec §2.10): all values are strings, e.g. `"12.3s"`, `"3"`. */
@@ -23,23 +24,26 @@ export type RunningEpisodeDetail = z.infer<typeof RunningEpisodeDetail>;
 
 /** `GET /get_current_batch_rollout_pool_information` response and the engine's push body (spec §2.10). */
 export const CurrentBatchRolloutPoolInformation = z.looseObject({
-  sample_collection_method: z.string().default(""),
-  completed_episodes: z.number().int().default(0),
-  completed_episode_target: z.number().int().default(0).describe("batch_size × num_repeat"),
-  completed_tasks: z.number().int().default(0),
-  completed_task_target: z.number().int().default(0).describe("batch_size"),
-  completed_non_dummy_tasks: z.number().int().default(0),
-  completed_non_dummy_task_target: z.number().int().default(0),
-  task_expected_num_repeat: z.number().int().default(0),
-  completed_tasks_details: z.record(z.string(), z.array(z.string())).default({}),
-  completed_tasks_rewards: z.record(z.string(), z.array(z.number())).default({}),
-  completed_tasks_client_uuids: z.record(z.string(), z.array(z.string())).default({}),
-  running_episode_details: z.record(z.string(), RunningEpisodeDetail).nullable().default(null),
-  engine_status: z.string().nullable().default(null),
-  global_step: z.number().int().nullable().default(null),
-  booting_start_time: z.number().nullable().default(null).describe("unix seconds"),
-  training_model_path: z.string().nullable().default(null),
-  swarm_client_instruction: SwarmClientInstruction.nullable().default(null),
+  sample_collection_method: z._default(z.string(), ""),
+  completed_episodes: z._default(z.int(), 0),
+  /** batch_size × num_repeat */
+  completed_episode_target: z._default(z.int(), 0),
+  completed_tasks: z._default(z.int(), 0),
+  /** batch_size */
+  completed_task_target: z._default(z.int(), 0),
+  completed_non_dummy_tasks: z._default(z.int(), 0),
+  completed_non_dummy_task_target: z._default(z.int(), 0),
+  task_expected_num_repeat: z._default(z.int(), 0),
+  completed_tasks_details: z._default(z.record(z.string(), z.array(z.string())), {}),
+  completed_tasks_rewards: z._default(z.record(z.string(), z.array(z.number())), {}),
+  completed_tasks_client_uuids: z._default(z.record(z.string(), z.array(z.string())), {}),
+  running_episode_details: z._default(z.nullable(z.record(z.string(), RunningEpisodeDetail)), null),
+  engine_status: z._default(z.nullable(z.string()), null),
+  global_step: z._default(z.nullable(z.int()), null),
+  /** unix seconds */
+  booting_start_time: z._default(z.nullable(z.number()), null),
+  training_model_path: z._default(z.nullable(z.string()), null),
+  swarm_client_instruction: z._default(z.nullable(SwarmClientInstruction), null),
 });
 export type CurrentBatchRolloutPoolInformation = z.infer<typeof CurrentBatchRolloutPoolInformation>;
 

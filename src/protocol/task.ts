@@ -1,7 +1,8 @@
 /**
  * @module protocol/task — `Task` (client-side only) and `WorkflowOutput` (sent inside EndEpisodeRequest), spec §6.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+import "./zod-locale.ts"; // zod's English messages for these schemas
 import { describeValue } from "../util/describe-value.ts";
 
 /**
@@ -9,11 +10,11 @@ import { describeValue } from "../util/describe-value.ts";
  * Read tolerantly: missing fields take the reference defaults, unknown fields are kept.
  */
 export const Task = z.looseObject({
-  main_query: z.string().default(""),
-  init_messages: z.array(z.record(z.string(), z.unknown())).default([]),
-  task_id: z.string().default(""),
-  env_type: z.string().default(""),
-  metadata: z.record(z.string(), z.unknown()).default({}),
+  main_query: z._default(z.string(), ""),
+  init_messages: z._default(z.array(z.record(z.string(), z.unknown())), []),
+  task_id: z._default(z.string(), ""),
+  env_type: z._default(z.string(), ""),
+  metadata: z._default(z.record(z.string(), z.unknown()), {}),
 });
 export type Task = z.infer<typeof Task>;
 
@@ -25,10 +26,10 @@ export const LogMetricValue = z.union([z.number(), z.array(z.number())]);
  * this schema to READ outputs (the emulator, transcripts). Use {@link ValidWorkflowOutput} before SENDING one.
  */
 export const WorkflowOutput = z.looseObject({
-  reward: z.union([z.number(), z.array(z.number()), z.null()]).default(null),
-  is_success: z.boolean().nullable().default(null),
-  metadata: z.record(z.string(), z.unknown()).default({}),
-  log_metrics: z.record(z.string(), LogMetricValue).default({}),
+  reward: z._default(z.union([z.number(), z.array(z.number()), z.null()]), null),
+  is_success: z._default(z.nullable(z.boolean()), null),
+  metadata: z._default(z.record(z.string(), z.unknown()), {}),
+  log_metrics: z._default(z.record(z.string(), LogMetricValue), {}),
 });
 export type WorkflowOutput = z.infer<typeof WorkflowOutput>;
 
@@ -37,10 +38,10 @@ export type WorkflowOutput = z.infer<typeof WorkflowOutput>;
  * refused (JSON.stringify would turn them into null), as are null and arrays (the engine runner throws on both,
  * after `/end_episode` already answered success — spec §11.12).
  */
-export const ValidWorkflowOutput = WorkflowOutput.extend({
+export const ValidWorkflowOutput = z.extend(WorkflowOutput, {
   reward: z
     .number({ error: (issue) => invalidRewardMessage(issue.input) })
-    .refine(Number.isFinite, { error: (issue) => invalidRewardMessage(issue.input) }),
+    .check(z.refine(Number.isFinite, { error: (issue) => invalidRewardMessage(issue.input) })),
 });
 
 /**

@@ -3,7 +3,7 @@
  * default; opt-in `####`, "Final Answer:" and final-number readers), normalise, compare exactly with the gold. Pure,
  * linear time, bounded windows (BC-01 … BC-16). Returns a structured result, never throws on model output.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
 import { DEFAULT_MAX_BOX_CONTENT_CHARS, findLastBox } from "./boxed.ts";
 import { extractFinalNumber } from "./final-number.ts";
 import { HASH_MARKER, extractHashAnswer } from "./gsm8k.ts";

@@ -53,7 +53,7 @@ export const SwarmServerSpec = z.strictObject({
   url: z
     .url({ protocol: /^https?$/, error: "url must be the http(s) URL of a swarm server, e.g. http://127.0.0.1:10086" })
     .describe("swarm server base URL"),
-  headers: GatewayHeaders.optional().describe('headers sent on every call to this server (gateway); values are templates such as "{secret:GATEWAY_TOKEN}"'),
+  headers: z.optional(GatewayHeaders).describe('headers sent on every call to this server (gateway); values are templates such as "{secret:GATEWAY_TOKEN}"'),
   engine: EnginePolicy.prefault({}).describe('who starts the engine: {start: "if-offline" | "never", stopWhenDone, bootTimeoutSeconds}'),
 });
 export type SwarmServerSpec = z.infer<typeof SwarmServerSpec>;
@@ -134,7 +134,7 @@ const RunSpecObject = z.strictObject({
       "train: when the run's last episodes sit in a server batch that has not closed, open further task groups until it closes (default true); false: finish and report how many rewards remain untrained",
     ),
   secrets: z.record(z.string(), z.string({ error: "secrets values must be strings" })).default({}).describe("never logged"),
-  sandbox: SandboxRunConfig.optional().describe(
+  sandbox: z.optional(SandboxRunConfig).describe(
     'the run\'s functions may ask for a sandbox (ctx.sandbox()): {} or {"enabled": true, "instanceType": "lite", "maxLive", "createsPerSecond", "commandTimeoutSeconds", "maxOutputBytes", "secrets": [names let in]}; absent: no sandboxes',
   ),
   tuning: RunTuning.prefault({}).describe("timing knobs; the defaults suit the real server"),

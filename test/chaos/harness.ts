@@ -229,15 +229,22 @@ export function formatTable(rows: readonly ChaosRow[]): string {
 // ---- the stack -------------------------------------------------------------------------------------------------------
 
 /**
- * The chaos Worker in local workerd. Its config is the project's wrangler.toml (every binding and migration as the
- * product has them) with `main` pointed at test/chaos/worker.ts, written next to it (git-ignored) for each start.
+ * The chaos Workers in local workerd. Their configs are the project's wrangler.toml and wrangler.episode.toml (every
+ * binding and migration as the product has them) with `main` pointed at test/chaos/worker.ts and
+ * test/chaos/episode-worker.ts, written next to them (git-ignored) for each start.
  */
 export function startChaosWorker(persistDir?: string, vars?: Record<string, string>, configName = ".wrangler.chaos.toml"): Promise<LocalWorker> {
   const config = readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8").replace(/^main = .*$/m, 'main = "worker.ts"').replace(/^name = .*$/m, 'name = "ajet-edge-chaos"');
   // each Worker its own config file: wrangler restarts a Worker whose config file is written again
   const configPath = join(PROJECT_ROOT, "test/chaos", configName);
   writeFileSync(configPath, config);
-  return startLocalWorker({ configPath, ...(persistDir ? { persistDir } : {}), ...(vars ? { vars } : {}) });
+  const episodeConfig = readFileSync(join(PROJECT_ROOT, "wrangler.episode.toml"), "utf8")
+    .replace(/^main = .*$/m, 'main = "episode-worker.ts"')
+    .replace(/^name = .*$/m, 'name = "ajet-edge-chaos-episode"')
+    .replace(/^script_name = .*$/gm, 'script_name = "ajet-edge-chaos"');
+  const episodeConfigPath = join(PROJECT_ROOT, "test/chaos", configName.replace(/\.toml$/, ".episode.toml"));
+  writeFileSync(episodeConfigPath, episodeConfig);
+  return startLocalWorker({ configPath, episodeConfigPath, ...(persistDir ? { persistDir } : {}), ...(vars ? { vars } : {}) });
 }
 
 /** What a scenario may do while its run runs. */

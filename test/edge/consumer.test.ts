@@ -4,9 +4,11 @@
  * At-least-once everywhere: a repeated RPC is `duplicate` and changes nothing; a redelivered message never runs or
  * ends a second episode; a malformed message is acked, never retried forever.
  */
-import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects, env, runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RunView } from "../../src/edge/run/run-views.ts";
+import { CONSUMER_WALL_LIMIT_MS, consumerWallMs, invocationShare } from "../../src/edge/consumer/episode-consumer.ts";
+import type { Env } from "../../src/edge/ground/env.ts";
 import { apiFetch, ControlledRun, countdownSpec, deliver, TestEmulator } from "./support.ts";
 
 // Date is faked in this isolate (the Durable Object shares it): the object's own alarms land an hour ahead in real
@@ -173,5 +175,15 @@ describe("the queue consumer", () => {
     expect(view.episodes.inFlight).toBe(0);
     expect(undelivered.length).toBeGreaterThan(0);
     expect((await emu.state()).records.filter((r) => r.episode_status === "claimed")).toHaveLength(0);
+  });
+});
+
+describe("the consumer's wall (a tuning value: local workerd enforces none)", () => {
+  it("AJET_CONSUMER_WALL_SECONDS sets the invocation's deadline; unset, not a number or past 900 s it is the queue consumer's 15 minutes", () => {
+    const wallAt = (raw: string | undefined) => invocationShare({ ...env, AJET_CONSUMER_WALL_SECONDS: raw } as Env, 1_000).wallAtMs;
+    expect(wallAt("20")).toBe(21_000);
+    expect(wallAt("0.5")).toBe(1_500);
+    expect(consumerWallMs(undefined)).toBe(CONSUMER_WALL_LIMIT_MS);
+    for (const bad of ["", "abc", "0", "-5", "901", "Infinity"]) expect(wallAt(bad)).toBe(1_000 + CONSUMER_WALL_LIMIT_MS);
   });
 });

@@ -79,7 +79,7 @@ describe("dispatch across queue shards and modes", () => {
     const q = asQueue(new CapturingQueue());
     expect(() => createDispatcher({ EPISODES: q, EPISODE_QUEUES: "EPISODES,EPISODS_2" } as unknown as Env, undefined)).toThrow(/'EPISODS_2', which is not a queue producer binding; add a \[\[queues.producers\]\]/);
     expect(() => createDispatcher({ EPISODES: q, AJET_DISPATCH: "rpc" } as unknown as Env, undefined)).toThrow("AJET_DISPATCH is 'rpc'; use one of queue, direct");
-    expect(() => createDispatcher({ EPISODES: q, AJET_DISPATCH: "direct" } as unknown as Env, {})).toThrow(/needs the Worker's EpisodeRunner entrypoint/);
+    expect(() => createDispatcher({ EPISODES: q, AJET_DISPATCH: "direct" } as unknown as Env, {})).toThrow(/needs the episode Worker's EpisodeRunner entrypoint/);
   });
 
   it("direct mode starts one runner call per episode and fails the dispatch when one cannot be started", async () => {

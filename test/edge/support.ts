@@ -4,7 +4,7 @@
  * access to a run's Durable Object (its SQLite rows, a fresh instance over the same storage with a capturing queue).
  */
 import { createExecutionContext, createMessageBatch, env, getQueueResult, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
-import worker from "../../src/edge/index.ts";
+import worker from "./worker-under-test.ts";
 import { inject } from "vitest";
 import { normalizeServerUrl, SwarmClient, type SwarmClientOptions } from "../../src/client/index.ts";
 import type { EpisodeMessage } from "../../src/port/index.ts";

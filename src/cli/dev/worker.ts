@@ -1,6 +1,6 @@
 /**
- * @module cli/dev/worker — `startLocalWorker`: the Worker (`wrangler.toml`: hono API, RolloutScheduler DO, episode
- * queue) in local workerd, hosted by a detached child process (worker-host.ts) in its own process group. Why a
+ * @module cli/dev/worker — `startLocalWorker`: the Workers (`wrangler.toml`: hono API, RolloutScheduler DO, episode
+ * queue; `wrangler.episode.toml`: the episode Worker) in local workerd, hosted by a detached child process (worker-host.ts) in its own process group. Why a
  * child: a terminal Ctrl-C signals the whole foreground process group, and workerd dies on SIGINT — the run could
  * then not drain (episodes left claimed). Detached, workerd lives until `dispose()`, and the whole group can be
  * killed as a last resort, so no workerd is orphaned.
@@ -16,12 +16,16 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { findProject } from "./project.ts";
 import { DISPATCH_ENV, type HostMessage, type ParentMessage, type WranglerLogLevel } from "./worker-ipc.ts";
 
-/** Environment every wrangler start gets, so users need not set it: no metrics, no Request.cf fetch, no banner. */
+/** Environment every wrangler start gets, so users need not set it: no metrics, no Request.cf fetch, no banner, no config reload. */
 export const WRANGLER_QUIET_ENV: Readonly<Record<string, string>> = {
   WRANGLER_SEND_METRICS: "false",
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
   WRANGLER_HIDE_BANNER: "true",
+  WRANGLER_CI_DISABLE_CONFIG_WATCHING: "true",
 };
+
+/** The episode Worker's wrangler config, next to the main Worker's `wrangler.toml` (docs/design/episode-worker.md). */
+export const EPISODE_CONFIG_FILE = "wrangler.episode.toml";
 
 
 /** A Worker running in local workerd. */
@@ -52,6 +56,8 @@ export interface StartLocalWorkerOptions {
   logLevel?: WorkerLogLevel;
   /** wrangler config; default the `wrangler.toml` of the project at the current directory or above (`findProject`) */
   configPath?: string;
+  /** the episode Worker's wrangler config; default {@link EPISODE_CONFIG_FILE} next to `configPath` */
+  episodeConfigPath?: string;
   /** one line of the host's stdout/stderr (wrangler warnings, the Worker's console.warn/error) */
   onLog?: (line: string) => void;
   /** aborting stops the start and kills the host */
@@ -144,7 +150,8 @@ export async function startLocalWorker(options: StartLocalWorkerOptions = {}): P
   const compiled = import.meta.url.endsWith(".js");
   const hostPath = fileURLToPath(new URL(compiled ? "./worker-host.js" : "./worker-host.ts", import.meta.url));
   const loader = compiled ? [] : ["--import", pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href];
-  const child = spawn(process.execPath, [...loader, hostPath, configPath], {
+  const episodeConfigPath = options.episodeConfigPath ?? join(dirname(configPath), EPISODE_CONFIG_FILE);
+  const child = spawn(process.execPath, [...loader, hostPath, configPath, episodeConfigPath], {
     cwd: dirname(configPath),
     detached: true,
     stdio: ["ignore", "pipe", "pipe", "ipc"],

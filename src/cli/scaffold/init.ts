@@ -70,12 +70,30 @@ export function projectWranglerToml(source: string, name: string): string {
     if (/^main\s*=/.test(line)) return 'main = "src/index.ts"';
     return line;
   });
-  if (out[0]?.startsWith("#")) out[0] = `# ${name}: an ajet-edge Worker (the API, the scheduler Durable Objects and the episode queue consumer).`;
+  if (out[0]?.startsWith("#")) out[0] = `# ${name}: an ajet-edge main Worker (the API and the scheduler Durable Objects; episodes run in wrangler.episode.toml's Worker).`;
   return out.join("\n");
 }
 
+/**
+ * `wrangler.episode.toml` of a project: this package's, with the episode Worker named `<name>-episode`, its entry
+ * `src/episode.ts`, and its Durable Object bindings pointed at the project's main Worker (`script_name = <name>`).
+ */
+export function projectEpisodeToml(source: string, name: string): string {
+  const lines = source.split("\n");
+  const firstTable = lines.findIndex((line) => /^\s*\[/.test(line));
+  return lines
+    .map((line, i) => {
+      if (/^script_name\s*=/.test(line)) return `script_name = ${JSON.stringify(name)}`;
+      if (firstTable >= 0 && i >= firstTable) return line;
+      if (/^name\s*=/.test(line)) return `name = ${JSON.stringify(`${name}-episode`)}`;
+      if (/^main\s*=/.test(line)) return 'main = "src/episode.ts"';
+      return line;
+    })
+    .join("\n");
+}
+
 /** The files of a new project, path → text, before the example function is scaffolded into it. */
-export function projectFiles(input: { name: string; spec: string; pkg: OwnPackageJson; wranglerToml: string; functionName?: string }): Record<string, string> {
+export function projectFiles(input: { name: string; spec: string; pkg: OwnPackageJson; wranglerToml: string; episodeToml: string; functionName?: string }): Record<string, string> {
   const fn = input.functionName ?? EXAMPLE_FUNCTION;
   const dev = { ...input.pkg.dependencies, ...input.pkg.devDependencies };
   const pin = (dep: string) => {
@@ -93,7 +111,7 @@ export function projectFiles(input: { name: string; spec: string; pkg: OwnPackag
       test: "vitest run",
       typecheck: "tsc --noEmit",
       new: "ajet-edge new",
-      deploy: "wrangler deploy",
+      deploy: "wrangler deploy && wrangler deploy -c wrangler.episode.toml",
     },
     dependencies: { "ajet-edge": input.spec },
     devDependencies: {
@@ -126,16 +144,28 @@ export function projectFiles(input: { name: string; spec: string; pkg: OwnPackag
     "package.json": `${JSON.stringify(packageJson, null, 2)}\n`,
     "tsconfig.json": `${JSON.stringify(tsconfig, null, 2)}\n`,
     "wrangler.toml": input.wranglerToml,
+    "wrangler.episode.toml": input.episodeToml,
     ".gitignore": ["node_modules/", ".wrangler/", "dist/", ".ajet/", "*.log", ""].join("\n"),
     "src/index.ts": `/**
- * The Worker (wrangler.toml \`main\`): the runs API, the scheduler Durable Objects and the episode queue consumer,
- * built by ajet-edge over the rollout functions of functions/index.ts.
+ * The main Worker (wrangler.toml \`main\`): the runs API and the scheduler Durable Objects, built by ajet-edge over
+ * the rollout functions of functions/index.ts (run creation checks their names). Episodes run in src/episode.ts.
  */
 import { createWorker } from "ajet-edge/worker"; // first: ajet-edge's own modules load before your functions
 import { rolloutFunctions } from "../functions/index.ts";
 
 export * from "ajet-edge/worker"; // the Durable Object classes wrangler.toml binds
 export default createWorker(rolloutFunctions);
+`,
+    "src/episode.ts": `/**
+ * The episode Worker (wrangler.episode.toml \`main\`): the per-episode queue consumer over the rollout functions of
+ * functions/index.ts. Its bundle holds ajet-edge's runtime and your functions only; it calls the main Worker's
+ * scheduler objects by script_name.
+ */
+import { createEpisodeWorker } from "ajet-edge/episode-worker"; // first: the global fetch is fenced before your functions load
+import { rolloutFunctions } from "../functions/index.ts";
+
+export { EpisodeRunner } from "ajet-edge/episode-worker";
+export default createEpisodeWorker(rolloutFunctions);
 `,
     "functions/index.ts": `/**
  * The registry of rollout functions the Worker bundles: name → default export. Static imports only (the bundler
@@ -170,10 +200,12 @@ npm run typecheck
   task's gold answer). \`npm start\` runs it on its demo tasks; \`npm start -- --dataset PATH.jsonl --kind gsm8k\` on yours.
 - \`npx ajet-edge new NAME\`: a new function in \`functions/NAME.ts\`, its test in \`test/NAME.test.ts\` and its line in
   \`functions/index.ts\`; run it with \`npm start -- --function NAME\`.
-- \`src/index.ts\`: the Worker, three lines over \`ajet-edge/worker\`; \`wrangler.toml\`: its bindings.
-- Deploying: \`npx wrangler deploy\` after the steps of \`node_modules/ajet-edge/docs/cloudflare.md\`. Writing
+- \`src/index.ts\`: the main Worker (API, scheduler objects), three lines over \`ajet-edge/worker\`; \`wrangler.toml\`: its
+  bindings. \`src/episode.ts\`: the episode Worker over \`ajet-edge/episode-worker\`; \`wrangler.episode.toml\`: its bindings.
+- Deploying: \`npm run deploy\` (the main Worker, then the episode Worker) after the steps of \`node_modules/ajet-edge/docs/cloudflare.md\`. Writing
   functions: \`node_modules/ajet-edge/docs/writing-functions.md\`.
-- Upgrading: \`npm install ajet-edge@latest\`, then compare \`wrangler.toml\` with \`node_modules/ajet-edge/wrangler.toml\`
+- Upgrading: \`npm install ajet-edge@latest\`, then compare \`wrangler.toml\` and \`wrangler.episode.toml\` with
+  \`node_modules/ajet-edge/\`'s
   (a new Durable Object class needs its binding and migration here).
 `;
 }
@@ -198,6 +230,7 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
     functionName,
     pkg,
     wranglerToml: projectWranglerToml(readFileSync(join(root, "wrangler.toml"), "utf8"), name),
+    episodeToml: projectEpisodeToml(readFileSync(join(root, "wrangler.episode.toml"), "utf8"), name),
   });
   for (const [path, text] of Object.entries(files)) {
     await mkdir(dirname(join(dir, path)), { recursive: true });

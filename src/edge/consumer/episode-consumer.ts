@@ -21,6 +21,21 @@ import { episodeSandboxes } from "./sandboxes.ts";
 
 /** Queue consumers may run 15 minutes (Queues limits); episodes are stopped early enough to report. */
 export const CONSUMER_WALL_LIMIT_MS = 15 * 60 * 1000;
+
+/**
+ * The wall one invocation has, ms: `AJET_CONSUMER_WALL_SECONDS` (a tuning value: local workerd enforces no wall, so
+ * a test can give a short one), else {@link CONSUMER_WALL_LIMIT_MS}. A value that is not a number of seconds in
+ * (0, 900] is ignored with one logged line: the platform's wall cannot be lengthened by a var.
+ */
+export function consumerWallMs(raw: string | undefined): number {
+  if (raw === undefined || raw.trim() === "") return CONSUMER_WALL_LIMIT_MS;
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds * 1000 > CONSUMER_WALL_LIMIT_MS) {
+    consumerLog.error(`AJET_CONSUMER_WALL_SECONDS is ${JSON.stringify(raw)}; give seconds in (0, ${CONSUMER_WALL_LIMIT_MS / 1000}]; using ${CONSUMER_WALL_LIMIT_MS / 1000}`);
+    return CONSUMER_WALL_LIMIT_MS;
+  }
+  return seconds * 1000;
+}
 /** Default per-invocation subrequest budget (Workers Paid: 1,000 in older docs, 10,000 now). */
 export const DEFAULT_SUBREQUEST_LIMIT = 1000;
 
@@ -49,6 +64,8 @@ export interface InvocationShare {
   transcripts: ReturnType<typeof r2TranscriptSink>;
   /** epoch ms when this invocation started (its wall limit counts from here) */
   startedAtMs: number;
+  /** epoch ms of this invocation's wall: `startedAtMs` + {@link consumerWallMs} */
+  wallAtMs: number;
 }
 
 /** A fresh {@link InvocationShare} for one invocation. */
@@ -62,6 +79,7 @@ export function invocationShare(env: Env, startedAtMs = Date.now()): InvocationS
     outbound: outboundFetch(keyFence.original, outboundPolicy(env.AJET_ALLOWED_HOSTS, secrets)),
     transcripts: r2TranscriptSink(env),
     startedAtMs,
+    wallAtMs: startedAtMs + consumerWallMs(env.AJET_CONSUMER_WALL_SECONDS),
   };
 }
 
@@ -106,7 +124,7 @@ export async function runEpisodeMessage(
       random: () => Math.random(),
       log,
       secrets: share.secrets,
-      invocationDeadlineAtMs: share.startedAtMs + CONSUMER_WALL_LIMIT_MS,
+      invocationDeadlineAtMs: share.wallAtMs,
       transcripts: share.transcripts,
       redelivery: deliveries > 1,
     });

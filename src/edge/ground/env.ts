@@ -7,7 +7,7 @@
  *  - `RUN_QUOTA`: one `RunQuota` per API token, the runs it has in flight (`AJET_MAX_RUNS_IN_FLIGHT`);
  *  - `SWARM_SERVERS`: one `SwarmServer` per swarm server (`idFromName(normalised URL)`), engine start and status watch;
  *  - `RUN_INDEX`: the one `RunIndex` (`idFromName("runs")`), the registry `GET /runs` pages;
- *  - `EPISODES`: the per-episode queue (producer side; the same Worker consumes it);
+ *  - `EPISODES`: the per-episode queue (producer side; the episode Worker, wrangler.episode.toml, consumes it);
  *  - `DATASETS`: R2 bucket of datasets read as `r2://DATASETS/KEY`; `TRANSCRIPTS`: R2 bucket of episode transcripts.
  */
 import type { LimitsEnv } from "./limits-config.ts";
@@ -34,6 +34,11 @@ export interface WorkerVars extends AuthEnv, LimitsEnv {
   AJET_DISPATCH?: string;
   /** subrequests one invocation may make (BC-49): 50 on Free, 1000+ on Paid; default 1000 */
   SUBREQUEST_LIMIT?: string;
+  /**
+   * the episode Worker's wall per invocation, seconds (default 900, the queue consumer's 15 minutes; at most that):
+   * a tuning value, since local workerd enforces no wall (edge/consumer/episode-consumer.ts `consumerWallMs`)
+   */
+  AJET_CONSUMER_WALL_SECONDS?: string;
   /** run secrets that apply to every run (JSON object of strings), e.g. set with `wrangler secret put AJET_SECRETS`; a run cannot shadow them */
   AJET_SECRETS?: string;
   /**

@@ -3,8 +3,9 @@
  * implementations, chosen per deployment by the `AJET_DISPATCH` var ({@link createDispatcher}):
  *  - `queue` (default, production): Cloudflare Queues, `sendBatch` in chunks, spread round-robin over one or more
  *    producer bindings (`EPISODE_QUEUES`) so a run can go past the 250 concurrent consumer invocations of one queue.
- *  - `direct` (local workerd only, set by `ajet-edge dev`): each episode is its own invocation of the Worker's
- *    `EpisodeRunner` entrypoint through the loopback binding `ctx.exports`. Miniflare's queue broker delivers one
+ *  - `direct` (local workerd only, set by `ajet-edge dev`): each episode is its own invocation of the episode
+ *    Worker's `EpisodeRunner` entrypoint, through the `EPISODE_RUNNER` service binding the dev host adds (or the
+ *    loopback `ctx.exports.EpisodeRunner` of a Worker that exports it itself). Miniflare's queue broker delivers one
  *    batch per queue at a time and waits until it is done, so through the local queue no more than `max_batch_size`
  *    episodes could ever be in flight. Not for production: service-binding invocations are capped at 32 per
  *    request there (toolchain.md), and Queues already give one invocation per episode.
@@ -81,7 +82,7 @@ export class QueueDispatcher implements Dispatcher {
   }
 }
 
-/** What the `direct` dispatcher calls: the Worker's `EpisodeRunner` entrypoint (edge/consumer/episode-runner-entrypoint.ts). */
+/** What the `direct` dispatcher calls: the episode Worker's `EpisodeRunner` entrypoint (edge/consumer/episode-runner-entrypoint.ts). */
 export interface EpisodeRunnerService {
   /** Accepts one episode and runs it in its own invocation; resolves once accepted. @throws on a malformed message */
   run(message: EpisodeMessage): Promise<{ accepted: true }>;
@@ -101,6 +102,9 @@ export class DirectDispatcher implements Dispatcher {
     if (failed.length) throw new Error(`${failed.length} of ${messages.length} episodes could not be started: ${String(failed[0]!.reason)}`);
   }
 }
+
+/** The service binding to the episode Worker's `EpisodeRunner` entrypoint that the `direct` dispatch calls (added by the dev host). */
+export const EPISODE_RUNNER_BINDING = "EPISODE_RUNNER";
 
 /** Dispatch modes of the `AJET_DISPATCH` var. */
 export const DISPATCH_MODES = ["queue", "direct"] as const;
@@ -122,23 +126,27 @@ export function episodeQueues(env: Env): Queue<EpisodeMessage>[] {
 }
 
 /**
- * The dispatcher of this deployment: `AJET_DISPATCH` = `queue` (default) or `direct` (needs the loopback
- * `exports.EpisodeRunner`, i.e. local workerd with the Worker's own entrypoints).
+ * The dispatcher of this deployment: `AJET_DISPATCH` = `queue` (default) or `direct` (local workerd: needs the
+ * `EPISODE_RUNNER` service binding to the episode Worker's entrypoint, which `ajet-edge dev` adds, or a loopback
+ * `exports.EpisodeRunner`).
  * @throws Error for an unknown mode, a bad `EPISODE_QUEUES`, or `direct` without the entrypoint
  */
 export function createDispatcher(env: Env, exports: unknown): Dispatcher {
   const mode = (env.AJET_DISPATCH ?? "queue") as DispatchMode;
   if (mode === "queue") return new QueueDispatcher(episodeQueues(env));
   if (mode === "direct") {
-    const runner = (exports as { EpisodeRunner?: EpisodeRunnerService } | undefined)?.EpisodeRunner;
-    if (!runner) throw new Error("AJET_DISPATCH=direct needs the Worker's EpisodeRunner entrypoint (ctx.exports); use it in local workerd only");
+    const runner =
+      (bindingNamed(env, EPISODE_RUNNER_BINDING) as EpisodeRunnerService | undefined) ?? (exports as { EpisodeRunner?: EpisodeRunnerService } | undefined)?.EpisodeRunner;
+    if (!runner) {
+      throw new Error(`AJET_DISPATCH=direct needs the episode Worker's EpisodeRunner entrypoint (the ${EPISODE_RUNNER_BINDING} service binding \`ajet-edge dev\` adds); use it in local workerd only`);
+    }
     return new DirectDispatcher(runner);
   }
   throw new Error(`AJET_DISPATCH is '${String(mode)}'; use one of ${DISPATCH_MODES.join(", ")}`);
 }
 
 /**
- * The deployment's dispatcher (queue in production; direct — the loopback `ctx.exports`, local workerd — in
+ * The deployment's dispatcher (queue in production; direct — the episode Worker's entrypoint, local workerd — in
  * `ajet-edge dev`), made on first dispatch, so a bad `AJET_DISPATCH` / `EPISODE_QUEUES` fails that dispatch with its
  * message instead of the object.
  */

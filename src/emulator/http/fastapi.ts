@@ -3,7 +3,7 @@
  * (`{"detail": "..."}`), request validation 422s in pydantic's format, the plain-text 500 of an uncaught
  * exception, and the body reading FastAPI does before validating a pydantic body parameter.
  */
-import type { z } from "zod";
+import { z } from "zod";
 import { ServerText } from "../../protocol/index.ts";
 import { fastApiJsonText, SERVER_FLOAT_KEYS } from "../python/json-dumps.ts";
 import { PyJsonDecodeError, pyJsonLoads } from "../python/json-parse.ts";
@@ -109,7 +109,7 @@ export type BodyResult<T> = { ok: true; value: T; raw: unknown } | { ok: false; 
  * CPython's JSON parser) and validates it with `schema` (unknown fields ignored, as pydantic does).
  * @returns the parsed value, or the 422 response FastAPI would send.
  */
-export async function readBody<S extends z.ZodType>(req: Request, schema: S): Promise<BodyResult<z.output<S>>> {
+export async function readBody<S extends z.core.$ZodType>(req: Request, schema: S): Promise<BodyResult<z.output<S>>> {
   const text = await req.text();
   if (text.length === 0) {
     return { ok: false, response: validationError([{ type: "missing", loc: ["body"], msg: "Field required", input: null }]) };
@@ -129,7 +129,7 @@ export async function readBody<S extends z.ZodType>(req: Request, schema: S): Pr
     const item = { type: "model_attributes_type", loc: ["body"], msg: "Input should be a valid dictionary or object to extract fields from", input: body };
     return { ok: false, response: validationError([item]) };
   }
-  const parsed = schema.safeParse(body);
+  const parsed = z.safeParse(schema, body);
   if (!parsed.success) return { ok: false, response: validationError(zodIssuesToFastApi(parsed.error.issues, body)) };
   return { ok: true, value: parsed.data, raw: body };
 }

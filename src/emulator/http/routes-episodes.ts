@@ -26,7 +26,7 @@ import { internalServerError, jsonResponse, readBody } from "./fastapi.ts";
 const PushVerboseLogRequest = z.object({ tag: z.string().default(""), message: z.string() });
 
 /** Reads and validates the body, then runs `fn`; a validation failure answers FastAPI's 422. */
-async function withBody<S extends z.ZodType>(req: Request, schema: S, fn: (body: z.output<S>) => Response | Promise<Response>) {
+async function withBody<S extends z.core.$ZodType>(req: Request, schema: S, fn: (body: z.output<S>) => Response | Promise<Response>) {
   const parsed = await readBody(req, schema);
   return parsed.ok ? fn(parsed.value) : parsed.response;
 }

@@ -28,7 +28,7 @@ describe("initProject", () => {
     const result = await initProject({ dir, from: tarball });
     expect(result.name).toBe("my-rollouts");
     expect(result.created.sort()).toEqual(
-      [".gitignore", "README.md", "functions/index.ts", `functions/${EXAMPLE_FUNCTION}.ts`, "package.json", "src/index.ts", `test/${EXAMPLE_FUNCTION}.test.ts`, "tsconfig.json", "wrangler.toml"].sort(),
+      [".gitignore", "README.md", "functions/index.ts", `functions/${EXAMPLE_FUNCTION}.ts`, "package.json", "src/episode.ts", "src/index.ts", `test/${EXAMPLE_FUNCTION}.test.ts`, "tsconfig.json", "wrangler.episode.toml", "wrangler.toml"].sort(),
     );
     const read = (p: string) => readFileSync(join(dir, p), "utf8");
     const pkg = JSON.parse(read("package.json")) as Record<string, Record<string, string>>;
@@ -48,6 +48,13 @@ describe("initProject", () => {
     // everything else is this package's wrangler.toml: bindings, migrations, queues
     const own = readFileSync(join(repo, "wrangler.toml"), "utf8");
     expect(toml.split("\n").slice(3)).toEqual(own.split("\n").slice(3));
+    // the episode Worker: its own name and entry, its objects bound to this project's main Worker
+    expect(read("src/episode.ts")).toContain("export default createEpisodeWorker(rolloutFunctions);");
+    const episodeToml = read("wrangler.episode.toml");
+    expect(episodeToml).toMatch(/^name = "my-rollouts-episode"$/m);
+    expect(episodeToml).toMatch(/^main = "src\/episode.ts"$/m);
+    expect(episodeToml).toMatch(/^script_name = "my-rollouts"$/m);
+    expect(episodeToml).not.toMatch(/^script_name = "ajet-edge"$/m);
   });
 
   it("refuses a directory that is not empty and writes nothing", async () => {
