@@ -234,14 +234,16 @@ export function formatTable(rows: readonly ChaosRow[]): string {
  * test/chaos/episode-worker.ts, written next to them (git-ignored) for each start.
  */
 export function startChaosWorker(persistDir?: string, vars?: Record<string, string>, configName = ".wrangler.chaos.toml"): Promise<LocalWorker> {
-  const config = readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8").replace(/^main = .*$/m, 'main = "worker.ts"').replace(/^name = .*$/m, 'name = "ajet-edge-chaos"');
+  // each Worker pair its own script names, so a second workerd's episode Worker never binds to the first's objects
+  const name = `ajet-edge-chaos${/chaos(.*)\.toml$/.exec(configName)?.[1] ?? ""}`;
+  const config = readFileSync(join(PROJECT_ROOT, "wrangler.toml"), "utf8").replace(/^main = .*$/m, 'main = "worker.ts"').replace(/^name = .*$/m, `name = "${name}"`);
   // each Worker its own config file: wrangler restarts a Worker whose config file is written again
   const configPath = join(PROJECT_ROOT, "test/chaos", configName);
   writeFileSync(configPath, config);
   const episodeConfig = readFileSync(join(PROJECT_ROOT, "wrangler.episode.toml"), "utf8")
     .replace(/^main = .*$/m, 'main = "episode-worker.ts"')
-    .replace(/^name = .*$/m, 'name = "ajet-edge-chaos-episode"')
-    .replace(/^script_name = .*$/gm, 'script_name = "ajet-edge-chaos"');
+    .replace(/^name = .*$/m, `name = "${name}-episode"`)
+    .replace(/^script_name = .*$/gm, `script_name = "${name}"`);
   const episodeConfigPath = join(PROJECT_ROOT, "test/chaos", configName.replace(/\.toml$/, ".episode.toml"));
   writeFileSync(episodeConfigPath, episodeConfig);
   return startLocalWorker({ configPath, episodeConfigPath, ...(persistDir ? { persistDir } : {}), ...(vars ? { vars } : {}) });
