@@ -23,6 +23,7 @@ import { ENGINE } from "../protocol/index.ts";
 import { serverOfSwarm } from "../port/index.ts";
 import type { EngineView } from "./engine-gate.ts";
 import { Map as ImmutableMap } from "immutable";
+import { foreignNonDummyTasks, groupsNeededByMethod } from "./sync-vote.ts";
 import { batchKeyOf, isInFlight, type BatchRow, type EpisodeRow, type LandedEpisode } from "./state.ts";
 
 /** A batch's landed episodes when it holds none. */
@@ -290,6 +291,7 @@ function observePool(d: Draft, server: number, view: EngineView, pool: PoolSeen,
     ...batch, episodes, foreignEpisodes: Math.max(batch.foreignEpisodes, foreign),
     poolCompletedTasks: pool.completedTasks, poolTaskTarget: pool.completedTaskTarget > 0 ? pool.completedTaskTarget : batch.poolTaskTarget,
     poolForeignTasks: foreignTasks(pool, ours, episodes, listed, d.run.config.numRepeat),
+    ...(pool.taskRewards && pool.taskEpisodes ? { poolForeignNonDummyTasks: foreignNonDummyTasks(pool.taskRewards, tasksHolding(pool.taskEpisodes, ours), d.run.config.numRepeat) } : {}),
   }, confirming);
 }
 
@@ -317,6 +319,11 @@ function foreignTasks(pool: PoolSeen, ours: ReadonlySet<string>, episodes: Batch
     if (taskId !== "" && !ours.has(uuid) && !ourTasks.has(taskId)) counted.add(taskId);
   }
   return counted.size;
+}
+
+/** The task ids of the pool's per-task episode lists that hold one of `ours`. */
+function tasksHolding(taskEpisodes: Readonly<Record<string, string[]>>, ours: ReadonlySet<string>): Set<string> {
+  return new Set(Object.entries(taskEpisodes).filter(([, uuids]) => uuids.some((u) => ours.has(u))).map(([taskId]) => taskId));
 }
 
 function moveStepLanding(d: Draft, windowIndex: number, from: string, to: string): void {
@@ -386,11 +393,14 @@ export function currentOpenBatch(d: Draft): BatchRow | undefined {
 }
 
 /**
- * Task groups the batch still needs before the engine closes it (`rollout_until_finish_enough_tasks`, spec §7.3):
+ * Task groups the batch still needs before the engine closes it (`rollout_until_finish_enough_tasks`, spec §7.3; the
+ * other methods as scheduler/sync-vote counts them):
  * its task target less this run's complete tasks (counted from its own landings: fresher than the pool) and other
  * clients' complete tasks (from the last pool read). ≤ 0: the batch should close by itself.
  */
 export function groupsNeeded(d: Draft, batch: BatchRow): number {
+  const byMethod = groupsNeededByMethod(d, batch); // the other methods count otherwise (scheduler/sync-vote)
+  if (byMethod !== null) return byMethod;
   const { batchSize, numRepeat } = d.run.config;
   const ours = completeTasksOf(batch.episodes.values(), numRepeat);
   const target = batch.poolTaskTarget ?? batchSize;

@@ -122,7 +122,17 @@ export interface FinishRun {
 }
 
 /** Every command the core emits. Carry them out in the order given. */
-export type SchedulerCommand = LogMessage | AbortEpisodes | ResolveOutbox | SettleEnds | DispatchEpisodes | PollEngineStatus | FinishRun;
+export type SchedulerCommand = LogMessage | AbortEpisodes | ResolveOutbox | SettleEnds | DispatchEpisodes | PollEngineStatus | AgreeSyncWeight | FinishRun;
+
+/**
+ * Vote for the weight sync of the batch at `step` on `swarm` (agree modes, spec §3.14): one `POST /agree_sync_weight`
+ * with the run's client uuid (10 s timeout), answered with a `syncVoteAnswered` event. The core retries.
+ */
+export interface AgreeSyncWeight {
+  type: "agreeSyncWeight";
+  swarm: string;
+  step: number | null;
+}
 
 /** Rows to persist after one `decide`: upsert these, delete those. `run` is null when the run row did not change. */
 export interface RowChanges {

@@ -22,6 +22,7 @@ import { runSummary } from "./summary.ts";
 import { hasUnresolvedEnds, reconcileEnds, STOP_UNKNOWN_GRACE_MS, UNKNOWN_RECHECK_MS } from "./unknown-ends.ts";
 import { ENGINE } from "../protocol/index.ts";
 import { episodeIndex, inFlightCount } from "./episode-index.ts";
+import { isAgreeMode, leavingVote, onSyncVoteAnswered, voteForSync } from "./sync-vote.ts";
 
 const APPLIED: EventAck = { status: "applied" };
 
@@ -79,6 +80,9 @@ function applyEvent(d: Draft, event: SchedulerEvent): EventAck {
       return APPLIED;
     case "stopRequested":
       return onStopRequested(d, event.reason, event.failed === true);
+    case "syncVoteAnswered":
+      onSyncVoteAnswered(d, event);
+      return APPLIED;
   }
 }
 
@@ -193,6 +197,11 @@ function openWork(d: Draft): void {
   if (openBatches(d, null).length > 0) {
     const batch = currentOpenBatch(d);
     if (!batch) return; // draining or training: wait for the engine to close it
+    // agree modes: the batch closes by the clients' votes; this run's share is complete (scheduler/sync-vote)
+    if (isAgreeMode(d)) {
+      voteForSync(d, batch);
+      return;
+    }
     const need = groupsNeeded(d, batch);
     if (need <= 0) return; // complete: the engine closes it on its own
     // a batch other clients feed is filled by the next window while windows remain (scheduler/top-up-ask); the
@@ -212,8 +221,13 @@ function advancePhase(d: Draft): void {
     // a batch holding our rewards that the engine drains (ROLLING_POST), or that is complete (the engine closes it
     // on its own), is about to be trained: a stop waits a bounded time for its sync to show it, so it is counted
     // trained, not untrained
-    const draining = openBatches(d).some((b) => b.lastStatus === ENGINE.ROLLING_POST || (b.lastStatus === ENGINE.ROLLING && groupsNeeded(d, b) <= 0));
+    // (agree modes: a collecting batch closes only once this run's vote is agreed)
+    const agreed = (b: { batchKey: string }) => run.syncVote?.batchKey === b.batchKey && run.syncVote.answer === "agreed";
+    const closing = (b: Parameters<typeof groupsNeeded>[1]) => (isAgreeMode(d) ? agreed(b) : groupsNeeded(d, b) <= 0);
+    const draining = openBatches(d).some((b) => b.lastStatus === ENGINE.ROLLING_POST || (b.lastStatus === ENGINE.ROLLING && closing(b)));
     const waited = run.stopRequestedAtMs !== null && d.nowMs - run.stopRequestedAtMs >= STOP_UNKNOWN_GRACE_MS;
+    // all mode: a stopping run votes before it leaves, so it never holds the other clients' sync (scheduler/sync-vote)
+    if (inFlightCount(d.index) === 0 && leavingVote(d)) return;
     if (inFlightCount(d.index) === 0 && (!draining || waited)) finish(d);
     return;
   }

@@ -18,6 +18,7 @@ import type { EngineStatusSeen } from "./events.ts";
 import { currentOpenBatch, groupsNeeded } from "./batches.ts";
 import { topUpBatch } from "./task-groups.ts";
 import type { BatchRow } from "./state.ts";
+import { collectionMethod } from "./sync-vote.ts";
 
 /** An unanswered or refused ask is asked again after this long, ms. */
 export const TOP_UP_RETRY_MS = 2_000;
@@ -32,9 +33,13 @@ export function isSharedBatch(batch: BatchRow): boolean {
   return batch.foreignEpisodes > 0 || (batch.poolForeignTasks ?? 0) > 0;
 }
 
-/** Groups the current window may still top up (one batch's worth per window). */
+/**
+ * Groups the current window may still top up (one batch's worth per window; the non-dummy method: a batch's worth per
+ * ask, without end, since groups whose repeats share one reward never count and the run supplies until it closes).
+ */
 export function topUpRoom(d: Draft): number {
   const step = d.run.windowsOpened > 0 ? d.steps[String(d.run.windowsOpened - 1)] : undefined;
+  if (step && collectionMethod(d) === "rollout_until_finish_enough_non_dummy_tasks") return d.run.config.batchSize;
   return step ? Math.max(0, d.run.config.batchSize - (step.topUpGroups ?? 0)) : 0;
 }
 

@@ -19,7 +19,7 @@ import type { RunLog } from "../ground/log.ts";
 import type { RunMeta, SchedulerStorage } from "./storage.ts";
 
 /** Commands that call a swarm server and may take long (up to minutes): not run inside an episode-port RPC ({@link CommandRunner.split}). */
-const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox", "settleEnds"]);
+const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox", "settleEnds", "agreeSyncWeight"]);
 /** How often an active run looks for its claims that nobody holds (claim-sweep.ts), ms. */
 const CLAIM_SWEEP_INTERVAL_MS = 5_000;
 /** How often the run log repeats that a swarm cannot be reached. */
@@ -142,6 +142,8 @@ export class CommandRunner {
         // resolved from the server's record: reported through the loop like an outbox resend (ledger, attempt row)
         for (const e of c.episodes) await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: e.result, reward: e.reward, ...(e.cause ? { cause: e.cause } : {}) });
         return;
+      case "agreeSyncWeight":
+        return this.host.feed(await this.#agree(c.swarm, c.step), inline).then(() => undefined);
       case "finishRun":
         this.host.storage.setSummary(c.summary); // the core logs "run finished" itself
         await this.sweepClaims(0); // nothing is in flight any more: any claim of this run left on a server is released
@@ -268,6 +270,19 @@ export class CommandRunner {
       return;
     }
     await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: sent.result, cause: sent.cause, reward: e.reward, ...(sent.endedSwarms ? { endedSwarms: sent.endedSwarms } : {}) });
+  }
+
+  /**
+   * The run's one vote for the weight sync (agree modes, spec §3.14): `/agree_sync_weight` with the run's client uuid,
+   * as the core's `syncVoteAnswered` event (a refusal carries the server's failure_reason, an error its text).
+   */
+  async #agree(swarm: string, step: number | null): Promise<SchedulerEvent> {
+    try {
+      const r = await this.#client(swarm).agreeSyncWeight();
+      return { type: "syncVoteAnswered", swarm, step, result: r.agreed ? "agreed" : "refused", reason: r.agreed ? "" : r.failureReason };
+    } catch (err) {
+      return { type: "syncVoteAnswered", swarm, step, result: "failed", reason: err instanceof Error ? err.message : String(err) };
+    }
   }
 
   /** The run's client (its client uuid) of a swarm, on the server {@link serverOfSwarm} names. @throws Error for a swarm the run lacks */
