@@ -8,6 +8,8 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { waitForRun, type RunView } from "../../src/cli/dev/runs-api.ts";
+import { SCENARIOS } from "../chaos/scenarios.ts";
+import { chaosSuite } from "../chaos/suite.ts";
 import { episodeBuffer, startRig, trainedBatches, type E2eRig } from "./_support.ts";
 
 const ALL = "rollout_until_all_clients_agree_sync_weight";
@@ -64,4 +66,17 @@ describe("e2e: two runs in the all-agree mode", () => {
     expect([...rig.endRequests.values()].every((n) => n === 1)).toBe(true);
     expect((await episodeBuffer(rig.emulator)).filter((r) => r.episode_status === "claimed")).toEqual([]);
   });
+});
+
+describe("chaos row: agree mode with a run stopped mid-batch", () => {
+  const { stack, rows } = chaosSuite();
+  it("the stopped run votes before it leaves, the other run reaches every sync: 0 lost, 0 doubled, 0 left claimed, 0 stranded", async () => {
+    const scenario = SCENARIOS.find((s) => s.name === "agree mode with a run stopped mid-batch")!;
+    const row = await stack.run(scenario);
+    rows.push(row);
+    expect(row.notes.join("; ")).toMatch(/stopped after 3 ends/);
+    expect(row.episodes).toBeGreaterThan(0);
+    expect({ lost: row.lost, doubled: row.doubled, leftClaimed: row.leftClaimed, stranded: row.stranded }).toEqual({ lost: 0, doubled: 0, leftClaimed: 0, stranded: 0 });
+    expect(row.verdict).toBe("finished/stopRequested ok | finished/maxSteps ok");
+  }, 300_000);
 });
