@@ -23,7 +23,7 @@ import { ENGINE } from "../protocol/index.ts";
 import { serverOfSwarm } from "../port/index.ts";
 import type { EngineView } from "./engine-gate.ts";
 import { Map as ImmutableMap } from "immutable";
-import { foreignNonDummyTasks, groupsNeededByMethod } from "./sync-vote.ts";
+import { foreignNonDummyTasks, groupsNeededByMethod } from "./collection-method.ts";
 import { batchKeyOf, isInFlight, type BatchRow, type EpisodeRow, type LandedEpisode } from "./state.ts";
 
 /** A batch's landed episodes when it holds none. */

@@ -22,7 +22,8 @@ import { runSummary } from "./summary.ts";
 import { hasUnresolvedEnds, reconcileEnds, STOP_UNKNOWN_GRACE_MS, UNKNOWN_RECHECK_MS } from "./unknown-ends.ts";
 import { ENGINE } from "../protocol/index.ts";
 import { episodeIndex, inFlightCount } from "./episode-index.ts";
-import { isAgreeMode, leavingVote, onSyncVoteAnswered, voteForSync } from "./sync-vote.ts";
+import { isAgreeMode } from "./collection-method.ts";
+import { leavingVote, onSyncVoteAnswered, voteForSync } from "./sync-vote.ts";
 
 const APPLIED: EventAck = { status: "applied" };
 
@@ -113,7 +114,37 @@ function onEngineStatus(d: Draft, e: EngineStatusSeen): EventAck {
   if (d.run.config.episodeType === "train") reconcileEnds(d, i, next, e.pool);
   // the first server's object answered the run's top-up ask (scheduler/top-up-ask)
   if (i === 0 && d.run.config.episodeType === "train") onTopUpGrant(d, e);
+  if (i === 0 && d.run.config.episodeType === "train") hookWeightSync(d, e);
   return APPLIED;
+}
+
+/**
+ * The weight-sync hooks, once per server step of the first server: on WEIGHT_SYNCING at step N, or — a sync between
+ * two polls — on the engine seen collecting N + 1 with N not hooked yet; with this run's share of the batch trained.
+ * Steps trained before the run's first observation are not hooked; a restart (the step going back) starts over.
+ */
+function hookWeightSync(d: Draft, e: EngineStatusSeen): void {
+  const g = e.globalStep;
+  if (g === null || d.run.phase === "created" || d.run.phase === "finished") return;
+  const synced = e.engineStatus === ENGINE.WEIGHT_SYNCING ? g : e.engineStatus === ENGINE.ROLLING || e.engineStatus === ENGINE.ROLLING_POST ? g - 1 : null;
+  if (synced === null) return;
+  let hooked = d.run.weightSyncHookedStep;
+  // first observation, or a restart (the step below the last hooked): nothing before this step is hooked
+  if (hooked === undefined || hooked > g) hooked = g - 1;
+  if (synced <= hooked) {
+    d.run.weightSyncHookedStep = hooked;
+    return;
+  }
+  const epoch = d.run.engines[0]?.restarts ?? 0;
+  for (let step = Math.max(hooked + 1, synced - 9); step <= synced; step++) {
+    const batch = Object.values(d.batches).find((b) => !b.server && b.engineEpoch === epoch && b.globalStep === step);
+    const episodes = batch?.episodesLanded ?? 0;
+    d.weightSyncHook({
+      type: "weightSyncHook", step,
+      metrics: { episodes, meanReward: batch && episodes > 0 ? batch.rewardSum / episodes : null, otherClientsEpisodes: batch?.foreignEpisodes ?? 0, windows: d.run.windowsOpened },
+    });
+  }
+  d.run.weightSyncHookedStep = synced;
 }
 
 function onDispatchFailed(d: Draft, e: DispatchFailed): EventAck {

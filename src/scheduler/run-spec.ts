@@ -134,6 +134,10 @@ const RunSpecObject = z.strictObject({
       "train: when the run's last episodes sit in a server batch that has not closed, open further task groups until it closes (default true); false: finish and report how many rewards remain untrained",
     ),
   secrets: z.record(z.string(), z.string({ error: "secrets values must be strings" })).default({}).describe("never logged"),
+  weightSyncWebhook: z
+    .url({ protocol: /^https?$/, error: "weightSyncWebhook must be an http(s) URL, e.g. https://hooks.example.com/ajet (its host must be allowed, AJET_ALLOWED_HOSTS)" })
+    .optional()
+    .describe("train: POSTed {runId, step, metrics} once per server step on entering WEIGHT_SYNCING; a failing or slow hook is logged and never blocks training"),
   sandbox: SandboxRunConfig.optional().describe(
     'the run\'s functions may ask for a sandbox (ctx.sandbox()): {} or {"enabled": true, "instanceType": "lite", "maxLive", "createsPerSecond", "commandTimeoutSeconds", "maxOutputBytes", "secrets": [names let in]}; absent: no sandboxes',
   ),

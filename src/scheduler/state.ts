@@ -255,6 +255,8 @@ export interface RunRow {
   syncVote?: SyncVote | null;
   /** weight-sync votes the server agreed, over the run (agree modes); absent: none */
   syncVotesAgreed?: number;
+  /** the last server step whose WEIGHT_SYNCING the weight-sync hooks were called for; absent: none */
+  weightSyncHookedStep?: number;
 }
 
 /** The run's vote for one batch's weight sync (agree modes, spec §3.14). */

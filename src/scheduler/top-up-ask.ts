@@ -18,7 +18,7 @@ import type { EngineStatusSeen } from "./events.ts";
 import { currentOpenBatch, groupsNeeded } from "./batches.ts";
 import { topUpBatch } from "./task-groups.ts";
 import type { BatchRow } from "./state.ts";
-import { collectionMethod } from "./sync-vote.ts";
+import { collectionMethod } from "./collection-method.ts";
 
 /** An unanswered or refused ask is asked again after this long, ms. */
 export const TOP_UP_RETRY_MS = 2_000;

@@ -6,6 +6,8 @@
  * (a stall: a client on the active list that never agrees holds the batch until it ages out, 600 s), every reward
  * trained, none sent twice, nothing left claimed.
  */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { waitForRun, type RunView } from "../../src/cli/dev/runs-api.ts";
 import { SCENARIOS } from "../chaos/scenarios.ts";
@@ -31,16 +33,34 @@ function collectingMs(rig: E2eRig): Map<number, number> {
   return out;
 }
 
+/** A webhook receiver on 127.0.0.1: every POST body it got. */
+async function webhook(): Promise<{ server: Server; url: string; posts: Array<{ runId: string; step: number; metrics: Record<string, unknown> }> }> {
+  const posts: Array<{ runId: string; step: number; metrics: Record<string, unknown> }> = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      posts.push(JSON.parse(body));
+      res.end("ok");
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, posts };
+}
+
 describe("e2e: two runs in the all-agree mode", () => {
   let rig: E2eRig | undefined;
+  let hook: Awaited<ReturnType<typeof webhook>> | undefined;
   afterAll(async () => {
     await rig?.session.close();
+    hook?.server.close();
   });
 
   it("reach 5 syncs with 0 stalls: each run votes once its share is done, every reward is trained once, nothing is left claimed", async () => {
     rig = await startRig(["--batch-size", "2", "--num-repeat", "2", "--steps", "5"]);
     const spec = { ...rig.session.spec, job: { ...(rig.session.spec.job ?? {}), swarmModeSampleCollectionMethod: ALL } };
-    const [a, b] = await Promise.all([rig.api.create(spec), rig.api.create(spec)]);
+    hook = await webhook();
+    const [a, b] = await Promise.all([rig.api.create({ ...spec, weightSyncWebhook: hook.url }), rig.api.create(spec)]);
     const [sa, sb] = await Promise.all([finish(rig, a.runId), finish(rig, b.runId)]);
 
     const emulator = rig.emulator.emulator;
@@ -65,6 +85,12 @@ describe("e2e: two runs in the all-agree mode", () => {
     }
     expect([...rig.endRequests.values()].every((n) => n === 1)).toBe(true);
     expect((await episodeBuffer(rig.emulator)).filter((r) => r.episode_status === "claimed")).toEqual([]);
+    // the weight-sync webhook of run a: once per server step it took part in, never twice
+    const steps = hook.posts.map((p) => p.step);
+    expect(new Set(steps).size, `webhook steps ${steps.join(",")}`).toBe(steps.length);
+    expect(steps.length).toBeGreaterThanOrEqual(5);
+    expect(hook.posts.every((p) => p.runId === a.runId)).toBe(true);
+    expect(hook.posts.reduce((n, p) => n + Number(p.metrics["episodes"]), 0)).toBeGreaterThanOrEqual(sa.totals.episodesEnded);
   });
 });
 

@@ -169,3 +169,23 @@ describe("the run spec refuses a method the run cannot serve, with the reason", 
     expect(issues({ numRepeat: 1, job: { swarmModeSampleCollectionMethod: "rollout_until_finish_enough_non_dummy_tasks" } }).join()).toMatch(/needs numRepeat ≥ 2 \(got 1\)/);
   });
 });
+
+describe("weight-sync hooks: once per server step", () => {
+  const hooks = (h: Harness) => h.commands.filter((c) => c.type === "weightSyncHook").map((c) => (c.type === "weightSyncHook" ? c.step : -1));
+  it("on WEIGHT_SYNCING, or on the next ROLLING when the sync fell between two polls; never twice, never for steps before the run", () => {
+    const h = new Harness(specInput({ batchSize: 2, numRepeat: 1, maxParallel: 2, maxSteps: 3 }));
+    h.start();
+    h.rolling(4); // steps 1-3 trained before the run: not hooked
+    h.serveAll(4);
+    h.engine("ENGINE.ROLLING_POST", 4);
+    h.engine("ENGINE.WEIGHT_SYNCING", 4);
+    h.engine("ENGINE.WEIGHT_SYNCING", 4);
+    h.rolling(5);
+    h.serveAll(5);
+    h.rolling(6); // the sync of step 5 fell between two polls
+    h.engine("ENGINE.ROLLING_POST", 6);
+    expect(hooks(h)).toEqual([4, 5]);
+    const c = h.commands.find((x) => x.type === "weightSyncHook");
+    expect(c).toMatchObject({ step: 4, metrics: { episodes: 2, meanReward: 1, otherClientsEpisodes: 0 } });
+  });
+});
