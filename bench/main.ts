@@ -4,7 +4,8 @@
  * Besides the timing groups, system benchmarks run on the real stack (emulator + the Worker in local workerd):
  * `swarm-cycle` (issue 11's timing shape at LLM 200 ms and 1000 ms, ~3 min) and `load` (2,000 episodes in flight,
  * ~1–2 min), `sandboxes` (500 sandbox creations at once on the local backend, ~1.5 min) and `cost` (a 3-step run's
- * printed cost against a hand computation, < 5 % apart, ~30 s). `--skip swarm-cycle,load,sandboxes,cost` leaves
+ * printed cost against a hand computation, < 5 % apart, ~30 s), `agree-cycle` (steps/hour in the all-agree mode against
+ * finish_enough_tasks on the same emulator, ~3 min). `--skip swarm-cycle,load,sandboxes,cost,agree-cycle` leaves
  * them out; `--only` picks groups of either kind. `gsm8k-recall` is a
  * measurement, not a timing: the graders' recall per answer shape on the GSM8K test golds (a few seconds).
  */
@@ -22,6 +23,7 @@ import { schedulerBenchmarks } from "./scheduler.bench.ts";
 import { formatLoad, LOAD_TARGETS, measureLoad } from "./load.bench.ts";
 import { formatCost, measureCost } from "./cost.bench.ts";
 import { formatSwarmCycle, issueShape, measureSwarmCycle, metSwarmCycleTargets } from "./swarm-cycle.bench.ts";
+import { formatAgreeCycle, measureAgreeCycle } from "./agree-cycle.bench.ts";
 import { formatSandboxes, measureSandboxes, metSandboxTargets } from "./sandbox.bench.ts";
 import { CliError } from "../src/cli/command.ts";
 
@@ -44,6 +46,11 @@ const SYSTEM: Record<string, () => Promise<SystemBench>> = {
     const runs = [];
     for (const llmMs of [200, 1_000]) runs.push(await measureSwarmCycle(issueShape(llmMs)));
     return { lines: runs.flatMap(formatSwarmCycle), json: runs, met: runs.every(metSwarmCycleTargets) };
+  },
+  // issue 20 §3: steps/hour in the all-agree mode against finish_enough_tasks on the same emulator (~3 min)
+  "agree-cycle": async () => {
+    const r = await measureAgreeCycle();
+    return { lines: formatAgreeCycle(r), json: r, met: r.allAgree.episodes > 0 };
   },
   cost: async () => {
     const r = await measureCost();

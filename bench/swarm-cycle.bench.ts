@@ -32,6 +32,8 @@ export interface SwarmCycleSettings {
   maxEnvWorker: number;
   steps: number;
   llmCallsPerEpisode: number;
+  /** the job's sample-collection method (spec §7.3); default the tasks method */
+  method?: string;
 }
 
 /** What one measurement found. Durations are seconds unless named `Ms`. */
@@ -132,7 +134,8 @@ export async function measureSwarmCycle(settings: SwarmCycleSettings, log: (line
   const session = await startDevSession(plan, { onLog: (l) => log(`  worker: ${l}`) });
   try {
     const api = runsApi(session.worker.url, fetch, { token: session.worker.token });
-    const created = await api.create(session.spec);
+    const spec = settings.method ? { ...session.spec, job: { ...(session.spec.job ?? {}), swarmModeSampleCollectionMethod: settings.method } } : session.spec;
+    const created = await api.create(spec);
     const budgetMs = settings.steps * (stepFloorMs(settings) + 3 * settings.tickMs) + 60_000;
     const { outcome } = await waitForRun(api, created.runId, { timeoutMs: budgetMs, pollMs: 2_000 });
     if (outcome !== "finished") throw new Error(`swarm-cycle run did not finish within ${budgetMs / 1000} s (${outcome})`);

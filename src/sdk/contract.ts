@@ -6,7 +6,7 @@
 import type OpenAI from "openai";
 import type { AnthropicMessagesClient } from "./anthropic.ts";
 import { AbortCause, DEFAULT_SWARM, EpisodeAbortError, serverOfSwarm, type WeightSyncMetrics } from "../port/index.ts";
-import type { Task, WorkflowOutput } from "../protocol/index.ts";
+import type { SampleCollectionMethod, Task, WorkflowOutput } from "../protocol/index.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
 
 // the swarm-name rule lives in the port (the scheduler core reads it too); the SDK's names are unchanged
@@ -106,6 +106,11 @@ export interface RolloutFunction {
   readonly demo?: RolloutFunctionDemo;
   /** true when the function calls `ctx.sandbox()`: `ajet-edge dev` then gives its runs a `sandbox` block and starts the local sandbox server */
   readonly sandbox?: boolean;
+  /**
+   * the sample-collection method `ajet-edge dev` trains this function in (its job's `swarmModeSampleCollectionMethod`,
+   * spec §7.3), e.g. `rollout_until_all_clients_agree_sync_weight` for long agents; default the tasks method
+   */
+  readonly sampleCollectionMethod?: SampleCollectionMethod;
   run(task: Task, ctx: RolloutContext): Promise<RolloutResult>;
   /**
    * optional: called by the run once per server step as the engine enters WEIGHT_SYNCING (train runs), with the step
