@@ -6,8 +6,9 @@
  * same cycle, with requests per trained step by route, ~10 min), `tail` (issue 23: the cycle with heavy-tailed LLM
  * latency against the same cycle without the tail, ~6 min) and `load` (2,000 episodes in flight,
  * ~1–2 min), `sandboxes` (500 sandbox creations at once on the local backend, ~1.5 min) and `cost` (a 3-step run's
- * printed cost against a hand computation, < 5 % apart, ~30 s) and `episode-worker` (the episode Worker's bundle,
- * cold start in workerd and CPU per episode, ~1 min). `--skip swarm-cycle,load,sandboxes,cost` leaves
+ * printed cost against a hand computation, < 5 % apart, ~30 s), `episode-worker` (the episode Worker's bundle,
+ * cold start in workerd and CPU per episode, ~1 min) and `agree-cycle` (steps/hour in the all-agree mode against
+ * finish_enough_tasks on the same emulator, ~3 min). `--skip swarm-cycle,load,sandboxes,cost,agree-cycle` leaves
  * them out; `--only` picks groups of either kind. `gsm8k-recall` is a
  * measurement, not a timing: the graders' recall per answer shape on the GSM8K test golds (a few seconds).
  */
@@ -25,6 +26,7 @@ import { schedulerBenchmarks } from "./scheduler.bench.ts";
 import { formatLoad, LOAD_TARGETS, measureLoad } from "./load.bench.ts";
 import { formatCost, measureCost } from "./cost.bench.ts";
 import { formatRequestRatio, formatSwarmCycle, formatTail, issueShape, measureSwarmCycle, metRequestTarget, metSwarmCycleTargets, TAIL_TARGET_SHARE, tailShape } from "./swarm-cycle.bench.ts";
+import { formatAgreeCycle, measureAgreeCycle } from "./agree-cycle.bench.ts";
 import { formatSandboxes, measureSandboxes, metSandboxTargets } from "./sandbox.bench.ts";
 import { formatEpisodeWorker, measureEpisodeWorker, metEpisodeWorkerTargets } from "./episode-worker.bench.ts";
 import { CliError } from "../src/cli/command.ts";
@@ -61,6 +63,11 @@ const SYSTEM: Record<string, () => Promise<SystemBench>> = {
     const noTail = await measureSwarmCycle(tailShape(false));
     const tail = await measureSwarmCycle(tailShape(true));
     return { lines: formatTail(noTail, tail), json: { noTail, tail }, met: tail.stepsPerHour >= TAIL_TARGET_SHARE * noTail.stepsPerHour };
+  },
+  // issue 20 §3: steps/hour in the all-agree mode against finish_enough_tasks on the same emulator (~3 min)
+  "agree-cycle": async () => {
+    const r = await measureAgreeCycle();
+    return { lines: formatAgreeCycle(r), json: r, met: r.allAgree.episodes > 0 };
   },
   cost: async () => {
     const r = await measureCost();

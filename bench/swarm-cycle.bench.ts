@@ -38,6 +38,8 @@ export interface SwarmCycleSettings {
   llmLatency?: LatencySpec;
   /** share of episodes that call the calculator first (2 LLM calls; the others answer at once: 1 call); default 1 */
   toolCallRate?: number;
+  /** the job's sample-collection method (spec §7.3); default the tasks method */
+  method?: string;
 }
 
 /** What one measurement found. Durations are seconds unless named `Ms`. */
@@ -198,7 +200,8 @@ async function runAjetEdge(url: string, datasetPath: string, settings: SwarmCycl
   const session = await startDevSession(plan, { onLog: (l) => log(`  worker: ${l}`) });
   try {
     const api = runsApi(session.worker.url, fetch, { token: session.worker.token });
-    const created = await api.create(session.spec);
+    const spec = settings.method ? { ...session.spec, job: { ...(session.spec.job ?? {}), swarmModeSampleCollectionMethod: settings.method } } : session.spec;
+    const created = await api.create(spec);
     const tailMs = settings.llmLatency?.kind === "lognormal" ? 2 * lognormalQuantileMs(settings.llmLatency.medianMs, settings.llmLatency.sigma, 0.99) : 0;
     const budgetMs = settings.steps * (stepFloorMs(settings) + 3 * settings.tickMs + tailMs) + 60_000;
     const { outcome } = await waitForRun(api, created.runId, { timeoutMs: budgetMs, pollMs: 2_000 });

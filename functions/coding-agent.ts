@@ -119,5 +119,7 @@ export async function runCodingAgent(task: Task, ctx: RolloutContext, maxTurns =
 export default defineRolloutFunction({
   name: "coding-agent",
   description: "Anthropic Messages tool loop (streamed; scratch file and calculator tools), scored as a Countdown answer",
+  // long episodes: the run agrees to each weight sync once its share of the batch is done (issue 20 §3)
+  sampleCollectionMethod: "rollout_until_all_clients_agree_sync_weight",
   run: (task, ctx) => runCodingAgent(task, ctx),
 });

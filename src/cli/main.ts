@@ -18,6 +18,7 @@ const commands: Record<string, { args?: string; summary: string; load: () => Pro
   metrics: { args: "RUN", summary: "print one run's metrics (--format csv|jsonl|json): rewards, learning signals, log_metrics, cost", load: () => import("./commands/metrics.ts") },
   rescore: { args: "RUN", summary: "re-score a run's stored transcripts with another reward (--reward FILE | --function NAME); no LLM call, no swarm server", load: () => import("./commands/rescore.ts") },
   stop: { args: "RUN", summary: "stop (drain) one run of a Worker", load: () => import("./commands/stop.ts") },
+  "sync-code": { args: "DIR", summary: "send the training code of DIR (its ajet/ package) to an OFFLINE swarm server (--swarm-url URL [--force-restart])", load: () => import("./commands/sync-code.ts") },
   dashboard: { summary: "reopen the runs a `dev --persist DIR` kept, read-only, in the local Worker's dashboard (--persist DIR)", load: () => import("./commands/dashboard.ts") },
   emulator: { summary: "serve a local swarm emulator (default 127.0.0.1:10086)", load: () => import("./commands/emulator.ts") },
   "sandbox-server": { summary: "serve the local sandbox backend (sandboxes as processes with limits) on 127.0.0.1", load: () => import("./commands/sandbox-server.ts") },

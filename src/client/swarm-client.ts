@@ -5,36 +5,29 @@
  */
 import {
   assertValidWorkflowOutput,
-  CurrentBatchRolloutPoolInformation,
-  ENGINE,
+  type CurrentBatchRolloutPoolInformation,
   endpoints,
-  isAgreeSyncWeightMethod,
-  isNotInActiveList,
-  isRollingState,
-  ServerText,
   type ActiveSwarmClient,
   type EngineStatus,
   type ServerEpisodeRecord,
 } from "../protocol/index.ts";
+import * as agree from "./agree.ts";
 import { beginEpisodeLoop } from "./begin-episode.ts";
+import * as control from "./engine-control.ts";
+import type { ClientCore } from "./engine-control.ts";
 import { classifyEndEpisodeError } from "./end-outcome.ts";
 import { buildClaimRequest, toClaimResult } from "./claim.ts";
 import {
   SwarmAbortError,
-  SwarmConnectionError,
-  SwarmEngineStateError,
   SwarmError,
   SwarmInputError,
   SwarmOperationError,
-  SwarmServerOfflineError,
-  isRetryableError,
 } from "./errors.ts";
 import { LocalExpiryTracker, resolveLocalExpiry } from "./local-expiry.ts";
 import { watchEngineStatus, type StatusWatchDeps } from "./status-watch.ts";
-import type { ThrottlePoolView } from "./throttle.ts";
-import { DEFAULT_BACKOFF, pause, realSleep, remainingMs, throwIfStopped, withJitter, type SwarmBackoff, type SwarmClock, type WaitOptions } from "./timing.ts";
+import { assertThrottleSupported, poolForThrottle } from "./throttle.ts";
+import { DEFAULT_BACKOFF, realSleep, remainingMs, throwIfStopped, type SwarmBackoff, type SwarmClock, type WaitOptions } from "./timing.ts";
 import { callEndpoint, type EndpointResponse, type SwarmRequestOptions, type TransportConfig } from "./transport.ts";
-import { isCannotConnect } from "./types.ts";
 import type {
   AgreeSyncWeightResult,
   AbortEpisodeOptions, AutoStartOptions, AutoStartResult, BeginEpisodeOptions, CannotConnectSnapshot, ClaimedEpisode,
@@ -42,9 +35,6 @@ import type {
   SwarmClientOptions, SwarmLogger, SyncableJob, TaskRef, WorkflowOutputInput,
 } from "./types.ts";
 import { normalizeServerUrl } from "./url.ts";
-
-/** The only sample-collection method that supports throttle policies (spec §7.1 step 1). */
-const THROTTLE_METHOD = "rollout_until_finish_enough_tasks";
 
 /** Silent for debug/info; warn and error go to the console. */
 const defaultLogger: SwarmLogger = {
@@ -99,6 +89,28 @@ export class SwarmClient {
     throwIfStopped(this.#clock, wait, endpoints[name].path);
     const base = timeoutMs ?? this.#transport.timeoutsMs[name] ?? endpoints[name].timeoutMs;
     return this.#call(name, body, { signal: wait.signal, timeoutMs: Math.max(1, Math.min(base, remainingMs(this.#clock, wait))) });
+  }
+
+  /** What the engine-control and agree functions use of this client (client/engine-control, client/agree). */
+  get #core(): ClientCore {
+    const self = this;
+    return {
+      clientUuid: this.clientUuid,
+      clock: this.#clock,
+      backoff: this.#backoff,
+      logger: this.#logger,
+      call: (name, body, options) => this.#call(name, body, options),
+      callWithin: (name, body, wait, timeoutMs) => this.#callWithin(name, body, wait, timeoutMs),
+      getEngineStatus: (o) => this.getEngineStatus(o),
+      getEngineStatusOrCannotConnect: (o) => this.getEngineStatusOrCannotConnect(o),
+      waitForEngineStatus: (awaited, o) => this.waitForEngineStatus(awaited, o),
+      get job() {
+        return self.#job;
+      },
+      set job(job: SyncableJob | null) {
+        self.#job = job;
+      },
+    };
   }
 
   get #watchDeps(): StatusWatchDeps {
@@ -156,17 +168,8 @@ export class SwarmClient {
    * @throws SwarmEngineStateError (`Cannot sync train config when engine is NOT ENGINE.OFFLINE. (current status: <s>)`)
    *   | SwarmInputError (empty YAML) | SwarmOperationError (`success: false`) | SwarmAPIError (400 if another client started it)
    */
-  async syncTrainConfig(job: SyncableJob | string, options: SwarmRequestOptions = {}): Promise<void> {
-    const { status } = await this.getEngineStatus({ signal: options.signal });
-    if (status !== ENGINE.OFFLINE) {
-      throw new SwarmEngineStateError(`Cannot sync train config when engine is NOT ENGINE.OFFLINE. (current status: ${status})`, status);
-    }
-    const yaml = typeof job === "string" ? job : job.toYaml();
-    if (!yaml.trim()) throw new SwarmInputError("job", "the training YAML is empty; build it with AgentJetJob.toYaml()");
-    const res = await this.#call("syncTrainConfig", { yaml_as_string: yaml }, options);
-    if (!res.success) throw new SwarmOperationError("syncTrainConfig", "Failed to sync train config", res.error ?? "");
-    this.#job = typeof job === "string" ? null : job;
-    this.#logger.info("Synced train config to Swarm server");
+  syncTrainConfig(job: SyncableJob | string, options: SwarmRequestOptions = {}): Promise<void> {
+    return control.syncTrainConfig(this.#core, job, options);
   }
 
   /**
@@ -175,9 +178,8 @@ export class SwarmClient {
    * @throws SwarmEngineStateError | SwarmOperationError (`Failed to start training engine: <error>`) |
    *   SwarmServerOfflineError | SwarmDeadlineError | SwarmAbortError | transport errors
    */
-  async startEngine(options: EngineWaitOptions = {}): Promise<EngineStatusSnapshot> {
-    await this.requestEngineStart(options);
-    return this.waitForEngineStatus(ENGINE.ROLLING, { ...options, assumeStarted: true });
+  startEngine(options: EngineWaitOptions = {}): Promise<EngineStatusSnapshot> {
+    return control.startEngine(this.#core, options);
   }
 
   /**
@@ -187,15 +189,8 @@ export class SwarmClient {
    * @throws SwarmEngineStateError (not OFFLINE) | SwarmOperationError (`Failed to start training engine: <error>`) |
    *   SwarmAPIError (400 when another client started it in between) | SwarmDeadlineError | transport errors
    */
-  async requestEngineStart(options: EngineWaitOptions = {}): Promise<number | null> {
-    const { status } = await this.getEngineStatus({ signal: options.signal });
-    if (status !== ENGINE.OFFLINE) {
-      throw new SwarmEngineStateError(`Cannot start engine when engine is NOT ENGINE.OFFLINE. (current status: ${status})`, status);
-    }
-    const res = await this.#callWithin("startEngine", {}, options, options.timeoutMs);
-    if (!res.success) throw new SwarmOperationError("startEngine", "Failed to start training engine", res.error ?? "");
-    this.#logger.info(`Started training engine (pid ${res.pid ?? "?"}); waiting for ENGINE.ROLLING`);
-    return res.pid ?? null;
+  requestEngineStart(options: EngineWaitOptions = {}): Promise<number | null> {
+    return control.requestEngineStart(this.#core, options);
   }
 
   /**
@@ -203,12 +198,8 @@ export class SwarmClient {
    * every client (spec §11.18). @returns the OFFLINE snapshot
    * @throws SwarmOperationError (`Failed to stop training engine`) | SwarmDeadlineError | SwarmAbortError | transport errors
    */
-  async stopEngine(options: EngineWaitOptions = {}): Promise<EngineStatusSnapshot> {
-    const snap = await this.getEngineStatus({ signal: options.signal });
-    if (snap.status === ENGINE.OFFLINE) return snap;
-    const res = await this.#callWithin("stopEngine", {}, options, options.timeoutMs);
-    if (!res.success) throw new SwarmOperationError("stopEngine", "Failed to stop training engine", res.failure_reason);
-    return this.waitForEngineStatus(ENGINE.OFFLINE, options);
+  stopEngine(options: EngineWaitOptions = {}): Promise<EngineStatusSnapshot> {
+    return control.stopEngine(this.#core, options);
   }
 
   /**
@@ -218,35 +209,22 @@ export class SwarmClient {
    * @throws SwarmConnectionError (`Unable to connect to swarm server.`) | SwarmEngineStateError (`Cannot sync train
    *   config or start engine when engine is in status: <s>`) | the errors of syncTrainConfig / startEngine / waits
    */
-  async autoSyncTrainConfigAndStartEngine(job: SyncableJob | string, options: AutoStartOptions = {}): Promise<AutoStartResult> {
-    this.#job = typeof job === "string" ? null : job;
-    if (options.forceRestart) {
-      this.#logger.warn("Force restarting the engine...");
-      await this.stopEngine(options);
-      await pause(this.#clock, this.#backoff.restartGraceMs, options, "forceRestart");
-    }
-    const poll = () => this.getEngineStatusOrCannotConnect({ signal: options.signal });
-    let snap = await poll();
-    if (isCannotConnect(snap)) {
-      await pause(this.#clock, this.#backoff.cannotConnectRetryMs, options, "autoSyncTrainConfigAndStartEngine");
-      snap = await poll();
-      if (isCannotConnect(snap)) {
-        throw new SwarmConnectionError("getEngineStatus", "Unable to connect to swarm server.", snap.error);
-      }
-    }
-    switch (snap.status) {
-      case ENGINE.OFFLINE:
-        await this.syncTrainConfig(job, { signal: options.signal });
-        return { action: "started", engine: await this.startEngine(options) };
-      case ENGINE.ROLLING:
-      case ENGINE.ROLLING_POST:
-        return { action: "alreadyRolling", engine: snap };
-      case ENGINE.BOOTING:
-      case ENGINE.WEIGHT_SYNCING:
-        return { action: "waitedForRolling", engine: await this.waitForEngineStatus(ENGINE.ROLLING, { ...options, assumeStarted: true }) };
-      default:
-        throw new SwarmEngineStateError(`Cannot sync train config or start engine when engine is in status: ${snap.status}`, snap.status);
-    }
+  autoSyncTrainConfigAndStartEngine(job: SyncableJob | string, options: AutoStartOptions = {}): Promise<AutoStartResult> {
+    return control.autoSyncTrainConfigAndStartEngine(this.#core, job, options);
+  }
+
+  /**
+   * `POST /sync_train_code` with the raw zip (`application/zip`, 600 s) after a local OFFLINE check (spec §3.3): the
+   * server extracts its `ajet/` and the next `/start_engine` runs that code (Python `sync_train_code_from_dir`).
+   * @throws SwarmInputError (empty zip) | SwarmEngineStateError (not OFFLINE) | SwarmOperationError | SwarmAPIError (400: not a zip)
+   */
+  syncTrainCode(zip: Uint8Array, options: SwarmRequestOptions = {}): Promise<control.SyncTrainCodeResult> {
+    return control.syncTrainCode(this.#core, zip, options);
+  }
+
+  /** `GET /get_verbose_logs` (spec §3.19): the engine's status lines of the last 30 s. @throws the transport's typed errors */
+  async getVerboseLogs(options?: SwarmRequestOptions): Promise<Array<{ timestamp: number; tag: string; message: string }>> {
+    return (await this.#call("getVerboseLogs", undefined, options)).entries;
   }
 
   /**
@@ -276,11 +254,11 @@ export class SwarmClient {
         ...this.#watchDeps,
         clientUuid: this.clientUuid,
         claim: (o) => this.claimEpisode(o),
-        poolForThrottle: (o) => this.#poolForThrottle(o),
+        poolForThrottle: (o) => poolForThrottle(() => this.getRolloutStat(o), this.#logger),
         claimTimeoutMs: this.#transport.timeoutsMs.claimEpisode ?? endpoints.claimEpisode.timeoutMs,
         runExclusive: (fn) => this.#runExclusive(fn),
         recentSeenTasks: this.#recentSeenTasks,
-        assertThrottleSupported: () => this.#assertThrottleSupported(),
+        assertThrottleSupported: () => assertThrottleSupported(this.#job?.sampleCollectionMethod),
       },
       options,
     );
@@ -291,23 +269,6 @@ export class SwarmClient {
     let release!: () => void;
     this.#claimGate = new Promise<void>((resolve) => (release = resolve));
     return previous.then(fn).finally(release);
-  }
-
-  #assertThrottleSupported(): void {
-    const method = this.#job?.sampleCollectionMethod;
-    if (method !== undefined && method !== THROTTLE_METHOD) {
-      throw new SwarmInputError("throttlePolicy", `Current sample collection method (${method}) does not support throttle policy.`);
-    }
-  }
-
-  async #poolForThrottle(options: SwarmRequestOptions): Promise<ThrottlePoolView> {
-    try {
-      return await this.getRolloutStat(options);
-    } catch (err) {
-      if (err instanceof SwarmAbortError) throw err;
-      this.#logger.warn(`Error getting rollout statistics: ${(err as Error).message}`);
-      return CurrentBatchRolloutPoolInformation.parse({});
-    }
   }
 
   /**
@@ -403,9 +364,8 @@ export class SwarmClient {
    * falls off 600 s after the last (`last_activity_at`, unix seconds); the list is emptied at every weight sync.
    * @throws transport errors
    */
-  async getActiveClientEntry(options?: SwarmRequestOptions): Promise<ActiveSwarmClient | null> {
-    const pool = await this.getRolloutStat(options);
-    return pool.swarm_client_instruction?.active_clients.find((c) => c.client_uuid === this.clientUuid) ?? null;
+  getActiveClientEntry(options?: SwarmRequestOptions): Promise<ActiveSwarmClient | null> {
+    return agree.getActiveClientEntry(this.#core, options);
   }
 
   /**
@@ -414,12 +374,8 @@ export class SwarmClient {
    * sample-collection method is not an agree mode (the server would answer 500).
    * @throws SwarmInputError (not an agree mode) | SwarmAPIError (500: the server's pool says another mode) | transport errors
    */
-  async agreeSyncWeight(options?: SwarmRequestOptions): Promise<AgreeSyncWeightResult> {
-    this.#assertAgreeSupported();
-    const res = await this.#call("agreeSyncWeight", { client_uuid: this.clientUuid }, options);
-    if (res.success) return { agreed: true };
-    const reason = isNotInActiveList(res.failure_reason) ? "notActive" : res.failure_reason === ServerText.clientUuidRequired ? "clientUuidRequired" : "other";
-    return { agreed: false, reason, failureReason: res.failure_reason };
+  agreeSyncWeight(options?: SwarmRequestOptions): Promise<AgreeSyncWeightResult> {
+    return agree.agreeSyncWeight(this.#core, options);
   }
 
   /**
@@ -431,39 +387,7 @@ export class SwarmClient {
    * @throws SwarmInputError (not an agree mode) | SwarmServerOfflineError | SwarmDeadlineError | SwarmAbortError |
    *   non-retryable errors (e.g. the 500 of a server in another mode)
    */
-  async agreeSyncWeightAndWait(options: WaitOptions = {}): Promise<boolean> {
-    this.#assertAgreeSupported();
-    const start = await this.getEngineStatus({ signal: options.signal });
-    if (!isRollingState(start.status)) return false;
-    const what = "agreeSyncWeight";
-    for (;;) {
-      throwIfStopped(this.#clock, options, what, start.status);
-      try {
-        const r = await this.agreeSyncWeight({ signal: options.signal, timeoutMs: Math.max(1, Math.min(endpoints.agreeSyncWeight.timeoutMs, remainingMs(this.#clock, options))) });
-        if (r.agreed) break;
-        this.#logger.warn(`agree_sync_weight refused: ${r.failureReason}`);
-      } catch (err) {
-        if (err instanceof SwarmAbortError || !isRetryableError(err)) throw err;
-        this.#logger.warn(`agree_sync_weight failed: ${(err as Error).message}`);
-      }
-      await pause(this.#clock, this.#backoff.agreeRetryMs, options, what, start.status);
-    }
-    for (;;) {
-      const snap = await this.getEngineStatusOrCannotConnect({ signal: options.signal });
-      if (snap.status === ENGINE.ROLLING_POST || snap.status === ENGINE.WEIGHT_SYNCING) return true;
-      if (snap.globalStep !== null && start.globalStep !== null && snap.globalStep > start.globalStep) return true;
-      if (snap.status === ENGINE.OFFLINE) throw new SwarmServerOfflineError([ENGINE.ROLLING_POST, ENGINE.WEIGHT_SYNCING]);
-      await pause(this.#clock, withJitter(this.#backoff.statusPollIntervalMs, this.#backoff.jitterRatio, this.#clock.random), options, what, snap.status);
-    }
-  }
-
-  #assertAgreeSupported(): void {
-    const method = this.#job?.sampleCollectionMethod;
-    if (method !== undefined && !isAgreeSyncWeightMethod(method)) {
-      throw new SwarmInputError(
-        "sampleCollectionMethod",
-        `is ${method}; agree_sync_weight needs rollout_until_any_client_agree_sync_weight or rollout_until_all_clients_agree_sync_weight (the server answers 500 in any other mode)`,
-      );
-    }
+  agreeSyncWeightAndWait(options: WaitOptions = {}): Promise<boolean> {
+    return agree.agreeSyncWeightAndWait(this.#core, options);
   }
 }

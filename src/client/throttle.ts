@@ -2,8 +2,36 @@
  * @module client/throttle — the Python client's client-side throttle check (`_check_throttle_policy`,
  * `_remember_seen_task`; spec §7.1, BC-31) as pure functions, quirks included. The server never throttles.
  */
-import type { CurrentBatchRolloutPoolInformation, SwarmThrottlePolicy } from "../protocol/index.ts";
-import { SwarmInputError } from "./errors.ts";
+import { CurrentBatchRolloutPoolInformation, type SwarmThrottlePolicy } from "../protocol/index.ts";
+import { SwarmAbortError, SwarmInputError } from "./errors.ts";
+import type { SwarmLogger } from "./types.ts";
+
+/** The only sample-collection method that supports throttle policies (spec §7.1 step 1). */
+const THROTTLE_METHOD = "rollout_until_finish_enough_tasks";
+
+/**
+ * Spec §7.1 step 1: a throttle policy needs the tasks method (undefined: the client's job is not known, not checked).
+ * @throws SwarmInputError `Current sample collection method (<m>) does not support throttle policy.`
+ */
+export function assertThrottleSupported(method: string | undefined): void {
+  if (method !== undefined && method !== THROTTLE_METHOD) {
+    throw new SwarmInputError("throttlePolicy", `Current sample collection method (${method}) does not support throttle policy.`);
+  }
+}
+
+/**
+ * The pool information for the throttle check; on any failure but the caller's abort, the all-defaults object (which
+ * never throttles), with a warning (Python `get_rollout_stat`). @throws SwarmAbortError
+ */
+export async function poolForThrottle(read: () => Promise<CurrentBatchRolloutPoolInformation>, logger: SwarmLogger): Promise<ThrottlePoolView> {
+  try {
+    return await read();
+  } catch (err) {
+    if (err instanceof SwarmAbortError) throw err;
+    logger.warn(`Error getting rollout statistics: ${(err as Error).message}`);
+    return CurrentBatchRolloutPoolInformation.parse({});
+  }
+}
 
 /** The two pool fields the check reads (spec §2.10); other fields are ignored. */
 export type ThrottlePoolView = Pick<

@@ -131,7 +131,8 @@ export function apiErrorFrom(endpoint: string, route: string, status: number, te
 
 /**
  * Sends one request to endpoint `name` and returns its validated response.
- * @param body request body (validated with the endpoint's request schema; `{}` for body-less POSTs, none for GET)
+ * @param body request body (validated with the endpoint's request schema; `{}` for body-less POSTs, none for GET; a
+ *   `Uint8Array` for an endpoint without a request schema is sent as is, `application/zip`: `/sync_train_code`)
  * @throws SwarmInputError (request fails its schema) | SwarmAPIError / SwarmConfigError (HTTP ≥ 400) |
  *   SwarmTimeoutError | SwarmAbortError | SwarmConnectionError | SwarmProtocolError (2xx of the wrong shape)
  */
@@ -146,8 +147,10 @@ export async function callEndpoint<N extends EndpointName>(
   const timeoutMs = options.timeoutMs ?? cfg.timeoutsMs[name] ?? ep.timeoutMs;
   if (options.signal?.aborted) throw new SwarmAbortError(route, options.signal.reason);
 
-  let payload: string | undefined;
-  if (ep.method === "POST") {
+  let payload: string | Uint8Array | undefined;
+  if (ep.method === "POST" && ep.request === null && body instanceof Uint8Array) {
+    payload = body;
+  } else if (ep.method === "POST") {
     const checked = ep.request ? ep.request.safeParse(body) : { success: true as const, data: body ?? {} };
     if (!checked.success) {
       const where = checked.error.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ");
@@ -173,7 +176,7 @@ export async function callEndpoint<N extends EndpointName>(
 
   try {
     const headers: Record<string, string> = { accept: "application/json", ...cfg.headers };
-    if (payload !== undefined) headers["content-type"] = "application/json";
+    if (payload !== undefined) headers["content-type"] = payload instanceof Uint8Array ? "application/zip" : "application/json";
     const send = () =>
       Promise.resolve().then(() =>
         cfg.fetch(routeUrl(cfg.serverUrl, ep.path), { method: ep.method, headers, body: payload, signal: controller.signal }),

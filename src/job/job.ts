@@ -61,11 +61,13 @@ export class AgentJetJob {
       if (value != null) {
         given.add(name);
         setYamlPath(doc, yamlPath, value);
-      } else if (defaults && doc.getIn(yamlPath.split(".")) === undefined) {
+      } else if (defaults && doc.getIn(yamlPath.split(".")) === undefined && getPath(defaults, yamlPath) !== undefined) {
         // A base YAML without this key: take our default, as Python's Config() dataclass supplies one.
         setYamlPath(doc, yamlPath, getPath(defaults, yamlPath));
       }
     }
+    // newest job.py: several training nodes in swarm mode talk to the interchange server over TCP (spec §10.2b)
+    if ((parsed.nnodes ?? 1) > 1) setYamlPath(doc, "ajet.interchange_server.interchange_method", "tcp");
     if (parsed.ensureNewExperiment) {
       const name = parsed.experimentName ?? String(doc.getIn(JOB_FIELDS.experimentName.yamlPath.split(".")) ?? "");
       const base = name === "" || name === READ_YAML_NAME ? "experiment" : name;

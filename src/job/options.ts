@@ -21,7 +21,8 @@ const nonEmpty = z.string().min(1);
 const tokens = (what: string) => `${what}, in tokens: an integer >= 1 (set all four length options together)`;
 
 /**
- * Option → YAML key → value schema, in the order of spec §10.2. `schema` checks the MERGED value (option or YAML);
+ * Option → YAML key → value schema, in the order of spec §10.2, then the newest kwargs of §10.2b (and the tool parser,
+ * set by hand upstream: llm-routes §9.1). `schema` checks the MERGED value (option or YAML);
  * an option may also be `undefined`/`null`, which keeps the YAML value (as Python's `None`).
  */
 export const JOB_FIELDS = {
@@ -84,6 +85,20 @@ export const JOB_FIELDS = {
     z.array(z.string()),
     'a list of check names, e.g. ["nonsense"], or []',
   ),
+  // newest job.py kwargs (spec §10.2b); absent from the YAML (null/undefined): the engine's own default
+  nnodes: field("ajet.trainer_common.nnodes", positiveInt.nullish(), "training nodes: an integer >= 1 (> 1 also sets ajet.interchange_server.interchange_method to tcp)"),
+  tensorModelParallelSize: field("ajet.rollout.tensor_model_parallel_size", positiveInt.nullish(), "the vLLM tensor-parallel size: an integer >= 1 that divides the GPUs per node, e.g. 8"),
+  maxNumSeqs: field("ajet.rollout.max_num_seqs", positiveInt, "sequences each vLLM engine processes in parallel: an integer >= 1, e.g. 64"),
+  ppoMaxTokenLenPerGpu: field("ajet.rollout.ppo_max_token_len_per_gpu", positiveInt.nullish(), "the PPO update's token budget per GPU: an integer >= 1, e.g. 32768"),
+  ulyssesSequenceParallelSize: field("ajet.trainer_common.ulysses_sequence_parallel_size", positiveInt.nullish(), "the sequence-parallel size: an integer >= 1, e.g. 2"),
+  useKlLoss: field("ajet.trainer_common.use_kl_loss", z.boolean(), "true (a KL term in the actor loss, the default) or false"),
+  useKlInReward: field("ajet.trainer_common.use_kl_in_reward", z.boolean().nullish(), "true (a KL penalty subtracted from the reward) or false (the default)"),
+  klPenaltyType: field("ajet.trainer_common.kl_penalty_type", z.enum(["kl", "abs", "mse", "low_var_kl", "full"]).nullish(), 'one of "kl" (the default), "abs", "mse", "low_var_kl", "full"'),
+  totalTrainingSteps: field("ajet.trainer_common.total_training_steps", positiveInt.nullable(), "a hard cap on training steps: an integer >= 1, or null to run total_epochs"),
+  valPrintToMarkdownFilePath: field("ajet.trainer_common.val_print_to_markdown_file_path", nonEmpty.nullish(), "a file path on the server the validation metrics are appended to"),
+  trainPrintToMarkdownFilePath: field("ajet.trainer_common.train_print_to_markdown_file_path", nonEmpty.nullish(), "a file path on the server the training metrics are appended to"),
+  timelineCompareLevel: field("ajet.context_tracker.timeline_merging_policy.timeline_compare_level", z.enum(["text", "token"]).nullish(), '"text" (the default) or "token"'),
+  vllmToolParser: field("ajet.rollout.vllm_tool_parser", nonEmpty.nullish(), 'the vLLM tool-call parser of the model, e.g. "qwen3_coder" or "hermes"'),
 } as const;
 
 /** The options that overwrite one YAML key each. */

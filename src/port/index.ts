@@ -11,3 +11,4 @@ export * from "./episode-message.ts";
 export * from "./reports.ts";
 export * from "./sandbox.ts";
 export * from "./swarms.ts";
+export * from "./weight-sync.ts";

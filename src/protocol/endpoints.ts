@@ -11,8 +11,10 @@ import {
   ServerExperimentDirResponse,
   StartEngineResponse,
   SyncTrainConfigRequest,
+  SyncTrainCodeResponse,
   SyncTrainConfigResponse,
   UpdateEngineStatusRequest,
+  VerboseLogsResponse,
 } from "./engine.ts";
 import {
   AgreeSyncWeightRequest,
@@ -45,6 +47,10 @@ export const endpoints = {
   health: { method: "GET", path: "/health", caller: "launcher", request: null, response: HealthResponse, timeoutMs: s(10) },
   getEngineStatus: { method: "GET", path: "/get_engine_status", caller: "client", request: null, response: EngineStatusResponse, timeoutMs: s(30) },
   syncTrainConfig: { method: "POST", path: "/sync_train_config", caller: "client", request: SyncTrainConfigRequest, response: SyncTrainConfigResponse, timeoutMs: s(30) },
+  /** spec §3.3: the raw zip of the training code (request body: bytes, `application/zip`); the Python client gives it 600 s */
+  syncTrainCode: { method: "POST", path: "/sync_train_code", caller: "client", request: null, response: SyncTrainCodeResponse, timeoutMs: s(600) },
+  /** spec §3.19 */
+  getVerboseLogs: { method: "GET", path: "/get_verbose_logs", caller: "debug", request: null, response: VerboseLogsResponse, timeoutMs: s(10) },
   startEngine: { method: "POST", path: "/start_engine", caller: "client", request: null, response: StartEngineResponse, timeoutMs: s(600) },
   stopEngine: { method: "POST", path: "/stop_engine", caller: "client", request: null, response: BoolResponse, timeoutMs: s(600) },
   getServerExperimentDir: { method: "GET", path: "/get_server_experiment_dir", caller: "client", request: null, response: ServerExperimentDirResponse, timeoutMs: s(30) },

@@ -58,6 +58,24 @@ export const SyncTrainConfigResponse = z.looseObject({
 });
 export type SyncTrainConfigResponse = z.infer<typeof SyncTrainConfigResponse>;
 
+/**
+ * `POST /sync_train_code` 200 body (spec §3.3): `{success: true, message, temp_ajet_code_path}`, or `{success: false,
+ * error}`. The request is the raw zip (`Content-Type: application/zip`), not JSON.
+ */
+export const SyncTrainCodeResponse = z.looseObject({
+  success: z.boolean(),
+  message: z.optional(z.string()),
+  temp_ajet_code_path: z.optional(z.string()),
+  error: z.optional(z.string()),
+});
+export type SyncTrainCodeResponse = z.infer<typeof SyncTrainCodeResponse>;
+
+/** `GET /get_verbose_logs` (spec §3.19): the engine's ephemeral status lines of the last 30 s (`timestamp` in unix seconds). */
+export const VerboseLogsResponse = z.looseObject({
+  entries: z.array(z.looseObject({ timestamp: z.number(), tag: z.string(), message: z.string() })),
+});
+export type VerboseLogsResponse = z.infer<typeof VerboseLogsResponse>;
+
 /** `POST /start_engine` 200 body: `{success: true, pid}` or `{success: false, error}` (spec §3.4). */
 export const StartEngineResponse = z.looseObject({
   success: z.boolean(),

@@ -6,6 +6,7 @@ import type { Draft } from "./draft.ts";
 import { ENGINE } from "../protocol/index.ts";
 import { openBatches, serverIndexOfBatch } from "./batches.ts";
 import { completeTasksOf } from "./pool-tasks.ts";
+import { groupsNeededByMethod } from "./collection-method.ts";
 import type { BatchRow } from "./state.ts";
 
 /**
@@ -20,11 +21,14 @@ export function currentOpenBatch(d: Draft): BatchRow | undefined {
 }
 
 /**
- * Task groups the batch still needs before the engine closes it (`rollout_until_finish_enough_tasks`, spec §7.3):
+ * Task groups the batch still needs before the engine closes it (`rollout_until_finish_enough_tasks`, spec §7.3; the
+ * other methods as scheduler/sync-vote counts them):
  * its task target less this run's complete tasks (counted from its own landings: fresher than the pool) and other
  * clients' complete tasks (from the last pool read). ≤ 0: the batch should close by itself.
  */
 export function groupsNeeded(d: Draft, batch: BatchRow): number {
+  const byMethod = groupsNeededByMethod(d, batch); // the other methods count otherwise (scheduler/sync-vote)
+  if (byMethod !== null) return byMethod;
   const { batchSize, numRepeat } = d.run.config;
   const ours = completeTasksOf(batch.episodes.values(), numRepeat);
   const target = batch.poolTaskTarget ?? batchSize;

@@ -82,6 +82,8 @@ export interface BatchRow {
   poolForeignTasks?: number;
   /** of those, tasks another client is serving now (an episode claimed, not ended) at that read; absent: not read */
   poolForeignRunning?: number;
+  /** other clients' complete tasks whose rewards are not all equal, from the pool's per-task rewards (non-dummy method) */
+  poolForeignNonDummyTasks?: number;
   /** the last engine status seen while this batch was the engine's (ROLLING, ROLLING_POST or WEIGHT_SYNCING) */
   lastStatus: string;
   firstLandedAtMs: number;

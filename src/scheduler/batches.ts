@@ -23,6 +23,7 @@ import { ENGINE } from "../protocol/index.ts";
 import { serverOfSwarm } from "../port/index.ts";
 import type { EngineView } from "./engine-gate.ts";
 import { Map as ImmutableMap } from "immutable";
+import { foreignNonDummyTasks } from "./collection-method.ts";
 import { batchKeyOf, isInFlight, type BatchRow, type EpisodeRow, type LandedEpisode } from "./state.ts";
 import { foreignTasks } from "./pool-tasks.ts";
 
@@ -292,7 +293,13 @@ function observePool(d: Draft, server: number, view: EngineView, pool: PoolSeen,
     ...batch, episodes, foreignEpisodes: Math.max(batch.foreignEpisodes, foreign),
     poolCompletedTasks: pool.completedTasks, poolTaskTarget: pool.completedTaskTarget > 0 ? pool.completedTaskTarget : batch.poolTaskTarget,
     poolForeignTasks: others.tasks, ...(others.running !== null ? { poolForeignRunning: others.running } : {}),
+    ...(pool.taskRewards && pool.taskEpisodes ? { poolForeignNonDummyTasks: foreignNonDummyTasks(pool.taskRewards, tasksHolding(pool.taskEpisodes, ours), d.run.config.numRepeat) } : {}),
   }, confirming);
+}
+
+/** The task ids of the pool's per-task episode lists that hold one of `ours`. */
+function tasksHolding(taskEpisodes: Readonly<Record<string, string[]>>, ours: ReadonlySet<string>): Set<string> {
+  return new Set(Object.entries(taskEpisodes).filter(([, uuids]) => uuids.some((u) => ours.has(u))).map(([taskId]) => taskId));
 }
 
 function moveStepLanding(d: Draft, windowIndex: number, from: string, to: string): void {

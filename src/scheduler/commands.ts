@@ -3,7 +3,7 @@
  * `decide` result: new state, commands, the rows to upsert/delete, and the event's ack.
  */
 import type { EpisodeType, SwarmThrottlePolicy } from "../protocol/index.ts";
-import type { DispatchRef, EventAck, EpisodeRef } from "../port/index.ts";
+import type { DispatchRef, EventAck, EpisodeRef, WeightSyncMetrics } from "../port/index.ts";
 import type { BatchRow, EpisodeRow, EvalTaskRow, LandedChange, RunRow, SchedulerState, WindowRow } from "./state.ts";
 import type { RunSummary } from "./summary.ts";
 
@@ -122,7 +122,27 @@ export interface FinishRun {
 }
 
 /** Every command the core emits. Carry them out in the order given. */
-export type SchedulerCommand = LogMessage | AbortEpisodes | ResolveOutbox | SettleEnds | DispatchEpisodes | PollEngineStatus | FinishRun;
+export type SchedulerCommand = LogMessage | AbortEpisodes | ResolveOutbox | SettleEnds | DispatchEpisodes | PollEngineStatus | AgreeSyncWeight | WeightSyncHook | FinishRun;
+
+/**
+ * The first server entered WEIGHT_SYNCING at `step` (once per step): call the function module's `onWeightSync(step,
+ * metrics)` and the run's `weightSyncWebhook`, if any. Fire and forget: a failing or slow hook is logged, never awaited.
+ */
+export interface WeightSyncHook {
+  type: "weightSyncHook";
+  step: number;
+  metrics: WeightSyncMetrics;
+}
+
+/**
+ * Vote for the weight sync of the batch at `step` on `swarm` (agree modes, spec §3.14): one `POST /agree_sync_weight`
+ * with the run's client uuid (10 s timeout), answered with a `syncVoteAnswered` event. The core retries.
+ */
+export interface AgreeSyncWeight {
+  type: "agreeSyncWeight";
+  swarm: string;
+  step: number | null;
+}
 
 /** Rows to persist after one `decide`: upsert these, delete those. `run` is null when the run row did not change. */
 export interface RowChanges {

@@ -2,7 +2,7 @@
  * @module scheduler/config — the part of a validated RunSpec the core needs, as plain data stored in the run row:
  * numbers, swarm names and per-source task counts. No task contents, no secrets, no URLs.
  */
-import type { EpisodeType } from "../protocol/index.ts";
+import { SampleCollectionMethod, type EpisodeType } from "../protocol/index.ts";
 import type { RunSpec } from "./run-spec.ts";
 import type { SchedulerTiming } from "./tuning.ts";
 import { capacityIssues, maxWindowGroups, WindowCapacityError } from "./window-capacity.ts";
@@ -55,6 +55,11 @@ export interface SchedulerConfig {
    * and report the untrained rewards (false). Absent in a config stored before it existed: true.
    */
   topUpLastBatch?: boolean;
+  /**
+   * the job's `swarmModeSampleCollectionMethod` (spec §7.3): how the server closes a batch, so how the run counts what
+   * a batch lacks and whether it votes for the sync. Absent in a config stored before it existed: the tasks method.
+   */
+  sampleCollectionMethod?: SampleCollectionMethod;
   timing: SchedulerTiming;
 }
 
@@ -99,6 +104,13 @@ export function schedulerConfig(spec: RunSpec, taskCounts: Readonly<Record<strin
     successThreshold: spec.successThreshold,
     seed: spec.seed,
     topUpLastBatch: spec.topUpLastBatch,
+    sampleCollectionMethod: sampleCollectionMethodOf(spec.job["swarmModeSampleCollectionMethod"]),
     timing: spec.tuning,
   };
+}
+
+/** The job's sample-collection method (spec §7.3); absent or unknown: `rollout_until_finish_enough_tasks`. */
+function sampleCollectionMethodOf(value: unknown): SampleCollectionMethod {
+  const parsed = SampleCollectionMethod.safeParse(value);
+  return parsed.success ? parsed.data : "rollout_until_finish_enough_tasks";
 }

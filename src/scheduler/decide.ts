@@ -23,6 +23,8 @@ import { runSummary } from "./summary.ts";
 import { hasUnresolvedEnds, reconcileEnds, STOP_UNKNOWN_GRACE_MS, UNKNOWN_RECHECK_MS } from "./unknown-ends.ts";
 import { ENGINE } from "../protocol/index.ts";
 import { episodeIndex, inFlightCount } from "./episode-index.ts";
+import { isAgreeMode } from "./collection-method.ts";
+import { leavingVote, onSyncVoteAnswered, voteForSync } from "./sync-vote.ts";
 
 const APPLIED: EventAck = { status: "applied" };
 
@@ -80,6 +82,9 @@ function applyEvent(d: Draft, event: SchedulerEvent): EventAck {
       return APPLIED;
     case "stopRequested":
       return onStopRequested(d, event.reason, event.failed === true);
+    case "syncVoteAnswered":
+      onSyncVoteAnswered(d, event);
+      return APPLIED;
   }
 }
 
@@ -110,7 +115,37 @@ function onEngineStatus(d: Draft, e: EngineStatusSeen): EventAck {
   if (d.run.config.episodeType === "train") reconcileEnds(d, i, next, e.pool);
   // the first server's object answered the run's top-up ask (scheduler/top-up-ask)
   if (i === 0 && d.run.config.episodeType === "train") onTopUpGrant(d, e);
+  if (i === 0 && d.run.config.episodeType === "train") hookWeightSync(d, e);
   return APPLIED;
+}
+
+/**
+ * The weight-sync hooks, once per server step of the first server: on WEIGHT_SYNCING at step N, or — a sync between
+ * two polls — on the engine seen collecting N + 1 with N not hooked yet; with this run's share of the batch trained.
+ * Steps trained before the run's first observation are not hooked; a restart (the step going back) starts over.
+ */
+function hookWeightSync(d: Draft, e: EngineStatusSeen): void {
+  const g = e.globalStep;
+  if (g === null || d.run.phase === "created" || d.run.phase === "finished") return;
+  const synced = e.engineStatus === ENGINE.WEIGHT_SYNCING ? g : e.engineStatus === ENGINE.ROLLING || e.engineStatus === ENGINE.ROLLING_POST ? g - 1 : null;
+  if (synced === null) return;
+  let hooked = d.run.weightSyncHookedStep;
+  // first observation, or a restart (the step below the last hooked): nothing before this step is hooked
+  if (hooked === undefined || hooked > g) hooked = g - 1;
+  if (synced <= hooked) {
+    d.run.weightSyncHookedStep = hooked;
+    return;
+  }
+  const epoch = d.run.engines[0]?.restarts ?? 0;
+  for (let step = Math.max(hooked + 1, synced - 9); step <= synced; step++) {
+    const batch = Object.values(d.batches).find((b) => !b.server && b.engineEpoch === epoch && b.globalStep === step);
+    const episodes = batch?.episodesLanded ?? 0;
+    d.weightSyncHook({
+      type: "weightSyncHook", step,
+      metrics: { episodes, meanReward: batch && episodes > 0 ? batch.rewardSum / episodes : null, otherClientsEpisodes: batch?.foreignEpisodes ?? 0, windows: d.run.windowsOpened },
+    });
+  }
+  d.run.weightSyncHookedStep = synced;
 }
 
 function onDispatchFailed(d: Draft, e: DispatchFailed): EventAck {
@@ -194,6 +229,11 @@ function openWork(d: Draft): void {
   if (openBatches(d, null).length > 0) {
     const batch = currentOpenBatch(d);
     if (!batch) return; // draining or training: wait for the engine to close it
+    // agree modes: the batch closes by the clients' votes; this run's share is complete (scheduler/sync-vote)
+    if (isAgreeMode(d)) {
+      voteForSync(d, batch);
+      return;
+    }
     const need = groupsNeeded(d, batch);
     if (need <= 0) return; // complete: the engine closes it on its own
     // a batch other clients feed is filled by the next window while windows remain (scheduler/top-up-ask); the
@@ -213,8 +253,13 @@ function advancePhase(d: Draft): void {
     // a batch holding our rewards that the engine drains (ROLLING_POST), or that is complete (the engine closes it
     // on its own), is about to be trained: a stop waits a bounded time for its sync to show it, so it is counted
     // trained, not untrained
-    const draining = openBatches(d).some((b) => b.lastStatus === ENGINE.ROLLING_POST || (b.lastStatus === ENGINE.ROLLING && groupsNeeded(d, b) <= 0));
+    // (agree modes: a collecting batch closes only once this run's vote is agreed)
+    const agreed = (b: { batchKey: string }) => run.syncVote?.batchKey === b.batchKey && run.syncVote.answer === "agreed";
+    const closing = (b: Parameters<typeof groupsNeeded>[1]) => (isAgreeMode(d) ? agreed(b) : groupsNeeded(d, b) <= 0);
+    const draining = openBatches(d).some((b) => b.lastStatus === ENGINE.ROLLING_POST || (b.lastStatus === ENGINE.ROLLING && closing(b)));
     const waited = run.stopRequestedAtMs !== null && d.nowMs - run.stopRequestedAtMs >= STOP_UNKNOWN_GRACE_MS;
+    // all mode: a stopping run votes before it leaves, so it never holds the other clients' sync (scheduler/sync-vote)
+    if (inFlightCount(d.index) === 0 && leavingVote(d)) return;
     if (inFlightCount(d.index) === 0 && (!draining || waited)) finish(d);
     return;
   }

@@ -4,7 +4,7 @@
  * index kept row by row (scheduler/episode-index), the set of changed rows (so the DO upserts only those), and a
  * command buffer that merges commands of one kind into one command.
  */
-import type { ClosedAttempt, Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, EpisodeSettle, LogMessage, SchedulerCommand, TopUpPlanRequest } from "./commands.ts";
+import type { AgreeSyncWeight, WeightSyncHook, ClosedAttempt, Decision, EpisodeAbort, EpisodeDispatch, EpisodeResolve, EpisodeSettle, LogMessage, SchedulerCommand, TopUpPlanRequest } from "./commands.ts";
 import type { EventAck } from "../port/index.ts";
 import { attentionAtMs, copyIndex, countRow, episodeIndex, exactEarliestMs, rememberIndex, type EpisodeIndex } from "./episode-index.ts";
 import type { BatchRow, EpisodeRow, EpisodeTable, EvalTaskRow, LandedChange, RunRow, SchedulerState, WindowRow } from "./state.ts";
@@ -37,6 +37,8 @@ export class Draft {
   private readonly dispatches: EpisodeDispatch[] = [];
   private poll: { swarms: string[]; withPool: string[]; plan?: TopUpPlanRequest } | null = null;
   private summary: RunSummary | null = null;
+  private vote: AgreeSyncWeight | null = null;
+  private hooks: WeightSyncHook[] = [];
 
   constructor(
     private readonly base: SchedulerState,
@@ -187,6 +189,14 @@ export class Draft {
   finishRun(summary: RunSummary): void {
     this.summary = summary;
   }
+  /** Queues a weight-sync hook call (once per server step, scheduler/decide). */
+  weightSyncHook(item: WeightSyncHook): void {
+    this.hooks.push(item);
+  }
+  /** Queues the run's vote for the weight sync of the batch at `step` (agree modes; the last one of a decision wins). */
+  agree(swarm: string, step: number | null): void {
+    this.vote = { type: "agreeSyncWeight", swarm, step };
+  }
 
   /** The state as it stands now (for status/summary computed mid-decision). */
   snapshot(): SchedulerState {
@@ -206,6 +216,8 @@ export class Draft {
         ...(this.poll.withPool.length > 0 ? { withPool: this.poll.withPool } : {}), ...(this.poll.plan ? { plan: this.poll.plan } : {}),
       });
     }
+    if (this.vote) commands.push(this.vote);
+    commands.push(...this.hooks);
     if (this.summary) commands.push({ type: "finishRun", summary: this.summary });
     const runChanged = !sameData(this.run, this.base.run);
     const pick = <T>(record: Readonly<Record<string, T>>, keys: Set<string>) => [...keys].map((k) => record[k]).filter((r): r is T => r !== undefined);

@@ -28,6 +28,8 @@ export interface PoolSeen {
   taskEpisodes?: Record<string, string[]>;
   /** `running_episode_details`: claimed episode uuid → its `optional_task_id` ("" when none); absent: not read */
   runningTaskIds?: Record<string, string>;
+  /** `completed_tasks_rewards`: task id → the rewards of its ended episodes (non-dummy counting); absent: not read */
+  taskRewards?: Record<string, number[]>;
 }
 
 /** The DO polled `GET /get_engine_status` of one swarm (spec §3.6). Use `ENGINE.CANNOT_CONNECT` when the poll failed. */
@@ -87,9 +89,23 @@ export interface StopRequested {
   failed?: boolean;
 }
 
+/**
+ * The answer of the run's `POST /agree_sync_weight` (spec §3.14) for the batch at `step` of `swarm`: `agreed`, or
+ * `refused` with the server's `failure_reason` (not in the active list …), or `failed` (transport error, HTTP 500 in
+ * a non-agree mode) with the error text.
+ */
+export interface SyncVoteAnswered {
+  type: "syncVoteAnswered";
+  swarm: string;
+  step: number | null;
+  result: "agreed" | "refused" | "failed";
+  reason: string;
+}
+
 /** Every event the core accepts. */
 export type SchedulerEvent =
   | RunStarted
+  | SyncVoteAnswered
   | EngineStatusSeen
   | DispatchFailed
   | EpisodeClaimed

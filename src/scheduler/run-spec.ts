@@ -134,20 +134,40 @@ const RunSpecObject = z.strictObject({
       "train: when the run's last episodes sit in a server batch that has not closed, open further task groups until it closes (default true); false: finish and report how many rewards remain untrained",
     ),
   secrets: z.record(z.string(), z.string({ error: "secrets values must be strings" })).default({}).describe("never logged"),
+  weightSyncWebhook: z
+    .url({ protocol: /^https?$/, error: "weightSyncWebhook must be an http(s) URL, e.g. https://hooks.example.com/ajet (its host must be allowed, AJET_ALLOWED_HOSTS)" })
+    .optional()
+    .describe("train: POSTed {runId, step, metrics} once per server step on entering WEIGHT_SYNCING; a failing or slow hook is logged and never blocks training"),
   sandbox: z.optional(SandboxRunConfig).describe(
     'the run\'s functions may ask for a sandbox (ctx.sandbox()): {} or {"enabled": true, "instanceType": "lite", "maxLive", "createsPerSecond", "commandTimeoutSeconds", "maxOutputBytes", "secrets": [names let in]}; absent: no sandboxes',
   ),
   tuning: RunTuning.prefault({}).describe("timing knobs; the defaults suit the real server"),
 });
 
-/** Collection methods the window design supports: a batch closes after exactly `batchSize` full task groups. */
-const WINDOW_SAFE_METHODS = ["rollout_until_finish_enough_tasks", "rollout_until_finish_enough_episodes"];
-
 function jobValue(job: Record<string, unknown>, key: string): unknown {
   return job[key];
 }
 
 type RunSpecFields = z.output<typeof RunSpecObject>;
+
+/**
+ * Why a run cannot serve a sample-collection method (spec §7.3; scheduler/sync-vote serves all five), empty when it
+ * can: an agree mode needs one swarm server (the run votes on its first) and a train run (an eval run never trains,
+ * yet its aborts would list it as an active client that never agrees); the non-dummy method needs groups of ≥ 2
+ * episodes (a group of one has one reward, so no batch would ever close).
+ */
+function collectionMethodIssues(method: unknown, episodeType: string, swarms: number, numRepeat: number): string[] {
+  if (method === undefined) return [];
+  const name = String(method);
+  if (name === "rollout_until_any_client_agree_sync_weight" || name === "rollout_until_all_clients_agree_sync_weight") {
+    if (episodeType === "eval") return [`swarmModeSampleCollectionMethod "${name}" needs a train run: an eval run never trains, so it never agrees to a weight sync; use "rollout_until_finish_enough_tasks" for eval runs`];
+    if (swarms > 1) return [`swarmModeSampleCollectionMethod "${name}" needs a run on one swarm server (this run has ${swarms}): the run votes for the weight sync of its first server only; use a one-swarm function, or "rollout_until_finish_enough_tasks"`];
+  }
+  if (name === "rollout_until_finish_enough_non_dummy_tasks" && numRepeat < 2) {
+    return [`swarmModeSampleCollectionMethod "${name}" needs numRepeat ≥ 2 (got ${numRepeat}): a group of one episode has one reward, so it never counts and no batch would close`];
+  }
+  return [];
+}
 
 /** The cross-field checks of a run spec (job agreement, BC-31 per-source caps, leases). */
 function checkRunSpec(spec: RunSpecFields, ctx: z.RefinementCtx): void {
@@ -175,13 +195,8 @@ function checkRunSpec(spec: RunSpecFields, ctx: z.RefinementCtx): void {
     }
   }
   const method = jobValue(spec.job, "swarmModeSampleCollectionMethod");
-  if (spec.episodeType === "train" && method !== undefined && !WINDOW_SAFE_METHODS.includes(String(method))) {
-    add(
-      ["job", "swarmModeSampleCollectionMethod"],
-      `swarmModeSampleCollectionMethod "${String(method)}" does not close a batch after batchSize full task groups, so ` +
-        `batch windows would stall; use "rollout_until_finish_enough_tasks" (the default)`,
-    );
-  }
+  const numRepeat = spec.numRepeat ?? numberOr(jobValue(spec.job, "numRepeat"), SWARM_BATCH_DEFAULTS.numRepeat);
+  for (const message of collectionMethodIssues(method, spec.episodeType, spec.swarms.length, numRepeat)) add(["job", "swarmModeSampleCollectionMethod"], message);
   if (spec.episodeType === "eval" && spec.maxSteps !== undefined) {
     add(["maxSteps"], "maxSteps counts training windows; an eval run has none. Remove maxSteps (limit eval with fewer tasks)");
   }

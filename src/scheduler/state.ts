@@ -254,6 +254,33 @@ export interface RunRow {
   topUpAsk?: TopUpAsk | null;
   /** the unclaimed groups the run last told its first server's object (scheduler/top-up-ask); absent: none told */
   pendingTold?: number;
+  /** the run's vote for the weight sync of its first server's batch (agree modes, scheduler/sync-vote); absent: none */
+  syncVote?: SyncVote | null;
+  /** weight-sync votes the server agreed, over the run (agree modes); absent: none */
+  syncVotesAgreed?: number;
+  /** the last server step whose WEIGHT_SYNCING the weight-sync hooks were called for; absent: none */
+  weightSyncHookedStep?: number;
+}
+
+/** The run's vote for one batch's weight sync (agree modes, spec §3.14). */
+export interface SyncVote {
+  /** the batch voted for (`batchKeyOf` of the first server's engine epoch and step) */
+  batchKey: string;
+  step: number | null;
+  /** when the last vote was sent or answered, epoch ms */
+  atMs: number;
+  /** a vote is out and not answered yet */
+  pending: boolean;
+  /** the last answer: agreed (the server holds the vote until the sync), refused or failed (sent again), null before one */
+  answer: "agreed" | "refused" | "failed" | null;
+  /** votes sent for this batch */
+  sent: number;
+  /** groups opened to rejoin the server's active list after a "not in the active list" refusal */
+  rejoinGroups: number;
+  /** the last refusal said the run is not in the server's active list */
+  notListed?: boolean;
+  /** a draining run's leaving vote (it holds no one once answered) */
+  leaving?: boolean;
 }
 
 /** A top-up ask: the batch's step, the groups asked, when, and whether it went out / was answered. */

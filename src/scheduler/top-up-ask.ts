@@ -24,6 +24,7 @@ import type { EngineStatusSeen } from "./events.ts";
 import { currentOpenBatch, groupsNeeded } from "./batch-needs.ts";
 import { topUpBatch } from "./task-groups.ts";
 import type { BatchRow } from "./state.ts";
+import { collectionMethod } from "./collection-method.ts";
 
 /** An unanswered or refused ask is asked again after this long, ms. */
 export const TOP_UP_RETRY_MS = 2_000;
@@ -49,12 +50,14 @@ export function isLastFeeder(batch: BatchRow): boolean {
 /**
  * Groups the current window may still top up in `batch`: one batch's worth per window; once that is used and the run
  * is finishing (its last window resolved), one more batch's worth for a batch it is the last feeder of
- * ({@link isLastFeeder}).
+ * ({@link isLastFeeder}). The non-dummy method: a batch's worth per ask, without end.
  */
 export function topUpRoom(d: Draft, batch: BatchRow): number {
   const step = d.run.windowsOpened > 0 ? d.steps[String(d.run.windowsOpened - 1)] : undefined;
   if (!step) return 0;
   const { batchSize } = d.run.config;
+  // non-dummy method: groups whose repeats share one reward never count, so the run supplies until the batch closes
+  if (collectionMethod(d) === "rollout_until_finish_enough_non_dummy_tasks") return batchSize;
   const used = step.topUpGroups ?? 0;
   if (used < batchSize) return batchSize - used;
   return d.run.phase === "finishing" && isLastFeeder(batch) ? Math.max(0, 2 * batchSize - used) : 0;

@@ -5,8 +5,8 @@
  */
 import type OpenAI from "openai";
 import type { AnthropicMessagesClient } from "./anthropic.ts";
-import { AbortCause, DEFAULT_SWARM, EpisodeAbortError, serverOfSwarm } from "../port/index.ts";
-import type { Task, WorkflowOutput } from "../protocol/index.ts";
+import { AbortCause, DEFAULT_SWARM, EpisodeAbortError, serverOfSwarm, type WeightSyncMetrics } from "../port/index.ts";
+import type { SampleCollectionMethod, Task, WorkflowOutput } from "../protocol/index.ts";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.ts";
 
 // the swarm-name rule lives in the port (the scheduler core reads it too); the SDK's names are unchanged
@@ -106,7 +106,18 @@ export interface RolloutFunction {
   readonly demo?: RolloutFunctionDemo;
   /** true when the function calls `ctx.sandbox()`: `ajet-edge dev` then gives its runs a `sandbox` block and starts the local sandbox server */
   readonly sandbox?: boolean;
+  /**
+   * the sample-collection method `ajet-edge dev` trains this function in (its job's `swarmModeSampleCollectionMethod`,
+   * spec §7.3), e.g. `rollout_until_all_clients_agree_sync_weight` for long agents; default the tasks method
+   */
+  readonly sampleCollectionMethod?: SampleCollectionMethod;
   run(task: Task, ctx: RolloutContext): Promise<RolloutResult>;
+  /**
+   * optional: called by the run once per server step as the engine enters WEIGHT_SYNCING (train runs), with the step
+   * (`global_step`) and the run's share of the batch being trained. Runs in the run's Durable Object, not in an
+   * episode: no `ctx`, no secrets. A throw or a call past 10 s is logged and never blocks training.
+   */
+  onWeightSync?(step: number, metrics: WeightSyncMetrics): Promise<void> | void;
 }
 
 /** Identity helper that types `task` and `ctx` (like citty's `defineCommand`). */
@@ -115,6 +126,7 @@ export function defineRolloutFunction<F extends RolloutFunction>(fn: F): F {
 }
 
 // the error a function throws to abort its episode, and the causes the project names (their home is src/port)
+export type { WeightSyncMetrics } from "../port/index.ts";
 export { AbortCause, EpisodeAbortError } from "../port/index.ts";
 
 /**

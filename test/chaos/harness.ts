@@ -301,6 +301,8 @@ export interface Scenario {
   timeoutMs?: number;
   /** the run is stopped on request (its verdict is finished/stopRequested) */
   stops?: boolean;
+  /** AgentJetJob options over the plan's (the engine is booted with them and every run's spec carries them) */
+  job?: Record<string, unknown>;
 }
 
 /**
@@ -414,10 +416,12 @@ export class ChaosStack {
     let view: RunView | null = null;
     let api: RunsApi | null = null;
     try {
+      if (s.job) Object.assign(plan.job, s.job);
       await bootEngine(emulator.url, plan.job);
       let worker = await this.worker();
       api = runsApi(worker.url, fetch, { token: worker.token });
       const spec = { ...runSpecFor(plan, [{ name: plan.swarmNames[0] ?? "default", url: emulator.url }]), ...(s.spec ?? {}), ...(s.function ? { function: s.function } : {}) } as Parameters<RunsApi["create"]>[0];
+      if (s.job) spec.job = { ...(spec.job ?? {}), ...s.job };
       for (let i = 0; i <= (s.alsoRuns ?? 0); i++) runIds.push((await api.create(spec)).runId);
       if (s.otherWorkerRuns) {
         const other = await this.otherWorker();

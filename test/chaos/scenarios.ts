@@ -150,6 +150,21 @@ export const SCENARIOS: Scenario[] = [
       ctx.note("stop requested while the engine was WEIGHT_SYNCING");
     },
   },
+  // issue 20 §3: two runs in the all-agree mode; the first is stopped mid-batch. It votes before it leaves, so the
+  // other run's syncs are never held by a listed client that will not agree (it would wait 600 s for it to age out)
+  {
+    name: "agree mode with a run stopped mid-batch",
+    job: { swarmModeSampleCollectionMethod: "rollout_until_all_clients_agree_sync_weight" },
+    argv: ["--function", "countdown", "--steps", "3", "--batch-size", "2", "--num-repeat", "2", "--seed", "17"],
+    alsoRuns: 1,
+    stops: true,
+    timeoutMs: 240_000,
+    async during(ctx) {
+      await ctx.untilEnded(3);
+      await ctx.api.stop(ctx.runId);
+      ctx.note("the first run was stopped after 3 ends, mid-batch");
+    },
+  },
   // ---- sandboxes (issue 21): in every row 0 sandboxes alive 60 s after their attempt is over, 0 sandbox failures
   // posted as rewards (the chaos function tries to), and the usual 0 lost / doubled / left claimed / stranded
   {

@@ -39,6 +39,8 @@ describe("e2e: Anthropic- and Responses-shaped agents through the Worker", () =>
 
   it("coding-agent (Anthropic SDK, streamed tool loop) trains 2 steps; calls on /v1/messages; transcript keeps content blocks and tool use", async () => {
     const r = await trainTwoSteps("coding-agent");
+    // the coding agent trains in the all-agree mode: its run voted for each sync (issue 20 §5)
+    expect(r.rig.emulator.emulator.engine.trainConfig?.sampleCollectionMethod).toBe("rollout_until_all_clients_agree_sync_weight");
     rig = r.rig;
     expect(r.status.stopReason).toBe("maxSteps");
     expect(r.calls.length).toBeGreaterThan(0);

@@ -4,11 +4,12 @@
  * steps and failures. `--watch` refreshes it (a TTY redraws the screen; otherwise a new block when it changed)
  * until the run finishes or Ctrl-C, and lists the in-flight episodes (`GET /runs/:id/dashboard`): age, time since
  * the server last saw LLM activity, LLM calls. Under the status: the learning signals per step and the run's
- * estimated cost (`GET /runs/:id/metrics`).
+ * estimated cost (`GET /runs/:id/metrics`). `--server-logs` adds each swarm server's verbose logs (spec §3.19).
  */
 import { setTimeout as delay } from "node:timers/promises";
 import type { Command } from "commander";
 import { z } from "zod";
+import { SwarmClient } from "../../client/index.ts";
 import { helpOf, parseFlags } from "../args.ts";
 import { CliError, jsonErrorDocument, type CliCommand } from "../command.ts";
 import { processIo, type DevIo } from "../dev/output.ts";
@@ -23,6 +24,7 @@ function defineStatusFlags(cmd: Command): void {
   cmd
     .option("--watch", "refresh until the run finishes (Ctrl-C to stop watching; the run goes on)")
     .option("--interval <seconds>", "seconds between refreshes with --watch (default 2)")
+    .option("--server-logs", "also show each swarm server's verbose logs (the engine's status lines of the last 30 s, GET /get_verbose_logs), read from this machine")
     .option("--json", "print the run's status view as one JSON document on stdout (with --watch: the last one; on failure {error, exitCode})");
 }
 
@@ -47,6 +49,23 @@ async function signalsBlock(api: RunsApi, runId: string): Promise<{ signals: str
   const metrics = await api.metrics(runId).catch(() => null);
   const table = metrics ? renderSignals(metrics) : "";
   return { signals: table ? `\n\nlearning signals:\n${table}` : "", cost: metrics?.cost ? `\n${table ? "" : "\n"}${renderCost(metrics.cost)}` : "" };
+}
+
+/**
+ * The verbose logs of each swarm server of the run (spec §3.19), read from this machine (5 s per server); a server this
+ * machine cannot reach gets one line saying so.
+ */
+async function serverLogsBlock(view: RunView, fetchFn: typeof fetch, nowMs: number): Promise<string> {
+  const blocks = await Promise.all(view.swarms.map(async (s) => {
+    try {
+      const entries = await new SwarmClient({ baseURL: s.url, fetch: fetchFn, logger: { info: () => {}, warn: () => {}, error: () => {} } }).getVerboseLogs({ timeoutMs: 5_000 });
+      const lines = entries.map((e) => `  ${Math.max(0, Math.round(nowMs / 1000 - e.timestamp))} s ago${e.tag ? ` [${e.tag}]` : ""} ${e.message}`);
+      return `server logs of ${s.name} (${s.url}):\n${lines.length ? lines.join("\n") : "  (none in the last 30 s)"}`;
+    } catch (err) {
+      return `server logs of ${s.name} (${s.url}): not readable from this machine (${err instanceof Error ? err.message : String(err)})`;
+    }
+  }));
+  return blocks.length ? `\n\n${blocks.join("\n")}` : "";
 }
 
 /**
@@ -78,7 +97,8 @@ export async function runStatusCommand(argv: string[], io: DevIo = processIo, en
       if (!json) {
         const rows = watch ? await inFlightOf(api, last) : [];
         const { signals, cost } = await signalsBlock(api, runId);
-        const text = `${renderRunStatus(last, io.now())}${signals}${cost}${inFlightBlock(rows)}`;
+        const logs = flags.values["serverLogs"] === true ? await serverLogsBlock(last, fetchFn, io.now()) : "";
+        const text = `${renderRunStatus(last, io.now())}${signals}${cost}${inFlightBlock(rows)}${logs}`;
         // a plain stream gets a new block only when something but the ages (and the cost, which grows with time) changed
         const key = `${renderRunStatus(last, last.createdAtMs)}${signals}${inFlightBlock(rows.map((r) => ({ ...r, ageSeconds: null, sinceLastLlmActivity: null })))}`;
         if (tty && watch) io.out(`${CLEAR_SCREEN}${text}\n`);

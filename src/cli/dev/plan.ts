@@ -4,6 +4,7 @@
  * emulator's answer key, the job, the `POST /runs` body (without the swarm URLs, known only once servers run) and
  * the progress targets. Pure except for reading the dataset file.
  */
+import type { SampleCollectionMethod } from "../../protocol/index.ts";
 import { swarmsOf, type RolloutFunction, type RolloutFunctionDemo } from "../../sdk/contract.ts";
 import { findProject, loadProjectFunctions } from "./project.ts";
 import type { AnswerKeyInput, PolicyOptions } from "../../emulator/index.ts";
@@ -37,7 +38,7 @@ export interface DevPlan {
   externalSwarms: SwarmArg[] | null;
   /** the run's engine policy: the Worker syncs the job and starts an OFFLINE engine (`start: "if-offline"`), or waits (`"never"`, `--no-start-engine`) */
   startEngine: boolean;
-  job: { batchSize: number; numRepeat: number; maxEnvWorker: number };
+  job: { batchSize: number; numRepeat: number; maxEnvWorker: number; swarmModeSampleCollectionMethod?: SampleCollectionMethod };
   /** the `POST /runs` body without `swarms` */
   run: Omit<RunRequestInput, "swarms">;
   datasets: DevDataset[];
@@ -242,8 +243,10 @@ export async function buildDevPlan(
   if (batchSize !== options.batchSize) datasets[0]!.label += ` (batch size ${batchSize}: a batch needs distinct tasks)`;
   const epochs = useDemo ? Math.max(1, Math.ceil(defaultTaskCount({ ...options, batchSize }) / Math.max(1, taskTotal))) : 1;
   const maxEnvWorker = useDemo ? Math.min(options.maxEnvWorker, batchSize * options.numRepeat) : options.maxEnvWorker;
-  const job = { batchSize, numRepeat: options.numRepeat, maxEnvWorker };
   const train = options.episodeType === "train";
+  // a function may name the method it trains in (the agree modes for long agents, issue 20 §5); eval runs keep the default
+  const method = train ? rolloutFunctions[options.function]?.sampleCollectionMethod : undefined;
+  const job = { batchSize, numRepeat: options.numRepeat, maxEnvWorker, ...(method ? { swarmModeSampleCollectionMethod: method } : {}) };
   // The local emulator answers in well under a second: poll it often. A real server keeps the defaults.
   const tuning = external ? {} : { statusPollWaitingMs: 300, statusPollRollingMs: 500 };
   return {

@@ -78,6 +78,8 @@ export function hostIssues(spec: RunRequest, policy: OutboundPolicy): Issue[] {
     const refused = d.url !== undefined && !d.url.startsWith("r2://") ? checkUrl(d.url, policy.allowed) : null;
     if (refused) issues.push(invalid(`datasets.${i}.url`, refused.message));
   });
+  const hook = spec.weightSyncWebhook !== undefined ? checkUrl(spec.weightSyncWebhook, policy.allowed) : null;
+  if (hook) issues.push(invalid("weightSyncWebhook", hook.message));
   return issues;
 }
 

@@ -9,7 +9,8 @@ import { AgentJetJob, AgentJetJobConfigError, JOB_OPTION_YAML_PATHS, type AgentJ
 import type { RunSpec } from "../../scheduler/index.ts";
 import type { Issue } from "./errors.ts";
 
-const BATCH_KEYS = ["batchSize", "numRepeat", "maxEnvWorker"] as const;
+/** the keys that decide how the server closes a batch: the run counts and votes by them (its core reads the options) */
+const BATCH_KEYS = ["batchSize", "numRepeat", "maxEnvWorker", "swarmModeSampleCollectionMethod"] as const;
 
 /** The job of a validated spec. @throws AgentJetJobConfigError naming the option or YAML key */
 export function runJob(spec: Pick<RunSpec, "job" | "batchSize" | "numRepeat" | "maxEnvWorker">): AgentJetJob {
@@ -18,7 +19,7 @@ export function runJob(spec: Pick<RunSpec, "job" | "batchSize" | "numRepeat" | "
 
 /**
  * Before the spec is parsed: a `job.baseYaml` that sets the batch keys (`ajet.data.train_batch_size`,
- * `ajet.rollout.num_repeat`, `ajet.rollout.max_env_worker`) supplies them when neither the top level nor a `job`
+ * `ajet.rollout.num_repeat`, `ajet.rollout.max_env_worker`, `ajet.swarm_mode_sample_collection_method`) supplies them when neither the top level nor a `job`
  * option does — the YAML is the source of truth, not the spec's defaults — and a top-level or option value that
  * disagrees with the YAML's is an issue. Anything else is left to the parse.
  * @returns the body to parse (a copy when changed) and the job's own issues (`job.<option>`), if any

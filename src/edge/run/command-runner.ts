@@ -1,10 +1,9 @@
 /**
- * @module edge/run/command-runner — carries out the scheduler core's commands for the `RolloutScheduler` Durable Object:
- * log lines, dispatches (queue messages), engine status polls (asked of the swarm server's object), aborts and
- * outbox resends, with the run's `SwarmClient` of each swarm (made on first use); the commands queued for the alarm,
- * and the alarm's sweep of claims nobody holds. What a command learns goes back to the core as an event through the
- * run's loop (`feed`, edge/run/run-loop.ts); the loop decides, this file owns the I/O, and which commands wait for the
- * alarm when an RPC decided ({@link CommandRunner.split}).
+ * @module edge/run/command-runner — carries out the core's commands for the `RolloutScheduler` Durable Object: log lines,
+ * dispatches, engine status polls (asked of the swarm server's object), aborts, outbox resends, the weight-sync vote and
+ * hooks (edge/run/sync-hooks), with the run's `SwarmClient` of each swarm (made on first use); the commands queued for
+ * the alarm, and the alarm's sweep of claims nobody holds. What a command learns goes back to the core as an event
+ * through the run's loop (`feed`, edge/run/run-loop.ts); the loop decides, this file owns the I/O ({@link CommandRunner.split}).
  */
 import { SwarmClient } from "../../client/index.ts";
 import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, sandboxField, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../../port/index.ts";
@@ -16,18 +15,16 @@ import { confirmDatasetChanges } from "./dataset-changes.ts";
 import { orphanClaims } from "./claim-sweep.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { RunLog } from "../ground/log.ts";
+import { runSyncCommand } from "./sync-hooks.ts";
 import type { RunMeta, SchedulerStorage } from "./storage.ts";
 
 /** Commands that call a swarm server and may take long (up to minutes): not run inside an episode-port RPC ({@link CommandRunner.split}). */
-const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox", "settleEnds"]);
+const SWARM_COMMANDS: ReadonlySet<SchedulerCommand["type"]> = new Set(["pollEngineStatus", "abortEpisodes", "resolveOutbox", "settleEnds", "agreeSyncWeight"]);
 /** How often an active run looks for its claims that nobody holds (claim-sweep.ts), ms. */
 const CLAIM_SWEEP_INTERVAL_MS = 5_000;
 /** How often the run log repeats that a swarm cannot be reached. */
 const UNREACHABLE_LOG_INTERVAL_MS = 60_000;
-/**
- * How long an unknown claim may be a consumer's not yet reported one, seconds: one-swarm consumers report right
- * after claiming; multi-swarm ones hold earlier claims while claiming the rest (claim budget 20 s, runEpisode).
- */
+/** How long an unknown claim may be a consumer's unreported one, s: multi-swarm ones claim the rest first (20 s budget, runEpisode). */
 const CLAIM_GRACE_SECONDS = { oneSwarm: 10, multiSwarm: 30 } as const;
 /** An unknown claim this close to the server's discard timeout is left to the janitor (claim-sweep.ts), seconds. */
 const JANITOR_MARGIN_SECONDS = 5;
@@ -142,6 +139,9 @@ export class CommandRunner {
         // resolved from the server's record: reported through the loop like an outbox resend (ledger, attempt row)
         for (const e of c.episodes) await this.host.report({ episodeKey: e.episodeKey, attempt: e.attempt, result: e.result, reward: e.reward, ...(e.cause ? { cause: e.cause } : {}) });
         return;
+      case "agreeSyncWeight":
+      case "weightSyncHook":
+        return runSyncCommand(c, { ...this.host, client: (swarm) => this.#client(swarm) }, inline);
       case "finishRun":
         this.host.storage.setSummary(c.summary); // the core logs "run finished" itself
         await this.sweepClaims(0); // nothing is in flight any more: any claim of this run left on a server is released

@@ -18,6 +18,7 @@ export function poolSeenOf(info: CurrentBatchRolloutPoolInformation): PoolSeen {
     completedTaskTarget: info.completed_task_target,
     episodeUuids: Object.values(info.completed_tasks_details).flat(),
     taskEpisodes: info.completed_tasks_details,
+    taskRewards: info.completed_tasks_rewards,
     runningTaskIds: Object.fromEntries(Object.entries(info.running_episode_details ?? {}).map(([uuid, d]) => [uuid, d["optional_task_id"] ?? ""])),
   };
 }

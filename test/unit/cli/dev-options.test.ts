@@ -94,6 +94,6 @@ describe("ajet-edge dev arguments", () => {
   it("main() names the commands after an unknown one and returns 2", async () => {
     const { code, errors } = await runMain(["deploy"]);
     expect(code).toBe(2);
-    expect(errors).toEqual(["ajet-edge: unknown command 'deploy'; commands: dev, run, runs, status, metrics, rescore, stop, dashboard, emulator, sandbox-server, init, new\nrun 'ajet-edge --help' for the commands"]);
+    expect(errors).toEqual(["ajet-edge: unknown command 'deploy'; commands: dev, run, runs, status, metrics, rescore, stop, sync-code, dashboard, emulator, sandbox-server, init, new\nrun 'ajet-edge --help' for the commands"]);
   });
 });

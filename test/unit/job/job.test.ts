@@ -51,6 +51,19 @@ const OPTIONS = {
   lr: 3e-5,
   ppoEpochs: 2,
   computeMadnessChecklist: ["nonsense"],
+  nnodes: 4,
+  tensorModelParallelSize: 8,
+  maxNumSeqs: 32,
+  ppoMaxTokenLenPerGpu: 32768,
+  ulyssesSequenceParallelSize: 2,
+  useKlLoss: false,
+  useKlInReward: true,
+  klPenaltyType: "low_var_kl",
+  totalTrainingSteps: 200,
+  valPrintToMarkdownFilePath: "val.md",
+  trainPrintToMarkdownFilePath: "train.md",
+  timelineCompareLevel: "token",
+  vllmToolParser: "qwen3_coder",
 } satisfies AgentJetJobOptions;
 
 describe("AgentJetJob defaults", () => {
@@ -111,6 +124,23 @@ describe("AgentJetJob defaults", () => {
     expect(JOB_OPTION_YAML_PATHS.numRepeat).toBe("ajet.rollout.num_repeat");
     expect(JOB_OPTION_YAML_PATHS.lr).toBe("ajet.trainer_common.optim.lr");
     expect(JOB_OPTION_YAML_PATHS.computeMadnessChecklist).toBe("ajet.rollout.compute_madness_checklist");
+  });
+
+  it("the newest kwargs (spec §10.2b): their YAML keys, nnodes > 1 switches the interchange to tcp, and an absent one stays out of the YAML", () => {
+    const tree = parse(new AgentJetJob(OPTIONS).toYaml());
+    expect(at(tree, "ajet.interchange_server.interchange_method")).toBe("tcp");
+    expect(at(tree, "ajet.context_tracker.timeline_merging_policy.timeline_compare_level")).toBe("token");
+    const plain = parse(new AgentJetJob().toYaml());
+    expect(at(plain, "ajet.interchange_server.interchange_method")).toBe("ipc");
+    expect(at(plain, "ajet.rollout.tensor_model_parallel_size")).toBeUndefined();
+    expect(at(plain, "ajet.rollout.vllm_tool_parser")).toBeUndefined();
+    expect(new AgentJetJob().values).toMatchObject({ maxNumSeqs: 64, useKlLoss: true, totalTrainingSteps: null });
+  });
+
+  it("refuses a bad newest kwarg with a named error", () => {
+    expect(() => new AgentJetJob({ klPenaltyType: "l2" as never })).toThrow(/Invalid AgentJetJob option `klPenaltyType` \(ajet.trainer_common.kl_penalty_type\).*Fix: one of "kl"/);
+    expect(() => new AgentJetJob({ tensorModelParallelSize: 0 })).toThrow(/`tensorModelParallelSize` \(ajet.rollout.tensor_model_parallel_size\)/);
+    expect(() => new AgentJetJob({ timelineCompareLevel: "bytes" as never })).toThrow(/timeline_compare_level/);
   });
 
   it("keeps the YAML value for undefined and null options (Python None)", () => {

@@ -126,9 +126,10 @@ describe("RunSpec validation names the field and the fix", () => {
     expect(issues.find((i) => i.path === "tuning.runLeaseSeconds")?.message).toContain("tuning.runLeaseSeconds 2000 must exceed 8 × discardEpisodeTimeoutSeconds 300 = 2400 s");
   });
 
-  it("rejects a sample collection method that would not close a batch after batchSize groups", () => {
-    const issues = issuesOf(specInput({ job: { swarmModeSampleCollectionMethod: "rollout_until_finish_enough_non_dummy_tasks" } }));
+  it("rejects a sample collection method the run cannot serve, naming why (the non-dummy method with groups of one)", () => {
+    const issues = issuesOf(specInput({ numRepeat: 1, job: { swarmModeSampleCollectionMethod: "rollout_until_finish_enough_non_dummy_tasks" } }));
     expect(issues[0]?.path).toBe("job.swarmModeSampleCollectionMethod");
+    expect(issues[0]?.message).toMatch(/needs numRepeat ≥ 2 \(got 1\)/);
   });
 });
 
