@@ -296,7 +296,7 @@ export class SwarmClient {
       episode_uuid: episodeUuid,
       workflow_output: { ...output, metadata: { ...output.metadata, task_id: taskId } },
       task_id: taskId,
-      declare_client_active: options.declareClientActive ?? true,
+      declare_client_active: options.declareClientActive ?? this.#options.declareClientActive ?? true,
     };
     try {
       const res = await this.#call("endEpisode", body, options);
@@ -313,7 +313,7 @@ export class SwarmClient {
 
   /**
    * `POST /abort_episode` with exactly the Python body (spec §3.10): reward 0.0, is_success null, empty metadata and
-   * log_metrics, `task_id: ""`, `declare_client_active: true`. Unlike Python, errors are thrown (typed) unless
+   * log_metrics, `task_id: ""`, `declare_client_active` (the client's default: true unless set). Unlike Python, errors are thrown (typed) unless
    * `quiet` (then logged, and false returned; the caller's abort is always thrown).
    * @returns the server's `success` (true also when the episode was unknown or the engine not rolling)
    */
@@ -328,7 +328,7 @@ export class SwarmClient {
           episode_uuid: episodeUuid,
           workflow_output: { reward: 0.0, is_success: null, metadata: {}, log_metrics: {} },
           task_id: "",
-          declare_client_active: options.declareClientActive ?? true,
+          declare_client_active: options.declareClientActive ?? this.#options.declareClientActive ?? true,
         },
         options,
       );

@@ -74,6 +74,12 @@ export interface SwarmClientOptions {
   sleep?: SleepFn;
   /** uniform [0, 1) for jitter; default `Math.random` */
   random?: () => number;
+  /**
+   * the `declare_client_active` every end and abort of this client sends unless the call overrides it; default true
+   * (the Python client's). False for a client that never votes `/agree_sync_weight` (an eval run): listed by the
+   * server, it would hold every other client's sync in the all-agree mode until it ages out (spec §3.10, §7.3)
+   */
+  declareClientActive?: boolean;
 }
 
 /** `GET /get_engine_status` in camelCase (spec §3.6). `status` is the wire string (tolerant: unknown kept). */
@@ -146,7 +152,7 @@ export interface BeginEpisodeOptions extends Omit<ClaimEpisodeOptions, "timeoutM
 
 /** Options of `endEpisode`. */
 export interface EndEpisodeOptions extends SwarmRequestOptions {
-  /** default true (newest servers; spec §2.8) */
+  /** default the client's `declareClientActive` (true unless set; newest servers; spec §2.8) */
   declareClientActive?: boolean;
   /**
    * Set when re-sending after an unknown outcome (a timeout or lost connection on a previous send). Then a
@@ -188,7 +194,7 @@ export type EndEpisodeResult =
 export interface AbortEpisodeOptions extends SwarmRequestOptions {
   /** log and return false instead of throwing (the Python client swallows every abort error, spec §3.10) */
   quiet?: boolean;
-  /** default true (spec §2.8; the Python client sends true) */
+  /** default the client's `declareClientActive` (true unless set; spec §2.8; the Python client sends true) */
   declareClientActive?: boolean;
 }
 

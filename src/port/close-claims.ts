@@ -22,6 +22,16 @@ export interface ClaimCloser {
   abortEpisode(episodeUuid: string, options: { quiet: true }): Promise<boolean>;
 }
 
+/**
+ * Whether a run's ends and aborts declare it an active client (`declare_client_active`, spec §3.9, §3.10): only a
+ * train run, the one that votes `/agree_sync_weight` in the agree modes (scheduler/sync-vote). An eval run never
+ * votes: listed by its aborts, it would hold every other client's sync in the all-agree mode until it ages out of
+ * the list (600 s, spec §7.3). The episode invocation and the run's object build their swarm clients with it.
+ */
+export function declaresClientActive(episodeType: "train" | "eval"): boolean {
+  return episodeType === "train";
+}
+
 /** One claimed server episode and the client that ends or aborts it. */
 export interface ClaimHandle {
   swarm: string;

@@ -11,6 +11,7 @@ import { bindSwarms, serverOfSwarm, swarmsOf } from "../sdk/contract.ts";
 import { CONSUMER_CLAIM_BUDGET_MS, endpoints, type Task } from "../protocol/index.ts";
 import {
   abortAll,
+  declaresClientActive,
   AbortCause,
   type ClaimAck,
   type DispatchRef,
@@ -142,7 +143,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     const headers = Object.fromEntries(target.swarms.map((name) => [name, gateway.headers[serverOfSwarm(name, msg.swarms)?.name ?? ""] ?? {}]));
     const clients = target.swarms.map((name) => ({
       name,
-      client: new SwarmClient({ baseURL: target.urls.get(name)!, clientUuid: msg.clientUuid, fetch: swarmFetch, logger: deps.log, headers: headers[name]! }),
+      client: new SwarmClient({ baseURL: target.urls.get(name)!, clientUuid: msg.clientUuid, fetch: swarmFetch, logger: deps.log, headers: headers[name]!, declareClientActive: declaresClientActive(msg.episodeType) }),
     }));
     const task: Task = msg.task ?? (await port.once((p) => p.getTask(msg.taskRef)));
     const claimed = await claim(msg, deps, clients, port);

@@ -6,7 +6,7 @@
  * through the run's loop (`feed`, edge/run/run-loop.ts); the loop decides, this file owns the I/O ({@link CommandRunner.split}).
  */
 import { SwarmClient } from "../../client/index.ts";
-import { AbortCause, abortAll, endAll, MAX_INLINE_TASK_BYTES, sandboxField, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../../port/index.ts";
+import { AbortCause, abortAll, declaresClientActive, endAll, MAX_INLINE_TASK_BYTES, sandboxField, type ClaimHandle, type EpisodeMessage, type ResultReport } from "../../port/index.ts";
 import { reclaimedBy, throttlePolicyFor, type ClaimRef, type EpisodeDispatch, type EpisodeResolve, type SchedulerCommand, type SchedulerEvent, type SchedulerState, type TopUpPlanRequest } from "../../scheduler/index.ts";
 import type { CurrentBatchRolloutPoolInformation } from "../../protocol/index.ts";
 import { serverOfSwarm } from "../../sdk/contract.ts";
@@ -279,7 +279,7 @@ export class CommandRunner {
     if (!server) throw new Error(`the run has no swarm server '${swarm}'`);
     const log = this.host.log;
     const logger = { info: () => {}, warn: (m: string, f?: Record<string, unknown>) => log("warn", m, f ?? {}), error: (m: string, f?: Record<string, unknown>) => log("error", m, f ?? {}) };
-    const client = new SwarmClient({ baseURL: server.url, clientUuid: meta.clientUuid, logger, ...(this.host.fetch ? { fetch: this.host.fetch } : {}), headers: this.host.gatewayHeaders?.(server.name) ?? {} });
+    const client = new SwarmClient({ baseURL: server.url, clientUuid: meta.clientUuid, logger, declareClientActive: declaresClientActive(meta.spec.episodeType), ...(this.host.fetch ? { fetch: this.host.fetch } : {}), headers: this.host.gatewayHeaders?.(server.name) ?? {} });
     this.#clients.set(swarm, client);
     return client;
   }
