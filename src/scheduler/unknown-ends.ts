@@ -9,6 +9,9 @@
  *    neither as completed nor as running (`running_episode_details`) → the server let it go without accepting it (the
  *    janitor reverted it): a proven non-acceptance, the repeat runs again;
  *  - the pool lists it as running → the server still holds it: the end is sent again (one at a time);
+ *  - the pool lists it neither way before {@link POOL_LAG_MS}, never having listed it running → no evidence (an
+ *    accepted end leaves the running list before the engine's push lists it completed): the end is still sent again
+ *    (a resend's "not found" means delivered, "not in claimed status" means reverted) and a later pool decides;
  *  - the engine restarted (a new engine epoch) → its batch is gone either way: the repeat runs again;
  *  - the batch closed (the engine at WEIGHT_SYNCING of the claim's step, or past it) with no pool verdict: the
  *    engine drains every claimed episode before it syncs, so the record was resolved by our end or by the janitor.
@@ -103,6 +106,13 @@ export function reconcileEnds(d: Draft, server: number, view: EngineView, pool: 
         settle(d, row, { result: "lost", cause: `${AbortCause.lost}:reverted`, reward, via: "pool" });
         continue;
       }
+      // Absent at the first sighting, inside the lag, is no evidence and is not recorded: `running_episode_details`
+      // is the server's live record, the completed uuids come with the engine's push (spec §3.13, §7.4), so an end
+      // the server accepted leaves the running list before it joins the completed one — and an end that closed the
+      // batch may never join it (the engine clears its map at the close). Such an end looks absent-and-not-completed
+      // until the lag has passed; from then on absence is proof (above). Gone after a running sighting is recorded:
+      // the server still held it after the end was reported unknown, so what let it go (a resend or the janitor) is
+      // not known, and a closed batch does not count it accepted (left unknown).
       if (running !== (unknown.lastSeen === "running")) d.patchEpisode(row.episodeKey, { endUnknown: { ...unknown, lastSeen: running ? "running" : "absent" } });
       continue;
     }

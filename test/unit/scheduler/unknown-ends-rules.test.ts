@@ -127,6 +127,36 @@ describe("the pool as evidence", () => {
     expect(h.row(d.episodeKey)).toBeUndefined();
   });
 
+  it("absent at the first sighting, inside the lag, is no evidence: the end is still sent again and a later absence after the lag proves it let go", () => {
+    const { h, d, unknown } = recordedEnd();
+    unknown(true);
+    seen(h, "ENGINE.ROLLING", 1, pool(1, [], [])); // neither running nor (yet) completed: an accepted end looks like this
+    expect(h.row(d.episodeKey)!.endUnknown!.lastSeen ?? null).toBeNull();
+    h.advance(UNKNOWN_RECHECK_MS);
+    expect(resendsOf(h)).toBe(1); // a resend's "not found" says delivered, "not in claimed status" says reverted
+    seen(h, "ENGINE.ROLLING", 1, pool(1, [], []));
+    expect(settlesOf(h)).toEqual([{ episodeKey: d.episodeKey, attempt: 1, result: "lost", cause: "lost:reverted", reward: 0.5 }]);
+  });
+
+  it("absent at the first sighting, inside the lag, then the batch closed: a send that reached is counted accepted (it may be the end that closed it)", () => {
+    const { h, d, unknown } = recordedEnd();
+    unknown(true);
+    seen(h, "ENGINE.ROLLING", 1, pool(1, [], []));
+    seen(h, "ENGINE.WEIGHT_SYNCING", 1);
+    expect(settlesOf(h)).toEqual([{ episodeKey: d.episodeKey, attempt: 1, result: "ended", reward: 0.5 }]);
+    expect(h.state.run.totals.endsInferred).toBe(1);
+  });
+
+  it("absent at the first sighting, inside the lag, then the batch closed: a send not known to have reached stays unknown (neither counted nor run again)", () => {
+    const { h, d, unknown } = recordedEnd();
+    unknown(false);
+    seen(h, "ENGINE.ROLLING", 1, pool(1, [], []));
+    seen(h, "ENGINE.WEIGHT_SYNCING", 1);
+    expect(settlesOf(h)).toEqual([]);
+    expect(h.state.run.totals).toMatchObject({ endsUnknown: 1, episodesEnded: 0 });
+    expect(h.row(d.episodeKey)).toBeUndefined();
+  });
+
   it("a batch still at its step and collecting (ROLLING_POST, no pool) is not closed: nothing inferred yet", () => {
     const { h, unknown } = recordedEnd();
     unknown(true);
