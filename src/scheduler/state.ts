@@ -12,8 +12,10 @@ import { initialEngineView, type EngineView } from "./engine-gate.ts";
 import { seedRng } from "./rng.ts";
 import { Map as ImmutableMap } from "immutable";
 import type { BatchRow, LandedEpisode, LandedRow, StoredBatchRow } from "./batch-rows.ts";
+import type { SyncVote, TopUpAsk } from "./server-asks.ts";
 
 export * from "./batch-rows.ts";
+export type { SyncVote, TopUpAsk } from "./server-asks.ts";
 
 /** created → running → (draining | finishing) → finished. */
 export type RunPhase = "created" | "running" | "draining" | "finishing" | "finished";
@@ -260,37 +262,6 @@ export interface RunRow {
   syncVotesAgreed?: number;
   /** the last server step whose WEIGHT_SYNCING the weight-sync hooks were called for; absent: none */
   weightSyncHookedStep?: number;
-}
-
-/** The run's vote for one batch's weight sync (agree modes, spec §3.14). */
-export interface SyncVote {
-  /** the batch voted for (`batchKeyOf` of the first server's engine epoch and step) */
-  batchKey: string;
-  step: number | null;
-  /** when the last vote was sent or answered, epoch ms */
-  atMs: number;
-  /** a vote is out and not answered yet */
-  pending: boolean;
-  /** the last answer: agreed (the server holds the vote until the sync), refused or failed (sent again), null before one */
-  answer: "agreed" | "refused" | "failed" | null;
-  /** votes sent for this batch */
-  sent: number;
-  /** groups opened to rejoin the server's active list after a "not in the active list" refusal */
-  rejoinGroups: number;
-  /** the last refusal said the run is not in the server's active list */
-  notListed?: boolean;
-  /** a draining run's leaving vote (it holds no one once answered) */
-  leaving?: boolean;
-}
-
-/** A top-up ask: the batch's step, the groups asked, when, and whether it went out / was answered. */
-export interface TopUpAsk {
-  step: number | null;
-  groups: number;
-  askedAtMs: number;
-  sent: boolean;
-  /** the groups granted, once answered */
-  granted: number | null;
 }
 
 /**
