@@ -118,6 +118,7 @@ export const SCENARIOS: Scenario[] = [
   { name: "two runs interleaved, maxParallel 8", argv: SHARED_ARGV, spec: { maxParallel: 8 }, alsoRuns: 1, timeoutMs: 300_000 },
   { name: "three runs interleaved, maxParallel 8", argv: SHARED_ARGV, spec: { maxParallel: 8 }, alsoRuns: 2, timeoutMs: 300_000 },
   { name: "two runs interleaved, maxParallel 32", argv: SHARED_ARGV, spec: { maxParallel: 32 }, alsoRuns: 1, timeoutMs: 300_000 },
+  { name: "three runs interleaved, maxParallel 32", argv: SHARED_ARGV, spec: { maxParallel: 32 }, alsoRuns: 2, timeoutMs: 300_000 },
   // every end's first answer is a 500 after the server accepted it: the resend is refused, the outcome comes from the
   // server's record (scheduler/unknown-ends), never re-run
   { name: "two runs interleaved, small", argv: SMALL_ARGV, spec: { maxParallel: 8 }, alsoRuns: 1 },
