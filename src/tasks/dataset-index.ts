@@ -332,16 +332,67 @@ export function parquetMetadata(where: string, file: AsyncBuffer): Promise<FileM
 }
 
 /**
+ * The total time budget of an index pass (the caps table's `inlineIndexSeconds` or `indexBudgetSeconds`): each of its
+ * reads already has its own bounds (first byte, idle); this bounds their sum.
+ */
+export interface IndexBudget {
+  /** epoch ms (of `now`) past which the pass fails */
+  deadlineAtMs: number;
+  /** the budget in seconds, as the message names it */
+  seconds: number;
+  /** the setting that sets it (e.g. `AJET_INDEX_BUDGET_SECONDS`), named in the message */
+  setting: string;
+  /** the clock (default Date.now; tests drive it) */
+  now?: () => number;
+}
+
+/**
+ * `file` with every slice bounded by `budget`: a slice asked for past the deadline, or not answered by it, fails
+ * with the DatasetSlowError of {@link parquetOverBudget} (the slice's read is then abandoned, its own bounds end it).
+ */
+function budgetedFile(where: string, file: AsyncBuffer, budget: IndexBudget): AsyncBuffer {
+  const now = budget.now ?? Date.now;
+  return {
+    byteLength: file.byteLength,
+    async slice(start: number, end?: number): Promise<ArrayBuffer> {
+      const left = budget.deadlineAtMs - now();
+      if (left <= 0) throw parquetOverBudget(where, budget);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(parquetOverBudget(where, budget)), left)));
+      try {
+        const bytes = await Promise.race([file.slice(start, end), late]);
+        if (now() > budget.deadlineAtMs) throw parquetOverBudget(where, budget);
+        return bytes;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** The error of a Parquet index pass past its budget: the file, the budget, its setting and the fix. */
+function parquetOverBudget(where: string, budget: IndexBudget): DatasetSlowError {
+  return new DatasetSlowError(
+    `Parquet dataset ${where}: its index pass took longer than its budget of ${budget.seconds} s (${budget.setting}); ` +
+      "serve the file from a faster host, or put it in R2 (r2://BUCKET/KEY)",
+  );
+}
+
+/**
  * Indexes a Parquet file one row group at a time (memory: one decoded row group): every row is checked with the
  * kind's field map (BigInt columns become numbers when safe, BC-58); accepted rows get an entry with their row
  * number. Row numbers are the ids' index (`<name>:<split>:<row>`); messages call them "line" = row + 1.
- * @throws DatasetLoadError for a file hyparquet cannot read, or more than `maxRows` accepted rows
+ * @param budget the pass's total time budget (none: only each read's own bounds)
+ * @throws DatasetLoadError for a file hyparquet cannot read, or more than `maxRows` accepted rows; DatasetSlowError
+ *   when the pass runs past `budget` (naming the file, the budget and its setting)
  */
-export async function indexParquet(where: string, file: AsyncBuffer, options: RowOptions, sink: IndexSink, limits: IndexLimits): Promise<IndexResult> {
+export async function indexParquet(where: string, given: AsyncBuffer, options: RowOptions, sink: IndexSink, limits: IndexLimits, budget?: IndexBudget): Promise<IndexResult> {
+  const file = budget ? budgetedFile(where, given, budget) : given;
   const metadata = await parquetMetadata(where, file);
   const w = new ChunkWriter(sink, limits);
   let start = 0;
   for (const group of metadata.row_groups) {
+    if (budget && (budget.now ?? Date.now)() > budget.deadlineAtMs) throw parquetOverBudget(where, budget);
     const end = start + Number(group.num_rows);
     if (end > start) {
       const rows = await parquetCall(where, () => parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end }));

@@ -9,7 +9,7 @@
  * It also starts *capture servers* (`POST {url}/captures` with `{redirectTo?}` → `{ url }`): a socket on 127.0.0.1
  * that records every request it receives (`GET <capture>/__captured` → `[{method, path, headers, body}]`, not
  * itself recorded) and answers 200 `{}` — or 302 to `redirectTo` — so the security tests can show that nothing
- * reached it.
+ * reached it; with `{body}` it answers 200 with that text whatever the Range (a dataset host without Range support).
  */
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
@@ -72,13 +72,14 @@ async function startWrapped(options: EmulatorOptions): Promise<{ url: string; se
   return { url, server, close: () => emu.close() };
 }
 
-/** A server that records whatever it receives (see the module doc). */
-async function startCapture(options: { redirectTo?: string }): Promise<{ url: string; server: Server; close(): void }> {
+/** A server that records whatever it receives (see the module doc); with `body`, it answers every request 200 with it, ignoring Range (a host without Range support). */
+async function startCapture(options: { redirectTo?: string; body?: string }): Promise<{ url: string; server: Server; close(): void }> {
   const seen: Array<{ method: string; path: string; headers: Record<string, string>; body: string }> = [];
   const { server, url } = await listen(async (req) => {
     const u = new URL(req.url);
     if (u.pathname === "/__captured") return json(seen);
     seen.push({ method: req.method, path: u.pathname + u.search, headers: Object.fromEntries(req.headers), body: await req.text() });
+    if (options.body !== undefined) return new Response(options.body, { status: 200, headers: { "content-type": "text/plain" } });
     return options.redirectTo ? new Response(null, { status: 302, headers: { location: options.redirectTo } }) : json({});
   });
   return { url, server, close: () => undefined };
@@ -89,7 +90,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const running: Array<{ server: Server; close(): void }> = [];
   const factory = await listen(async (req) => {
     if (req.method === "POST" && new URL(req.url).pathname === "/captures") {
-      const started = await startCapture((await req.json()) as { redirectTo?: string });
+      const started = await startCapture((await req.json()) as { redirectTo?: string; body?: string });
       running.push(started);
       return json({ url: started.url });
     }

@@ -91,6 +91,12 @@ export class CaptureServer {
     return new CaptureServer(((await res.json()) as { url: string }).url);
   }
 
+  /** A host that answers every request 200 with `body`, ignoring Range (python's `http.server`, as a dataset host). */
+  static async serving(body: string): Promise<CaptureServer> {
+    const res = await fetch(`${inject("emulatorFactoryUrl")}/captures`, { method: "POST", body: JSON.stringify({ body }) });
+    return new CaptureServer(((await res.json()) as { url: string }).url);
+  }
+
   /** host:port, as an `AJET_ALLOWED_HOSTS` entry */
   get host(): string {
     return new URL(this.url).host;

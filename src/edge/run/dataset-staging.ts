@@ -4,7 +4,8 @@
  * and read from there (docs/security-and-limits.md, "A host without Range support"). The copy streams (R2 multipart
  * upload, parts of {@link STAGE_PART_BYTES}: memory stays bounded), is bounded in size ({@link STAGE_MAX_BYTES}) and
  * time (the host's first-byte and idle bounds, the pass's budget), and reports its progress in bytes. Without an R2
- * binding the file stays refused, the message naming both fixes.
+ * binding the file stays refused, the message naming both fixes. The copy lives as long as its run: it is deleted when
+ * the run ends (finished, failed or stopped) or its creation fails ({@link dropStagedCopies}, best effort, logged).
  */
 import { DatasetLoadError, httpByteSource, type HostTiming } from "../../tasks/index.ts";
 import type { Issue } from "../ground/errors.ts";
@@ -24,11 +25,56 @@ export interface StagingBucket {
     complete(parts: { partNumber: number; etag: string }[]): Promise<unknown>;
     abort(): Promise<void>;
   }>;
+  /** one page of the keys under `prefix` (R2 `list`: at most 1000 keys, `cursor` while `truncated`) */
+  list(options: { prefix: string; cursor?: string }): Promise<{ objects: { key: string }[]; truncated: boolean; cursor?: string }>;
+  /** deletes these keys (R2 takes up to 1000 at once; a missing key is no error) */
+  delete(keys: string[]): Promise<void>;
+}
+
+/** The R2 key prefix of every copy a run made (`staged/<runId>/`). */
+export function stagedPrefix(runId: string): string {
+  return `staged/${runId}/`;
 }
 
 /** The R2 key a run's copy of dataset `name` is stored under. */
 export function stagedKey(runId: string, name: string): string {
-  return `staged/${runId}/${encodeURIComponent(name)}`;
+  return `${stagedPrefix(runId)}${encodeURIComponent(name)}`;
+}
+
+/** The most list pages {@link dropStagedCopies} deletes (a run has one copy per dataset: far fewer). */
+const DROP_MAX_PAGES = 100;
+
+/**
+ * Deletes every copy run `runId` made in the staging bucket (all keys under {@link stagedPrefix}): it lists the
+ * first page, deletes it and lists again (no cursor: deleted keys leave the listing), while the listing was truncated.
+ * @returns the number of objects deleted (0 when the run staged nothing)
+ * @throws whatever the bucket throws (callers run it best effort and log it: {@link dropStagedLater})
+ */
+export async function dropStagedCopies(bucket: StagingBucket, runId: string): Promise<number> {
+  let deleted = 0;
+  for (let pages = 0; pages < DROP_MAX_PAGES; pages++) {
+    const page = await bucket.list({ prefix: stagedPrefix(runId) });
+    const keys = page.objects.map((o) => o.key);
+    if (keys.length) await bucket.delete(keys);
+    deleted += keys.length;
+    if (!page.truncated || keys.length === 0) break;
+  }
+  return deleted;
+}
+
+/**
+ * Starts {@link dropStagedCopies} without waiting for it (a run's end never waits on R2): a failure is logged as a
+ * warning naming the prefix, which stays until deleted by hand or by an R2 lifecycle rule on `staged/`. No-op
+ * without a staging bucket. @returns the deletion's promise (never rejects), for callers and tests that wait
+ */
+export function dropStagedLater(bucket: StagingBucket | null, runId: string, log: (level: "info" | "warn", message: string) => void): Promise<void> {
+  if (!bucket) return Promise.resolve();
+  return dropStagedCopies(bucket, runId).then(
+    (n) => {
+      if (n > 0) log("info", `deleted the run's ${n} dataset cop${n === 1 ? "y" : "ies"} in R2 (${STAGING_BUCKET}/${stagedPrefix(runId)})`);
+    },
+    (err) => log("warn", `could not delete the run's dataset copies in R2 (${STAGING_BUCKET}/${stagedPrefix(runId)}): ${err instanceof Error ? err.message : String(err)}; delete them by hand or with an R2 lifecycle rule on staged/`),
+  );
 }
 
 /**

@@ -26,12 +26,13 @@ import {
   readJsonlTask,
   readParquetTask,
   type ByteSource,
+  type IndexBudget,
   type IndexResult,
   type R2BucketLike,
   type RejectedRow,
   withAnswerReaders,
 } from "../../tasks/index.ts";
-import { capsFrom } from "../ground/caps.ts";
+import { CAPS, capsFrom } from "../ground/caps.ts";
 import { DATASET_LIMIT_VARS, datasetBuckets, type DatasetLimits } from "../ground/dataset-limits.ts";
 import { bindingNamed, type Env } from "../ground/env.ts";
 import { STAGING_BUCKET, type StagingBucket } from "./dataset-staging.ts";
@@ -88,6 +89,16 @@ export function stagingBucket(env: Env): StagingBucket | null {
   return datasetBuckets(env).includes(STAGING_BUCKET) && typeof binding?.createMultipartUpload === "function" ? (binding as StagingBucket) : null;
 }
 
+/**
+ * The Parquet index pass's total budget (the same as the JSONL stream's: `deadlineAtMs`), named by its cap: the
+ * background pass's `indexBudgetSeconds` or the inline pass's `inlineIndexSeconds`. Undefined when unbounded.
+ */
+function indexBudget(env: Env, deadlineAtMs: number, background: boolean): IndexBudget | undefined {
+  if (!Number.isFinite(deadlineAtMs)) return undefined;
+  const cap = background ? "indexBudgetSeconds" : "inlineIndexSeconds";
+  return { deadlineAtMs, seconds: capsFrom(env)[cap], setting: CAPS[cap].var };
+}
+
 const readersOf = (plan: SourcePlan) => (plan.answerReaders ? { answerReaders: plan.answerReaders } : {});
 
 /** A task that could not be read: why, and whether its file changed under the run (then the run fails, never loops). */
@@ -140,7 +151,7 @@ export class RunDatasets {
       const bounds = { maxRowBytes: limits.maxRowBytes, maxRows: limits.maxDatasetRows, limitName: DATASET_LIMIT_VARS.maxDatasetRows };
       const found: IndexResult =
         plan.format === "parquet"
-          ? await indexParquet(plan.url, parquetFile(bytes, size, etag), plan.options, sink, bounds)
+          ? await indexParquet(plan.url, parquetFile(bytes, size, etag), plan.options, sink, bounds, indexBudget(this.env, deadlineAtMs, background))
           : await indexJsonl(await bytes.stream(etag, deadlineAtMs), plan.options, sink, bounds);
       prepared = { source: { type: "file", count: found.count, url: plan.url, format: plan.format, size, etag, options: plan.options, ...readersOf(plan), entryFields: INDEX_FIELDS }, rejected: found.rejected, samples: found.samples };
     }

@@ -23,7 +23,8 @@ import type { RunObjectRpc } from "./run-object-rpc.ts";
 import { runListing, runReport, type CreateRunInput, type CreateRunResult, type RunListing, type RunReport, type RunView } from "./run-views.ts";
 import { callObject } from "../ground/do-call.ts";
 import { sealSecrets } from "../ground/secrets-at-rest.ts";
-import { stageRunFiles } from "./dataset-staging.ts";
+import { dropStagedLater, stageRunFiles } from "./dataset-staging.ts";
+import { jsonLogger } from "../ground/log.ts";
 import { hostTiming, stagingBucket } from "./datasets.ts";
 
 /** The episode port's answer for a run this object does not hold: the consumer gives its claim back and acks. */
@@ -114,6 +115,7 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
         const { principal } = input;
         if (principal) await callObject(() => this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(input.runId));
       },
+      dropStaged: (runId) => void dropStagedLater(stagingBucket(this.env), runId, (level, message) => jsonLogger({ run: runId })[level](message)),
     };
   }
 

@@ -138,6 +138,13 @@ export interface IndexingHost {
   create(input: CreateRunInput, wanted: () => boolean): Promise<{ view: RunView | null; issues: Issue[] }>;
   /** gives the run's slot back to its token's quota (a creation that failed) */
   releaseQuota(input: CreateRunInput): Promise<void>;
+  /** starts deleting the run's copies in R2 (edge/run/dataset-staging `dropStagedLater`); never waited on, never throws */
+  dropStaged(runId: string): void;
+}
+
+/** Whether the creation copies a file into R2 first (a plan with `stageFrom`): its end has copies to delete. */
+function stagesFiles(input: CreateRunInput): boolean {
+  return Object.values(input.sources).some((s) => s.type === "file" && s.stageFrom !== undefined);
 }
 
 function backgroundThreshold(input: CreateRunInput, env: object): number {
@@ -189,8 +196,8 @@ export async function moveToBackground(input: CreateRunInput, host: IndexingHost
 
 /**
  * The alarm's part: runs a pending creation (the index pass and the checks after it). Problems, a stop meanwhile, or
- * an unexpected error end it: the run fails with them named, its dataset rows are forgotten, its quota slot freed.
- * Never throws.
+ * an unexpected error end it: the run fails with them named, its dataset rows and copies in R2 are forgotten, its
+ * quota slot freed. Never throws.
  */
 export async function finishPendingCreate(host: IndexingHost, now: () => number): Promise<void> {
   const pending = host.pending.get();
@@ -209,6 +216,8 @@ export async function finishPendingCreate(host: IndexingHost, now: () => number)
     host.clearDatasets();
     issues = [{ code: "invalid", path: "(datasets)", message: err instanceof Error ? err.message : String(err) }];
   }
+  // the run never starts: a copy made for it is of no use (a stop meanwhile may have come before the copy was done)
+  if (stagesFiles(pending.input)) host.dropStaged(pending.input.runId);
   if (!wanted()) return; // stopped meanwhile: the stop released the slot
   host.pending.fail(issues, now());
   await host.releaseQuota(pending.input).catch(() => undefined);
@@ -221,6 +230,8 @@ export async function stopPendingCreate(host: IndexingHost, nowMs: number): Prom
   if (!pending.failure) {
     host.pending.fail([], nowMs, true);
     await host.releaseQuota(pending.input).catch(() => undefined);
+    // a copy already made goes now; one still being made goes when the pass ends (finishPendingCreate)
+    if (stagesFiles(pending.input)) host.dropStaged(pending.input.runId);
   }
   return pendingRunView(host.pending.get()!, nowMs);
 }

@@ -24,6 +24,8 @@ import { unsealSecrets } from "../ground/secrets-at-rest.ts";
 import { StopWaiters } from "./stop-waiters.ts";
 import type { RunMeta } from "./storage.ts";
 import { callObject } from "../ground/do-call.ts";
+import { dropStagedLater, STAGING_BUCKET, stagedPrefix } from "./dataset-staging.ts";
+import { stagingBucket } from "./datasets.ts";
 import { meteredStorage, UsageCounter } from "./usage.ts";
 
 /** The run of one Durable Object instance and its loop. */
@@ -260,7 +262,10 @@ export class RunLoop {
     return EngineLink.of(this.env, this.#storage.kv, meta, (swarm) => this.gatewayHeaders()[swarm] ?? {});
   }
 
-  /** The run has finished: its secrets are deleted, its quota slot released, its swarm servers' objects left. */
+  /**
+   * The run has finished: its secrets are deleted, its quota slot released, its swarm servers' objects left, and its
+   * datasets' copies in R2 (edge/run/dataset-staging) deleted in the background (never awaited, a failure logged).
+   */
   async #finished(): Promise<void> {
     this.usage.add("otherDoRequests", this.#meta?.spec.swarms.length ?? 0);
     await this.#link?.leave();
@@ -271,6 +276,16 @@ export class RunLoop {
       this.usage.add("otherDoRequests");
       await callObject(() => this.env.RUN_QUOTA.get(this.env.RUN_QUOTA.idFromName(principal)).release(runId));
     }
+    if (this.#meta && this.#hasStagedCopies(this.#meta)) void dropStagedLater(stagingBucket(this.env), this.#meta.runId, (level, message) => this.log(level, message, {}));
     this.usage.flush();
+  }
+
+  /** Whether a dataset of the run is read from a copy it made in R2 (so its end has something to delete). */
+  #hasStagedCopies(meta: RunMeta): boolean {
+    const prefix = `r2://${STAGING_BUCKET}/${stagedPrefix(meta.runId)}`;
+    return meta.spec.datasets.some((d) => {
+      const source = this.parts.storage.source(d.name);
+      return source?.type === "file" && source.url.startsWith(prefix);
+    });
   }
 }

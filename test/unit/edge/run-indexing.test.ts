@@ -37,6 +37,7 @@ function host(files: { bytes: number; issues?: Issue[] }, create: IndexingHost["
       return create(i, wanted);
     },
     releaseQuota: async () => void calls.push("releaseQuota"),
+    dropStaged: (runId) => void calls.push(`dropStaged ${runId}`),
   };
   return h;
 }
@@ -101,5 +102,40 @@ describe("background indexing of large dataset files", () => {
     await finishPendingCreate(h, () => 9);
     expect(h.pending.get()?.failure?.message).toBe("the run's datasets could not be used: (datasets): storage exploded");
     expect(h.calls).toEqual(["wakeNow", "clearIndexes", "create", "clearDatasets", "releaseQuota"]);
+  });
+
+  it("a creation that copies a file into R2: the copy is dropped when the creation fails or is stopped, kept when the run starts", async () => {
+    const staged: CreateRunInput = { ...input, sources: { cd: { type: "file", url: "r2://DATASETS/staged/run-1/cd", format: "jsonl", options: {} as never, stageFrom: "http://127.0.0.1:8000/cd.jsonl" } } };
+    const ok = host({ bytes: 5000 });
+    await beginCreate(staged, ok, 5);
+    await finishPendingCreate(ok, () => 9);
+    expect(ok.calls).toEqual(["wakeNow", "clearIndexes", "create"]); // the run reads from its copy: kept until it ends
+
+    const bad = host({ bytes: 5000 }, async () => ({ view: null, issues: [{ code: "invalid", path: "datasets.0", message: 'dataset "cd" has no usable task' }] }));
+    await beginCreate(staged, bad, 5);
+    await finishPendingCreate(bad, () => 9);
+    expect(bad.calls).toEqual(["wakeNow", "clearIndexes", "create", "dropStaged run-1", "releaseQuota"]);
+
+    const thrown = host({ bytes: 5000 }, async () => {
+      throw new Error("storage exploded");
+    });
+    await beginCreate(staged, thrown, 5);
+    await finishPendingCreate(thrown, () => 9);
+    expect(thrown.calls).toContain("dropStaged run-1");
+
+    // stopped while the copy is made: dropped at the stop (a finished copy) and again when the pass ends (one finished after)
+    const stopped = host({ bytes: 5000 }, async () => {
+      await stopPendingCreate(stopped, 7);
+      return { view: null, issues: [] };
+    });
+    await beginCreate(staged, stopped, 5);
+    await finishPendingCreate(stopped, () => 9);
+    expect(stopped.calls).toEqual(["wakeNow", "clearIndexes", "create", "releaseQuota", "dropStaged run-1", "dropStaged run-1"]);
+
+    // a creation without copies never asks R2 for anything
+    const plain = host({ bytes: 5000 }, async () => ({ view: null, issues: [{ code: "invalid", path: "datasets.0", message: "x" }] }));
+    await beginCreate(input, plain, 5);
+    await finishPendingCreate(plain, () => 9);
+    expect(plain.calls.some((c) => c.startsWith("dropStaged"))).toBe(false);
   });
 });

@@ -4,11 +4,12 @@
  * does, and reading one task back from its entry gives the loader's task, id included.
  */
 import { parquetWriteBuffer } from "hyparquet-writer";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   chunkFromBytes,
   DatasetChangedError,
   DatasetLoadError,
+  DatasetSlowError,
   entryAt,
   LEGACY_INDEX_FIELDS,
   INDEX_FIELDS,
@@ -166,6 +167,48 @@ describe("indexParquet", () => {
     const read = await Promise.all(sink.entries().map((e) => readParquetTask("mem://gsm.parquet", file, metadata, e, GSM)));
     expect(read).toEqual(expected.tasks);
     expect(read[20]).toMatchObject({ task_id: "gsm8k:test:21", metadata: { level: 21, gold: "21" } });
+  });
+
+  it("has a total time budget (the clock driven here): past it the pass fails naming the file, the budget and its setting", async () => {
+    const rows = Array.from({ length: 25 }, (_, i) => ({ question: `q${i}`, answer: `#### ${i}` }));
+    const buffer = parquetWriteBuffer({ columnData: [{ name: "question", data: rows.map((r) => r.question), type: "STRING" }, { name: "answer", data: rows.map((r) => r.answer), type: "STRING" }], rowGroupSize: 5 });
+    const bytes = new Uint8Array(buffer);
+    let nowMs = 0;
+    let reads = 0;
+    // every ranged read takes 1 s of the driven clock (each within its own bounds; together past the budget)
+    const slow: ByteSource = { ...memorySource(bytes), read: async (offset, length) => ((nowMs += 1000), reads++, bytes.slice(offset, offset + length)) };
+    const budget = { deadlineAtMs: 3000, seconds: 3, setting: "AJET_INDEX_BUDGET_SECONDS", now: () => nowMs };
+    const err = await indexParquet("https://h/slow.parquet", parquetFile(slow, bytes.byteLength, null), GSM, memorySink(), LIMITS, budget).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DatasetSlowError);
+    expect((err as Error).message).toBe("Parquet dataset https://h/slow.parquet: its index pass took longer than its budget of 3 s (AJET_INDEX_BUDGET_SECONDS); serve the file from a faster host, or put it in R2 (r2://BUCKET/KEY)");
+    expect(reads).toBeLessThanOrEqual(4); // no read is asked for once the budget is spent
+
+    // the same file within an ample budget: every row
+    nowMs = 0;
+    const found = await indexParquet("https://h/slow.parquet", parquetFile(slow, bytes.byteLength, null), GSM, memorySink(), LIMITS, { ...budget, deadlineAtMs: 1_000_000 });
+    expect(found).toMatchObject({ count: 25, rejected: 0 });
+  });
+
+  it("a read that never answers fails the pass when the budget ends (timers driven, no real wait)", async () => {
+    const rows = Array.from({ length: 5 }, (_, i) => ({ question: `q${i}`, answer: `#### ${i}` }));
+    const bytes = new Uint8Array(parquetWriteBuffer({ columnData: [{ name: "question", data: rows.map((r) => r.question), type: "STRING" }, { name: "answer", data: rows.map((r) => r.answer), type: "STRING" }] }));
+    vi.useFakeTimers();
+    try {
+      const stalled: ByteSource = { ...memorySource(bytes), read: () => new Promise<Uint8Array>(() => undefined) };
+      const budget = { deadlineAtMs: Date.now() + 600_000, seconds: 600, setting: "AJET_INDEX_BUDGET_SECONDS" };
+      const pass = indexParquet("https://h/stalled.parquet", parquetFile(stalled, bytes.byteLength, null), GSM, memorySink(), LIMITS, budget).catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(599_000);
+      let settled = false;
+      void pass.then(() => (settled = true));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1_000);
+      const err = await pass;
+      expect(err).toBeInstanceOf(DatasetSlowError);
+      expect((err as Error).message).toMatch(/^Parquet dataset https:\/\/h\/stalled\.parquet: its index pass took longer than its budget of 600 s \(AJET_INDEX_BUDGET_SECONDS\)/);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("names the file when it is not Parquet", async () => {
