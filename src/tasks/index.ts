@@ -2,6 +2,7 @@
 export * from "./byte-source.ts";
 export * from "./countdown-generator.ts";
 export * from "./dataset-index.ts";
+export * from "./parquet-index.ts";
 export * from "./countdown-prompt.ts";
 export * from "./dataset-spec.ts";
 export * from "./field-maps.ts";
