@@ -24,6 +24,8 @@ import { listLocalSandboxes } from "../../src/sandbox/local-backend.ts";
 import { markedProcesses } from "../../src/sandbox/local-server/processes.ts";
 import { spawnSandboxServer, type SandboxServerProcess } from "../../src/sandbox/local-server/spawn.ts";
 import { SANDBOX_FAILURE_REWARD } from "./functions.ts";
+import { startChaosDatasetHost, type ChaosDatasetHost, type DatasetHostMode } from "./dataset-host.ts";
+import { CAPS, postRunsBoundSeconds } from "../../src/edge/ground/caps.ts";
 import { parseJournal, type JournalEvent } from "../../src/emulator/index.ts";
 import { AgentJetJob } from "../../src/job/index.ts";
 import type { RunSpecInput } from "../../src/scheduler/index.ts";
@@ -266,6 +268,8 @@ export interface ScenarioContext {
   sandboxServer: SandboxServerProcess;
   /** replaces the sandbox server (after a kill): same port, token and root, so it reaps what the killed one left */
   respawnSandboxServer(): Promise<SandboxServerProcess>;
+  /** the run's dataset host ({@link Scenario.datasetHost}), null when the run's dataset is inline */
+  datasetHost: ChaosDatasetHost | null;
   /** resolves once the run's ledger has at least `n` episodes (or the run finished) */
   untilEnded(n: number, timeoutMs?: number): Promise<void>;
   /** polls the run's status (every 250 ms) until `check` holds; false when it did not within `timeoutMs` */
@@ -297,6 +301,11 @@ export interface Scenario {
   sandboxes?: boolean;
   /** share of sandbox creates the sandbox server refuses during this scenario */
   sandboxCreateFailRate?: number;
+  /**
+   * the run's dataset is served by a misbehaving host on 127.0.0.1 (test/chaos/dataset-host): the row then also
+   * holds `POST /runs` to {@link datasetHostBounds}, and the run's start (or failure) too
+   */
+  datasetHost?: DatasetHostMode;
   during?(ctx: ScenarioContext): Promise<void>;
   timeoutMs?: number;
   /** the run is stopped on request (its verdict is finished/stopRequested) */
@@ -323,6 +332,22 @@ export const STALL_JANITOR_S = 10;
 export function stallBoundSeconds(s: Pick<Scenario, "faultWindowS">): number {
   return (s.faultWindowS ?? 0) + 3 * STALL_JANITOR_S;
 }
+
+/**
+ * The bounds of a dataset-host row, seconds (caps at their defaults, +10 s for a loaded 2-core machine): `POST /runs`
+ * answers within the caps' bound (edge/ground/caps `postRunsBoundSeconds`); a run in the background pass starts or
+ * fails within `startS` of that answer (a stalled host: the first-byte and idle timeouts; a trickling one: its file at
+ * 32 B/s, + 60 s); a changed dataset fails the run within `failS` of the swap (three confirmations after the
+ * dispatch back-off, as test/e2e/changed-dataset).
+ */
+export function datasetHostBounds(fileBytes: number): { postS: number; startS: number; failS: number } {
+  const postS = postRunsBoundSeconds({ firstByteSeconds: CAPS.firstByteSeconds.default, inlineIndexSeconds: CAPS.inlineIndexSeconds.default }, 1) + 10;
+  const stalledS = CAPS.firstByteSeconds.default * 2 + CAPS.idleSeconds.default + 30;
+  return { postS, startS: Math.max(stalledS, Math.ceil(fileBytes / 32) + 60), failS: 150 };
+}
+
+/** A note that makes a row dirty (run.ts, the fast test): a bound exceeded or an outcome the row does not allow. */
+export const DIRTY_NOTE = /^(BOUND|UNEXPECTED): /;
 
 const DEFAULT_ARGV = ["--function", "countdown", "--steps", "2", "--batch-size", "2", "--num-repeat", "2", "--seed", "3"];
 
@@ -415,6 +440,7 @@ export class ChaosStack {
     let restarts = 0;
     let view: RunView | null = null;
     let api: RunsApi | null = null;
+    const host = s.datasetHost ? await startChaosDatasetHost(s.datasetHost) : null;
     try {
       if (s.job) Object.assign(plan.job, s.job);
       await bootEngine(emulator.url, plan.job);
@@ -422,7 +448,11 @@ export class ChaosStack {
       api = runsApi(worker.url, fetch, { token: worker.token });
       const spec = { ...runSpecFor(plan, [{ name: plan.swarmNames[0] ?? "default", url: emulator.url }]), ...(s.spec ?? {}), ...(s.function ? { function: s.function } : {}) } as Parameters<RunsApi["create"]>[0];
       if (s.job) spec.job = { ...(spec.job ?? {}), ...s.job };
-      for (let i = 0; i <= (s.alsoRuns ?? 0); i++) runIds.push((await api.create(spec)).runId);
+      if (host) {
+        spec.datasets = [{ name: plan.datasets[0]?.entry.name ?? "countdown", kind: "countdown", url: host.url }] as typeof spec.datasets;
+        const created = await createBounded(api, spec, host, notes);
+        if (created) runIds.push(created);
+      } else for (let i = 0; i <= (s.alsoRuns ?? 0); i++) runIds.push((await api.create(spec)).runId);
       if (s.otherWorkerRuns) {
         const other = await this.otherWorker();
         otherApi = runsApi(other.url, fetch, { token: other.token });
@@ -452,6 +482,7 @@ export class ChaosStack {
           return worker;
         },
         sandboxServer: await this.sandboxServer(),
+        datasetHost: host,
         respawnSandboxServer: async () => {
           ctx.sandboxServer = await this.crashSandboxServer();
           return ctx.sandboxServer;
@@ -487,6 +518,7 @@ export class ChaosStack {
         if (outcome !== "finished") notes.push(`run (other Worker) did not finish in ${timeoutMs / 1000} s: ${outcome}`);
       }
       finishedAt = Date.now();
+      if (host && view) checkDatasetHostOutcome(s.datasetHost!, host, view, finishedAt, notes);
       // a moment for the finish sweep and the janitor-free releases to land
       await new Promise((r) => setTimeout(r, 500));
     } catch (err) {
@@ -495,6 +527,7 @@ export class ChaosStack {
     const rows: ChaosRow[] = [];
     const sandboxes = sampler ? await this.#sandboxFacts(finishedAt || Date.now(), api, runIds[0], journalFile, notes, sampler).finally(() => sampler.stop()) : undefined;
     if (s.sandboxCreateFailRate) await this.sandboxServer({ replace: true }).catch((err: unknown) => notes.push(`sandbox server restart: ${String(err)}`));
+    await host?.close();
     const events = parseJournal(readFileSync(journalFile, "utf8"));
     const buffer = await new SwarmClient({ baseURL: emulator.url, logger: SILENT }).getEpisodeBuffer().catch(() => []);
     const all = [...runIds.map((id) => ({ id, via: api })), ...otherIds.map((id) => ({ id, via: otherApi }))];
@@ -514,6 +547,8 @@ export class ChaosStack {
     await emulator.stop();
     if (!rows.length) rows.push(compare({ scenario: s.name, events, ledger: [], buffer, view: null, clientUuid: null, wallMs: Date.now() - started, notes }));
     const row = rows.length === 1 ? rows[0]! : mergeRows(rows);
+    // a dataset-host run is the emulator's only client: every claim still held is its own (its ledger may be empty)
+    if (host) row.leftClaimed = buffer.filter((r) => r.episode_status === "claimed").length;
     return sandboxes ? { ...row, sandboxes } : row;
   }
 
@@ -625,6 +660,48 @@ class SandboxSampler {
   stop(): void {
     clearInterval(this.#timer);
   }
+}
+
+/**
+ * `POST /runs` of a dataset-host row, timed against {@link datasetHostBounds}: a refusal (4xx) is an allowed outcome
+ * (noted, no run); a run in the background pass (`indexing`) is polled until it leaves it, timed too.
+ * @returns the run id, or null when refused
+ */
+async function createBounded(api: RunsApi, spec: Parameters<RunsApi["create"]>[0], host: ChaosDatasetHost, notes: string[]): Promise<string | null> {
+  const bounds = datasetHostBounds(host.bytes);
+  const t0 = Date.now();
+  const created = await api.create(spec).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+  const answerS = Math.round((Date.now() - t0) / 100) / 10;
+  if (answerS > bounds.postS) notes.push(`BOUND: POST /runs answered after ${answerS} s, more than its bound ${bounds.postS} s`);
+  if (created instanceof Error) {
+    notes.push(`POST /runs refused in ${answerS} s (bound ${bounds.postS} s): ${created.message.slice(0, 200)}`);
+    if (/\b5\d\d\b/.test(created.message)) notes.push("UNEXPECTED: a 5xx");
+    return null;
+  }
+  notes.push(`POST /runs answered 201 (${created.phase}) in ${answerS} s (bound ${bounds.postS} s)`);
+  if (created.phase === "indexing") {
+    const t1 = Date.now();
+    let v: RunView | null = created;
+    while (v?.phase === "indexing" && Date.now() - t1 < (bounds.startS + 30) * 1000) {
+      await new Promise((r) => setTimeout(r, 500));
+      v = await api.get(created.runId).catch(() => v);
+    }
+    const leftS = Math.round((Date.now() - t1) / 100) / 10;
+    notes.push(`the background pass ended in ${leftS} s (bound ${bounds.startS} s): ${v?.phase === "finished" ? `failed: ${v.failure?.slice(0, 160)}` : `the run started (${v?.phase})`}`);
+    if (leftS > bounds.startS) notes.push(`BOUND: the background pass took ${leftS} s, more than its bound ${bounds.startS} s`);
+  }
+  return created.runId;
+}
+
+/** What a dataset-host row's run must have done: a changed dataset fails it naming the dataset, within its bound. */
+function checkDatasetHostOutcome(mode: DatasetHostMode, host: ChaosDatasetHost, view: RunView, finishedAt: number, notes: string[]): void {
+  if (mode !== "changed") return;
+  const bounds = datasetHostBounds(host.bytes);
+  if (host.replacedAt === null) return void notes.push("UNEXPECTED: the dataset was never replaced (the run ended first)");
+  const failS = Math.round((finishedAt - host.replacedAt) / 100) / 10;
+  notes.push(`replaced mid-run; the run ended ${failS} s later (bound ${bounds.failS} s): ${view.stopReason} — ${view.failure?.slice(0, 160) ?? "no failure"}`);
+  if (view.stopReason !== "failed" || !/dataset "[^"]+" changed during the run/.test(view.failure ?? "")) notes.push("UNEXPECTED: the run did not fail naming the changed dataset");
+  if (failS > bounds.failS) notes.push(`BOUND: the run failed ${failS} s after the swap, more than its bound ${bounds.failS} s`);
 }
 
 /** Several runs of one scenario as one row: sums, the worst verdict. */

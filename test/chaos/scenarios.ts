@@ -231,12 +231,34 @@ export const SCENARIOS: Scenario[] = [
     sandboxes: true,
     spec: { sandbox: {}, discardEpisodeTimeoutSeconds: 4 },
   },
+  // ---- dataset hosts (issue 18): the run's dataset on a misbehaving 127.0.0.1 host (test/chaos/dataset-host); each
+  // run fails or starts within its bound (harness datasetHostBounds), with the usual 0 lost / doubled / left claimed /
+  // stranded
+  {
+    // rows of the same byte lengths behind the same weak ETag, swapped after 2 ends: the run fails naming the dataset
+    // (the per-row digest kept at index time), no row of the new file reaches a task
+    name: "dataset: changed mid-run",
+    datasetHost: "changed",
+    argv: ["--function", "countdown", "--steps", "10", "--batch-size", "2", "--num-repeat", "2", "--seed", "3"],
+    timeoutMs: 240_000,
+    async during(ctx) {
+      await ctx.untilEnded(2);
+      ctx.datasetHost?.replace();
+      const ended = await ctx.api.get(ctx.runId).then((v) => v.totals.episodesEnded, () => -1);
+      ctx.note(`the file was replaced after ${ended} ends (same byte lengths, same weak ETag)`);
+    },
+  },
+  // headers, then nothing: POST /runs is refused (400) or answers 201 indexing and the background pass fails the run
+  { name: "dataset: stalled host", datasetHost: "stalled", timeoutMs: 120_000 },
+  // 32 B/s for every body: the inline pass gives up, the background pass reads the file and the run starts (or fails
+  // within its bound); its row reads trickle too
+  { name: "dataset: trickling host", datasetHost: "trickling", timeoutMs: 300_000 },
 ];
 
 /** The quick scenarios `npm test` runs (each under a minute alone; the sharing rows about one on a loaded machine). */
 export const FAST: readonly string[] = [
   "end 500 after act", "claim answer lost", "LLM 429", "abort failing", "every first end 500 after act", "stop during WEIGHT_SYNCING",
-  "two runs interleaved, small", "batch-closing end answers dropped",
+  "two runs interleaved, small", "batch-closing end answers dropped", "dataset: changed mid-run", "dataset: stalled host",
 ];
 
 /** The quick sandbox scenarios `npm test` runs (test/e2e/sandbox-chaos.test.ts). */
