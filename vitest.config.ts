@@ -2,11 +2,12 @@
  * @module vitest.config — one root config, three projects (as Hono's runtime-tests):
  *  - `unit`: Node, no workerd, no sockets beyond 127.0.0.1; pure modules, emulator, client, CLI renderers.
  *  - `edge`: the Workers pool on wrangler.toml (Durable Object, queue consumer, hono app) inside workerd.
- *  - `e2e`:  Node; starts the emulator and the Worker in local workerd, runs whole rollouts.
+ *  - `e2e`:  Node; starts the emulator and the Worker in local workerd, runs whole rollouts; also the security
+ *    tests that need a fresh Worker of their own (`test/security/*.node.test.ts`: its memory, its time).
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 /** The package's public entries by name, as tsconfig.json `paths` maps them (wrangler's esbuild reads those). */
 const resolve = {
@@ -51,6 +52,8 @@ export default defineConfig({
         test: {
           name: "edge",
           include: ["test/edge/**/*.test.ts", "test/security/**/*.test.ts"],
+          // security tests that start their own local Worker from Node (`*.node.test.ts`) run in the e2e project
+          exclude: [...configDefaults.exclude, "test/security/**/*.node.test.ts"],
           // Node side: an emulator factory on 127.0.0.1 the Worker fetches (provides `emulatorFactoryUrl`)
           globalSetup: ["test/edge/global-setup.node.ts"],
           testTimeout: 30_000,
@@ -61,7 +64,7 @@ export default defineConfig({
         test: {
           name: "e2e",
           environment: "node",
-          include: ["test/e2e/**/*.test.ts"],
+          include: ["test/e2e/**/*.test.ts", "test/security/**/*.node.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 60_000,
           fileParallelism: false,

@@ -7,43 +7,14 @@
  * (201, phase `indexing`), which keeps its bounds: the silent host fails the run naming the dataset, the trickling
  * one delivers within the budget and the run starts. Every run gives its quota slot back (a limit of 1 in flight).
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { CAPS, postRunsBoundSeconds } from "../../src/edge/ground/caps.ts";
+import { startSlowHost, SLOW_FILE_ROWS, type SlowHost } from "../support/slow-host.ts";
 import { startRig, type E2eRig } from "./_support.ts";
-
-const ROW = `${JSON.stringify({ target: 10, nums: [1, 2, 3, 4] })}\n`;
-const FILE = ROW.repeat(40); // 1.4 KB
-
-/** The misbehaving host: `/stall` answers nothing, `/silent` sends its headers then nothing, `/trickle` 32 B/s. Ranged probes (`bytes=0-0`) of the last two answer at once. */
-async function startSlowHost(): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
-    const path = new URL(req.url ?? "/", "http://x").pathname;
-    if (path.startsWith("/stall")) return; // never answers
-    const probe = req.headers.range === "bytes=0-0";
-    if (probe) return void res.writeHead(206, { "content-range": `bytes 0-0/${FILE.length}`, "content-length": "1", etag: '"v1"' }).end(FILE.slice(0, 1));
-    res.writeHead(200, { "content-length": String(FILE.length), etag: '"v1"' });
-    if (path.startsWith("/silent")) return void res.flushHeaders();
-    let at = 0;
-    const timer = setInterval(() => {
-      if (at >= FILE.length || res.destroyed) return void clearInterval(timer);
-      res.write(FILE.slice(at, at + 32));
-      at += 32;
-    }, 1000);
-    res.on("close", () => clearInterval(timer));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
-  };
-}
 
 describe("e2e: a dataset host that stalls or trickles", () => {
   let rig: E2eRig | undefined;
-  let host: Awaited<ReturnType<typeof startSlowHost>> | undefined;
+  let host: SlowHost | undefined;
   afterAll(async () => {
     await rig?.session.close();
     await host?.close();
@@ -102,7 +73,7 @@ describe("e2e: a dataset host that stalls or trickles", () => {
     expect(trickle.body.phase).toBe("indexing");
     const started = await until(trickle.body.runId, (v) => v.phase !== "indexing", 150_000);
     expect(started.view.phase, started.view.failure).not.toBe("finished");
-    expect(started.view.datasets.cd).toMatchObject({ accepted: 40, rejected: 0 });
+    expect(started.view.datasets.cd).toMatchObject({ accepted: SLOW_FILE_ROWS, rejected: 0 });
     await fetch(`${url}/runs/${trickle.body.runId}/stop`, { method: "POST", headers });
     await until(trickle.body.runId, (v) => v.phase === "finished", 90_000);
 
