@@ -5,31 +5,12 @@
  * left, once); eval runs have no batches to plan.
  */
 import { describe, expect, it } from "vitest";
-import type { PollEngineStatus, PoolSeen } from "../../../src/scheduler/index.ts";
+import type { PollEngineStatus, } from "../../../src/scheduler/index.ts";
 import { TOP_UP_RETRY_MS } from "../../../src/scheduler/top-up-ask.ts";
+import { asksOf, landed, pool, seen, } from "./top-up-fixtures.ts";
 import { Harness, specInput } from "./harness.ts";
 
-const asksOf = (h: Harness) => h.commands.filter((c): c is PollEngineStatus => c.type === "pollEngineStatus" && c.plan?.ask !== undefined).map((c) => c.plan!.ask!);
 const pollsOf = (h: Harness) => h.commands.filter((c): c is PollEngineStatus => c.type === "pollEngineStatus");
-const uuids = (h: Harness) => Object.values(h.state.batches).flatMap((b) => [...b.episodes.keys()]);
-/** The pool of step 1 with a task target of `target`, listing our landed episodes (one task each), nothing running. */
-const pool = (h: Harness, target: number): PoolSeen => {
-  const ours = uuids(h);
-  return { globalStep: 1, completedTasks: ours.length, completedTaskTarget: target, episodeUuids: ours, taskEpisodes: Object.fromEntries(ours.map((u) => [`t-${u}`, [u]])), runningTaskIds: {} };
-};
-const seen = (h: Harness, p: PoolSeen, grant?: { step: number; groups: number }) =>
-  h.apply({ type: "engineStatusSeen", swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: 1, pool: p, ...(grant ? { topUpGrant: grant } : {}) });
-
-/** A 1-step run of 2 tasks (1 repeat) whose window landed at step 1, in a batch the pool says takes `target` tasks. */
-function landed(target: number) {
-  const h = new Harness(specInput({ batchSize: 2, numRepeat: 1, maxParallel: 4, maxSteps: 1 }));
-  h.answerTopUps = false;
-  h.start();
-  h.rolling(1);
-  for (const d of h.takeDispatches()) h.finishEpisode(d, 1, 1);
-  seen(h, pool(h, target));
-  return h;
-}
 
 describe("a grant", () => {
   it("opens no more groups than the batch still lacks, whatever the object granted", () => {

@@ -4,30 +4,9 @@
  * resolved), fills a shared batch mid-run with its next window, and never waits forever for a batch nobody fills.
  */
 import { describe, expect, it } from "vitest";
-import type { PollEngineStatus, PoolSeen } from "../../../src/scheduler/index.ts";
 import { TOP_UP_RETRY_MS, TOP_UP_STARVED_MS } from "../../../src/scheduler/top-up-ask.ts";
+import { asksOf, landed, pool, seen, } from "./top-up-fixtures.ts";
 import { Harness, specInput } from "./harness.ts";
-
-const asksOf = (h: Harness) => h.commands.filter((c): c is PollEngineStatus => c.type === "pollEngineStatus" && c.plan?.ask !== undefined).map((c) => c.plan!.ask!);
-const uuids = (h: Harness) => Object.values(h.state.batches).flatMap((b) => [...b.episodes.keys()]);
-/** The pool of step 1 with a task target of `target`, listing our landed episodes (one task each), nothing running. */
-const pool = (h: Harness, target: number, foreign: Record<string, string[]> = {}): PoolSeen => {
-  const ours = uuids(h);
-  return { globalStep: 1, completedTasks: ours.length + Object.keys(foreign).length, completedTaskTarget: target, episodeUuids: [...ours, ...Object.values(foreign).flat()], taskEpisodes: { ...Object.fromEntries(ours.map((u) => [`t-${u}`, [u]])), ...foreign }, runningTaskIds: {} };
-};
-const seen = (h: Harness, p: PoolSeen, grant?: { step: number; groups: number }) =>
-  h.apply({ type: "engineStatusSeen", swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: 1, pool: p, ...(grant ? { topUpGrant: grant } : {}) });
-
-/** A 1-step run of 2 tasks (1 repeat) whose window landed at step 1, in a batch the pool says takes `target` tasks. */
-function landed(target: number, maxSteps = 1) {
-  const h = new Harness(specInput({ batchSize: 2, numRepeat: 1, maxParallel: 4, maxSteps }));
-  h.answerTopUps = false;
-  h.start();
-  h.rolling(1);
-  for (const d of h.takeDispatches()) h.finishEpisode(d, 1, 1);
-  seen(h, pool(h, target));
-  return h;
-}
 
 describe("top-ups under the server object's grant", () => {
   it("the last window's batch lacks a task: the run asks with its pull and opens only what is granted; a refusal is asked again later", () => {
