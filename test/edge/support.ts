@@ -11,7 +11,7 @@ import type { EpisodeMessage } from "../../src/port/index.ts";
 import { RolloutScheduler } from "../../src/edge/run/rollout-scheduler.ts";
 import type { RunView } from "../../src/edge/run/run-views.ts";
 import type { SourcePlan } from "../../src/edge/run/datasets.ts";
-import { parseRunSpec, type EpisodeRow, type RunSpecInput } from "../../src/scheduler/index.ts";
+import { parseRunSpec, type EpisodeRow } from "../../src/scheduler/index.ts";
 import { loadDataset, type DatasetSpec } from "../../src/tasks/index.ts";
 import { AgentJetJob } from "../../src/job/index.ts";
 
@@ -107,21 +107,7 @@ export class CaptureServer {
   }
 }
 
-/** A run spec over inline Countdown tasks (`n` tasks, ids `cd:train:<i>`). */
-export function countdownSpec(swarmUrl: string, overrides: Partial<RunSpecInput> & Record<string, unknown> = {}): Record<string, unknown> {
-  const tasks = Array.from({ length: (overrides.taskCount as number | undefined) ?? 4 }, (_, i) => ({ target: 24, nums: [2, 3, 4], id: `t${i}` }));
-  const { taskCount: _ignored, ...rest } = overrides;
-  return {
-    swarms: [{ url: swarmUrl }],
-    datasets: [{ name: "cd", kind: "countdown", tasks }],
-    function: "countdown",
-    batchSize: 2,
-    numRepeat: 2,
-    maxEnvWorker: 4,
-    discardEpisodeTimeoutSeconds: 60,
-    ...rest,
-  };
-}
+export { countdownSpec } from "../support/specs.ts";
 
 /** The `Authorization` header of the edge pool's API token (vitest.config.ts binds `AJET_API_TOKEN`). */
 export function authHeaders(token: string = env.AJET_API_TOKEN ?? ""): Record<string, string> {

@@ -15,6 +15,7 @@ import { AUTH_LOCK_SECONDS } from "../../src/edge/api/auth-throttle.ts";
 import { CAPS, postRunsBoundSeconds } from "../../src/edge/ground/caps.ts";
 import { processMemoryMiB, workerdPids } from "../support/process-memory.ts";
 import { startSlowHost, type SlowHost } from "../support/slow-host.ts";
+import { countdownSpec } from "../support/specs.ts";
 
 /** Each workerd process's peak resident memory over its life, MiB (the issue's bound). */
 const WORKERD_PEAK_BOUND_MIB = 256;
@@ -36,15 +37,7 @@ const FAILURES_PER_PERIOD = 20;
 
 const DEAD_SWARM = "http://127.0.0.1:9";
 const tasks = Array.from({ length: 4 }, (_, i) => ({ target: 24, nums: [2, 3, 4], id: `t${i}` }));
-const BASE: Record<string, unknown> = {
-  swarms: [{ url: DEAD_SWARM }],
-  datasets: [{ name: "cd", kind: "countdown", tasks }],
-  function: "countdown",
-  batchSize: 2,
-  numRepeat: 2,
-  maxEnvWorker: 4,
-  discardEpisodeTimeoutSeconds: 60,
-};
+const BASE = countdownSpec(DEAD_SWARM);
 const secondDataset = (weight: number) => ({ name: "b", kind: "countdown", generate: { count: 4, seed: 1 }, weight });
 
 let worker: LocalWorker | undefined;
