@@ -127,6 +127,22 @@ describe("the queue consumer", () => {
     expect((await emu.requests()).filter((r) => r.path === "/claim_episode")).toHaveLength(1);
   });
 
+  it("a read-only Worker (AJET_READ_ONLY) runs nothing: the message is acked before any claim, the run's episode stays queued and runs when delivered to a live Worker", async () => {
+    const { emu, run } = await setup();
+    const msg = run.sent[0]!;
+    const before = (await run.rows())[msg.episodeKey];
+    const seen = (await emu.requests()).length; // the boot's and the run's own requests
+    expect(await deliver([msg], 1, { AJET_READ_ONLY: "1" })).toEqual({ acked: ["m0-1"], retried: [] });
+    expect((await emu.requests()).slice(seen)).toEqual([]); // not a claim, not an LLM call: nothing reached the server
+    expect((await run.rows())[msg.episodeKey]).toEqual(before);
+    expect((await status(run)).episodes.running).toBe(0);
+    // the same message on a live Worker is a first delivery: it claims and ends once
+    expect(await deliver([msg], 2)).toEqual({ acked: ["m0-2"], retried: [] });
+    const all = await emu.requests();
+    expect(all.filter((r) => r.path === "/claim_episode")).toHaveLength(1);
+    expect(all.filter((r) => r.path === "/end_episode" && r.status === 200)).toHaveLength(1);
+  });
+
   it("a message of a run that does not exist claims nothing and ends nothing (its start report is answered unknown)", async () => {
     const { emu, run } = await setup();
     const orphan = { ...run.sent[0]!, runId: "run-that-was-never-created" };

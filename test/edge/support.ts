@@ -8,6 +8,7 @@ import worker from "./worker-under-test.ts";
 import { inject } from "vitest";
 import { normalizeServerUrl, SwarmClient, type SwarmClientOptions } from "../../src/client/index.ts";
 import type { EpisodeMessage } from "../../src/port/index.ts";
+import type { Env } from "../../src/edge/ground/env.ts";
 import { RolloutScheduler } from "../../src/edge/run/rollout-scheduler.ts";
 import type { RunView } from "../../src/edge/run/run-views.ts";
 import type { SourcePlan } from "../../src/edge/run/datasets.ts";
@@ -300,10 +301,10 @@ export async function withFailingWrites<R>(state: DurableObjectState, prefix: st
 }
 
 /** Delivers `messages` to this Worker's queue handler as one batch; @returns the explicit acks and retries. */
-export async function deliver(messages: readonly EpisodeMessage[], attempts = 1): Promise<{ acked: string[]; retried: string[] }> {
+export async function deliver(messages: readonly EpisodeMessage[], attempts = 1, vars: Partial<Env> = {}): Promise<{ acked: string[]; retried: string[] }> {
   const batch = createMessageBatch("ajet-episodes", messages.map((body, i) => ({ id: `m${i}-${attempts}`, timestamp: new Date(), attempts, body })));
   const ctx = createExecutionContext();
-  await worker.queue(batch as MessageBatch<unknown>, env);
+  await worker.queue(batch as MessageBatch<unknown>, { ...env, ...vars });
   const result = await getQueueResult(batch, ctx);
   return { acked: result.explicitAcks as string[], retried: result.retryMessages.map((m: { msgId: string }) => m.msgId) };
 }

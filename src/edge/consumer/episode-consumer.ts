@@ -10,7 +10,7 @@ import type { RolloutFunction } from "../../sdk/contract.ts";
 import { runEpisode, type EpisodeRunResult } from "../../runtime/episode-runner.ts";
 import { ConnectionLimiter, SubrequestBudget } from "../../runtime/limits.ts";
 import { EpisodeMessage, type SandboxLedgerPort, type SchedulerPort } from "../../port/index.ts";
-import type { Env } from "../ground/env.ts";
+import { isReadOnly, type Env } from "../ground/env.ts";
 // the global fetch fenced by episode key: a function's own client (fromAgentRun) goes through its episode's guards
 import { keyFence } from "../ground/fence.ts";
 import { jsonLogger } from "../ground/log.ts";
@@ -91,7 +91,9 @@ export const MESSAGE_RETRY_DELAY_SECONDS = 2;
 
 /**
  * Runs the episode of one message body: a malformed body is dropped (logged, never retried forever); a retry is
- * asked for only when nothing reached the server yet and the scheduler could not be told. Never throws.
+ * asked for only when nothing reached the server yet and the scheduler could not be told. A read-only Worker
+ * (`AJET_READ_ONLY`, a stored state reopened to be looked at) runs nothing: the message is dropped before any claim,
+ * and the run's dispatch lease brings the episode back when the run runs again. Never throws.
  */
 export async function runEpisodeMessage(
   body: unknown,
@@ -108,6 +110,10 @@ export async function runEpisodeMessage(
   }
   const msg = parsed.data;
   const log = jsonLogger({ run: msg.runId, episode: msg.episodeKey, attempt: msg.attempt, task: msg.taskId });
+  if (isReadOnly(env)) {
+    log.info("read-only Worker (AJET_READ_ONLY): episode not run; the run dispatches it again when it runs again");
+    return { kind: "ack" };
+  }
   let result: EpisodeRunResult;
   const port = schedulerPort(env, msg.runId);
   try {
