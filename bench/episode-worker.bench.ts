@@ -46,8 +46,19 @@ export interface EpisodeWorkerResult {
   main: BundleSize;
   /** fresh workerd processes: first-request time minus a plain request's, ms */
   coldStartMs: { median: number; samples: number[] };
-  /** process CPU per episode with a function that returns at once, ms */
-  cpuPerEpisodeMs: { p50: number; p99: number; episodes: number };
+  /**
+   * CPU per episode with a function that returns at once, ms: `total` is the process's (runtime + the in-process
+   * emulator answering it: an upper bound); `runtime` leaves out the CPU spent inside the emulator's handler (the
+   * server's share, on another machine when deployed), so it is the runtime's own JS: claim, status, outcome, end,
+   * reports. Node's HTTP client is not in either (the emulator is called in process), as workerd's fetch is native.
+   */
+  cpuPerEpisodeMs: { total: CpuPercentiles; runtime: CpuPercentiles; episodes: number };
+}
+
+/** p50 and p99 of CPU per episode, ms. */
+export interface CpuPercentiles {
+  p50: number;
+  p99: number;
 }
 
 const kib = (bytes: number) => Math.round((bytes / 1024) * 10) / 10;
@@ -110,10 +121,20 @@ async function coldStart(script: string, samples = 5): Promise<{ median: number;
 }
 
 /** CPU per episode (claim, status, outcome, end, reports) with a function that returns at once. */
-async function cpuPerEpisode(episodes = 300): Promise<{ p50: number; p99: number; episodes: number }> {
+async function cpuPerEpisode(episodes = 300): Promise<EpisodeWorkerResult["cpuPerEpisodeMs"]> {
   const tasks = generateCountdownTasks({ count: 64, seed: 5 });
   const emulator = createEmulator({ profile: "fast", seed: 5, timings: { llmLatency: { kind: "fixed", ms: 0 } } });
-  const fetch = async (input: string | URL | Request, init?: RequestInit) => emulator.app.fetch(new Request(input, init));
+  // CPU spent inside the emulator's handler, µs (episodes run one at a time, so nothing else runs meanwhile but timers)
+  let serverMicros = 0;
+  const fetch = async (input: string | URL | Request, init?: RequestInit) => {
+    const before = process.cpuUsage();
+    try {
+      return await emulator.app.fetch(new Request(input, init));
+    } finally {
+      const used = process.cpuUsage(before);
+      serverMicros += used.user + used.system;
+    }
+  };
   const url = "http://127.0.0.1:10086";
   const silent = { debug() {}, info() {}, warn() {}, error() {} };
   const applied = async () => ({ status: "applied" as const });
@@ -123,6 +144,7 @@ async function cpuPerEpisode(episodes = 300): Promise<{ p50: number; p99: number
     const client = new SwarmClient({ baseURL: url, fetch, logger: silent });
     await client.autoSyncTrainConfigAndStartEngine(new AgentJetJob({ batchSize: 4096, numRepeat: 1, maxEnvWorker: 64 }));
     const cpu: number[] = [];
+    const own: number[] = [];
     for (let n = 0; n < episodes; n++) {
       const task = tasks[n % tasks.length]!;
       const msg: EpisodeMessage = {
@@ -131,16 +153,24 @@ async function cpuPerEpisode(episodes = 300): Promise<{ p50: number; p99: number
         taskId: task.task_id, task, taskRef: { source: "bench", taskIndex: n }, leaseDeadlineAtMs: Date.now() + 600_000, model: "bench",
       };
       const before = process.cpuUsage();
+      serverMicros = 0;
       const r = await runEpisode(msg, {
         port, functions: { noop }, fetch, limiter: new ConnectionLimiter(), budget: new SubrequestBudget(100_000),
         now: () => Date.now(), sleep: realSleep, random: Math.random, log: silent, secrets: {},
       });
       const used = process.cpuUsage(before);
-      if (r.kind === "reported") cpu.push((used.user + used.system) / 1000);
+      if (r.kind === "reported") {
+        cpu.push((used.user + used.system) / 1000);
+        own.push((used.user + used.system - serverMicros) / 1000);
+      }
     }
-    const sorted = cpu.slice(20).sort((a, b) => a - b); // the first 20 warm the JIT, as an isolate's first episodes do
-    const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 100) / 100;
-    return { p50: at(0.5), p99: at(0.99), episodes: sorted.length };
+    // the first 20 warm the JIT, as an isolate's first episodes do
+    const percentiles = (xs: number[]): CpuPercentiles => {
+      const sorted = xs.slice(20).sort((a, b) => a - b);
+      const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 100) / 100;
+      return { p50: at(0.5), p99: at(0.99) };
+    };
+    return { total: percentiles(cpu), runtime: percentiles(own), episodes: Math.max(0, cpu.length - 20) };
   } finally {
     emulator.close();
   }
@@ -160,7 +190,7 @@ export async function measureEpisodeWorker(): Promise<EpisodeWorkerResult> {
 
 /** True when the bundle and the CPU per episode are within issue 23's targets. */
 export function metEpisodeWorkerTargets(r: EpisodeWorkerResult): boolean {
-  return r.episode.gzipKiB < EPISODE_WORKER_TARGETS.gzipKiB && r.cpuPerEpisodeMs.p50 < EPISODE_WORKER_TARGETS.cpuMsPerEpisode;
+  return r.episode.gzipKiB < EPISODE_WORKER_TARGETS.gzipKiB && r.cpuPerEpisodeMs.runtime.p50 < EPISODE_WORKER_TARGETS.cpuMsPerEpisode;
 }
 
 /** The printed lines. */
@@ -170,6 +200,6 @@ export function formatEpisodeWorker(r: EpisodeWorkerResult): string[] {
     `episode Worker bundle: ${r.episode.rawKiB} KiB raw, ${r.episode.gzipKiB} KiB gzipped (target < ${EPISODE_WORKER_TARGETS.gzipKiB}); minified shares: ${shares}`,
     `main Worker bundle (API, dashboard, objects): ${r.main.rawKiB} KiB raw, ${r.main.gzipKiB} KiB gzipped`,
     `episode Worker cold start in workerd (compile + evaluate on first import): median ${r.coldStartMs.median} ms over ${r.coldStartMs.samples.length} fresh processes (${r.coldStartMs.samples.join(", ")})`,
-    `CPU per episode beyond the function (Node, runtime + in-process emulator, upper bound): p50 ${r.cpuPerEpisodeMs.p50} ms, p99 ${r.cpuPerEpisodeMs.p99} ms over ${r.cpuPerEpisodeMs.episodes} episodes (target < ${EPISODE_WORKER_TARGETS.cpuMsPerEpisode} ms)`,
+    `CPU per episode beyond the function (Node V8), the runtime's own: p50 ${r.cpuPerEpisodeMs.runtime.p50} ms, p99 ${r.cpuPerEpisodeMs.runtime.p99} ms (target < ${EPISODE_WORKER_TARGETS.cpuMsPerEpisode} ms); with the in-process emulator's handling (upper bound): p50 ${r.cpuPerEpisodeMs.total.p50} ms, p99 ${r.cpuPerEpisodeMs.total.p99} ms; over ${r.cpuPerEpisodeMs.episodes} episodes`,
   ];
 }
