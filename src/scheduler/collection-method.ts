@@ -39,7 +39,7 @@ export function learnServerMethod(d: Pick<Draft, "run" | "log">, raw: string): v
   const own = config.sampleCollectionMethod ?? "rollout_until_finish_enough_tasks";
   d.run.serverMethod = method;
   if (method === own) return;
-  d.log("warn", `the swarm server's engine collects samples by ${method}, not by ${own} as this run's job.swarmModeSampleCollectionMethod says: the run follows the server${isAgreeMethod(method) ? " and votes for each weight sync once its share of the batch is done" : ""}`, {
+  d.log("warn", `the swarm server's engine collects samples by ${method}, not by ${own} as this run's job.swarmModeSampleCollectionMethod says: the run follows the server${isAgreeMethod(method) ? " and votes for each weight sync once its share of the batch is done" : ""} (set job.swarmModeSampleCollectionMethod to ${method} to match it)`, {
     server: method, job: own,
   });
 }
