@@ -20,9 +20,14 @@ import { SampleCollectionMethod } from "../protocol/index.ts";
 import type { Draft } from "./draft.ts";
 import type { BatchRow, LandedEpisode } from "./state.ts";
 
-/** The run's sample-collection method: its server's when seen, else its job's (a config stored before the field: the tasks method). */
+/** The run's sample-collection method: its server's when seen, else its job's. */
 export function collectionMethod(d: Pick<Draft, "run">): SampleCollectionMethod {
-  return d.run.serverMethod ?? d.run.config.sampleCollectionMethod ?? "rollout_until_finish_enough_tasks";
+  return d.run.serverMethod ?? jobMethod(d.run.config);
+}
+
+/** The method the run's job names (a config stored before the field: the tasks method). */
+export function jobMethod(config: Pick<Draft["run"]["config"], "sampleCollectionMethod">): SampleCollectionMethod {
+  return config.sampleCollectionMethod ?? "rollout_until_finish_enough_tasks";
 }
 
 /**
@@ -36,7 +41,7 @@ export function learnServerMethod(d: Pick<Draft, "run" | "log">, raw: string): v
   const parsed = SampleCollectionMethod.safeParse(raw);
   const method = parsed.success ? parsed.data : "rollout_until_finish_enough_tasks";
   if (d.run.serverMethod === method) return;
-  const own = config.sampleCollectionMethod ?? "rollout_until_finish_enough_tasks";
+  const own = jobMethod(config);
   d.run.serverMethod = method;
   if (method === own) return;
   d.log("warn", `the swarm server's engine collects samples by ${method}, not by ${own} as this run's job.swarmModeSampleCollectionMethod says: the run follows the server${isAgreeMethod(method) ? " and votes for each weight sync once its share of the batch is done" : ""} (set job.swarmModeSampleCollectionMethod to ${method} to match it)`, {

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { parseRunSpec, runStatus, type AgreeSyncWeight, type FinishRun } from "../../../src/scheduler/index.ts";
 import { AGREE_RETRY_MS } from "../../../src/scheduler/sync-vote.ts";
+import { jobMethod } from "../../../src/scheduler/collection-method.ts";
 import { ServerText } from "../../../src/protocol/index.ts";
 import { Harness, specInput } from "./harness.ts";
 
@@ -156,7 +157,9 @@ describe("the server's method rules over the job's (scheduler/collection-method)
       const h = agreeRun(ALL, { maxSteps: 1 });
       seen(h, raw);
       expect(h.state.run.serverMethod).toBe(TASKS);
-      expect((warnings(h)[0] as { message: string }).message).not.toMatch(/votes/);
+      expect((warnings(h)[0] as { message: string }).message).toBe(
+        `the swarm server's engine collects samples by ${TASKS}, not by ${ALL} as this run's job.swarmModeSampleCollectionMethod says: the run follows the server (set job.swarmModeSampleCollectionMethod to ${TASKS} to match it)`,
+      );
       h.serveAll(1);
       expect(votesOf(h), raw).toEqual([]);
       h.rolling(2);
@@ -170,6 +173,11 @@ describe("the server's method rules over the job's (scheduler/collection-method)
     seen(h, TASKS);
     expect(h.state.run.serverMethod).toBe(TASKS);
     expect(warnings(h)).toHaveLength(1);
+  });
+
+  it("a config stored before the field is in the tasks method", () => {
+    expect(jobMethod({})).toBe(TASKS);
+    expect(jobMethod({ sampleCollectionMethod: ANY })).toBe(ANY);
   });
 
   it("eval runs and multi-server runs keep their job's method", () => {
