@@ -23,7 +23,7 @@ import { runSummary } from "./summary.ts";
 import { hasUnresolvedEnds, reconcileEnds, STOP_UNKNOWN_GRACE_MS, UNKNOWN_RECHECK_MS } from "./unknown-ends.ts";
 import { ENGINE } from "../protocol/index.ts";
 import { episodeIndex, inFlightCount } from "./episode-index.ts";
-import { isAgreeMode } from "./collection-method.ts";
+import { isAgreeMode, learnServerMethod } from "./collection-method.ts";
 import { leavingVote, onSyncVoteAnswered, voteForSync } from "./sync-vote.ts";
 
 const APPLIED: EventAck = { status: "applied" };
@@ -109,6 +109,8 @@ function onEngineStatus(d: Draft, e: EngineStatusSeen): EventAck {
   const { view: next, enteredRolling } = observeEngine(view, e.engineStatus, e.globalStep, d.nowMs);
   d.run.engines[i] = next;
   if (enteredRolling) releaseBackoffs(d, true); // BC-25: resume on the edge, not after a fixed sleep
+  // the server's method rules over the job's (scheduler/collection-method; single-server runs only)
+  if (e.pool?.method) learnServerMethod(d, e.pool.method);
   // batch truth: each server's status, step and pool information close or wipe its batches holding our rewards
   if (d.run.config.episodeType === "train") observeBatches(d, i, next, e.pool, BATCH_EFFECTS);
   // recorded ends: the server's record settles the quiet and the unknown ones (scheduler/unknown-ends)

@@ -22,6 +22,8 @@ export interface PoolSeen {
   completedTasks: number;
   /** `completed_task_target` (= batch size; 0 when the engine has not pushed) */
   completedTaskTarget: number;
+  /** `sample_collection_method`, the engine's stop condition (spec §7.3); absent: not pushed yet ("") or not read */
+  method?: string;
   /** every episode uuid of `completed_tasks_details` (all tasks of the batch, complete or not) */
   episodeUuids: string[];
   /** `completed_tasks_details` itself: task id → the ended episode uuids of that task in the batch (absent: not read) */

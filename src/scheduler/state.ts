@@ -7,6 +7,7 @@ import type { FailureStreak, FirstFailure } from "./failure-streak.ts";
 import type { EpisodeClaim, EpisodeOutcome } from "../port/index.ts";
 import type { RunSpec } from "./run-spec.ts";
 import { schedulerConfig, type SchedulerConfig } from "./config.ts";
+import type { SampleCollectionMethod } from "../protocol/index.ts";
 import type { SourceCursor, TakenTask } from "./epochs.ts";
 import { initialEngineView, type EngineView } from "./engine-gate.ts";
 import { seedRng } from "./rng.ts";
@@ -262,6 +263,8 @@ export interface RunRow {
   syncVotesAgreed?: number;
   /** the last server step whose WEIGHT_SYNCING the weight-sync hooks were called for; absent: none */
   weightSyncHookedStep?: number;
+  /** the sample-collection method the first server's engine reports (its pool information): it rules over the job's (scheduler/collection-method); absent: not seen */
+  serverMethod?: SampleCollectionMethod;
 }
 
 /**

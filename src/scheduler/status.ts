@@ -2,7 +2,8 @@
  * @module scheduler/status — `runStatus(state)`: what `GET /runs/:id` shows (phase, engine per swarm, global step,
  * the open window, episodes in flight, per-step counts and mean reward, failures by cause, epoch/cursor progress).
  */
-import type { EpisodeType } from "../protocol/index.ts";
+import type { EpisodeType, SampleCollectionMethod } from "../protocol/index.ts";
+import { collectionMethod } from "./collection-method.ts";
 import { isGateOpen } from "./engine-gate.ts";
 import { nextWakeAtMs } from "./decide.ts";
 import { currentStep, type EpisodeStatus, type RunPhase, type SchedulerState, type StopReason } from "./state.ts";
@@ -80,6 +81,10 @@ export interface BatchTruth {
    */
   exactMix: boolean;
   note: string | null;
+  /** how the server closes its batches, as the run follows it: its server's method once seen, else its job's (spec §7.3); absent while indexing */
+  sampleCollectionMethod?: SampleCollectionMethod;
+  /** weight-sync votes the server agreed (the agree modes: one per batch holding this run's window); absent while indexing */
+  syncVotesAgreed?: number;
 }
 
 /** The batch truth view of a state. */
@@ -105,6 +110,8 @@ function batchTruth(state: SchedulerState): BatchTruth {
     groupsToppedUp: state.run.totals.groupsToppedUp ?? 0,
     exactMix: notes.length === 0,
     note: notes.length > 0 ? notes.join("; ") : null,
+    sampleCollectionMethod: collectionMethod(state),
+    syncVotesAgreed: state.run.syncVotesAgreed ?? 0,
   };
 }
 

@@ -4,7 +4,8 @@
  * behaves) they throw, hang ignoring `ctx.signal`, or return NaN; otherwise they play Countdown. `chaos-slow` plays
  * Countdown after a pause, so episodes are mid-run when a consumer is killed. `chaos-sandbox` and
  * `chaos-sandbox-slow` run a program in the attempt's sandbox, then play Countdown, swallowing any sandbox failure
- * into a marker reward the runtime must never let through.
+ * into a marker reward the runtime must never let through. `chaos-hooked` plays Countdown with a weight-sync hook
+ * that is slow, fails, then hangs.
  */
 import countdown from "../../functions/countdown.ts";
 import { defineRolloutFunction, type RolloutFunction } from "../../src/sdk/contract.ts";
@@ -104,6 +105,33 @@ function sandboxThenHang(name: string): RolloutFunction {
   });
 }
 
+/** The step at which `chaos-hooked`'s `onWeightSync` throws. */
+export const HOOK_FAILS_AT_STEP = 2;
+/** From this step on `chaos-hooked`'s `onWeightSync` never resolves (past the run's 10 s bound: logged as slow). */
+export const HOOK_HANGS_FROM_STEP = 3;
+/** How long `chaos-hooked`'s `onWeightSync` takes at the other steps, ms (it outlives the call that started it). */
+export const HOOK_DELAY_MS = 3_000;
+
+/**
+ * Countdown, with a weight-sync hook that checks its arguments (a step ≥ 1 and the run's metrics, or it throws
+ * "bad arguments"), takes {@link HOOK_DELAY_MS} at step 1, throws at {@link HOOK_FAILS_AT_STEP} and never resolves
+ * from {@link HOOK_HANGS_FROM_STEP} on: the run must log each, once per step, and train on regardless.
+ */
+function hooked(name: string): RolloutFunction {
+  return defineRolloutFunction({
+    name,
+    run: (task, ctx) => countdown.run(task, ctx),
+    async onWeightSync(step, metrics) {
+      const ok = Number.isInteger(step) && step >= 1 && Number.isInteger(metrics?.episodes) && metrics.episodes >= 1 && Number.isInteger(metrics.windows) && metrics.windows >= 1 &&
+        (metrics.meanReward === null || Number.isFinite(metrics.meanReward)) && Number.isInteger(metrics.otherClientsEpisodes);
+      if (!ok) throw new Error(`bad arguments: ${JSON.stringify([step, metrics])}`);
+      if (step === HOOK_FAILS_AT_STEP) throw new Error(`the hook fails on purpose at step ${step}`);
+      if (step >= HOOK_HANGS_FROM_STEP) return new Promise<void>(() => undefined);
+      await new Promise((r) => setTimeout(r, HOOK_DELAY_MS));
+    },
+  });
+}
+
 /** The chaos functions by name. */
 export const chaosFunctions: Record<string, RolloutFunction> = {
   // transient errors whose text varies (a flaky tool): not a plain bug, so the run must not stop on them (a plain
@@ -117,4 +145,5 @@ export const chaosFunctions: Record<string, RolloutFunction> = {
   "chaos-sandbox": sandboxed("chaos-sandbox", 0.5),
   "chaos-sandbox-slow": sandboxed("chaos-sandbox-slow", 4),
   "chaos-sandbox-hangs": sandboxThenHang("chaos-sandbox-hangs"),
+  "chaos-hooked": hooked("chaos-hooked"),
 };

@@ -257,6 +257,8 @@ export interface ScenarioContext {
   worker: LocalWorker;
   api: RunsApi;
   runId: string;
+  /** every run of the scenario on this Worker, the first (`runId`) first */
+  runIds: readonly string[];
   plan: DevPlan;
   spec: Parameters<RunsApi["create"]>[0];
   /** replaces the emulator process (after a kill): same port and journal */
@@ -288,6 +290,8 @@ export interface Scenario {
   function?: string;
   /** extra runs on the same emulator and dataset, interleaved with the first */
   alsoRuns?: number;
+  /** run spec fields of the extra runs over the first's (their `job` merged over its job): runs of another kind sharing the server */
+  alsoRunsSpec?: Partial<RunSpecInput> & Record<string, unknown>;
   /**
    * runs on a second Worker (its own workerd and storage: its swarm server object does not see this Worker's runs, only
    * the pool information shows them) on the same emulator and dataset, interleaved with the first
@@ -308,7 +312,7 @@ export interface Scenario {
   datasetHost?: DatasetHostMode;
   during?(ctx: ScenarioContext): Promise<void>;
   timeoutMs?: number;
-  /** the run is stopped on request (its verdict is finished/stopRequested) */
+  /** the (first) run is stopped on request: its verdict is finished/stopRequested, the interleaved runs' finished/maxSteps */
   stops?: boolean;
   /** AgentJetJob options over the plan's (the engine is booted with them and every run's spec carries them) */
   job?: Record<string, unknown>;
@@ -452,7 +456,10 @@ export class ChaosStack {
         spec.datasets = [{ name: plan.datasets[0]?.entry.name ?? "countdown", kind: "countdown", url: host.url }] as typeof spec.datasets;
         const created = await createBounded(api, spec, host, notes);
         if (created) runIds.push(created);
-      } else for (let i = 0; i <= (s.alsoRuns ?? 0); i++) runIds.push((await api.create(spec)).runId);
+      } else {
+        const also = s.alsoRunsSpec ? ({ ...spec, ...s.alsoRunsSpec, job: { ...(spec.job ?? {}), ...((s.alsoRunsSpec.job as Record<string, unknown> | undefined) ?? {}) } } as typeof spec) : spec;
+        for (let i = 0; i <= (s.alsoRuns ?? 0); i++) runIds.push((await api.create(i === 0 ? spec : also)).runId);
+      }
       if (s.otherWorkerRuns) {
         const other = await this.otherWorker();
         otherApi = runsApi(other.url, fetch, { token: other.token });
@@ -464,6 +471,7 @@ export class ChaosStack {
         worker,
         api,
         runId,
+        runIds,
         plan,
         spec,
         respawnEmulator: async () => {

@@ -159,12 +159,44 @@ export const SCENARIOS: Scenario[] = [
     argv: ["--function", "countdown", "--steps", "3", "--batch-size", "2", "--num-repeat", "2", "--seed", "17"],
     alsoRuns: 1,
     stops: true,
+    stallBound: true,
     timeoutMs: 240_000,
     async during(ctx) {
       await ctx.untilEnded(3);
       await ctx.api.stop(ctx.runId);
       ctx.note("the first run was stopped after 3 ends, mid-batch");
     },
+  },
+  // issue 20 §3: two runs in the all-agree mode reach every sync (5 each) with no stall: each votes once its share of
+  // a batch is done, so no batch waits for a listed client to age out (600 s)
+  {
+    name: "two runs in the all-agree mode",
+    job: { swarmModeSampleCollectionMethod: "rollout_until_all_clients_agree_sync_weight" },
+    argv: ["--function", "countdown", "--steps", "5", "--batch-size", "2", "--num-repeat", "2", "--seed", "19"],
+    alsoRuns: 1,
+    stallBound: true,
+    timeoutMs: 180_000,
+  },
+  // the any mode: the first vote syncs; the other run's episodes in flight drain into that batch and its window
+  // ends in the next one
+  {
+    name: "two runs in the any-agree mode",
+    job: { swarmModeSampleCollectionMethod: "rollout_until_any_client_agree_sync_weight" },
+    argv: ["--function", "countdown", "--steps", "3", "--batch-size", "2", "--num-repeat", "2", "--seed", "23"],
+    alsoRuns: 1,
+    stallBound: true,
+    timeoutMs: 180_000,
+  },
+  // a run of the tasks method on a server an agree run started in the all mode: it follows the server's method (its
+  // pool information) and votes, so it never holds the agree run's syncs, and alone after it (steps 3–4) it still syncs
+  {
+    name: "a tasks run sharing an all-agree server",
+    job: { swarmModeSampleCollectionMethod: "rollout_until_all_clients_agree_sync_weight" },
+    argv: ["--function", "countdown", "--steps", "2", "--batch-size", "2", "--num-repeat", "2", "--seed", "29"],
+    alsoRuns: 1,
+    alsoRunsSpec: { maxSteps: 4, job: { swarmModeSampleCollectionMethod: "rollout_until_finish_enough_tasks" } },
+    stallBound: true,
+    timeoutMs: 180_000,
   },
   // ---- sandboxes (issue 21): in every row 0 sandboxes alive 60 s after their attempt is over, 0 sandbox failures
   // posted as rewards (the chaos function tries to), and the usual 0 lost / doubled / left claimed / stranded
@@ -259,6 +291,7 @@ export const SCENARIOS: Scenario[] = [
 export const FAST: readonly string[] = [
   "end 500 after act", "claim answer lost", "LLM 429", "abort failing", "every first end 500 after act", "stop during WEIGHT_SYNCING",
   "two runs interleaved, small", "batch-closing end answers dropped", "dataset: changed mid-run", "dataset: stalled host",
+  "agree mode with a run stopped mid-batch",
 ];
 
 /** The quick sandbox scenarios `npm test` runs (test/e2e/sandbox-chaos.test.ts). */

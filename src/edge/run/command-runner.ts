@@ -15,7 +15,7 @@ import { confirmDatasetChanges } from "./dataset-changes.ts";
 import { orphanClaims } from "./claim-sweep.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { RunLog } from "../ground/log.ts";
-import { runSyncCommand } from "./sync-hooks.ts";
+import { runSyncCommand, type SyncCommandHost } from "./sync-hooks.ts";
 import type { RunMeta, SchedulerStorage } from "./storage.ts";
 
 /** Commands that call a swarm server and may take long (up to minutes): not run inside an episode-port RPC ({@link CommandRunner.split}). */
@@ -30,7 +30,7 @@ const CLAIM_GRACE_SECONDS = { oneSwarm: 10, multiSwarm: 30 } as const;
 const JANITOR_MARGIN_SECONDS = 5;
 
 /** What the runner needs of its Durable Object. */
-export interface CommandRunnerHost {
+export interface CommandRunnerHost extends Pick<SyncCommandHost, "waitUntil"> {
   storage: SchedulerStorage;
   /** the run's datasets: tasks of URL and generated datasets are read when first dispatched */
   datasets: RunDatasets;

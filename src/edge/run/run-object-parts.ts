@@ -20,7 +20,7 @@ import { RunSandboxes } from "./sandboxes.ts";
 import { workerSandboxBackend } from "../ground/sandbox-backend.ts";
 
 /** What the parts call back into their run's loop: the runner's callbacks plus what the dashboard reads. */
-export type RunObjectHooks = Omit<CommandRunnerHost, "storage" | "datasets" | "dispatcher" | "fetch"> & Pick<RunDashboardHost, "view"> & {
+export type RunObjectHooks = Omit<CommandRunnerHost, "storage" | "datasets" | "dispatcher" | "fetch" | "waitUntil"> & Pick<RunDashboardHost, "view"> & {
   /** the state and meta when a run exists, else null (the dashboard answers null then) */
   current(): { state: ReturnType<CommandRunnerHost["state"]> | null; meta: ReturnType<CommandRunnerHost["meta"]> | null };
 };
@@ -63,6 +63,7 @@ export function runObjectParts(ctx: DurableObjectState, env: Env, hooks: RunObje
     observeEngine: (swarm, inline, withPool, plan) => hooks.observeEngine(swarm, inline, withPool, plan),
     log: (level, message, fields) => hooks.log(level, message, fields),
     fetch: outbound,
+    waitUntil: (promise) => ctx.waitUntil(promise),
     gatewayHeaders: (swarm) => hooks.gatewayHeaders?.(swarm) ?? {},
     finished: () => hooks.finished(),
     fail: (reason, inline) => hooks.fail(reason, inline),

@@ -3,7 +3,9 @@
  * (`/agree_sync_weight` with the run's client uuid, answered to the core as `syncVoteAnswered`), and the weight-sync
  * hooks — the function module's `onWeightSync(step, metrics)` and the run's `weightSyncWebhook` — each called once per
  * server step as the engine enters WEIGHT_SYNCING. A hook is never awaited by the run's loop: a failing or slow one
- * (past {@link HOOK_TIMEOUT_MS}) is logged and never holds training.
+ * (past {@link HOOK_TIMEOUT_MS}) is logged and never holds training. The hooks are handed to the object's
+ * `waitUntil`, so the alarm or RPC that started them ending does not cut them (each settles, or is logged as slow,
+ * within {@link HOOK_TIMEOUT_MS}).
  */
 import type { SwarmClient } from "../../client/index.ts";
 import type { AgreeSyncWeight, SchedulerEvent, WeightSyncHook } from "../../scheduler/index.ts";
@@ -23,6 +25,11 @@ export interface SyncCommandHost {
   client(swarm: string): SwarmClient;
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
   log: RunLog;
+  /**
+   * hands the started hooks to the platform so the event that started them (an alarm, an RPC) ending does not cancel
+   * them: the object's `ctx.waitUntil`. Absent (a test host): the hooks run on their own.
+   */
+  waitUntil?(promise: Promise<unknown>): void;
 }
 
 /**
@@ -36,7 +43,8 @@ export async function runSyncCommand(c: AgreeSyncWeight | WeightSyncHook, host: 
   }
   const meta = host.meta();
   const fetcher = host.fetch ?? ((input, init) => fetch(input, init));
-  void callWeightSyncHooks(c, { runId: meta.runId, fn: functionNamed(meta.spec.function), webhook: meta.spec.weightSyncWebhook, fetch: (u, init) => fetcher(u, init), log: host.log });
+  const hooks = callWeightSyncHooks(c, { runId: meta.runId, fn: functionNamed(meta.spec.function), webhook: meta.spec.weightSyncWebhook, fetch: (u, init) => fetcher(u, init), log: host.log });
+  host.waitUntil?.(hooks);
 }
 
 /** The isolate's rollout function `name`, null when none (or none registered). */

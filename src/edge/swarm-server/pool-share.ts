@@ -16,6 +16,7 @@ export function poolSeenOf(info: CurrentBatchRolloutPoolInformation): PoolSeen {
     globalStep: info.global_step,
     completedTasks: info.completed_tasks,
     completedTaskTarget: info.completed_task_target,
+    ...(info.sample_collection_method ? { method: info.sample_collection_method } : {}),
     episodeUuids: Object.values(info.completed_tasks_details).flat(),
     taskEpisodes: info.completed_tasks_details,
     taskRewards: info.completed_tasks_rewards,

@@ -4,7 +4,8 @@
  * shows it on a real object); past the share window a run reads afresh; a failed read is not shared.
  */
 import { describe, expect, it } from "vitest";
-import { POOL_SHARE_MS, PoolShare } from "../../../src/edge/swarm-server/pool-share.ts";
+import { POOL_SHARE_MS, PoolShare, poolSeenOf } from "../../../src/edge/swarm-server/pool-share.ts";
+import { CurrentBatchRolloutPoolInformation } from "../../../src/protocol/index.ts";
 import type { PoolSeen } from "../../../src/scheduler/index.ts";
 
 const pool = (globalStep: number): PoolSeen => ({ globalStep, completedTasks: 0, completedTaskTarget: 2, episodeUuids: [], taskEpisodes: {}, runningTaskIds: {} });
@@ -37,5 +38,14 @@ describe("the shared pool read", () => {
     expect(await share.read(async () => undefined, async () => void polls++, () => 0)).toBeUndefined();
     expect(await share.read(async () => pool(7), async () => void polls++, () => 0)).toEqual(pool(7));
     expect(polls).toBe(1);
+  });
+});
+
+describe("the pool information as the run's core reads it", () => {
+  it("names the engine's sample-collection method once the engine pushed one, and none before (an empty string)", () => {
+    const info = (sample_collection_method: string) =>
+      CurrentBatchRolloutPoolInformation.parse({ sample_collection_method, completed_tasks: 1, completed_task_target: 2, global_step: 3, completed_tasks_details: { t: ["u1", "u2"] } });
+    expect(poolSeenOf(info("rollout_until_all_clients_agree_sync_weight"))).toMatchObject({ globalStep: 3, completedTasks: 1, completedTaskTarget: 2, episodeUuids: ["u1", "u2"], method: "rollout_until_all_clients_agree_sync_weight" });
+    expect(poolSeenOf(info(""))).not.toHaveProperty("method");
   });
 });

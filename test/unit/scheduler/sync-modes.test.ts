@@ -5,8 +5,9 @@
  * and the run spec's refusals of a method a run cannot serve.
  */
 import { describe, expect, it } from "vitest";
-import { parseRunSpec, type AgreeSyncWeight, type FinishRun } from "../../../src/scheduler/index.ts";
+import { parseRunSpec, runStatus, type AgreeSyncWeight, type FinishRun } from "../../../src/scheduler/index.ts";
 import { AGREE_RETRY_MS } from "../../../src/scheduler/sync-vote.ts";
+import { jobMethod } from "../../../src/scheduler/collection-method.ts";
 import { ServerText } from "../../../src/protocol/index.ts";
 import { Harness, specInput } from "./harness.ts";
 
@@ -108,6 +109,87 @@ describe("agree modes: the run votes once its share of the batch is complete", (
     h.advance(400_000);
     expect(votesOf(h)).toEqual([]);
     expect(h.state.run.phase).toBe("finished");
+  });
+});
+
+describe("the server's method rules over the job's (scheduler/collection-method)", () => {
+  const TASKS = "rollout_until_finish_enough_tasks";
+  const seen = (h: Harness, method: string, swarm = "default") =>
+    h.apply({ type: "engineStatusSeen", swarm, engineStatus: "ENGINE.ROLLING", globalStep: 1, pool: { globalStep: 1, episodeUuids: [], completedTasks: 0, completedTaskTarget: 2, method } });
+  const warnings = (h: Harness) => h.commands.filter((c) => c.type === "log" && /the swarm server's engine collects samples by/.test(c.message));
+
+  it("a tasks run on a server in the all-agree mode votes once its share is done (it never holds the others), and says so once", () => {
+    const h = agreeRun(TASKS);
+    expect(runStatus(h.state).batches.sampleCollectionMethod).toBe(TASKS);
+    const sent = h.takeDispatches();
+    expect(sent).toHaveLength(4);
+    h.finishEpisode(sent[0]!, 1, 1);
+    seen(h, ALL);
+    expect(runStatus(h.state).batches.sampleCollectionMethod).toBe(ALL);
+    seen(h, ALL);
+    expect(h.state.run.serverMethod).toBe(ALL);
+    expect(warnings(h)).toHaveLength(1);
+    expect(warnings(h)[0]).toMatchObject({ level: "warn", fields: { server: ALL, job: TASKS } });
+    expect((warnings(h)[0] as { message: string }).message).toMatch(/votes for each weight sync/);
+    for (const d of sent.slice(1)) h.finishEpisode(d, 1, 1);
+    expect(votesOf(h)).toEqual([{ type: "agreeSyncWeight", swarm: "default", step: 1 }]);
+    expect(runStatus(h.state).batches.syncVotesAgreed).toBe(0);
+    answer(h, 1, "agreed");
+    expect(runStatus(h.state).batches.syncVotesAgreed).toBe(1);
+    h.engine("ENGINE.ROLLING_POST", 1);
+    h.rolling(2);
+    expect(h.takeDispatches()).toHaveLength(4); // window 2
+  });
+
+  it("a tasks run seeing no method (an engine that has not pushed yet) or its own keeps its job's and logs nothing", () => {
+    const h = agreeRun(TASKS);
+    h.apply({ type: "engineStatusSeen", swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: 1, pool: { globalStep: 1, episodeUuids: [], completedTasks: 0, completedTaskTarget: 0 } });
+    expect(h.state.run.serverMethod).toBeUndefined();
+    seen(h, TASKS);
+    expect(h.state.run.serverMethod).toBe(TASKS);
+    expect(warnings(h)).toEqual([]);
+    h.serveAll(1);
+    expect(votesOf(h)).toEqual([]);
+  });
+
+  it("an all-agree run on a server of the tasks method (or of an unknown one, which the engine treats as tasks) never votes: the vote would be answered 500", () => {
+    for (const raw of [TASKS, "rollout_until_something_new"]) {
+      const h = agreeRun(ALL, { maxSteps: 1 });
+      seen(h, raw);
+      expect(h.state.run.serverMethod).toBe(TASKS);
+      expect((warnings(h)[0] as { message: string }).message).toBe(
+        `the swarm server's engine collects samples by ${TASKS}, not by ${ALL} as this run's job.swarmModeSampleCollectionMethod says: the run follows the server (set job.swarmModeSampleCollectionMethod to ${TASKS} to match it)`,
+      );
+      h.serveAll(1);
+      expect(votesOf(h), raw).toEqual([]);
+      h.rolling(2);
+      expect(finishOf(h)).toMatchObject({ verdict: "trained", untrainedRewards: 0 });
+    }
+  });
+
+  it("the server's method changes (another engine started): the run follows the new one", () => {
+    const h = agreeRun(TASKS);
+    seen(h, ANY);
+    seen(h, TASKS);
+    expect(h.state.run.serverMethod).toBe(TASKS);
+    expect(warnings(h)).toHaveLength(1);
+  });
+
+  it("a config stored before the field is in the tasks method", () => {
+    expect(jobMethod({})).toBe(TASKS);
+    expect(jobMethod({ sampleCollectionMethod: ANY })).toBe(ANY);
+  });
+
+  it("eval runs and multi-server runs keep their job's method", () => {
+    const ev = new Harness(specInput({ episodeType: "eval", batchSize: 2, numRepeat: 2 }));
+    ev.start();
+    seen(ev, ALL);
+    expect(ev.state.run.serverMethod).toBeUndefined();
+    const multi = new Harness(specInput({ swarms: [{ name: "policy", url: "http://a:1" }, { name: "judge", url: "http://b:1" }], batchSize: 2, numRepeat: 2 }));
+    multi.start();
+    seen(multi, ALL, "policy");
+    expect(multi.state.run.serverMethod).toBeUndefined();
+    expect(warnings(multi)).toEqual([]);
   });
 });
 
