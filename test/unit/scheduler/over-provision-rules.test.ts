@@ -143,7 +143,7 @@ describe("a window with extras", () => {
     for (const d of sent.filter((x) => x.groupKey !== groups[2])) h.finishEpisode(d, 1, 1);
     const failedBefore = h.state.run.totals.attemptsFailed;
     const d = h.advance(30_001);
-    const aborts = d.commands.filter((c) => c.type === "abortEpisodes" || c.type === "abortEpisode");
+    const aborts = d.commands.filter((c) => c.type === "abortEpisodes");
     expect(aborts.length).toBeGreaterThan(0);
     expect(JSON.stringify(aborts)).toContain(`uuid-${slow[0]!.episodeKey}-1`);
     expect(h.state.run.totals.attemptsFailed).toBe(failedBefore);
