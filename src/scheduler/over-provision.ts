@@ -70,21 +70,20 @@ function latestFirstBatch(d: Draft): BatchRow | undefined {
 
 /**
  * The extras of the window about to open, from the run's state ({@link extraGroups}): other clients' hold is
- * estimated from the last pool read of the first server's latest batch (tasks another client was serving, × numRepeat).
+ * estimated from the last pool read of the first server's latest batch (tasks another client was serving, × numRepeat);
+ * the run itself holds nothing then (a window opens only after the last one resolved, with no episode row left).
  */
 export function windowExtras(d: Draft): number {
   const { config } = d.run;
   if (config.episodeType !== "train") return 0;
   const foreignTasks = latestFirstBatch(d)?.poolForeignRunning ?? 0;
-  let held = 0;
-  for (const r of d.rows()) if (r.status === "dispatched" || r.status === "running" || r.status === "reporting") held++;
   return extraGroups({
     batchSize: config.batchSize,
     numRepeat: config.numRepeat,
     ratio: config.overProvision ?? 0,
     throttleRatio: config.throttleRatio,
     maxEnvWorker: config.maxEnvWorker ?? config.maxParallel,
-    heldByRun: held,
+    heldByRun: 0, // a train window opens only once the run has no episode row left (scheduler/decide openWork)
     heldByOthers: foreignTasks * config.numRepeat,
   });
 }

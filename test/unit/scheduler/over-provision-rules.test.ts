@@ -179,6 +179,46 @@ describe("a window with extras", () => {
   });
 });
 
+describe("a window's extras count other clients' claims from the last pool read", () => {
+  /** batch 2 × 2, overProvision 1, throttleRatio 2, max_env_worker 8: 2 extras when nobody else holds a slot */
+  function served(foreignRunningPerStep: number[]) {
+    const h = new Harness(specInput({ batchSize: 2, numRepeat: 2, maxParallel: 8, maxEnvWorker: 8, overProvision: 1, throttleRatio: 2 }), { gsm8k: 40 });
+    h.start();
+    foreignRunningPerStep.forEach((foreign, i) => {
+      const step = i + 1;
+      h.rolling(step);
+      const sent = h.takeDispatches();
+      const groups = [...new Set(sent.map((d) => d.groupKey))];
+      // the first two groups end; the pool then shows `foreign` tasks another client is serving; the rest is cut
+      const ends = sent.filter((d) => groups.indexOf(d.groupKey) < 2);
+      for (const d of ends) h.finishEpisode(d, 1, step);
+      const runningTaskIds = Object.fromEntries([...Array(foreign).keys()].map((k) => [`other-${step}-${k}`, `other:${k}`]));
+      const ours = ends.map((d) => `uuid-${d.episodeKey}-${d.attempt}`);
+      h.apply({ type: "engineStatusSeen", swarm: "default", engineStatus: "ENGINE.ROLLING_POST", globalStep: step, pool: { globalStep: step, episodeUuids: ours, completedTasks: 2, completedTaskTarget: 2, taskEpisodes: { a: ours.slice(0, 2), b: ours.slice(2) }, runningTaskIds } });
+      for (const d of sent.filter((x) => groups.indexOf(x.groupKey) >= 2)) if (h.row(d.episodeKey)?.status === "dispatched") h.claim(d, step);
+      for (const d of sent) if (h.row(d.episodeKey)?.status === "running") {
+        h.outcome(d, { kind: "abort", cause: "batch_closed" });
+        h.report(d, "aborted");
+      }
+    });
+    h.rolling(foreignRunningPerStep.length + 1);
+    return h.state.steps[String(foreignRunningPerStep.length)];
+  }
+
+  it.each([
+    [[0], 2],
+    [[2], 2], // 4 episodes held by others: floor((8 − 4) / 2) = 2
+    [[3], 1], // 6 held: floor(2 / 2) = 1
+    [[4], 0], // 8 held: no room
+    [[4, 0], 2], // the latest batch counts, not an older one
+    [[0, 3], 1],
+  ] as const)("foreign running tasks per step %j: the next window opens %i extras", (foreign, extras) => {
+    const step = served([...foreign]);
+    expect(step?.extraGroups ?? 0).toBe(extras);
+    expect(step?.groupsOpened).toBe(2 + extras);
+  });
+});
+
 describe("over-provisioning keeps exact quotas and batch truth", () => {
   /** a heavy tail: about one episode in five takes 60 s, the others 5 s (by its key: the same in every run) */
   const tail = (d: { episodeKey: string; attempt: number }) => {
@@ -187,7 +227,7 @@ describe("over-provisioning keeps exact quotas and batch truth", () => {
     return x % 5 === 0 ? 60_000 : 5_000;
   };
 
-  it.each([0, 0.5, 1])("overProvision %s over 2 epochs of 12 tasks: every batch closes complete, every task is complete in exactly one trained batch per epoch", (ratio) => {
+  it.each([0, 0.5, 1])("overProvision %s over 2 epochs of 12 tasks: every batch closes complete, every task is complete in a trained batch in each epoch, the run counts what the server holds", (ratio) => {
     const h = new Harness(specInput({ batchSize: 4, numRepeat: 2, epochs: 2, overProvision: ratio }), { gsm8k: 12 });
     const run = runWithFakeSwarm(h, { durationMs: tail, maxSteps: 20_000 });
     expect(h.state.run.phase).toBe("finished");
