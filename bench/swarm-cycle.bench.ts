@@ -42,6 +42,8 @@ export interface SwarmCycleSettings {
   method?: string;
   /** the run spec's `overProvision` (extra task groups per window as a share of the batch); default 0 (off) */
   overProvision?: number;
+  /** the run spec's `throttleRatio` (unique tasks per batch: ceil(batchSize × ratio)); default the spec's 1.5 */
+  throttleRatio?: number;
 }
 
 /** What one measurement found. Durations are seconds unless named `Ms`. */
@@ -203,7 +205,7 @@ async function runAjetEdge(url: string, datasetPath: string, settings: SwarmCycl
   try {
     const api = runsApi(session.worker.url, fetch, { token: session.worker.token });
     const withMethod = settings.method ? { ...session.spec, job: { ...(session.spec.job ?? {}), swarmModeSampleCollectionMethod: settings.method } } : session.spec;
-    const spec = settings.overProvision ? { ...withMethod, overProvision: settings.overProvision } : withMethod;
+    const spec = { ...withMethod, ...(settings.overProvision ? { overProvision: settings.overProvision } : {}), ...(settings.throttleRatio ? { throttleRatio: settings.throttleRatio } : {}) };
     const created = await api.create(spec);
     const tailMs = settings.llmLatency?.kind === "lognormal" ? 2 * lognormalQuantileMs(settings.llmLatency.medianMs, settings.llmLatency.sigma, 0.99) : 0;
     const budgetMs = settings.steps * (stepFloorMs(settings) + 3 * settings.tickMs + tailMs) + 60_000;
@@ -270,12 +272,13 @@ export function lognormalQuantileMs(medianMs: number, sigma: number, q: 0.99 | 0
  * 16.3 s, capped at 60 s) and 1 or 2 calls per episode; `tail: false` is the same cycle without the tail (every call
  * 1 s), the figure the tail is compared with.
  */
-export function tailShape(tail: boolean, steps = 10, overProvision = 0): SwarmCycleSettings {
+export function tailShape(tail: boolean, steps = 10, overProvision = 0, throttleRatio?: number): SwarmCycleSettings {
   return {
     ...issueShape(1_000, steps),
     toolCallRate: 0.5,
     ...(tail ? { llmLatency: { kind: "lognormal", medianMs: 1_000, sigma: 1.2, maxMs: 60_000 } as const } : {}),
     ...(overProvision > 0 ? { overProvision } : {}),
+    ...(throttleRatio !== undefined ? { throttleRatio } : {}),
   };
 }
 
