@@ -10,9 +10,9 @@
  *    emulator's handling of the claim and end, so it is an upper bound).
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
@@ -54,7 +54,14 @@ export interface EpisodeWorkerResult {
 
 const kib = (bytes: number) => Math.round((bytes / 1024) * 10) / 10;
 
-async function buildBundle(config: string, dir: string): Promise<{ size: BundleSize; script: string }> {
+/** A module of a built bundle besides its entry (the main Worker's dashboard assets are Text modules, wrangler.toml `rules`). */
+interface ExtraModule {
+  type: "Text";
+  path: string;
+  contents: string;
+}
+
+async function buildBundle(config: string, dir: string): Promise<{ size: BundleSize; script: string; extra: ExtraModule[] }> {
   const meta = join(dir, "meta.json");
   await run(process.execPath, [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "-c", config, "--outdir", dir, `--metafile=${meta}`], {
     cwd: ROOT,
@@ -72,11 +79,15 @@ async function buildBundle(config: string, dir: string): Promise<{ size: BundleS
   return {
     size: { config, rawKiB: kib(script.length), gzipKiB: kib(gzipSync(script).length), shares: Object.fromEntries(Object.entries(shares).map(([k, v]) => [k, kib(v)])) },
     script: script.toString("utf8"),
+    // the other files wrangler wrote beside the entry (text assets the entry imports by name)
+    extra: readdirSync(dir)
+      .filter((f) => f !== basename(outPath) && !/\.(map|md|json)$/.test(f))
+      .map((f) => ({ type: "Text" as const, path: `/${f}`, contents: readFileSync(join(dir, f), "utf8") })),
   };
 }
 
 /** Median over fresh workerd processes of (first request that imports the bundle) − (a plain request). */
-async function coldStart(script: string, samples = 5): Promise<{ median: number; samples: number[] }> {
+async function coldStart(script: string, samples = 5, extra: readonly ExtraModule[] = []): Promise<{ median: number; samples: number[] }> {
   const { Miniflare } = await import("miniflare");
   const entry = `export default { async fetch(request) {
     if (new URL(request.url).pathname === "/load") { await import("./episode.js"); return new Response("loaded"); }
@@ -91,6 +102,7 @@ async function coldStart(script: string, samples = 5): Promise<{ median: number;
       modules: [
         { type: "ESModule", path: "/entry.js", contents: entry },
         { type: "ESModule", path: "/episode.js", contents: script },
+        ...extra,
       ],
     });
     try {
@@ -154,8 +166,8 @@ export async function measureEpisodeWorker(): Promise<EpisodeWorkerResult> {
   try {
     const episode = await buildBundle("wrangler.episode.toml", join(dir, "episode"));
     const main = await buildBundle("wrangler.toml", join(dir, "main"));
-    const mainColdStartMs = await coldStart(main.script).catch(() => null);
-    return { episode: episode.size, main: main.size, coldStartMs: await coldStart(episode.script), mainColdStartMs, cpuPerEpisodeMs: await cpuPerEpisode() };
+    const mainColdStartMs = await coldStart(main.script, 5, main.extra).catch(() => null);
+    return { episode: episode.size, main: main.size, coldStartMs: await coldStart(episode.script, 5, episode.extra), mainColdStartMs, cpuPerEpisodeMs: await cpuPerEpisode() };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
