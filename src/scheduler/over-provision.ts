@@ -50,7 +50,7 @@ export interface ExtraGroupsInput {
  *  5. never below 0.
  */
 export function extraGroups(input: ExtraGroupsInput): number {
-  if (!(input.ratio > 0)) return 0;
+  // rule 1 needs no branch: a ratio ≤ 0 asks for ≤ 0 groups, and rule 5 keeps the answer at 0
   const wanted = Math.ceil(input.batchSize * input.ratio - EPSILON);
   const throttleRoom = throttleCap(input.batchSize, input.throttleRatio) - input.batchSize;
   const free = input.maxEnvWorker - input.heldByRun - input.heldByOthers;
@@ -58,42 +58,33 @@ export function extraGroups(input: ExtraGroupsInput): number {
   return Math.max(0, Math.min(wanted, throttleRoom, budgetRoom));
 }
 
-/** The latest batch row of the run's first server (the one its windows follow), if any. */
-function latestFirstBatch(d: Draft): BatchRow | undefined {
-  let latest: BatchRow | undefined;
-  for (const b of Object.values(d.batches)) {
-    if (b.server) continue;
-    if (!latest || b.engineEpoch > latest.engineEpoch || (b.engineEpoch === latest.engineEpoch && (b.globalStep ?? -1) > (latest.globalStep ?? -1))) latest = b;
-  }
-  return latest;
-}
-
 /**
- * The extras of the window about to open, from the run's state ({@link extraGroups}): other clients' hold is
- * estimated from the last pool read of the first server's latest batch (tasks another client was serving, × numRepeat);
- * the run itself holds nothing then (a window opens only after the last one resolved, with no episode row left).
+ * The extras of the window about to open, from the run's state ({@link extraGroups}; called for train windows only):
+ * other clients' hold is estimated from the last pool read of the batches the previous window landed in (the most
+ * tasks another client was serving in one of them, × numRepeat); the run itself holds nothing then (a window opens
+ * only after the last one resolved, with no episode row left).
  */
 export function windowExtras(d: Draft): number {
   const { config } = d.run;
-  if (config.episodeType !== "train") return 0;
-  const foreignTasks = latestFirstBatch(d)?.poolForeignRunning ?? 0;
+  const last = currentStep(d);
+  const foreignTasks = Math.max(0, ...Object.keys(last?.landed ?? {}).map((k) => d.batches[k]?.poolForeignRunning ?? 0));
   return extraGroups({
     batchSize: config.batchSize,
     numRepeat: config.numRepeat,
     ratio: config.overProvision ?? 0,
     throttleRatio: config.throttleRatio,
     maxEnvWorker: config.maxEnvWorker ?? config.maxParallel,
-    heldByRun: 0, // a train window opens only once the run has no episode row left (scheduler/decide openWork)
+    heldByRun: 0,
     heldByOthers: foreignTasks * config.numRepeat,
   });
 }
 
 /**
- * True when the server batch `b` (holding episodes of the window) is closing: the engine drains or trains it, or it
- * holds enough complete tasks by the run's own count and the pool's other clients' (`groupsNeeded` ≤ 0).
+ * True when the server batch `b` (holding episodes of the window) is open and closing: the engine drains or trains
+ * it, or it holds enough complete tasks by the run's own count and the pool's other clients' (`groupsNeeded` ≤ 0).
  */
-export function isBatchClosing(d: Draft, b: BatchRow): boolean {
-  if (b.state !== "open") return false;
+export function isBatchClosing(d: Draft, b: BatchRow | undefined): boolean {
+  if (b?.state !== "open") return false;
   if (b.lastStatus === ENGINE.ROLLING_POST || b.lastStatus === ENGINE.WEIGHT_SYNCING) return true;
   return groupsNeeded(d, b) <= 0;
 }
@@ -102,17 +93,20 @@ export function isBatchClosing(d: Draft, b: BatchRow): boolean {
  * Cuts the current window once its batch is closing (see {@link isBatchClosing}), once per window and only for a
  * window with extras: its queued and dispatched repeats are dropped (a late claim of a dropped dispatch is refused
  * and given back), its running repeats are marked `cut` (the run object answers their held heartbeat with a stop, and
- * their lease is shortened to the heartbeat lease so a consumer that does not answer has its
- * claims aborted by the run). Groups whose repeats are all resolved then resolve as `cut` (their tasks deferred).
+ * their lease becomes the heartbeat lease from now, so a consumer that does not answer has its claims aborted by the
+ * run). Groups whose repeats are all resolved then resolve as `cut` (their tasks deferred).
  * @param resolveGroup resolves a group whose repeats are all terminal (scheduler/task-groups `resolveGroupIfDone`;
  *   a parameter: task-groups imports this module)
  * @returns the repeats cut (0 when the window was not cut)
  */
 export function cutClosingWindow(d: Draft, resolveGroup: (d: Draft, groupKey: string) => void): number {
-  if (d.run.phase !== "running" && d.run.phase !== "finishing") return 0;
+  // a window with extras is unresolved only while the run is running (a stop drains it: nothing is cut then)
+  if (d.run.phase !== "running") return 0;
   const step = currentStep(d);
+  // the resolved and already-cut checks only spare the scan of every row (nothing is left to cut there)
   if (!step || step.resolvedAtMs !== null || (step.extraGroups ?? 0) <= 0 || (step.cutAtMs ?? null) !== null) return 0;
-  const closing = Object.keys(step.landed ?? {}).map((k) => d.batches[k]).find((b) => b !== undefined && !b.server && isBatchClosing(d, b));
+  // a window's `landed` keys are its first server's batches (scheduler/batches)
+  const closing = Object.keys(step.landed ?? {}).map((k) => d.batches[k]).find((b) => isBatchClosing(d, b));
   if (!closing) return 0;
   const cut = cutWindow(d, step, closing);
   for (const groupKey of cut.groups) resolveGroup(d, groupKey);
@@ -128,8 +122,7 @@ function cutWindow(d: Draft, step: WindowRow, batch: BatchRow): { repeats: numbe
     if (row.status === "queued" || row.status === "dispatched") {
       d.patchEpisode(row.episodeKey, { status: "dropped", cut: true, deadlineAtMs: null, notBeforeMs: null, lastCause: AbortCause.batchClosed });
     } else if (row.status === "running") {
-      const deadlineAtMs = Math.min(row.deadlineAtMs ?? Number.POSITIVE_INFINITY, d.nowMs + leaseMs);
-      d.patchEpisode(row.episodeKey, { cut: true, deadlineAtMs });
+      d.patchEpisode(row.episodeKey, { cut: true, deadlineAtMs: d.nowMs + leaseMs });
     } else continue;
     groups.add(row.groupKey);
     cut++;

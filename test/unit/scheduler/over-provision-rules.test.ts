@@ -126,13 +126,75 @@ describe("a window with extras", () => {
     expect(h.state.run.deferred[0]).toEqual([]);
   });
 
-  it("the engine draining the batch (ROLLING_POST) cuts the window even before the run counts it complete", () => {
+  it.each(["ENGINE.ROLLING_POST", "ENGINE.WEIGHT_SYNCING"])("the engine seen %s at the batch's step cuts the window even before the run counts it complete", (status) => {
     const { h, sent } = withExtra();
     h.finishEpisode(sent[0]!, 1, 1);
     for (const d of sent.slice(1)) h.claim(d, 1);
-    h.engine("ENGINE.ROLLING_POST", 1);
+    h.engine(status, 1);
     expect(h.state.steps["0"]?.cutAtMs).toBe(h.nowMs);
     expect(sent.slice(1).every((d) => h.row(d.episodeKey)?.cut === true)).toBe(true);
+  });
+
+  it("the engine still ROLLING and the batch lacking groups: nothing is cut", () => {
+    const { h, sent } = withExtra();
+    h.finishEpisode(sent[0]!, 1, 1);
+    for (const d of sent.slice(1)) h.claim(d, 1);
+    h.engine("ENGINE.ROLLING", 1);
+    expect(h.state.steps["0"]?.cutAtMs).toBeNull();
+    expect(sent.slice(1).some((d) => h.row(d.episodeKey)?.cut === true)).toBe(false);
+  });
+
+  it("a repeat waiting in the queue (backed off after 'No available episodes') is dropped by the cut, not dispatched later", () => {
+    const { h, sent } = withExtra();
+    const groups = [...new Set(sent.map((d) => d.groupKey))];
+    const waiting = sent.find((d) => d.groupKey === groups[2])!;
+    h.apply({ type: "claimFailed", episodeKey: waiting.episodeKey, attempt: waiting.attempt, dispatchId: waiting.dispatchId, kind: "noEpisodes" });
+    expect(h.row(waiting.episodeKey)?.status).toBe("queued");
+    for (const d of sent.filter((x) => x.groupKey !== groups[2])) h.finishEpisode(d, 1, 1);
+    // both repeats of the group are over (dropped), so the group resolved as cut and its rows are gone
+    expect(h.row(waiting.episodeKey)).toBeUndefined();
+    expect(h.state.steps["0"]).toMatchObject({ groupsCut: 1, cutGroupKeys: [groups[2]] });
+    h.advance(120_000);
+    expect(h.takeDispatches().filter((d) => d.episodeKey === waiting.episodeKey)).toEqual([]);
+  });
+
+  it("a batch closed by another client while the window is split over it is not a reason to cut: the window goes on into the next batch", () => {
+    const h = new Harness(specInput({ batchSize: 2, numRepeat: 1, maxParallel: 1, maxEnvWorker: 8, overProvision: 1, throttleRatio: 2 }), { gsm8k: 10 });
+    h.start();
+    h.rolling(1);
+    const [first] = h.takeDispatches();
+    h.finishEpisode(first!, 1, 1); // lands in batch 1: 1 complete task of 2
+    h.rolling(2); // another client closed batch 1: the engine trained it
+    expect(h.state.batches["0:1"]?.state).toBe("closed");
+    expect(h.state.steps["0"]?.cutAtMs).toBeNull();
+    const [second] = h.takeDispatches();
+    expect(second).toMatchObject({ windowIndex: 0 });
+  });
+
+  it("a stopping run cuts nothing: its in-flight repeats finish or stop the stop's way", () => {
+    const { h, sent } = withExtra();
+    const groups = [...new Set(sent.map((d) => d.groupKey))];
+    for (const d of sent) h.claim(d, 1);
+    h.apply({ type: "stopRequested", reason: "test" });
+    for (const d of sent.filter((x) => x.groupKey !== groups[2])) {
+      h.outcome(d, { kind: "end", reward: 1 });
+      h.report(d, "ended");
+    }
+    expect(h.state.run.phase).toBe("draining");
+    expect(h.state.steps["0"]?.cutAtMs ?? null).toBeNull();
+    expect(sent.filter((d) => d.groupKey === groups[2]).every((d) => h.row(d.episodeKey)?.cut === undefined)).toBe(true);
+  });
+
+  it("a run stored before maxEnvWorker was in its config bounds its extras by maxParallel", () => {
+    const make = (dropMaxEnvWorker: boolean) => {
+      const h = new Harness(specInput({ batchSize: 2, numRepeat: 2, maxParallel: 2, maxEnvWorker: 8, overProvision: 1, throttleRatio: 2 }), { gsm8k: 10 });
+      if (dropMaxEnvWorker) delete (h.state.run.config as { maxEnvWorker?: number }).maxEnvWorker;
+      h.start();
+      h.rolling(1);
+      return h.state.steps["0"]?.extraGroups;
+    };
+    expect(make(false)).toBe(2); // floor(8 / 2) = 4 ≥ the ask of 2
+    expect(make(true)).toBe(1); // floor(maxParallel 2 / 2) = 1
   });
 
   it("a cut repeat whose consumer goes quiet: its lease aborts the claim once on the server, and it is not a failure", () => {
