@@ -39,6 +39,8 @@ export interface LoadResult {
   schedulerEvents: number;
   eventsPerSecond: number;
   workerdRssMiB: number;
+  /** peak RSS of each workerd process of the session (pid → MiB): the Workers of one miniflare share a process */
+  workerdRssPerProcessMiB: Record<string, number>;
   wallS: number;
 }
 
@@ -50,11 +52,10 @@ function quantile(xs: readonly number[], q: number): number {
   return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : Number.NaN;
 }
 
-/** RSS of the largest `workerd` process in a process group, MiB (0 when none is found). */
-function workerdRssMiB(pgid: number): number {
-  const rows = execFileSync("ps", ["-eo", "pgid=,rss=,comm="], { encoding: "utf8" }).split("\n").map((l) => l.trim().split(/\s+/));
-  const kib = rows.filter(([g, , c]) => Number(g) === pgid && c === "workerd").map(([, rss]) => Number(rss));
-  return Math.max(0, ...kib) / 1024;
+/** RSS of each `workerd` process in a process group, MiB, by pid (empty when none is found). */
+function workerdRssByPid(pgid: number): Map<number, number> {
+  const rows = execFileSync("ps", ["-eo", "pgid=,pid=,rss=,comm="], { encoding: "utf8" }).split("\n").map((l) => l.trim().split(/\s+/));
+  return new Map(rows.filter(([g, , , c]) => Number(g) === pgid && c === "workerd").map(([, pid, rss]) => [Number(pid), Number(rss) / 1024]));
 }
 
 /**
@@ -85,6 +86,7 @@ export async function measureLoad(inFlight = 2_000, holdMs = 8_000, log: (line: 
   const statusMs: number[] = [];
   const healthMs: number[] = [];
   let rss = 0;
+  const perProcess = new Map<number, number>();
   type SchedulerBlock = { events: number; eventsPerSecond: number; decideAndPersistMs: LoadResult["decideAndPersistMs"] };
   type StatusView = { phase?: string; scheduler?: SchedulerBlock; episodes?: Record<string, number>; failuresByCause?: Record<string, number>; claimFailuresByKind?: Record<string, number>; waitingFor?: string | null };
   let scheduler = null as SchedulerBlock | null;
@@ -109,7 +111,10 @@ export async function measureLoad(inFlight = 2_000, holdMs = 8_000, log: (line: 
         healthMs.push(hms);
       }
       if (process.env["AJET_BENCH_TRACE"]) log(`  status ${ms.toFixed(0)} ms, health ${hms.toFixed(0)} ms, claimed ${claimed}, ${view.phase} ${JSON.stringify({ episodes: view.episodes, failures: view.failuresByCause, claimFailures: view.claimFailuresByKind, waitingFor: view.waitingFor })}`);
-      rss = Math.max(rss, workerdRssMiB(session.worker.hostPid));
+      for (const [pid, mib] of workerdRssByPid(session.worker.hostPid)) {
+        perProcess.set(pid, Math.max(perProcess.get(pid) ?? 0, mib));
+        rss = Math.max(rss, mib);
+      }
       if (view.scheduler) scheduler = view.scheduler;
       if (view.phase === "finished") break;
       if (Date.now() > deadline) throw new Error(`load run did not finish within ${(deadline - started) / 1000} s`);
@@ -137,6 +142,7 @@ export async function measureLoad(inFlight = 2_000, holdMs = 8_000, log: (line: 
     schedulerEvents: scheduler?.events ?? 0,
     eventsPerSecond: scheduler?.eventsPerSecond ?? 0,
     workerdRssMiB: rss,
+    workerdRssPerProcessMiB: Object.fromEntries([...perProcess].map(([pid, mib]) => [String(pid), Math.round(mib)])),
     wallS: (Date.now() - started) / 1000,
   };
 }
@@ -146,12 +152,12 @@ export function formatLoad(r: LoadResult): string[] {
   const ok = (met: boolean) => (met ? "ok" : "MISSED");
   const d = r.decideAndPersistMs;
   return [
-    `load: ${r.maxClaimedAtOnce} episodes claimed at once (${r.episodes} ended), ${r.wallS.toFixed(0)} s wall; measured with the episode consumers in the same workerd process as the run's object (what main has now)`,
+    `load: ${r.maxClaimedAtOnce} episodes claimed at once (${r.episodes} ended), ${r.wallS.toFixed(0)} s wall; episodes run in the episode Worker (its own Worker, bound to the run objects)`,
     `  first claim ${r.firstClaimS?.toFixed(1)} s after the run's creation, all ${r.episodes} claimed after ${r.allClaimedS?.toFixed(1) ?? "never"} s (target ≤ ${LOAD_TARGETS.allClaimedS} s: ${ok(r.allClaimedS !== null && r.allClaimedS <= LOAD_TARGETS.allClaimedS)})`,
     formatRequests("requests to the swarm server over the run (one step)", r.requests),
     `  GET /runs/:id p50 ${r.statusP50Ms.toFixed(1)} ms, p95 ${r.statusP95Ms.toFixed(1)} ms over ${r.statusSamples} polls (target < ${LOAD_TARGETS.statusP95Ms} ms: ${ok(r.statusP95Ms < LOAD_TARGETS.statusP95Ms)})`,
     `  GET /health (the Worker alone, sent with each status poll) p50 ${r.healthP50Ms.toFixed(1)} ms, p95 ${r.healthP95Ms.toFixed(1)} ms: what local workerd's one thread adds, object or not; status less health per poll (the object's own share) p50 ${r.objectShareP50Ms.toFixed(1)} ms, p95 ${r.objectShareP95Ms.toFixed(1)} ms (target < ${LOAD_TARGETS.statusP95Ms} ms: ${ok(r.objectShareP95Ms < LOAD_TARGETS.statusP95Ms)})`,
     `  DO decide + persist per event (last 4096 events, 1 ms timer resolution in workerd): p50 ${d?.p50.toFixed(1)} ms, p99 ${d?.p99.toFixed(1)} ms, max ${d?.max.toFixed(1)} ms, mean ${d?.mean.toFixed(3)} ms; ${r.schedulerEvents} events, ${r.eventsPerSecond.toFixed(0)} events/s`,
-    `  workerd RSS peak ${r.workerdRssMiB.toFixed(0)} MiB (the DO and all ${r.maxClaimedAtOnce} invocations in one process; target for the DO < ${LOAD_TARGETS.memoryMiB} MB: ${ok(r.workerdRssMiB < LOAD_TARGETS.memoryMiB)} as an upper bound)`,
+    `  workerd RSS peak ${r.workerdRssMiB.toFixed(0)} MiB, per process ${Object.values(r.workerdRssPerProcessMiB).map((m) => `${m} MiB`).join(", ") || "none found"} (${Object.keys(r.workerdRssPerProcessMiB).length} workerd process(es): locally the main Worker, its objects and the episode Worker's ${r.maxClaimedAtOnce} invocations share one miniflare; target for the DO < ${LOAD_TARGETS.memoryMiB} MB: ${ok(r.workerdRssMiB < LOAD_TARGETS.memoryMiB)} as an upper bound)`,
   ];
 }

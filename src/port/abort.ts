@@ -24,6 +24,11 @@ export const AbortCause = {
   idleDeadline: "idle_deadline",
   /** the run was stopped by its owner while the episode ran */
   runStopped: "run_stopped",
+  /**
+   * over-provisioning: the episode's batch closed on other task groups while it ran, so its claim is given back
+   * (`/abort_episode`, never ended) and its group runs again in a later window (scheduler/over-provision)
+   */
+  batchClosed: "batch_closed",
   /** a request with the key of an episode that is over (its key may be another client's now): refused, not sent */
   episodeOver: "episode_over",
   /** the server never confirmed an `/abort_episode` after its retries: the claim may still be held */

@@ -171,8 +171,10 @@ export type EventAck =
  * The answer to a heartbeat: the core's ack and, once the run stops before its end (a stop request, or it failed),
  * `runStopping`: the running function's `ctx.signal` fires and it has `graceMs` (ms) before it is cut. The one way a
  * stop reaches a running function: a `running` beat is held open until the run starts to stop or its hold ends.
+ * `runStopping.cause` (absent: `run_stopped`) is the abort cause the stopped function reports, e.g. `batch_closed`
+ * for an episode cut by over-provisioning (its batch closed on other task groups: grace 0).
  */
-export type HeartbeatAck = EventAck & { runStopping?: { graceMs: number } };
+export type HeartbeatAck = EventAck & { runStopping?: { graceMs: number; cause?: string } };
 
 /** The answer to `episodeClaimed`: the core's ack, plus the run's secrets when the episode may go on. */
 export type ClaimAck = EventAck & { secrets?: Record<string, string> };

@@ -94,10 +94,11 @@ export function watchFunction(stop: EpisodeStop, deps: { log: RolloutLogger; now
           deps.log.warn("the run gave up on this episode (no heartbeat within its lease); stopping the function", { reason });
           stop.stop(AbortCause.leaseExpired, "the run gave up on this episode: its heartbeat lease expired");
         },
-        (grace) => {
+        (grace, cause) => {
           if (stop.signal.aborted) return;
           graceMs = grace;
-          stop.stop(AbortCause.runStopped, "run stopped");
+          if (cause === AbortCause.batchClosed) stop.stop(AbortCause.batchClosed, "the batch closed on other task groups: this episode gives its claim back");
+          else stop.stop(AbortCause.runStopped, "run stopped");
         },
       );
     },

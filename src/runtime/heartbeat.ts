@@ -38,7 +38,7 @@ export interface HeartbeatDeps {
  * lease covers two misses).
  * @param intervalMs milliseconds between beats (the message's `heartbeatSeconds` × 1000)
  * @param onGivenUp the run gave up on this attempt (`stale`/`unknown`): called once, the beats end (stop the function)
- * @param onRunStopping the run is stopping: `ctx.signal` fires and the function has `graceMs` ms; called once, the
+ * @param onRunStopping the run is stopping (or this episode's batch closed: `cause` `batch_closed`): `ctx.signal` fires and the function has `graceMs` ms; called once, the
  *   beats go on (they keep the lease during the grace)
  * @returns `cancel`, which ends the beats (a beat in flight is left to finish; its answer is ignored)
  */
@@ -47,7 +47,7 @@ export function startHeartbeat(
   ref: Omit<HeartbeatReport, "stage">,
   intervalMs: number,
   onGivenUp: (reason: string) => void,
-  onRunStopping?: (graceMs: number) => void,
+  onRunStopping?: (graceMs: number, cause?: string) => void,
 ): { cancel(): void } {
   const stop = new AbortController();
   const now = deps.now ?? Date.now;
@@ -61,7 +61,7 @@ export function startHeartbeat(
     }
     if (ack.runStopping && !stopping) {
       stopping = true;
-      onRunStopping?.(ack.runStopping.graceMs);
+      onRunStopping?.(ack.runStopping.graceMs, ack.runStopping.cause);
     }
     return true;
   };

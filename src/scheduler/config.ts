@@ -60,6 +60,13 @@ export interface SchedulerConfig {
    * a batch lacks and whether it votes for the sync. Absent in a config stored before it existed: the tasks method.
    */
   sampleCollectionMethod?: SampleCollectionMethod;
+  /**
+   * over-provisioning (scheduler/over-provision): extra task groups per window as a share of `batchSize` (0 = none, the
+   * default), so the server's batch closes on its first complete groups. Absent in a config stored before it existed: 0.
+   */
+  overProvision?: number;
+  /** the job's `max_env_worker` (the server's worker budget, spec §5.2); bounds the extras. Absent in older configs. */
+  maxEnvWorker?: number;
   timing: SchedulerTiming;
 }
 
@@ -105,6 +112,8 @@ export function schedulerConfig(spec: RunSpec, taskCounts: Readonly<Record<strin
     seed: spec.seed,
     topUpLastBatch: spec.topUpLastBatch,
     sampleCollectionMethod: sampleCollectionMethodOf(spec.job["swarmModeSampleCollectionMethod"]),
+    overProvision: spec.episodeType === "train" ? spec.overProvision : 0,
+    maxEnvWorker: spec.maxEnvWorker,
     timing: spec.tuning,
   };
 }

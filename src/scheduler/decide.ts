@@ -25,6 +25,7 @@ import { ENGINE } from "../protocol/index.ts";
 import { episodeIndex, inFlightCount } from "./episode-index.ts";
 import { isAgreeMode, learnServerMethod } from "./collection-method.ts";
 import { leavingVote, onSyncVoteAnswered, voteForSync } from "./sync-vote.ts";
+import { cutClosingWindow } from "./over-provision.ts";
 
 const APPLIED: EventAck = { status: "applied" };
 
@@ -194,6 +195,8 @@ function pump(d: Draft): void {
     releaseBackoffs(d);
     d.refreshEarliest();
   }
+  // over-provisioning: once the window's batch is closing, its slow repeats are given back (scheduler/over-provision)
+  if (d.run.config.episodeType === "train") cutClosingWindow(d, resolveGroupIfDone);
   if ((d.run.phase === "running" || d.run.phase === "finishing") && isGateOpen(d.run.engines)) {
     openWork(d);
     dispatchReady(d);

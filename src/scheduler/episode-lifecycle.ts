@@ -14,6 +14,7 @@ import { claimEpochs, currentEngineEpoch, landEpisode, landPartialEnd } from "./
 import { isTerminal, type EpisodeRow, type SchedulerState } from "./state.ts";
 import { runningDeadlineAtMs } from "./lease-deadlines.ts";
 import { onEndUnknown } from "./unknown-ends.ts";
+import { closeCutRow } from "./over-provision.ts";
 
 const APPLIED: EventAck = { status: "applied" };
 
@@ -112,6 +113,13 @@ export function onOutcomeRecorded(d: Draft, e: EpisodeOutcomeRecorded): EventAck
     return { status: "stale", reason: `episode is ${row.status}, not running` };
   }
   const outcome = outcomeForRun(d, e.outcome);
+  // over-provisioning: the repeat's batch closed on other groups while it ran; an end now could land after its batch
+  // trained (or in the next one), so the claim is given back instead (scheduler/over-provision)
+  if (outcome.kind === "end" && row.cut === true) {
+    closeCutRow(d, row);
+    resolveGroupIfDone(d, row.groupKey);
+    return { status: "stale", reason: "the batch closed on other task groups: abort the claim, do not end it" };
+  }
   // a run stopped on a plain bug in its function trains nothing more: a reward sent now would sit in a batch the
   // server never closes for this run, so the consumer is told to abort instead of ending
   if (outcome.kind === "end" && d.run.phase === "draining" && d.run.stopReason === "functionError") {
@@ -202,10 +210,16 @@ function attemptLimit(d: Draft, row: EpisodeRow): number {
 /**
  * Closes the current attempt with a cause. Retried (queued, attempt + 1, same task id, same window) while attempts
  * remain; after `maxAttempts` (at once for a cause in port/abort's `NON_RETRYABLE_CAUSES`) the repeat is `failed` and its group
- * dropped and replaced (BC-32). While draining it is `aborted`; in a dropped group it is `dropped`. Nothing is ever
+ * dropped and replaced (BC-32). A repeat cut by over-provisioning is `dropped` without counting as a failure. While draining it is `aborted`; in a dropped group it is `dropped`. Nothing is ever
  * sent to the server from here.
  */
 export function failAttempt(d: Draft, row: EpisodeRow, cause: string): EventAck {
+  // a cut repeat (over-provisioning) is over, not failed: never retried, not counted as a failure
+  if (row.cut === true) {
+    closeCutRow(d, row);
+    resolveGroupIfDone(d, row.groupKey);
+    return APPLIED;
+  }
   d.run.totals.attemptsFailed++;
   d.count(d.run.failuresByCause, cause);
   noteFailedAttempt(d.run, cause, row.outcome?.kind === "abort" ? row.outcome.detail : undefined, d.nowMs, row.attempt);

@@ -16,6 +16,8 @@ export interface SourceCursor {
 export interface TakenTask {
   taskIndex: number;
   epoch: number;
+  /** the re-run generation its group opens with (a task deferred after its group was cut); absent: 0 */
+  rerun?: number;
 }
 
 /** Feistel rounds: four balanced rounds with a strong round function give a well-mixed bijection. */

@@ -46,4 +46,5 @@ export { evalReport, unbiasedPassAtK, type EvalReport, type EvalTaskReport, type
 export { permuteIndex, permutationKey, takeTask, isExhausted, type SourceCursor } from "./epochs.ts";
 export { allocateSlots, throttleCap, sourceCapIssues, type Allocation } from "./mixing.ts";
 export { maxWindowGroups, windowCapacityIssues, WindowCapacityError, type CapacityRun, type CapacitySource } from "./window-capacity.ts";
+export { extraGroups, type ExtraGroupsInput } from "./over-provision.ts";
 export { isGateOpen, type EngineView } from "./engine-gate.ts";

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { distance } from "fastest-levenshtein";
 import { DEFAULT_DISCARD_EPISODE_TIMEOUT_SECONDS, GatewayHeaders, SWARM_BATCH_DEFAULTS, serverEpisodeCapacity } from "../protocol/index.ts";
 import { SandboxRunConfig } from "../port/sandbox.ts";
-import { sourceCapIssues } from "./mixing.ts";
+import { sourceCapIssues, throttleCap } from "./mixing.ts";
 import { MAX_WEIGHT_RATIO, rangedNumber, SPEC_RANGES, type RangedField } from "./spec-ranges.ts";
 import { leaseIssues, RunTuning, resolveTuning } from "./tuning.ts";
 
@@ -133,6 +133,14 @@ const RunSpecObject = z.strictObject({
     .describe(
       "train: when the run's last episodes sit in a server batch that has not closed, open further task groups until it closes (default true); false: finish and report how many rewards remain untrained",
     ),
+  overProvision: z
+    .number({ error: "overProvision must be a number, e.g. 0.25 (or 0: off)" })
+    .min(0, { error: "overProvision must be ≥ 0 (a share of batchSize; 0 turns it off), e.g. 0.25" })
+    .max(1, { error: "overProvision must be ≤ 1 (at most one extra batch's worth of task groups), e.g. 0.25" })
+    .default(0)
+    .describe(
+      "train: extra task groups per window as a share of batchSize (0 = off, the default; e.g. 0.25 = 2 extra groups for a batch of 8), so the server's batch closes on its first complete groups; slow extras are aborted and their tasks re-run later",
+    ),
   secrets: z.record(z.string(), z.string({ error: "secrets values must be strings" })).default({}).describe("never logged"),
   weightSyncWebhook: z
     .url({ protocol: /^https?$/, error: "weightSyncWebhook must be an http(s) URL, e.g. https://hooks.example.com/ajet (its host must be allowed, AJET_ALLOWED_HOSTS)" })
@@ -165,6 +173,25 @@ function collectionMethodIssues(method: unknown, episodeType: string, swarms: nu
   }
   if (name === "rollout_until_finish_enough_non_dummy_tasks" && numRepeat < 2) {
     return [`swarmModeSampleCollectionMethod "${name}" needs numRepeat ≥ 2 (got ${numRepeat}): a group of one episode has one reward, so it never counts and no batch would close`];
+  }
+  return [];
+}
+
+/**
+ * Why a run cannot over-provision (scheduler/over-provision), empty when it can or does not ask to (0): only a train
+ * run whose server closes batches on complete tasks (`rollout_until_finish_enough_tasks`, the default: the other
+ * methods close on votes or on non-dummy groups, which extras do not bring closer), and with room under its throttle
+ * ratio for at least one extra task (the claims' throttle policy allows `ceil(batchSize × throttleRatio)` unique tasks
+ * per batch, spec §7.1: an extra beyond it would only be throttled).
+ */
+export function overProvisionIssues(ratio: number, episodeType: string, method: unknown, batchSize: number, throttleRatio: number): string[] {
+  if (!(ratio > 0)) return [];
+  if (episodeType !== "train") return [`overProvision ${ratio} needs a train run: an eval run has no batch to close; remove overProvision (or set it to 0)`];
+  if (method !== undefined && method !== "rollout_until_finish_enough_tasks") {
+    return [`overProvision ${ratio} needs swarmModeSampleCollectionMethod "rollout_until_finish_enough_tasks" (got "${String(method)}"): only that method closes a batch on its first complete tasks; set overProvision to 0`];
+  }
+  if (throttleCap(batchSize, throttleRatio) <= batchSize) {
+    return [`overProvision ${ratio} has no room: throttleRatio ${throttleRatio} allows ${throttleCap(batchSize, throttleRatio)} unique tasks per batch of ${batchSize}, so an extra task group would only be throttled; raise throttleRatio (e.g. 1.5) or set overProvision to 0`];
   }
   return [];
 }
@@ -204,6 +231,7 @@ function checkRunSpec(spec: RunSpecFields, ctx: z.RefinementCtx): void {
   if (spec.episodeType === "train") {
     for (const issue of sourceCapIssues(batchSize, spec.throttleRatio, spec.datasets)) add(issue.path, issue.message);
   }
+  for (const message of overProvisionIssues(spec.overProvision, spec.episodeType, method, batchSize, spec.throttleRatio)) add(["overProvision"], message);
   if (spec.sandbox?.secrets.includes("JUDGE_API_KEY")) {
     add(["sandbox", "secrets"], "JUDGE_API_KEY never enters a sandbox (the judge is called by the function, outside it); remove it from sandbox.secrets");
   }

@@ -113,6 +113,11 @@ export interface EpisodeRow {
   reward: number | null;
   /** cause of the last failed attempt */
   lastCause: string | null;
+  /**
+   * over-provisioning (scheduler/over-provision): the window's batch closed while this repeat was in flight, so it is
+   * given back (`/abort_episode`), never ended; its group is re-run by a later window. Absent: not cut
+   */
+  cut?: boolean;
   /** reporting `end` past its lease: when the DO was last asked to resolve it from the outbox */
   resolveRequestedAtMs: number | null;
   /** reporting `end` whose outcome is unknown: what the core knows while it resolves it (scheduler/unknown-ends) */
@@ -120,8 +125,11 @@ export interface EpisodeRow {
   updatedAtMs: number;
 }
 
-/** How a task group finished: all repeats ended, dropped after `maxAttempts` (BC-32), or abandoned by a stop. */
-export type GroupResolution = "completed" | "dropped" | "abandoned";
+/**
+ * How a task group finished: all repeats ended, dropped after `maxAttempts` (BC-32), abandoned by a stop, or cut when
+ * its window's batch closed on other groups (over-provisioning; its task is re-run by a later window).
+ */
+export type GroupResolution = "completed" | "dropped" | "abandoned" | "cut";
 
 /** One batch window = one training step (train runs). */
 export interface WindowRow {
@@ -160,6 +168,14 @@ export interface WindowRow {
   topUpGroups?: number;
   /** groups opened again in this window because a server batch holding their episodes was wiped before training */
   rerunGroups?: number;
+  /** over-provisioning: groups opened beyond `batchSize` so the batch closes on its first complete groups; absent: 0 */
+  extraGroups?: number;
+  /** groups cut when the window's batch closed on other groups (their tasks are deferred to a later window); absent: 0 */
+  groupsCut?: number;
+  /** the keys of the cut groups (a wipe of their batch does not re-run them: their tasks are deferred already) */
+  cutGroupKeys?: string[];
+  /** when the window's in-flight repeats were cut (its batch closed on other groups), epoch ms; absent: never */
+  cutAtMs?: number | null;
   /** accepted episodes of this window whose server batch was wiped before training (re-run) */
   episodesWiped?: number;
   openedAtMs: number;
@@ -199,6 +215,10 @@ export interface RunTotals {
   groupsRerun?: number;
   /** task groups opened to fill a server batch that would not close otherwise */
   groupsToppedUp?: number;
+  /** task groups cut when their window's batch closed on other groups (over-provisioning), re-run later */
+  groupsCut?: number;
+  /** repeats given back with `/abort_episode` when their window's batch closed (over-provisioning) */
+  episodesCut?: number;
   /** ends whose outcome was unknown for a while (answer lost, resend failed or refused "not rolling") */
   endsUnresolved?: number;
   /** of those, counted accepted because their batch closed after a send that reached the server (scheduler/unknown-ends) */

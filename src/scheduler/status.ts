@@ -123,7 +123,7 @@ export function runStatus(state: SchedulerState): RunStatus {
   // maintained counts (scheduler/episode-index): the view never scans the episode rows
   const episodes = { ...episodeIndex(state.episodes).counts };
   const step = currentStep(state);
-  const resolved = step ? step.groupsCompleted + step.groupsDropped + step.groupsAbandoned : 0;
+  const resolved = step ? step.groupsCompleted + step.groupsDropped + step.groupsAbandoned + (step.groupsCut ?? 0) : 0;
   return {
     phase: run.phase,
     stopReason: run.stopReason,

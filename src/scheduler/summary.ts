@@ -39,6 +39,10 @@ export interface WindowSummary {
   rerunGroups: number;
   /** accepted episodes of this window lost to a wipe (and re-run) */
   episodesWiped: number;
+  /** over-provisioning: groups opened beyond the batch so it closes on its first complete groups */
+  extraGroups: number;
+  /** groups cut when the window's batch closed on other groups (their tasks re-run in a later window) */
+  groupsCut: number;
 }
 
 /** The summary of a run (the `finishRun` payload). */
@@ -99,6 +103,8 @@ function stepSummary(step: WindowRow): WindowSummary {
     topUpGroups: step.topUpGroups ?? 0,
     rerunGroups: step.rerunGroups ?? 0,
     episodesWiped: step.episodesWiped ?? 0,
+    extraGroups: step.extraGroups ?? 0,
+    groupsCut: step.groupsCut ?? 0,
   };
 }
 
@@ -108,7 +114,7 @@ export function runSummary(state: SchedulerState): RunSummary {
   const steps = Object.values(state.steps).sort((a, b) => a.windowIndex - b.windowIndex).map(stepSummary);
   const evalDropped = Object.values(state.evalTasks).filter((t) => t.resolution === "dropped").map((t) => t.groupKey);
   const { rewardSum, ...stored } = run.totals;
-  const counters = { episodesWiped: 0, groupsRerun: 0, groupsToppedUp: 0, endsUnresolved: 0, endsInferred: 0, endsUnknown: 0, ...stored };
+  const counters = { episodesWiped: 0, groupsRerun: 0, groupsToppedUp: 0, endsUnresolved: 0, endsInferred: 0, endsUnknown: 0, groupsCut: 0, episodesCut: 0, ...stored };
   return {
     episodeType: run.config.episodeType,
     phase: run.phase,

@@ -10,12 +10,13 @@ import type { TakenTask } from "./epochs.ts";
 import { stepMarkOf } from "./engine-gate.ts";
 import type { Draft } from "./draft.ts";
 import { deferredCount, isSourceDone, takeDistinct, takeNext, taskIndicesOf, windowTaskSets } from "./window-tasks.ts";
-import { episodeKeyOf, groupKeyOf, isTerminal, type BatchRow, type EpisodeRow, type GroupResolution, type LandedEpisode } from "./state.ts";
-import { baseGroupKey, openBatches, stepBatchKeyOf, type BatchEffects } from "./batches.ts";
+import { currentStep, episodeKeyOf, groupKeyOf, isTerminal, type BatchRow, type EpisodeRow, type GroupResolution, type LandedEpisode } from "./state.ts";
+import { baseGroupKey, openBatches, rerunOf, stepBatchKeyOf, type BatchEffects } from "./batches.ts";
+import { windowExtras } from "./over-provision.ts";
 import { batchTaskIndices } from "./batch-needs.ts";
 
 /** Creates the `numRepeat` queued rows of one group (same task, same window); returns its group key. */
-function openGroup(d: Draft, sourceIndex: number, task: TakenTask, windowIndex: number | null, rerun = 0): string {
+function openGroup(d: Draft, sourceIndex: number, task: TakenTask, windowIndex: number | null, rerun = task.rerun ?? 0): string {
   const source = d.run.config.sources[sourceIndex]?.name ?? "";
   const groupKey = groupKeyOf(source, task.epoch, task.taskIndex, rerun);
   for (let repeat = 0; repeat < d.run.config.numRepeat; repeat++) {
@@ -56,7 +57,9 @@ function endDataAtPartialWindow(d: Draft, windowIndex: number, groups: number): 
  */
 export function openWindow(d: Draft): number {
   const { config } = d.run;
-  const allocation = allocateSlots(d.run.credits, config.sources.map((s) => s.weight), config.batchSize, sourceCaps(config.batchSize, config.sources));
+  // over-provisioning: extras on top of the batch, mixed by the same rule and under the same per-source caps
+  const extras = windowExtras(d);
+  const allocation = allocateSlots(d.run.credits, config.sources.map((s) => s.weight), config.batchSize + extras, sourceCaps(config.batchSize, config.sources));
   d.run.credits = allocation.credits;
   const windowIndex = d.run.windowsOpened;
   const sourceGroups: Record<string, number> = {};
@@ -80,13 +83,14 @@ export function openWindow(d: Draft): number {
   d.putStep({
     windowIndex, globalStep: mark.globalStep, openedAtRollingEdges: mark.rollingEdges, openedAtRestarts: mark.restarts,
     partial: opened < config.batchSize, plannedGroups: opened, groupsOpened: opened, replacementGroups: 0,
+    ...(extras > 0 ? { extraGroups: Math.max(0, opened - config.batchSize), groupsCut: 0, cutGroupKeys: [], cutAtMs: null } : {}),
     groupsCompleted: 0, groupsDropped: 0, groupsAbandoned: 0, droppedGroupKeys: [], sourceGroups,
     taskIndices: taskIndicesOf(d.run, inWindow),
     episodesEnded: 0, rewardSum: 0, episodesOffStep: 0, openedAtMs: d.nowMs, firstDispatchAtMs: null,
     resolvedAtMs: null, closedAtMs: null,
   });
   d.run.windowsOpened++;
-  d.log("info", "batch window opened", { windowIndex, globalStep: mark.globalStep, groups: opened, partial: opened < config.batchSize });
+  d.log("info", "batch window opened", { windowIndex, globalStep: mark.globalStep, groups: opened, extraGroups: Math.max(0, opened - config.batchSize), partial: opened < config.batchSize });
   return opened;
 }
 
@@ -197,16 +201,18 @@ export function resolveGroupIfDone(d: Draft, groupKey: string): void {
     ? "dropped"
     : rows.every((r) => r.status === "ended")
       ? "completed"
-      : "abandoned";
-  const totalsKey = ({ completed: "groupsCompleted", dropped: "groupsDropped", abandoned: "groupsAbandoned" } as const)[resolution];
-  d.run.totals[totalsKey]++;
+      : rows.some((r) => r.cut === true) ? "cut" : "abandoned";
+  const totalsKey = ({ completed: "groupsCompleted", dropped: "groupsDropped", abandoned: "groupsAbandoned", cut: "groupsCut" } as const)[resolution];
+  d.run.totals[totalsKey] = (d.run.totals[totalsKey] ?? 0) + 1;
   const first = rows[0];
+  if (first && resolution === "cut") deferCutTask(d, first);
   if (first && first.windowIndex !== null) {
     const step = d.steps[String(first.windowIndex)];
     if (step) {
-      const next = { ...step, [totalsKey]: step[totalsKey] + 1 };
+      const next = { ...step, [totalsKey]: (step[totalsKey] ?? 0) + 1 };
       if (resolution === "dropped") next.droppedGroupKeys = [...step.droppedGroupKeys, groupKey];
-      if (next.groupsCompleted + next.groupsDropped + next.groupsAbandoned >= next.groupsOpened) next.resolvedAtMs = d.nowMs;
+      if (resolution === "cut") next.cutGroupKeys = [...(step.cutGroupKeys ?? []), groupKey];
+      if (next.groupsCompleted + next.groupsDropped + next.groupsAbandoned + (next.groupsCut ?? 0) >= next.groupsOpened) next.resolvedAtMs = d.nowMs;
       d.putStep(next);
       refreshWindowClosure(d, next.windowIndex);
     }
@@ -217,6 +223,20 @@ export function resolveGroupIfDone(d: Draft, groupKey: string): void {
     });
   }
   for (const row of rows) d.deleteEpisode(row.episodeKey);
+}
+
+/**
+ * A cut group's task goes back to its source's deferred list under the next re-run generation (a fresh group key: no
+ * event of the cut attempts can apply to it), so a later window serves it first and the task is still trained once
+ * per epoch. A run whose data had ended only because that source was done has data again.
+ */
+function deferCutTask(d: Draft, row: EpisodeRow): void {
+  const i = d.run.config.sources.findIndex((s) => s.name === row.source);
+  if (i < 0) return;
+  d.run.deferred ??= [];
+  (d.run.deferred[i] ??= []).push({ taskIndex: row.taskIndex, epoch: row.epoch, rerun: rerunOf(row.groupKey) + 1 });
+  const step = currentStep(d);
+  if (d.run.dataExhausted && step?.partial !== true && !d.run.config.sources.some((_, k) => isSourceDone(d.run, k))) d.run.dataExhausted = false;
 }
 
 /**
@@ -287,7 +307,7 @@ function rerunWiped(d: Draft, batch: BatchRow, landed: LandedEpisode[]): void {
   for (const [groupKey, episodes] of byGroup) {
     const live = groupRows(d, groupKey);
     if (live.length > 0) {
-      if (live.some((r) => r.groupDropped)) continue;
+      if (live.some((r) => r.groupDropped || r.cut === true)) continue;
       for (const e of episodes) {
         const row = d.episodes.get(e.episodeKey);
         if (row && row.status === "ended") requeueRepeat(d, row);
@@ -296,7 +316,7 @@ function rerunWiped(d: Draft, batch: BatchRow, landed: LandedEpisode[]): void {
     }
     const first = episodes[0]!;
     const origin = d.steps[String(first.windowIndex)];
-    if (origin?.droppedGroupKeys.includes(groupKey)) continue;
+    if (origin?.droppedGroupKeys.includes(groupKey) || origin?.cutGroupKeys?.includes(groupKey)) continue;
     const target = d.run.windowsOpened > 0 ? d.steps[String(d.run.windowsOpened - 1)] : undefined;
     const sourceIndex = d.run.config.sources.findIndex((s) => s.name === first.source);
     if (!target || sourceIndex < 0) continue;

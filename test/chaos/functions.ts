@@ -2,7 +2,8 @@
  * @module test/chaos/functions — rollout functions that misbehave on purpose, for the chaos suite's Worker: on
  * about a third of the episodes (chosen by the server's episode uuid, so the retry of the same repeat usually
  * behaves) they throw, hang ignoring `ctx.signal`, or return NaN; otherwise they play Countdown. `chaos-slow` plays
- * Countdown after a pause, so episodes are mid-run when a consumer is killed. `chaos-sandbox` and
+ * Countdown after a pause, so episodes are mid-run when a consumer is killed; `chaos-tail` pauses only about one
+ * episode in five, for 30 s (a heavy tail, for over-provisioning). `chaos-sandbox` and
  * `chaos-sandbox-slow` run a program in the attempt's sandbox, then play Countdown, swallowing any sandbox failure
  * into a marker reward the runtime must never let through. `chaos-hooked` plays Countdown with a weight-sync hook
  * that is slow, fails, then hangs.
@@ -48,6 +49,29 @@ function slow(name: string, ms: number): RolloutFunction {
         const timer = setTimeout(resolve, ms);
         ctx.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
       });
+      return countdown.run(task, ctx);
+    },
+  });
+}
+
+/**
+ * A heavy tail (over-provisioning, issue 23 §2): about `share` of the episodes (by the server's episode uuid, so a
+ * re-run of the same task draws again) pause `ms` before playing Countdown, the others play at once. The pause ends
+ * early when `ctx.signal` fires (a cut extra, a stop): the function then throws the stop's reason, so the runtime
+ * gives the claim back.
+ */
+function tailed(name: string, share: number, ms: number): RolloutFunction {
+  return defineRolloutFunction({
+    name,
+    async run(task, ctx) {
+      const uuid = Object.values(ctx.episodes)[0]?.episodeUuid ?? "";
+      if (picked(uuid, share)) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, ms);
+          ctx.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+        });
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+      }
       return countdown.run(task, ctx);
     },
   });
@@ -142,6 +166,7 @@ export const chaosFunctions: Record<string, RolloutFunction> = {
   "chaos-hangs": misbehaving("chaos-hangs", () => new Promise<never>(() => undefined)),
   "chaos-nan": misbehaving("chaos-nan", () => ({ reward: Number.NaN })),
   "chaos-slow": slow("chaos-slow", 4_000),
+  "chaos-tail": tailed("chaos-tail", 0.2, 30_000),
   "chaos-sandbox": sandboxed("chaos-sandbox", 0.5),
   "chaos-sandbox-slow": sandboxed("chaos-sandbox-slow", 4),
   "chaos-sandbox-hangs": sandboxThenHang("chaos-sandbox-hangs"),

@@ -124,6 +124,8 @@ export interface ChaosRow {
    * finished) and the longest such overstay in seconds, failures posted as rewards
    */
   sandboxes?: { created: number; failed: number; aliveAfter60s: number; clearedAfterS: number | null; pastAttempt60s: number; maxPastAttemptS: number; infraAsReward: number };
+  /** a scenario with `keepFacts`: the journal, and per run (first Worker's, in creation order) its view and client uuid */
+  facts?: { events: JournalEvent[]; runs: { runId: string; view: RunView | null; clientUuid: string | null }[] };
 }
 
 /**
@@ -316,6 +318,8 @@ export interface Scenario {
   stops?: boolean;
   /** AgentJetJob options over the plan's (the engine is booted with them and every run's spec carries them) */
   job?: Record<string, unknown>;
+  /** the row keeps what it was computed from ({@link ChaosRow.facts}), for a test's own checks against the journal */
+  keepFacts?: boolean;
 }
 
 /**
@@ -539,12 +543,14 @@ export class ChaosStack {
     const events = parseJournal(readFileSync(journalFile, "utf8"));
     const buffer = await new SwarmClient({ baseURL: emulator.url, logger: SILENT }).getEpisodeBuffer().catch(() => []);
     const all = [...runIds.map((id) => ({ id, via: api })), ...otherIds.map((id) => ({ id, via: otherApi }))];
+    const facts: NonNullable<ChaosRow["facts"]> = { events, runs: [] };
     for (const [i, { id, via }] of all.entries()) {
       const ledger = via ? await via.endedEpisodes(id).catch(() => []) : [];
       const v = i === 0 ? view : await via?.get(id).catch(() => null) ?? null;
       const claimOf = new Map(events.filter((e) => e.ev === "claim").map((e) => [(e as { episodeUuid: string }).episodeUuid, (e as { clientUuid: string }).clientUuid]));
       const clientUuid = ledger.map((l) => claimOf.get(l.episodeUuid)).find(Boolean) ?? null;
       if (!clientUuid) notes.push("no episode of the run reached the server's journal");
+      facts.runs.push({ runId: id, view: v, clientUuid });
       rows.push(compare({ scenario: all.length > 1 ? `${s.name}#${i + 1}` : s.name, events, ledger, buffer, view: v, clientUuid, wallMs: Date.now() - started, notes: i === 0 ? notes : [] }));
     }
     const spec = { ...plan.run, ...(s.spec ?? {}) } as { maxSteps?: number | null };
@@ -557,6 +563,7 @@ export class ChaosStack {
     const row = rows.length === 1 ? rows[0]! : mergeRows(rows);
     // a dataset-host run is the emulator's only client: every claim still held is its own (its ledger may be empty)
     if (host) row.leftClaimed = buffer.filter((r) => r.episode_status === "claimed").length;
+    if (s.keepFacts) row.facts = facts;
     return sandboxes ? { ...row, sandboxes } : row;
   }
 

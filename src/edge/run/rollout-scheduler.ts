@@ -177,7 +177,8 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
     const ack = await this.#run.apply({ type: "episodeHeartbeat", ...report });
     // a running function's beat is held until the run stops or the hold ends: its one stop channel
     if (report.stage === "started" || (ack.status !== "applied" && ack.status !== "duplicate")) return ack;
-    return this.#run.stopWaiters.hold(ack, () => this.#run.state?.run, options.holdMs ?? 0);
+    const cut = () => this.#run.state?.episodes.get(report.episodeKey)?.cut === true;
+    return this.#run.stopWaiters.hold(ack, () => this.#run.state?.run, options.holdMs ?? 0, cut);
   }
 
   async claimFailed(report: ClaimFailureReport): Promise<EventAck> {

@@ -86,7 +86,7 @@ export function pendingRunView(p: PendingRun, nowMs: number): RunView {
   const { spec } = p.input;
   const failed = p.failure;
   const totals: RunStatus["totals"] = {
-    windows: 0, episodesEnded: 0, groupsOpened: 0, groupsCompleted: 0, groupsDropped: 0, groupsAbandoned: 0, attemptsFailed: 0,
+    windows: 0, episodesEnded: 0, groupsOpened: 0, groupsCompleted: 0, groupsDropped: 0, groupsAbandoned: 0, groupsCut: 0, episodesCut: 0, attemptsFailed: 0,
     claimFailures: 0, dispatches: 0, reconciles: 0, episodesWiped: 0, groupsRerun: 0, groupsToppedUp: 0,
     endsUnresolved: 0, endsInferred: 0, endsUnknown: 0, meanReward: null,
   };

@@ -5,7 +5,7 @@
  * beat again.
  */
 
-import type { EventAck, HeartbeatAck } from "../../port/index.ts";
+import { AbortCause, type EventAck, type HeartbeatAck } from "../../port/index.ts";
 import type { RunRow } from "../../scheduler/index.ts";
 
 /** The run stops before its end (stop requested, or failed): running functions are told (ctx.signal). */
@@ -21,39 +21,47 @@ export type WatchedRun = Pick<RunRow, "stopReason" | "phase"> & { config: { timi
 
 /** The held heartbeats of one Durable Object instance. */
 export class StopWaiters {
-  readonly #waiters = new Set<() => void>();
+  /** each held beat's release, with its own stop check (a cut episode, scheduler/over-provision) */
+  readonly #waiters = new Map<() => void, (() => boolean) | undefined>();
 
   /**
    * Holds a running episode's heartbeat answer: at once with `runStopping` when the run is stopping, else when it
    * starts to (see {@link stateChanged}) or after `holdMs` (clamped to {@link MAX_HOLD_MS}); `runStopping.graceMs` is
-   * the run's `stopGraceSeconds` in ms.
+   * the run's `stopGraceSeconds` in ms. An episode whose window's batch closed (`cut`) is answered the same way at
+   * once, with grace 0 and cause `batch_closed`: its function stops and gives its claim back.
    * @param ack the core's answer to the beat (returned as is, with `runStopping` once the run stops)
    * @param run the run's row now (read again once the hold ends)
+   * @param cut whether this beat's episode was cut (read again after each decision); omitted: never
    */
-  async hold(ack: EventAck, run: () => WatchedRun | undefined, holdMs: number): Promise<HeartbeatAck> {
+  async hold(ack: EventAck, run: () => WatchedRun | undefined, holdMs: number, cut?: () => boolean): Promise<HeartbeatAck> {
     const stopping = (): HeartbeatAck | null => {
+      if (cut?.()) return { ...ack, runStopping: { graceMs: 0, cause: AbortCause.batchClosed } };
       const r = run();
       return r && runIsStopping(r) ? { ...ack, runStopping: { graceMs: r.config.timing.stopGraceSeconds * 1000 } } : null;
     };
     const now = stopping();
     if (now || holdMs <= 0) return now ?? ack;
-    await this.wait(holdMs);
+    await this.wait(holdMs, cut);
     return stopping() ?? ack;
   }
 
-  /** After each decision: every held beat is answered once the run is stopping. */
+  /** After each decision: every held beat is answered once the run is stopping, and each cut episode's beat. */
   stateChanged(run: WatchedRun): void {
-    if (runIsStopping(run)) this.releaseAll();
+    if (runIsStopping(run)) {
+      this.releaseAll();
+      return;
+    }
+    for (const [release, cut] of this.#waiters) if (cut?.()) release();
   }
 
   /**
-   * Resolves when {@link releaseAll} is called or after `maxWaitMs` (clamped to 0…{@link MAX_HOLD_MS}),
-   * whichever comes first. Never rejects.
+   * Resolves when {@link releaseAll} is called (or, for a beat with a `cut` check, {@link stateChanged} finds it
+   * true) or after `maxWaitMs` (clamped to 0…{@link MAX_HOLD_MS}), whichever comes first. Never rejects.
    */
-  async wait(maxWaitMs: number): Promise<void> {
+  async wait(maxWaitMs: number, cut?: () => boolean): Promise<void> {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    this.#waiters.add(release);
+    this.#waiters.set(release, cut);
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       await Promise.race([released, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, Math.min(maxWaitMs, MAX_HOLD_MS)))))]);
@@ -65,6 +73,6 @@ export class StopWaiters {
 
   /** Answers every held beat now (the run is stopping). */
   releaseAll(): void {
-    for (const release of this.#waiters) release();
+    for (const release of this.#waiters.keys()) release();
   }
 }

@@ -92,6 +92,19 @@ describe("the function's watch", () => {
     watch.close();
   });
 
+  it("a cut episode (its batch closed on other groups: cause batch_closed, grace 0) is stopped and cut at once with that cause", async () => {
+    const clock = manualClock();
+    const stop = createEpisodeStop();
+    const watch = watchFunction(stop, { log, now: clock.now, timers: clock.timers });
+    const answers: HeartbeatAck[] = [{ status: "applied", runStopping: { graceMs: 0, cause: "batch_closed" } }];
+    watch.beat({ beat: async () => answers.shift() ?? { status: "applied" }, sleep: () => new Promise(() => {}), now: clock.now }, { episodeKey: "k", attempt: 1, dispatchId: 1 }, 10_000);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(stop.reason).toMatchObject({ reason: "batch_closed", message: expect.stringMatching(/batch closed on other task groups/) });
+    expect(await settled(watch.stopped)).toBe(stop.reason);
+    expect(watch.givenUp).toBe(false);
+    watch.close();
+  });
+
   it("the run giving up on the attempt stops the function at once (lease_expired) and says so", async () => {
     const stop = createEpisodeStop();
     const clock = manualClock();

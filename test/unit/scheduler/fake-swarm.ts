@@ -127,6 +127,12 @@ export function runWithFakeSwarm(h: Harness, options: FakeSwarmOptions = {}): Fa
         running.push({ d, doneAtMs: h.nowMs + durationMs(d), generation: server.generation });
       }
     }
+    // a repeat cut by over-provisioning hears it on its held heartbeat: it stops and gives its claim back at once
+    for (const r of running.filter((x) => h.row(x.d.episodeKey)?.cut === true && h.row(x.d.episodeKey)?.status === "running")) {
+      running.splice(running.indexOf(r), 1);
+      h.outcome(r.d, { kind: "abort", cause: "batch_closed" });
+      h.report(r.d, "aborted");
+    }
     for (const r of running.filter((x) => x.doneAtMs <= h.nowMs)) {
       running.splice(running.indexOf(r), 1);
       if (options.fails?.(r.d)) {
@@ -135,7 +141,8 @@ export function runWithFakeSwarm(h: Harness, options: FakeSwarmOptions = {}): Fa
         continue;
       }
       const reward = options.reward?.(r.d) ?? 1;
-      h.outcome(r.d, { kind: "end", reward });
+      const recorded = h.outcome(r.d, { kind: "end", reward }).ack.status;
+      if (recorded === "stale" || recorded === "unknown") continue; // the run refused the end: the claim is given back
       if (r.generation !== server.generation || server.status === "ENGINE.BOOTING") {
         out.refusedEnds++; // its record was wiped by the restart: the server refuses the end (spec §11.1)
         h.report(r.d, "lost");
