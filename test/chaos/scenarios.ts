@@ -3,6 +3,7 @@
  * also runs in `npm test` (test/e2e/chaos-fast.test.ts).
  */
 import { SwarmClient } from "../../src/client/index.ts";
+import type { JournalEvent } from "../../src/emulator/index.ts";
 import { bootEngine, type Scenario, type ScenarioContext } from "./harness.ts";
 
 const SILENT = { info: () => {}, warn: () => {}, error: () => {} };
@@ -39,6 +40,53 @@ async function midCommand(ctx: ScenarioContext, ends: number, ms: number, quiet 
   await ctx.until((v) => Number(v.episodes["running"]) > 0 && (!quiet || Number(v.episodes["reporting"]) === 0), 30_000);
   await new Promise((r) => setTimeout(r, ms));
   return ctx.api.get(ctx.runId).then((v) => Number(v.episodes["running"]), () => 0);
+}
+
+/**
+ * The handover rows' Workers (docs/design/long-episodes.md): a 20 s queue consumer wall (its gate at 10 s, its hard
+ * stop at 15 s) and 40 s host legs (gate at 20 s, hard stop at 30 s); local workerd enforces neither, so they are tuning values.
+ */
+export const HANDOVER_VARS = { AJET_CONSUMER_WALL_SECONDS: "20", AJET_HOST_WALL_SECONDS: "40" };
+
+/** One task, two repeats, one step: two long episodes side by side. */
+const HANDOVER_ARGV = ["--function", "countdown", "--steps", "1", "--batch-size", "1", "--num-repeat", "2", "--seed", "21"];
+
+/** What the server's journal shows of a handover row's run: claims, ends, aborts, LLM calls per episode, longest claim → end. */
+export function handoverFacts(events: readonly JournalEvent[], client: string | null) {
+  const mine = events.filter((e): e is Extract<JournalEvent, { clientUuid: string }> => "clientUuid" in e && e.clientUuid === client);
+  const claimedAt = new Map(mine.filter((e) => e.ev === "claim").map((e) => [e.episodeUuid, e.atMs]));
+  const ends = mine.filter((e) => e.ev === "end");
+  const calls = new Map<string, number>();
+  for (const e of mine) if (e.ev === "llm") calls.set(e.episodeUuid, (calls.get(e.episodeUuid) ?? 0) + 1);
+  return {
+    claims: claimedAt.size,
+    ends: ends.length,
+    aborts: mine.filter((e) => e.ev === "abort").length,
+    /** LLM calls the server saw for each episode that ended */
+    callsPerEnded: ends.map((e) => calls.get(e.episodeUuid) ?? 0),
+    /** seconds from claim to end, longest */
+    longestSeconds: Math.max(0, ...ends.map((e) => Math.round((e.atMs - (claimedAt.get(e.episodeUuid) ?? e.atMs)) / 100) / 10)),
+  };
+}
+
+/** A handover row's check: every ended episode made exactly `calls` LLM calls (none sent twice); without a kill, one claim and one end per repeat. */
+function handoverCheck(calls: number, rerunAllowed: boolean): NonNullable<Scenario["after"]> {
+  return (events, client, note) => {
+    const f = handoverFacts(events, client);
+    note(`journal: ${f.claims} claim(s), ${f.ends} end(s), ${f.aborts} abort(s); LLM calls per ended episode ${f.callsPerEnded.join(", ")}; longest claim→end ${f.longestSeconds} s`);
+    if (f.callsPerEnded.some((n) => n !== calls)) note(`UNEXPECTED: an ended episode's LLM calls differ from the function's ${calls} (a call sent twice, or one missing)`);
+    if (!rerunAllowed && (f.claims !== 2 || f.ends !== 2 || f.aborts !== 0)) note("UNEXPECTED: not one claim and one end per repeat");
+  };
+}
+
+/** Waits until an episode's `n`-th LLM call ended on the server (the journal); false after `timeoutMs`. */
+async function untilCall(ctx: ScenarioContext, n: number, timeoutMs = 60_000): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (ctx.journal().some((e) => e.ev === "llm" && e.callIndex >= n)) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -165,6 +213,48 @@ export const SCENARIOS: Scenario[] = [
       await ctx.api.stop(ctx.runId);
       ctx.note("the first run was stopped after 3 ends, mid-batch");
     },
+  },
+  // ---- episodes past the consumer's wall (issue 20 §2, docs/design/long-episodes.md): 0 lost / doubled / left
+  // claimed / stranded, and no LLM call sent twice across the handovers (each ended episode's calls on the server
+  // are exactly the function's)
+  {
+    // 18 calls of 5 s: each repeat runs 90 s, handed from the consumer (20 s wall) to its host and on between host legs
+    name: "long episode across the wall",
+    function: "chaos-long",
+    argv: HANDOVER_ARGV,
+    llmLatencyMs: 5_000,
+    workerVars: HANDOVER_VARS,
+    spec: { discardEpisodeTimeoutSeconds: 60 },
+    timeoutMs: 240_000,
+    after: handoverCheck(18, false),
+  },
+  {
+    // streamed calls of 11 s (keepalives): a call is open at every gate and is finished by the holder that sent it
+    name: "long call",
+    function: "chaos-long-call",
+    argv: HANDOVER_ARGV,
+    llmLatencyMs: 11_000,
+    workerVars: HANDOVER_VARS,
+    spec: { discardEpisodeTimeoutSeconds: 60 },
+    timeoutMs: 240_000,
+    after: handoverCheck(4, false),
+  },
+  {
+    // workerd SIGKILLed as an episode's second call ends: the consumer is handing it over (its gate closed at 10 s)
+    name: "handover kill",
+    function: "chaos-long-short",
+    argv: HANDOVER_ARGV,
+    llmLatencyMs: 5_000,
+    workerVars: HANDOVER_VARS,
+    spec: { discardEpisodeTimeoutSeconds: 60 },
+    timeoutMs: 240_000,
+    async during(ctx) {
+      const seen = await untilCall(ctx, 2);
+      process.kill(-ctx.worker.hostPid, "SIGKILL");
+      await ctx.respawnWorker();
+      ctx.note(seen ? "workerd SIGKILLed as an episode's 2nd call ended (the consumer handing over), restarted on the same state" : "UNEXPECTED: no episode reached its 2nd call within 60 s");
+    },
+    after: handoverCheck(6, true),
   },
   // ---- sandboxes (issue 21): in every row 0 sandboxes alive 60 s after their attempt is over, 0 sandbox failures
   // posted as rewards (the chaos function tries to), and the usual 0 lost / doubled / left claimed / stranded
