@@ -15,13 +15,10 @@ import { resumeEpisode, type HandoverRecord } from "../runtime/episode-resume.ts
 import type { HandoverAnswer } from "../runtime/handover.ts";
 import { invocationShare, schedulerPort } from "./consumer/episode-consumer.ts";
 import { rolloutFunctions } from "./consumer/functions-registry.ts";
-import { handoverReserveMs, hostName, reportReserveMs, type HostEnv } from "./consumer/handover-plan.ts";
+import { handoverReserveMs, hostName, hostWallMs, reportReserveMs, type HostEnv } from "./consumer/handover-plan.ts";
 import { episodeSandboxes } from "./consumer/sandboxes.ts";
 import { keyFence } from "./ground/fence.ts";
 import { jsonLogger } from "./ground/log.ts";
-
-/** The wall of one host leg when `AJET_HOST_WALL_SECONDS` is unset, seconds: a Durable Object alarm's 15 minutes. */
-export const HOST_WALL_SECONDS = 900;
 
 /** Characters of the record's JSON per stored value (SQLite-backed objects: key and value ≤ 2 MB). */
 const CHUNK_CHARS = 500_000;
@@ -37,14 +34,6 @@ interface HostState {
   chunks: number;
   /** how the attempt ended here, once done */
   result?: string;
-}
-
-/**
- * The wall of one host leg, ms: `AJET_HOST_WALL_SECONDS` when it is a number of seconds > 0, else {@link HOST_WALL_SECONDS}.
- */
-export function hostWallMs(raw: string | undefined): number {
-  const seconds = Number(raw);
-  return (raw !== undefined && raw.trim() !== "" && Number.isFinite(seconds) && seconds > 0 ? seconds : HOST_WALL_SECONDS) * 1000;
 }
 
 /** One handed-over episode attempt; see the module text. */

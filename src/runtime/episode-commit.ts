@@ -52,7 +52,7 @@ type Done = { done: EpisodeRunResult };
  * lost): the claims are given back and the object is told that nothing was ended ({@link OUTCOME_UNRECORDED}), or
  * its outbox would resend a recorded end after the lease and a "not found" then would count a reward never sent.
  */
-export async function commit(msg: EpisodeMessage, decision: OutcomeDecision, held: readonly HeldClaim[], port: EpisodePort, log: RolloutLogger): Promise<Done | null> {
+async function commit(msg: EpisodeMessage, decision: OutcomeDecision, held: readonly HeldClaim[], port: EpisodePort, log: RolloutLogger): Promise<Done | null> {
   const ref = episodeRef(msg);
   let recorded: EventAck;
   try {
@@ -71,7 +71,7 @@ export async function commit(msg: EpisodeMessage, decision: OutcomeDecision, hel
 }
 
 /** Steps 5 and 6: exactly one of end or abort per claim (BC-34), then report how the server answered. */
-export async function closeAndReport(
+async function closeAndReport(
   msg: EpisodeMessage,
   decision: OutcomeDecision,
   held: readonly HeldClaim[],
@@ -106,7 +106,7 @@ export async function closeAndReport(
 }
 
 /** Step 7: the attempt's transcript, after the report (a failing store costs the record, never the reward). */
-export async function saveTranscript(
+async function saveTranscript(
   sink: TranscriptSink,
   recorder: TranscriptRecorder,
   msg: EpisodeMessage,
@@ -138,4 +138,38 @@ const episodeRef = (msg: EpisodeMessage): EpisodeRef => ({ episodeKey: msg.episo
 
 function outcomeCause(o: EpisodeOutcome): string {
   return o.kind === "abort" ? o.cause : o.kind;
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/** What the last steps of an attempt need. */
+export interface FinishDeps {
+  sleep: SleepFn;
+  log: RolloutLogger;
+  /** where the transcript goes; none: no transcript */
+  transcripts?: TranscriptSink;
+}
+
+/**
+ * Steps 4 to 7 of an attempt whose function is over, for whichever holder has it: commit (record the outcome), end
+ * or abort each claim once and report, then store the transcript (after `before`, e.g. the sandbox's destruction).
+ * @param measured the attempt's meter and recorder (the end report's signals, the transcript)
+ */
+export async function finishAttempt(
+  a: { msg: EpisodeMessage; task: Task; held: readonly HeldClaim[]; claimedAtMs: number },
+  decision: OutcomeDecision,
+  port: EpisodePort,
+  deps: FinishDeps,
+  measured: { meter: { signals(withTranscript: boolean): EpisodeSignals }; recorder: TranscriptRecorder | undefined },
+  before?: Promise<unknown>,
+): Promise<EpisodeRunResult> {
+  const { msg, held } = a;
+  if (decision.error) deps.log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
+  const committed = await commit(msg, decision, held, port, deps.log);
+  const done = committed ? committed.done : await closeAndReport(msg, decision, held, a.task.task_id, port, { ...deps, signals: () => measured.meter.signals(measured.recorder !== undefined) });
+  await before;
+  if (measured.recorder && deps.transcripts) await saveTranscript(deps.transcripts, measured.recorder, msg, a.task, a.claimedAtMs, decision, done, deps.log);
+  return done;
 }

@@ -13,7 +13,7 @@ import { declaresClientActive, type EpisodeMessage } from "../port/index.ts";
 import type { Task } from "../protocol/index.ts";
 import { CallJournal, REPLAY_DIVERGED, type JournalEntry } from "./call-journal.ts";
 import type { HeldClaim } from "./claims.ts";
-import { closeAndReport, commit, saveTranscript, type EpisodeRunResult } from "./episode-commit.ts";
+import { finishAttempt, type EpisodeRunResult } from "./episode-commit.ts";
 import { EpisodeMeter } from "./episode-meter.ts";
 import { EpisodePort } from "./episode-port.ts";
 import { swarmBudget, type EpisodeRunnerDeps } from "./episode-runner.ts";
@@ -78,6 +78,8 @@ export async function resumeEpisode(record: HandoverRecord, deps: ResumeDeps): P
     client: new SwarmClient({ baseURL: urls.get(c.swarm) ?? c.episode.baseUrl.replace(/\/v1\/?$/, ""), clientUuid: msg.clientUuid, fetch: swarmFetch, logger: deps.log, declareClientActive: declaresClientActive(msg.episodeType) }),
   }));
   const recorder = deps.transcripts ? new TranscriptRecorder(deps.now) : undefined;
+  // the transcript says which holder finished the attempt: the viewer shows it among the function's log lines
+  (recorder ? recorder.logger(deps.log) : deps.log).info(`handed over: holder ${record.leg + 1} of this attempt replays ${record.entries.length} answered LLM call(s) from its journal`, { holder: record.leg + 1, replayed: record.entries.length });
   const stop = createEpisodeStop();
   const journal = new CallJournal(record.entries, (cause, message) => stop.stop(cause, message));
   const sandboxes = msg.sandbox || deps.sandboxes ? attemptSandboxesOf(msg, deps, { ...deps.secrets }, held, stop, recorder) : null;
@@ -95,12 +97,7 @@ export async function resumeEpisode(record: HandoverRecord, deps: ResumeDeps): P
         decision = { outcome: { kind: "abort", cause: REPLAY_DIVERGED }, action: "abort", error: new Error(`the replay finished with ${journal.unused} answered call(s) unused`) };
       }
     }
-    await sandboxes?.close();
-    if (decision.error) deps.log.warn(`episode outcome after handover ${record.leg}: ${decision.outcome.kind === "abort" ? `abort (${decision.outcome.cause})` : decision.outcome.kind}`, { error: String(decision.error) });
-    const committed = await commit(msg, decision, held, port, deps.log);
-    const done = committed ? committed.done : await closeAndReport(msg, decision, held, task.task_id, port, { ...deps, signals: () => meter.signals(recorder !== undefined) });
-    if (recorder && deps.transcripts) await saveTranscript(deps.transcripts, recorder, msg, task, record.claimedAtMs, decision, done, deps.log);
-    return done;
+    return await finishAttempt({ msg, task, held, claimedAtMs: record.claimedAtMs }, decision, port, deps, { meter, recorder }, sandboxes?.close());
   } finally {
     await sandboxes?.close();
     reservation?.release();

@@ -27,7 +27,7 @@ import { guardFetch, type BudgetReservation, type ConnectionLimiter, type FetchL
 import { EpisodePort } from "./episode-port.ts";
 import { runFunction } from "./run-function.ts";
 import { createEpisodeStop, type EpisodeStop } from "./episode-stop.ts";
-import { closeAndReport, commit, saveTranscript, type EpisodeRunResult } from "./episode-commit.ts";
+import { finishAttempt, type EpisodeRunResult } from "./episode-commit.ts";
 import type { KeyFence } from "./key-fence.ts";
 import { TranscriptRecorder, type TranscriptSink } from "./transcript.ts";
 import { EpisodeMeter } from "./episode-meter.ts";
@@ -178,12 +178,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
       await abortAll(claimed.held);
       return answer.done;
     }
-    if (decision.error) deps.log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
-    const committed = await commit(msg, decision, claimed.held, port, deps.log);
-    const done = committed ? committed.done : await closeAndReport(msg, decision, claimed.held, task.task_id, port, { ...deps, signals: () => meter.signals(recorder !== undefined) });
-    await closing;
-    if (recorder && deps.transcripts) await saveTranscript(deps.transcripts, recorder, msg, task, claimed.atMs, decision, done, deps.log);
-    return done;
+    return await finishAttempt({ msg, task, held: claimed.held, claimedAtMs: claimed.atMs }, decision, port, deps, { meter, recorder }, closing);
   } finally {
     // every way out destroys what the attempt created (close is idempotent); the run's sweep covers a crash
     await sandboxes?.close();
@@ -290,12 +285,4 @@ async function globalStepOf(client: SwarmClient): Promise<number | null> {
   } catch {
     return null;
   }
-}
-
-function outcomeCause(o: EpisodeOutcome): string {
-  return o.kind === "abort" ? o.cause : o.kind;
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }

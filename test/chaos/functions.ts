@@ -143,10 +143,10 @@ export const chaosFunctions: Record<string, RolloutFunction> = {
   "chaos-sandbox": sandboxed("chaos-sandbox", 0.5),
   "chaos-sandbox-slow": sandboxed("chaos-sandbox-slow", 4),
   "chaos-sandbox-hangs": sandboxThenHang("chaos-sandbox-hangs"),
-  // 18 LLM calls: 90 s at 5 s per call
-  "chaos-long": longAgent("chaos-long", 17),
-  // 6 LLM calls: 30 s at 5 s per call, past a 20 s consumer wall
-  "chaos-long-short": longAgent("chaos-long-short", 5),
-  // 3 streamed calls, then Countdown's: 44 s at 11 s per call, a call open at every handover
-  "chaos-long-call": longAgent("chaos-long-call", 3, true),
+  // 23 LLM calls: 92 s at 4 s per call
+  "chaos-long": longAgent("chaos-long", 22),
+  // 8 LLM calls: 32 s at 4 s per call, past a 20 s consumer wall
+  "chaos-long-short": longAgent("chaos-long-short", 7),
+  // 5 streamed calls, then Countdown's: 48 s at 8 s per call, past a 40 s consumer wall
+  "chaos-long-call": longAgent("chaos-long-call", 5, true),
 };

@@ -251,7 +251,9 @@ export function startChaosWorker(persistDir?: string, vars?: Record<string, stri
     .replace(/^script_name = .*$/gm, `script_name = "${name}"`);
   const episodeConfigPath = join(PROJECT_ROOT, "test/chaos", configName.replace(/\.toml$/, ".episode.toml"));
   writeFileSync(episodeConfigPath, episodeConfig);
-  return startLocalWorker({ configPath, episodeConfigPath, ...(persistDir ? { persistDir } : {}), ...(vars ? { vars } : {}) });
+  // CHAOS_WORKER_LOG=1: the Workers' warnings and errors on stderr (a row to debug)
+  const onLog = process.env["CHAOS_WORKER_LOG"] ? { onLog: (line: string) => void process.stderr.write(`worker: ${line}\n`) } : {};
+  return startLocalWorker({ configPath, episodeConfigPath, ...(persistDir ? { persistDir } : {}), ...(vars ? { vars } : {}), ...onLog });
 }
 
 /** What a scenario may do while its run runs. */
@@ -316,7 +318,7 @@ export interface Scenario {
    * after the run, with the server's whole journal and the run's client uuid: notes on what the journal shows (a note
    * starting `UNEXPECTED: ` makes the row dirty)
    */
-  after?(events: readonly JournalEvent[], clientUuid: string | null, note: (text: string) => void): void;
+  after?(events: readonly JournalEvent[], clientUuid: string | null, note: (text: string) => void, view: RunView | null): void;
   timeoutMs?: number;
   /** the run is stopped on request (its verdict is finished/stopRequested) */
   stops?: boolean;
@@ -562,7 +564,7 @@ export class ChaosStack {
       const claimOf = new Map(events.filter((e) => e.ev === "claim").map((e) => [(e as { episodeUuid: string }).episodeUuid, (e as { clientUuid: string }).clientUuid]));
       const clientUuid = ledger.map((l) => claimOf.get(l.episodeUuid)).find(Boolean) ?? null;
       if (!clientUuid) notes.push("no episode of the run reached the server's journal");
-      if (i === 0) s.after?.(events, clientUuid, (t) => notes.push(t));
+      if (i === 0) s.after?.(events, clientUuid, (t) => notes.push(t), v);
       rows.push(compare({ scenario: all.length > 1 ? `${s.name}#${i + 1}` : s.name, events, ledger, buffer, view: v, clientUuid, wallMs: Date.now() - started, notes: i === 0 ? notes : [] }));
     }
     const spec = { ...plan.run, ...(s.spec ?? {}) } as { maxSteps?: number | null };

@@ -26,6 +26,18 @@ export interface HostEnv extends Env {
   AJET_HOST_WALL_SECONDS?: string;
 }
 
+/** The wall of one host leg when `AJET_HOST_WALL_SECONDS` is unset, seconds: a Durable Object alarm's 15 minutes. */
+export const HOST_WALL_SECONDS = 900;
+
+/**
+ * The wall of one host leg, ms: `AJET_HOST_WALL_SECONDS` when it is a number of seconds > 0, else {@link HOST_WALL_SECONDS}
+ * (a host leg's wall is the platform's to say; a longer one may be set where it holds: docs/design/long-episodes.md).
+ */
+export function hostWallMs(raw: string | undefined): number {
+  const seconds = Number(raw);
+  return (raw !== undefined && raw.trim() !== "" && Number.isFinite(seconds) && seconds > 0 ? seconds : HOST_WALL_SECONDS) * 1000;
+}
+
 /** Time left for the calls open at the gate and the handover itself, ms: min(300 s, half the wall). */
 export function handoverReserveMs(wallMs: number): number {
   return Math.min(300_000, wallMs / 2);
