@@ -57,17 +57,17 @@ export class EpisodeHost extends DurableObject<HostEnv> {
     const log = jsonLogger({ host: state.name, leg: state.leg });
     if (state.phase === "running") {
       log.warn("host leg interrupted (the Worker was restarted mid-leg); sending nothing more: the run's heartbeat lease gives the attempt up");
-      await this.ctx.storage.put<HostState>("state", { ...state, phase: "done", result: "interrupted" });
+      await this.#done(state, "interrupted");
       return;
     }
     try {
       const record = await this.#loadLeg(state);
       await this.ctx.storage.put<HostState>("state", { ...state, phase: "running" });
       const result = await this.#runLeg(record, log);
-      if (result !== "handedOver") await this.ctx.storage.put<HostState>("state", { ...state, phase: "done", result });
+      if (result !== "handedOver") await this.#done(state, result);
     } catch (err) {
       log.error("host leg failed; sending nothing more: the run's heartbeat lease gives the attempt up", { error: String(err) });
-      await this.ctx.storage.put<HostState>("state", { ...state, phase: "done", result: "failed" }).catch(() => undefined);
+      await this.#done(state, "failed").catch(() => undefined);
     }
   }
 
@@ -120,6 +120,12 @@ export class EpisodeHost extends DurableObject<HostEnv> {
       await tx.put<HostState>("state", { name, leg: record.leg, phase: "ready", chunks });
     });
     await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  /** The attempt is over here: its record is deleted, the state kept (a `takeOver` sent again is answered `handed`). */
+  async #done(state: HostState, result: string): Promise<void> {
+    await this.ctx.storage.delete(Array.from({ length: state.chunks }, (_, i) => `r:${i}`));
+    await this.ctx.storage.put<HostState>("state", { ...state, phase: "done", chunks: 0, result });
   }
 
   async #loadLeg(state: HostState): Promise<HandoverRecord> {

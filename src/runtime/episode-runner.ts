@@ -17,7 +17,6 @@ import {
   type DispatchRef,
   type EpisodeClaim,
   type EpisodeMessage,
-  type EpisodeOutcome,
   type EpisodeRef,
   type EventAck,
   type SchedulerPort,
@@ -32,6 +31,7 @@ import type { KeyFence } from "./key-fence.ts";
 import { TranscriptRecorder, type TranscriptSink } from "./transcript.ts";
 import { EpisodeMeter } from "./episode-meter.ts";
 import type { HandoverPlan } from "./handover.ts";
+import type { JournalEntry } from "./call-journal.ts";
 import type { AttemptSandboxes, SandboxProvider } from "../sandbox/attempt.ts";
 import { attemptSandboxesOf, sandboxVerdict } from "./episode-sandboxes.ts";
 
@@ -164,7 +164,9 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
       const ack = go ?? (await reported.catch(() => null));
       return ack !== null && !("done" in ack);
     };
-    const handover = deps.handover?.({ msg, task, held: claimed.held, claimedAtMs: claimed.atMs, claimApplied });
+    const plan = deps.handover?.({ msg, task, held: claimed.held, claimedAtMs: claimed.atMs, claimApplied });
+    // the attempt's sandbox is destroyed before the next holder makes its own (a replay builds it again)
+    const handover = plan && sandboxes ? { ...plan, hand: async (entries: JournalEntry[]) => (await sandboxes?.close(), plan.hand(entries)) } : plan;
     const ran = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets, gatewayHeaders: headers, recorder, meter, stop, ...(reservation ? { reserve: reservation } : {}), ...(sandboxes ? { sandbox: sandboxes.get } : {}), handover }, claimed.held, claimed.atMs);
     // the episode moved on: its next holder runs it again from its journal and ends it; nothing more is sent from here
     if (ran.handedOver) return { kind: "handedOver", answer: ran.handedOver };
