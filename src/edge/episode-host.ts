@@ -18,6 +18,7 @@ import { rolloutFunctions } from "./consumer/functions-registry.ts";
 import { handoverReserveMs, hostName, hostWallMs, reportReserveMs, type HostEnv } from "./consumer/handover-plan.ts";
 import { episodeSandboxes } from "./consumer/sandboxes.ts";
 import { keyFence } from "./ground/fence.ts";
+import type { Env } from "./ground/env.ts";
 import { jsonLogger } from "./ground/log.ts";
 
 /** Characters of the record's JSON per stored value (SQLite-backed objects: key and value ≤ 2 MB). */
@@ -37,7 +38,7 @@ interface HostState {
 }
 
 /** One handed-over episode attempt; see the module text. */
-export class EpisodeHost extends DurableObject<HostEnv> {
+export class EpisodeHost extends DurableObject<Env & HostEnv> {
   /**
    * Takes the episode of `record` over. @returns `handed` (stored, its first leg set to run; also for the same
    * attempt sent again), `declined` when this host holds another attempt

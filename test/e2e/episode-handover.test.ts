@@ -32,10 +32,10 @@ async function runRow(name: string) {
       ctx = c;
       await base.during?.(c);
     },
-    after(e, uuid, note) {
+    after(e, uuid, note, view) {
       events = e;
       client = uuid;
-      base.after?.(e, uuid, note);
+      base.after?.(e, uuid, note, view);
     },
   };
   const row = await stack.run(scenario);

@@ -10,7 +10,6 @@ import { CallJournal } from "../../runtime/call-journal.ts";
 import { handedClaims, type HandoverRecord } from "../../runtime/episode-resume.ts";
 import type { EpisodeRunnerDeps } from "../../runtime/episode-runner.ts";
 import type { HandoverAnswer } from "../../runtime/handover.ts";
-import type { Env } from "../ground/env.ts";
 
 /** The `EpisodeHost` RPC the consumer calls (edge/episode-host.ts). */
 export interface EpisodeHostRpc {
@@ -18,12 +17,20 @@ export interface EpisodeHostRpc {
   takeOver(record: HandoverRecord): Promise<HandoverAnswer>;
 }
 
-/** The episode Worker's env with its own object and the host's wall. */
-export interface HostEnv extends Env {
+/** The `EPISODE_HOST` namespace as the consumer uses it (a Durable Object namespace: a stub by name). */
+export interface EpisodeHostNamespace {
+  idFromName(name: string): unknown;
+  get(id: never): unknown;
+}
+
+/** The episode Worker's vars and binding of the handover (besides its `Env`). */
+export interface HostEnv {
   /** the episode Worker's `EpisodeHost` namespace (wrangler.episode.toml); absent: no handover */
-  EPISODE_HOST?: DurableObjectNamespace;
+  EPISODE_HOST?: EpisodeHostNamespace;
   /** the wall of one host leg, seconds (default 900, a Durable Object alarm's 15 minutes; docs/design/long-episodes.md) */
   AJET_HOST_WALL_SECONDS?: string;
+  /** the queue consumer's wall, seconds (edge/consumer/episode-consumer.ts `consumerWallMs`) */
+  AJET_CONSUMER_WALL_SECONDS?: string;
 }
 
 /** The wall of one host leg when `AJET_HOST_WALL_SECONDS` is unset, seconds: a Durable Object alarm's 15 minutes. */
@@ -74,7 +81,7 @@ export function consumerHandover(env: HostEnv, wall: { atMs: number; ms: number 
         // only an applied claim moves: a refused one is given back by this holder
         if (!(await attempt.claimApplied())) return "declined";
         const record: HandoverRecord = { msg: attempt.msg, task: attempt.task, claims: handedClaims(attempt.held), claimedAtMs: attempt.claimedAtMs, handedAtMs: Date.now(), leg: 1, entries };
-        const host = hosts.get(hosts.idFromName(hostName(attempt.msg))) as unknown as EpisodeHostRpc;
+        const host = hosts.get(hosts.idFromName(hostName(attempt.msg)) as never) as EpisodeHostRpc;
         // sent once more after a failure: the host answers the same record `handed` again
         return host.takeOver(record).catch(() => host.takeOver(record));
       },

@@ -151,7 +151,7 @@ describe("startHandover", () => {
       },
     };
   }
-  const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+  const log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
   it("at the gate it waits for the open call, then hands over the journal with that call's answer in it", async () => {
     const t = fakeTime();
