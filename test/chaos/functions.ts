@@ -143,10 +143,10 @@ export const chaosFunctions: Record<string, RolloutFunction> = {
   "chaos-sandbox": sandboxed("chaos-sandbox", 0.5),
   "chaos-sandbox-slow": sandboxed("chaos-sandbox-slow", 4),
   "chaos-sandbox-hangs": sandboxThenHang("chaos-sandbox-hangs"),
-  // 23 LLM calls: 92 s at 4 s per call
-  "chaos-long": longAgent("chaos-long", 22),
-  // 8 LLM calls: 32 s at 4 s per call, past a 20 s consumer wall
-  "chaos-long-short": longAgent("chaos-long-short", 7),
-  // 5 streamed calls, then Countdown's: 48 s at 8 s per call, past a 40 s consumer wall
-  "chaos-long-call": longAgent("chaos-long-call", 5, true),
+  // 31 LLM calls: 93 s at 3 s per call
+  "chaos-long": longAgent("chaos-long", 30),
+  // 11 LLM calls: 33 s at 3 s per call, past a 20 s consumer wall
+  "chaos-long-short": longAgent("chaos-long-short", 10),
+  // 6 streamed calls, then Countdown's: 49 s at 7 s per call, past a 40 s consumer wall
+  "chaos-long-call": longAgent("chaos-long-call", 6, true),
 };

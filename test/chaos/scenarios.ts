@@ -45,12 +45,12 @@ async function midCommand(ctx: ScenarioContext, ends: number, ms: number, quiet 
 /**
  * The handover rows' Workers (docs/design/long-episodes.md): a 20 s queue consumer wall (its gate at 10 s, a call
  * open then must end by 14 s) and 40 s host legs (gate at 20 s, open calls end by 29 s); local workerd enforces
- * neither, so they are tuning values. Every LLM call lasts 4 s, less than either window, so a call open at a gate
- * always ends in time, however late the claim came.
+ * neither, so they are tuning values. Every LLM call lasts 3 s, a second less than the shorter window, so a call
+ * open at a gate ends in time (its own overhead included), however late the claim came.
  */
 export const HANDOVER_VARS = { AJET_CONSUMER_WALL_SECONDS: "20", AJET_HOST_WALL_SECONDS: "40" };
 
-/** The long-call row's Workers: 40 s walls for the consumer and the host legs (gate at 20 s, open calls end by 29 s: 9 s for an 8 s call). */
+/** The long-call row's Workers: 40 s walls for the consumer and the host legs (gate at 20 s, open calls end by 29 s: 9 s for a 7 s call). */
 export const LONG_CALL_VARS = { AJET_CONSUMER_WALL_SECONDS: "40", AJET_HOST_WALL_SECONDS: "40" };
 
 /** One task, two repeats, one step: two long episodes side by side. */
@@ -244,33 +244,33 @@ export const SCENARIOS: Scenario[] = [
   // claimed / stranded, and no LLM call sent twice across the handovers (each ended episode's calls on the server
   // are exactly the function's)
   {
-    // 23 calls of 4 s: each repeat runs 92 s, handed from the consumer (20 s wall) to its host and on between host legs
+    // 31 calls of 3 s: each repeat runs 93 s, handed from the consumer (20 s wall) to its host and on between host legs
     name: "long episode across the wall",
     function: "chaos-long",
     argv: HANDOVER_ARGV,
-    llmLatencyMs: 4_000,
+    llmLatencyMs: 3_000,
     workerVars: HANDOVER_VARS,
     spec: { discardEpisodeTimeoutSeconds: 60 },
     timeoutMs: 240_000,
-    after: handoverCheck(23, false),
+    after: handoverCheck(31, false),
   },
   {
-    // streamed calls of 8 s held open by keepalives: a call open at a gate is finished by the holder that sent it
+    // streamed calls of 7 s held open by keepalives: a call open at a gate is finished by the holder that sent it
     name: "long call",
     function: "chaos-long-call",
     argv: HANDOVER_ARGV,
-    llmLatencyMs: 8_000,
+    llmLatencyMs: 7_000,
     workerVars: LONG_CALL_VARS,
     spec: { discardEpisodeTimeoutSeconds: 60 },
     timeoutMs: 240_000,
-    after: handoverCheck(6, false),
+    after: handoverCheck(7, false),
   },
   {
     // workerd SIGKILLed as the call the consumer waited for at its gate ends: the consumer is handing over
     name: "handover kill",
     function: "chaos-long-short",
     argv: HANDOVER_ARGV,
-    llmLatencyMs: 4_000,
+    llmLatencyMs: 3_000,
     workerVars: HANDOVER_VARS,
     spec: { discardEpisodeTimeoutSeconds: 60 },
     timeoutMs: 240_000,
@@ -280,7 +280,7 @@ export const SCENARIOS: Scenario[] = [
       await ctx.respawnWorker();
       ctx.note(seen ? "workerd SIGKILLed as an LLM call ended 9 s or more after its claim (the consumer at its gate, handing over), restarted on the same state" : "UNEXPECTED: no LLM call ended 9 s after its claim within 60 s");
     },
-    after: handoverCheck(8, true),
+    after: handoverCheck(11, true),
   },
   // ---- sandboxes (issue 21): in every row 0 sandboxes alive 60 s after their attempt is over, 0 sandbox failures
   // posted as rewards (the chaos function tries to), and the usual 0 lost / doubled / left claimed / stranded

@@ -1,14 +1,14 @@
 /**
  * Episodes past the queue consumer's wall on the real stack (issue 20 §2, docs/design/long-episodes.md): the emulator
- * in its own process (every LLM call held 4 or 8 s), both Workers in local workerd with a 20 s consumer wall (40 s for
+ * in its own process (every LLM call held 3 or 7 s), both Workers in local workerd with a 20 s consumer wall (40 s for
  * the long-call row) and 40 s EpisodeHost legs (tuning values: local workerd enforces neither). Each row runs one task × 2 repeats and compares
  * the server's journal with the run's ledger (the chaos harness):
- *  - a 92 s episode (23 calls) crosses the consumer's wall and several host legs with one claim and one end per
- *    repeat, and the server saw exactly the function's 23 calls per attempt (none sent twice by a replay);
- *  - streamed 8 s calls held open by keepalives: a call open at a gate is finished by the holder that sent it and
- *    never sent again (exactly 6 per attempt);
+ *  - a 93 s episode (31 calls) crosses the consumer's wall and several host legs with one claim and one end per
+ *    repeat, and the server saw exactly the function's 31 calls per attempt (none sent twice by a replay);
+ *  - streamed 7 s calls held open by keepalives: a call open at a gate is finished by the holder that sent it and
+ *    never sent again (exactly 7 per attempt);
  *  - workerd SIGKILLed as the consumer hands over: nothing lost, doubled, left claimed or stranded; each ended
- *    attempt still made exactly the function's 8 calls, the run finishes.
+ *    attempt still made exactly the function's 11 calls, the run finishes.
  * The transcript of each ended attempt names the holder that finished it (a host leg, never the consumer).
  */
 import { describe, expect, it } from "vitest";
@@ -59,10 +59,10 @@ function expectClean(row: Awaited<ReturnType<typeof runRow>>["row"]) {
 }
 
 describe("e2e: episodes past the consumer's wall (EpisodeHost handover)", () => {
-  it("a 90 s episode crosses a 20 s consumer wall and 40 s host legs: one claim and one end per repeat, the function's 23 calls each, none twice", async () => {
+  it("a 90 s episode crosses a 20 s consumer wall and 40 s host legs: one claim and one end per repeat, the function's 31 calls each, none twice", async () => {
     const { row, facts, holders } = await runRow("long episode across the wall");
     expectClean(row);
-    expect({ claims: facts.claims, ends: facts.ends, aborts: facts.aborts, calls: facts.callsPerEnded }).toEqual({ claims: 2, ends: 2, aborts: 0, calls: [23, 23] });
+    expect({ claims: facts.claims, ends: facts.ends, aborts: facts.aborts, calls: facts.callsPerEnded }).toEqual({ claims: 2, ends: 2, aborts: 0, calls: [31, 31] });
     expect(facts.longestSeconds).toBeGreaterThanOrEqual(90);
     expect(row.rerun).toBe(0);
     // the consumer handed over at its gate and the host legs handed on: the 90 s needs more than two holders of 20 and 40 s
@@ -70,10 +70,10 @@ describe("e2e: episodes past the consumer's wall (EpisodeHost handover)", () => 
     for (const h of holders) expect(h).toBeGreaterThanOrEqual(3);
   }, 300_000);
 
-  it("long call: streamed 8 s calls held open by keepalives; one open at a gate is finished by the holder that sent it and never sent again", async () => {
+  it("long call: streamed 7 s calls held open by keepalives; one open at a gate is finished by the holder that sent it and never sent again", async () => {
     const { row, facts, holders } = await runRow("long call");
     expectClean(row);
-    expect({ claims: facts.claims, ends: facts.ends, aborts: facts.aborts, calls: facts.callsPerEnded }).toEqual({ claims: 2, ends: 2, aborts: 0, calls: [6, 6] });
+    expect({ claims: facts.claims, ends: facts.ends, aborts: facts.aborts, calls: facts.callsPerEnded }).toEqual({ claims: 2, ends: 2, aborts: 0, calls: [7, 7] });
     expect(facts.longestSeconds).toBeGreaterThanOrEqual(46);
     for (const h of holders) expect(h).toBeGreaterThanOrEqual(2);
   }, 240_000);
@@ -86,6 +86,6 @@ describe("e2e: episodes past the consumer's wall (EpisodeHost handover)", () => 
     expect(facts.ends).toBe(2);
     expect(facts.claims).toBeGreaterThanOrEqual(2);
     expect(facts.claims).toBeLessThanOrEqual(2 + facts.aborts + row.rerun);
-    expect(facts.callsPerEnded).toEqual([8, 8]);
+    expect(facts.callsPerEnded).toEqual([11, 11]);
   }, 300_000);
 });
