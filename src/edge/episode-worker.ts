@@ -4,12 +4,13 @@
  * loads the runtime, the protocol client and the functions; not the HTTP API, the dashboard, run creation's YAML and
  * schema machinery or the Durable Object classes, which live in the main Worker (`ajet-edge/worker`). It reaches the
  * runs' objects through the `SCHEDULER` binding with `script_name` = the main Worker. A project's episode entry
- * (wrangler.episode.toml `main`) is three lines:
+ * (wrangler.episode.toml `main`) is four lines (`EpisodeHost` holds episodes past the consumer's wall,
+ * docs/design/long-episodes.md):
  *
  * ```ts
  * import { createEpisodeWorker } from "ajet-edge/episode-worker"; // first: the global fetch is fenced before any function loads
  * import { rolloutFunctions } from "../functions/index.ts";
- * export { EpisodeRunner } from "ajet-edge/episode-worker";
+ * export { EpisodeRunner, EpisodeHost } from "ajet-edge/episode-worker";
  * export default createEpisodeWorker(rolloutFunctions);
  * ```
  */
@@ -19,6 +20,7 @@ import { handleEpisodeBatch } from "./consumer/episode-consumer.ts";
 import { setRolloutFunctions, type RolloutFunctions } from "./consumer/functions-registry.ts";
 
 export { EpisodeRunner } from "./consumer/episode-runner-entrypoint.ts";
+export { EpisodeHost } from "./episode-host.ts";
 export type { Env } from "./ground/env.ts";
 export type { RolloutFunctions } from "./consumer/functions-registry.ts";
 

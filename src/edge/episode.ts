@@ -5,5 +5,5 @@
 import { createEpisodeWorker } from "./episode-worker.ts"; // first: the global fetch is fenced before any function loads
 import { rolloutFunctions } from "../../functions/index.ts";
 
-export { EpisodeRunner } from "./episode-worker.ts";
+export { EpisodeRunner, EpisodeHost } from "./episode-worker.ts";
 export default createEpisodeWorker(rolloutFunctions);

@@ -17,25 +17,21 @@ import {
   type DispatchRef,
   type EpisodeClaim,
   type EpisodeMessage,
-  type EpisodeOutcome,
   type EpisodeRef,
-  type EpisodeReportResult,
-  type EpisodeSignals,
   type EventAck,
   type SchedulerPort,
-  type SentAction,
 } from "../port/index.ts";
 import { claimAll, type ClaimTarget, type HeldClaim } from "./claims.ts";
 import { guardFetch, type BudgetReservation, type ConnectionLimiter, type FetchLike, type SubrequestBudget } from "./limits.ts";
-import type { OutcomeDecision } from "./outcome.ts";
 import { EpisodePort } from "./episode-port.ts";
 import { runFunction } from "./run-function.ts";
 import { createEpisodeStop, type EpisodeStop } from "./episode-stop.ts";
-import { endsConfirmedByPool } from "./end-reconcile.ts";
+import { finishAttempt, type EpisodeRunResult } from "./episode-commit.ts";
 import type { KeyFence } from "./key-fence.ts";
-import { sendServerAction } from "./server-action.ts";
 import { TranscriptRecorder, type TranscriptSink } from "./transcript.ts";
 import { EpisodeMeter } from "./episode-meter.ts";
+import type { HandoverPlan } from "./handover.ts";
+import type { JournalEntry } from "./call-journal.ts";
 import type { AttemptSandboxes, SandboxProvider } from "../sandbox/attempt.ts";
 import { attemptSandboxesOf, sandboxVerdict } from "./episode-sandboxes.ts";
 
@@ -81,24 +77,25 @@ export interface EpisodeRunnerDeps {
    * attempt). Default false.
    */
   redelivery?: boolean;
+  /**
+   * the handover of this attempt to the next holder before the wall (runtime/handover), built once it is claimed;
+   * undefined (or absent) when it cannot move (the consumer: no `EpisodeHost`, a run with secrets)
+   */
+  handover?(state: ClaimedAttempt): HandoverPlan | undefined;
 }
 
-/** How the episode ended, from the invocation's point of view (the queue consumer acks or retries on it). */
-export type EpisodeRunResult =
-  | { kind: "reported"; result: EpisodeReportResult; outcome: EpisodeOutcome }
-  | { kind: "claimFailed"; cause: string }
-  | { kind: "stale"; reason: string }
-  | { kind: "skipped"; reason: string }
-  /** the end/abort or its report did not get through: the scheduler's outbox resolves it (BC-26, BC-51) */
-  | { kind: "unresolved"; reason: string }
-  /** the scheduler could not be reached before anything was sent: retry the message */
-  | { kind: "retry"; reason: string };
+/** A claimed attempt, as its handover sees it. */
+export interface ClaimedAttempt {
+  msg: EpisodeMessage;
+  task: Task;
+  held: readonly HeldClaim[];
+  /** epoch ms of the claim */
+  claimedAtMs: number;
+  /** whether the scheduler applied the claim report (the handover waits for it: only an applied claim moves) */
+  claimApplied(): Promise<boolean>;
+}
 
-/**
- * Cause reported when the outcome could not be recorded: the claims were aborted, nothing was ended, so the
- * scheduler must close the attempt instead of resending a recorded end from its outbox (BC-26, BC-51).
- */
-export const OUTCOME_UNRECORDED = AbortCause.outcomeUnrecorded;
+export { OUTCOME_UNRECORDED, type EpisodeRunResult } from "./episode-commit.ts";
 
 /** The swarm calls that give a claim back: paid from the episode's reservation, never from the shared budget (BC-49). */
 const CLOSING_PATHS = [endpoints.endEpisode.path, endpoints.abortEpisode.path];
@@ -107,7 +104,7 @@ const CLOSING_PATHS = [endpoints.endEpisode.path, endpoints.abortEpisode.path];
  * The budget of an episode's swarm calls: `/end_episode` and `/abort_episode` spend the episode's reservation; the
  * claims, the status read and `ctx.canContinue()` are ordinary work on the shared budget (BC-49).
  */
-function swarmBudget(shared: SubrequestBudget | undefined, reservation: BudgetReservation | undefined) {
+export function swarmBudget(shared: SubrequestBudget | undefined, reservation: BudgetReservation | undefined) {
   if (!reservation) return shared;
   return {
     take(url = "") {
@@ -163,7 +160,16 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     // the operator's secrets win over the run's (POST /runs refuses a run that names one; this holds regardless)
     const secrets = { ...(go?.secrets ?? {}), ...deps.secrets };
     sandboxes = msg.sandbox || deps.sandboxes ? attemptSandboxesOf(msg, deps, secrets, claimed.held, stop, recorder) : null;
-    const ran = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets, gatewayHeaders: headers, recorder, meter, stop, ...(reservation ? { reserve: reservation } : {}), ...(sandboxes ? { sandbox: sandboxes.get } : {}) }, claimed.held, claimed.atMs);
+    const claimApplied = async () => {
+      const ack = go ?? (await reported.catch(() => null));
+      return ack !== null && !("done" in ack);
+    };
+    const plan = deps.handover?.({ msg, task, held: claimed.held, claimedAtMs: claimed.atMs, claimApplied });
+    // the attempt's sandbox is destroyed before the next holder makes its own (a replay builds it again)
+    const handover = plan && sandboxes ? { ...plan, hand: async (entries: JournalEntry[]) => (await sandboxes?.close(), plan.hand(entries)) } : plan;
+    const ran = await runFunction(target.fn, task, msg, { ...deps, fetch, secrets, gatewayHeaders: headers, recorder, meter, stop, ...(reservation ? { reserve: reservation } : {}), ...(sandboxes ? { sandbox: sandboxes.get } : {}), handover }, claimed.held, claimed.atMs);
+    // the episode moved on: its next holder runs it again from its journal and ends it; nothing more is sent from here
+    if (ran.handedOver) return { kind: "handedOver", answer: ran.handedOver };
     // the sandbox is destroyed while the outcome is committed (its attempt is over); a sandbox failure decides the outcome
     const closing = sandboxes?.close();
     const decision = sandboxVerdict(ran, sandboxes);
@@ -174,12 +180,7 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
       await abortAll(claimed.held);
       return answer.done;
     }
-    if (decision.error) deps.log.warn(`episode outcome: abort (${outcomeCause(decision.outcome)})`, { error: describe(decision.error) });
-    const committed = await commit(msg, decision, claimed.held, port, deps.log);
-    const done = committed ? committed.done : await closeAndReport(msg, decision, claimed.held, task.task_id, port, { ...deps, signals: () => meter.signals(recorder !== undefined) });
-    await closing;
-    if (recorder && deps.transcripts) await saveTranscript(deps.transcripts, recorder, msg, task, claimed.atMs, decision, done, deps.log);
-    return done;
+    return await finishAttempt({ msg, task, held: claimed.held, claimedAtMs: claimed.atMs }, decision, port, deps, { meter, recorder }, closing);
   } finally {
     // every way out destroys what the attempt created (close is idempotent); the run's sweep covers a crash
     await sandboxes?.close();
@@ -276,94 +277,6 @@ async function reportClaim(msg: EpisodeMessage, claimed: { held: HeldClaim[]; cl
   return { done: { kind: "stale", reason: ack.status === "duplicate" ? "duplicate delivery" : ack.reason } };
 }
 
-/**
- * Step 4, the commit point: record the outcome (outbox) before sending anything (BC-26). Null when the episode may
- * go on to its end or abort. When the outcome cannot be recorded the object may still hold it (applied, answer
- * lost): the claims are given back and the object is told that nothing was ended ({@link OUTCOME_UNRECORDED}), or
- * its outbox would resend a recorded end after the lease and a "not found" then would count a reward never sent.
- */
-async function commit(msg: EpisodeMessage, decision: OutcomeDecision, held: readonly HeldClaim[], port: EpisodePort, log: RolloutLogger): Promise<Done | null> {
-  const ref = episodeRef(msg);
-  let recorded: EventAck;
-  try {
-    ({ answer: recorded } = await port.twice((p) => p.episodeOutcomeRecorded({ ...ref, outcome: decision.outcome, outputs: decision.outputs })));
-  } catch (err) {
-    if (decision.action !== "none") await abortAll(held);
-    log.warn("episodeOutcomeRecorded failed; claims given back, nothing ended", { error: String(err) });
-    const result = decision.action === "none" ? "expired" : "aborted";
-    const told = await port.once((p) => p.episodeReported({ ...ref, result, cause: OUTCOME_UNRECORDED })).then(() => true, () => false);
-    if (!told) return { done: { kind: "retry", reason: `episodeOutcomeRecorded failed: ${String(err)}` } };
-    return { done: { kind: "reported", result, outcome: { kind: "abort", cause: OUTCOME_UNRECORDED } } };
-  }
-  if (recorded.status !== "stale" && recorded.status !== "unknown") return null;
-  if (decision.action !== "none") await abortAll(held);
-  return { done: { kind: "stale", reason: recorded.reason } };
-}
-
-/** Steps 5 and 6: exactly one of end or abort per claim (BC-34), then report how the server answered. */
-async function closeAndReport(
-  msg: EpisodeMessage,
-  decision: OutcomeDecision,
-  held: readonly HeldClaim[],
-  taskId: string,
-  port: EpisodePort,
-  deps: Pick<EpisodeRunnerDeps, "sleep" | "log"> & { signals?: () => EpisodeSignals },
-): Promise<EpisodeRunResult> {
-  let sent: SentAction = await sendServerAction(decision, held, taskId, deps.sleep);
-  // an end whose outcome is unknown: the server's completed tasks may say it was delivered, at once (BC-26)
-  if (sent.kind === "unresolved" && decision.action === "end" && (await endsConfirmedByPool(held, taskId))) {
-    deps.log.info("end_episode outcome unknown, but the server lists the episode as completed: reported ended", { reason: sent.reason });
-    sent = { kind: "sent", result: "ended" };
-  }
-  if (sent.kind === "unresolved") {
-    // tell the run at once: it resolves the end from the server's record within seconds, not after the report lease
-    if (decision.action === "end") {
-      const reached = sent.reached === true;
-      await port.twice((p) => p.episodeReported({ ...episodeRef(msg), result: "unknown", reached, cause: sent.reason.slice(0, 300) })).catch(() => undefined);
-    }
-    return { kind: "unresolved", reason: sent.reason };
-  }
-  if (sent.cause === AbortCause.abortUnconfirmed) deps.log.warn("abort not confirmed by the server after retries; the scheduler releases the claim", { outcome: outcomeCause(decision.outcome) });
-  try {
-    const partial = sent.endedSwarms ? { endedSwarms: sent.endedSwarms } : {};
-    // what the attempt measured rides on its end report (no call of its own)
-    const signals = deps.signals ? { signals: deps.signals() } : {};
-    await port.twice((p) => p.episodeReported({ ...episodeRef(msg), result: sent.result, cause: sent.cause, ...partial, ...signals }));
-  } catch (err) {
-    return { kind: "unresolved", reason: `episodeReported failed: ${String(err)}` };
-  }
-  return { kind: "reported", result: sent.result, outcome: decision.outcome };
-}
-
-/** Step 7: the attempt's transcript, after the report (a failing store costs the record, never the reward). */
-async function saveTranscript(
-  sink: TranscriptSink,
-  recorder: TranscriptRecorder,
-  msg: EpisodeMessage,
-  task: Task,
-  claimedAtMs: number,
-  decision: OutcomeDecision,
-  done: EpisodeRunResult,
-  log: RolloutLogger,
-): Promise<void> {
-  const outputs = Object.fromEntries(
-    Object.entries(decision.outputs ?? {}).map(([swarm, o]) => [swarm, { reward: o.reward, metadata: o.metadata, log_metrics: o.log_metrics }]),
-  );
-  const outcome = decision.outcome;
-  const record = recorder.finish({
-    runId: msg.runId, episodeKey: msg.episodeKey, attempt: msg.attempt, taskId: msg.taskId, functionName: msg.functionName,
-    episodeType: msg.episodeType, query: task.main_query ?? null, task, claimedAtMs,
-    result: done.kind === "reported" ? done.result : null, outcome,
-    reward: outcome.kind === "end" || outcome.kind === "score" ? outcome.reward : null,
-    outputs, error: decision.error,
-  });
-  try {
-    await sink.save(record);
-  } catch (err) {
-    log.warn("episode transcript not stored", { error: String(err) });
-  }
-}
-
 const episodeRef = (msg: EpisodeMessage): EpisodeRef => ({ episodeKey: msg.episodeKey, attempt: msg.attempt });
 const dispatchRef = (msg: EpisodeMessage): DispatchRef => ({ ...episodeRef(msg), dispatchId: msg.dispatchId });
 
@@ -374,12 +287,4 @@ async function globalStepOf(client: SwarmClient): Promise<number | null> {
   } catch {
     return null;
   }
-}
-
-function outcomeCause(o: EpisodeOutcome): string {
-  return o.kind === "abort" ? o.cause : o.kind;
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }

@@ -32,6 +32,11 @@ export interface OutcomeDecision {
   outputs?: Record<string, ValidWorkflowOutput>;
   /** the error behind an abort, for the log */
   error?: unknown;
+  /**
+   * the episode moved to its next holder (runtime/handover): `handed` it has it, `unknown` it may have it. Either
+   * way this holder sends nothing more for the attempt (`action` is `none`); the run's heartbeat lease settles `unknown`
+   */
+  handedOver?: "handed" | "unknown";
 }
 
 /** Inputs of {@link decideOutcome}. */

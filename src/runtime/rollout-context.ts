@@ -17,6 +17,7 @@ import { GhostGuard } from "./ghost-guard.ts";
 import type { KeyFence } from "./key-fence.ts";
 import { untilBodyDone, type FetchLike } from "./limits.ts";
 import type { EpisodeMeter } from "./episode-meter.ts";
+import type { CallJournal } from "./call-journal.ts";
 import { watchLlm } from "./llm-watch.ts";
 import type { TranscriptRecorder } from "./transcript.ts";
 
@@ -69,6 +70,8 @@ export interface RolloutContextDeps {
   recorder?: TranscriptRecorder;
   /** measures each LLM call for the run's learning signals and cost (runtime/episode-meter) */
   meter?: EpisodeMeter;
+  /** the episode's call journal (runtime/call-journal): replays an earlier holder's calls, records this one's */
+  journal?: CallJournal;
   /** the attempt's sandbox (sandbox/attempt); absent: `ctx.sandbox()` says the run has none */
   sandbox?: (options?: SandboxOptions) => Promise<Sandbox>;
 }
@@ -154,7 +157,9 @@ export function createRolloutContext(deps: RolloutContextDeps, claimedAtMs: numb
     const act: LlmActivity = { calls: 0, successfulCalls: 0, lastActivityAtMs: claimedAtMs, inFlight: 0 };
     activity[swarm] = act;
     // each attempt is activity; a retry waits only while the idle budget lasts (BC-23, BC-42)
-    const retried = withTransientRetries(watchActivity(deps.fetch, act, deps.now, deps.onActivity), {
+    // the journal (runtime/call-journal) answers a replayed call without sending it, and holds new calls at a handover
+    const sendable = deps.journal ? deps.journal.wrap(swarm, deps.fetch) : deps.fetch;
+    const retried = withTransientRetries(watchActivity(sendable, act, deps.now, deps.onActivity), {
       now: deps.now,
       sleep: (ms, signal) => deps.sleep(ms, signal ? AbortSignal.any([signal, deps.stop.signal]) : deps.stop.signal),
       random: deps.random,

@@ -19,6 +19,7 @@ import { watchFunction } from "./function-watch.ts";
 import type { HeartbeatDeps } from "./heartbeat.ts";
 import type { EpisodeMeter } from "./episode-meter.ts";
 import type { TranscriptRecorder } from "./transcript.ts";
+import { startHandover, type HandoverPlan } from "./handover.ts";
 
 /** What running a function needs of its invocation (a part of `EpisodeRunnerDeps`). */
 export interface FunctionRunDeps {
@@ -53,6 +54,13 @@ export interface FunctionRunDeps {
   meter?: EpisodeMeter;
   /** `ctx.sandbox` of the attempt (sandbox/attempt) */
   sandbox?: RolloutContextDeps["sandbox"];
+  /**
+   * epoch ms of the episode's last LLM activity before this holder (a handover's time); default the claim's: the
+   * server counts the claim as activity (spec §5.4)
+   */
+  activeSinceMs?: number;
+  /** the episode's handover to its next holder before this one's wall (runtime/handover); absent: none */
+  handover?: HandoverPlan;
 }
 
 /**
@@ -79,7 +87,9 @@ export async function runFunction(
   const stop = deps.stop ?? createEpisodeStop();
   // the clocks around the function (runtime/function-watch): the idle watchdog, the run's grace, the heartbeats
   const watch = watchFunction(stop, deps);
-  const built = createRolloutContext(contextDeps(msg, deps, held, stop, { stopAtMs, hardStop, onActivity: () => watch.activity() }), claimedAtMs);
+  const built = createRolloutContext(contextDeps(msg, deps, held, stop, { stopAtMs, hardStop, onActivity: () => watch.activity() }), Math.max(claimedAtMs, deps.activeSinceMs ?? claimedAtMs));
+  // before the wall the episode moves to its next holder when it can (runtime/handover); the hard stop stays the fallback
+  const handover = deps.handover && deps.handover.gateAtMs < stopAtMs ? startHandover(deps.handover, { lastAtMs: stopAtMs, now: deps.now, sleep: deps.sleep, log: deps.log, stopped: () => stop.signal.aborted }) : null;
   watch.watchDeadlines(built);
   const { ctx, activity } = built;
   let result: unknown;
@@ -95,16 +105,20 @@ export async function runFunction(
   }
   try {
     // a function that ignores ctx.signal is not waited for past the stop (or its grace): its claims must still be reported
-    result = await Promise.race([running, watch.stopped]);
+    result = await Promise.race(handover ? [running, watch.stopped, handover.handed] : [running, watch.stopped]);
   } catch (err) {
     threw = true;
     const reason = stop.reason;
     error = reason ? new EpisodeAbortError(reason.reason, reason.message, { cause: err }) : err;
   } finally {
+    handover?.cancel();
     watch.close();
     built.close(); // no request with these keys leaves the runtime any more (BC-23)
     if (!stop.signal.aborted) stop.stop(EPISODE_OVER, "the episode is over");
   }
+  // once the handover began its answer decides: the next holder may run the function, so this one sends nothing more
+  const moved = await handover?.settled();
+  if (moved) return { outcome: { kind: "abort", cause: AbortCause.aborted }, action: "none", handedOver: moved };
   const nowMs = deps.now();
   // the run gave up on this attempt and already aborted its claims once (scheduler/leases): whatever the function
   // did, nothing is sent to the server for it — the claims may be another attempt's by now (same client uuid)
@@ -152,5 +166,6 @@ function contextDeps(
     ...(deps.recorder ? { recorder: deps.recorder } : {}),
     ...(deps.meter ? { meter: deps.meter } : {}),
     ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
+    ...(deps.handover ? { journal: deps.handover.journal } : {}),
   };
 }

@@ -7,5 +7,5 @@ import { createEpisodeWorker } from "../../src/edge/episode-worker.ts";
 import { rolloutFunctions } from "../../functions/index.ts";
 import { chaosFunctions } from "./functions.ts";
 
-export { EpisodeRunner } from "../../src/edge/episode-worker.ts";
+export { EpisodeRunner, EpisodeHost } from "../../src/edge/episode-worker.ts";
 export default createEpisodeWorker({ ...rolloutFunctions, ...chaosFunctions });

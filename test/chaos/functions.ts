@@ -156,6 +156,32 @@ function hooked(name: string): RolloutFunction {
   });
 }
 
+/**
+ * A long agent for the handover rows (docs/design/long-episodes.md): `turns` chat calls, each one carrying the whole
+ * conversation so far (so a replay that drifted would send a request the journal does not hold), then Countdown's
+ * call and reward. Deterministic given its answers: nothing but the task and the answers shapes a request, and it
+ * waits only in its LLM calls (the emulator's latency), so a later holder's replay costs no time.
+ */
+function longAgent(name: string, turns: number, stream = false): RolloutFunction {
+  return defineRolloutFunction({
+    name,
+    async run(task, ctx) {
+      const messages: Array<{ role: "user" | "assistant"; content: string }> = [{ role: "user", content: `Think about this puzzle for a while: ${task.main_query ?? task.task_id}` }];
+      for (let turn = 1; turn <= turns; turn++) {
+        let content = "";
+        if (stream) {
+          // streamed: the answer's connection stays open (keepalives) for the whole call
+          for await (const chunk of await ctx.llm.chat.completions.create({ model: ctx.model, messages, stream: true })) content += chunk.choices[0]?.delta?.content ?? "";
+        } else {
+          content = (await ctx.llm.chat.completions.create({ model: ctx.model, messages })).choices[0]?.message.content ?? "";
+        }
+        messages.push({ role: "assistant", content }, { role: "user", content: `Turn ${turn + 1} of ${turns + 1}: go on.` });
+      }
+      return countdown.run(task, ctx);
+    },
+  });
+}
+
 /** The chaos functions by name. */
 export const chaosFunctions: Record<string, RolloutFunction> = {
   // transient errors whose text varies (a flaky tool): not a plain bug, so the run must not stop on them (a plain
@@ -171,4 +197,10 @@ export const chaosFunctions: Record<string, RolloutFunction> = {
   "chaos-sandbox-slow": sandboxed("chaos-sandbox-slow", 4),
   "chaos-sandbox-hangs": sandboxThenHang("chaos-sandbox-hangs"),
   "chaos-hooked": hooked("chaos-hooked"),
+  // 31 LLM calls: 93 s at 3 s per call
+  "chaos-long": longAgent("chaos-long", 30),
+  // 11 LLM calls: 33 s at 3 s per call, past a 20 s consumer wall
+  "chaos-long-short": longAgent("chaos-long-short", 10),
+  // 6 streamed calls, then Countdown's: 49 s at 7 s per call, past a 40 s consumer wall
+  "chaos-long-call": longAgent("chaos-long-call", 6, true),
 };

@@ -57,12 +57,15 @@ export interface SpawnEmulatorOptions {
   answerKeyFile: string;
   seed?: number;
   profile?: "dev" | "fast" | "real";
+  /** hold every LLM call this long, ms (`--llm-latency-ms`) */
+  llmLatencyMs?: number;
 }
 
 /** Spawns `node bin/ajet-edge.mjs emulator …` and waits for its ready line. @throws when it exits first */
 export async function spawnEmulator(o: SpawnEmulatorOptions): Promise<EmulatorProcess> {
   const args = ["bin/ajet-edge.mjs", "emulator", "--port", String(o.port ?? 0), "--profile", o.profile ?? "dev", "--seed", String(o.seed ?? 1), "--answer-key", o.answerKeyFile, "--journal", o.journalFile];
   for (const f of o.faults ?? []) args.push("--fault", f);
+  if (o.llmLatencyMs !== undefined) args.push("--llm-latency-ms", String(o.llmLatencyMs));
   const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const errors: string[] = [];
@@ -250,7 +253,9 @@ export function startChaosWorker(persistDir?: string, vars?: Record<string, stri
     .replace(/^script_name = .*$/gm, `script_name = "${name}"`);
   const episodeConfigPath = join(PROJECT_ROOT, "test/chaos", configName.replace(/\.toml$/, ".episode.toml"));
   writeFileSync(episodeConfigPath, episodeConfig);
-  return startLocalWorker({ configPath, episodeConfigPath, ...(persistDir ? { persistDir } : {}), ...(vars ? { vars } : {}) });
+  // CHAOS_WORKER_LOG=1: the Workers' warnings and errors on stderr (a row to debug)
+  const onLog = process.env["CHAOS_WORKER_LOG"] ? { onLog: (line: string) => void process.stderr.write(`worker: ${line}\n`) } : {};
+  return startLocalWorker({ configPath, episodeConfigPath, ...(persistDir ? { persistDir } : {}), ...(vars ? { vars } : {}), ...onLog });
 }
 
 /** What a scenario may do while its run runs. */
@@ -272,6 +277,8 @@ export interface ScenarioContext {
   sandboxServer: SandboxServerProcess;
   /** replaces the sandbox server (after a kill): same port, token and root, so it reaps what the killed one left */
   respawnSandboxServer(): Promise<SandboxServerProcess>;
+  /** the server's journal so far (the emulator writes each event as it happens) */
+  journal(): JournalEvent[];
   /** the run's dataset host ({@link Scenario.datasetHost}), null when the run's dataset is inline */
   datasetHost: ChaosDatasetHost | null;
   /** resolves once the run's ledger has at least `n` episodes (or the run finished) */
@@ -313,6 +320,11 @@ export interface Scenario {
    */
   datasetHost?: DatasetHostMode;
   during?(ctx: ScenarioContext): Promise<void>;
+  /**
+   * after the run, with the server's whole journal and the run's client uuid: notes on what the journal shows (a note
+   * starting `UNEXPECTED: ` makes the row dirty)
+   */
+  after?(events: readonly JournalEvent[], clientUuid: string | null, note: (text: string) => void, view: RunView | null): void;
   timeoutMs?: number;
   /** the (first) run is stopped on request: its verdict is finished/stopRequested, the interleaved runs' finished/maxSteps */
   stops?: boolean;
@@ -320,6 +332,10 @@ export interface Scenario {
   job?: Record<string, unknown>;
   /** the row keeps what it was computed from ({@link ChaosRow.facts}), for a test's own checks against the journal */
   keepFacts?: boolean;
+  /** every LLM call of the emulator takes this long, ms (its `--llm-latency-ms`) */
+  llmLatencyMs?: number;
+  /** more vars of both Workers for this scenario (e.g. `AJET_CONSUMER_WALL_SECONDS`): the Worker is restarted with them, on the same state */
+  workerVars?: Record<string, string>;
 }
 
 /**
@@ -362,6 +378,8 @@ const DEFAULT_ARGV = ["--function", "countdown", "--steps", "2", "--batch-size",
 /** Shared state of a chaos session: one Worker (replaced only by a scenario that kills it). */
 export class ChaosStack {
   #worker: LocalWorker | null = null;
+  /** the extra vars the running Worker was started with (JSON) */
+  #workerVars = "{}";
   #otherWorker: LocalWorker | null = null;
   readonly #otherPersistDir = mkdtempSync(join(tmpdir(), "ajet-chaos-do2-"));
   #sandboxServer: SandboxServerProcess | null = null;
@@ -412,9 +430,16 @@ export class ChaosStack {
     }
   }
 
-  async worker(): Promise<LocalWorker> {
+  /** The Worker with `vars` on top of the sandbox server's (restarted on the same state when the last had others). */
+  async worker(vars: Record<string, string> = {}): Promise<LocalWorker> {
     const sbx = await this.sandboxServer();
-    this.#worker ??= await startChaosWorker(this.#persistDir, { AJET_SANDBOX_URL: sbx.url, AJET_SANDBOX_TOKEN: sbx.token });
+    const key = JSON.stringify(vars);
+    if (this.#worker && this.#workerVars !== key) {
+      await this.#worker.dispose();
+      this.#worker = null;
+    }
+    this.#workerVars = key;
+    this.#worker ??= await startChaosWorker(this.#persistDir, { AJET_SANDBOX_URL: sbx.url, AJET_SANDBOX_TOKEN: sbx.token, ...vars });
     return this.#worker;
   }
 
@@ -437,7 +462,8 @@ export class ChaosStack {
     const answerKeyFile = join(this.#dir, `${tag}.answers.jsonl`);
     writeFileSync(journalFile, "");
     writeFileSync(answerKeyFile, plan.answerKey.map((r) => JSON.stringify(r)).join("\n") + "\n");
-    let emulator = await spawnEmulator({ faults: s.faults ?? [], journalFile, answerKeyFile, seed: plan.seed });
+    const latency = s.llmLatencyMs !== undefined ? { llmLatencyMs: s.llmLatencyMs } : {};
+    let emulator = await spawnEmulator({ faults: s.faults ?? [], journalFile, answerKeyFile, seed: plan.seed, ...latency });
     if (s.sandboxCreateFailRate) await this.sandboxServer({ createFailRate: s.sandboxCreateFailRate, replace: true });
     const sampler = s.sandboxes ? new SandboxSampler(() => this.#sandboxServer, () => this.sandboxProcessIds()) : null;
     let finishedAt = 0;
@@ -452,7 +478,7 @@ export class ChaosStack {
     try {
       if (s.job) Object.assign(plan.job, s.job);
       await bootEngine(emulator.url, plan.job);
-      let worker = await this.worker();
+      let worker = await this.worker(s.workerVars);
       api = runsApi(worker.url, fetch, { token: worker.token });
       const spec = { ...runSpecFor(plan, [{ name: plan.swarmNames[0] ?? "default", url: emulator.url }]), ...(s.spec ?? {}), ...(s.function ? { function: s.function } : {}) } as Parameters<RunsApi["create"]>[0];
       if (s.job) spec.job = { ...(spec.job ?? {}), ...s.job };
@@ -480,20 +506,21 @@ export class ChaosStack {
         spec,
         respawnEmulator: async () => {
           // a new seed: a real server makes uuid4 ids, a restart never hands out the old ones again
-          emulator = await spawnEmulator({ port: emulator.port, faults: s.faults ?? [], journalFile, answerKeyFile, seed: plan.seed + 1000 + ++restarts });
+          emulator = await spawnEmulator({ port: emulator.port, faults: s.faults ?? [], journalFile, answerKeyFile, seed: plan.seed + 1000 + ++restarts, ...latency });
           ctx.emulator = emulator;
           return emulator;
         },
         respawnWorker: async () => {
           await worker.dispose();
           this.#worker = null;
-          worker = await this.worker();
+          worker = await this.worker(s.workerVars);
           api = runsApi(worker.url, fetch, { token: worker.token });
           ctx.api = api;
           ctx.worker = worker;
           return worker;
         },
         sandboxServer: await this.sandboxServer(),
+        journal: () => parseJournal(readFileSync(journalFile, "utf8")),
         datasetHost: host,
         respawnSandboxServer: async () => {
           ctx.sandboxServer = await this.crashSandboxServer();
@@ -551,6 +578,7 @@ export class ChaosStack {
       const clientUuid = ledger.map((l) => claimOf.get(l.episodeUuid)).find(Boolean) ?? null;
       if (!clientUuid) notes.push("no episode of the run reached the server's journal");
       facts.runs.push({ runId: id, view: v, clientUuid });
+      if (i === 0) s.after?.(events, clientUuid, (t) => notes.push(t), v);
       rows.push(compare({ scenario: all.length > 1 ? `${s.name}#${i + 1}` : s.name, events, ledger, buffer, view: v, clientUuid, wallMs: Date.now() - started, notes: i === 0 ? notes : [] }));
     }
     const spec = { ...plan.run, ...(s.spec ?? {}) } as { maxSteps?: number | null };

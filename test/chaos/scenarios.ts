@@ -3,6 +3,7 @@
  * also runs in `npm test` (test/e2e/chaos-fast.test.ts).
  */
 import { SwarmClient } from "../../src/client/index.ts";
+import type { JournalEvent } from "../../src/emulator/index.ts";
 import { bootEngine, type Scenario, type ScenarioContext } from "./harness.ts";
 
 const SILENT = { info: () => {}, warn: () => {}, error: () => {} };
@@ -39,6 +40,79 @@ async function midCommand(ctx: ScenarioContext, ends: number, ms: number, quiet 
   await ctx.until((v) => Number(v.episodes["running"]) > 0 && (!quiet || Number(v.episodes["reporting"]) === 0), 30_000);
   await new Promise((r) => setTimeout(r, ms));
   return ctx.api.get(ctx.runId).then((v) => Number(v.episodes["running"]), () => 0);
+}
+
+/**
+ * The handover rows' Workers (docs/design/long-episodes.md): a 20 s queue consumer wall (its gate at 10 s, a call
+ * open then must end by 14 s) and 40 s host legs (gate at 20 s, open calls end by 29 s); local workerd enforces
+ * neither, so they are tuning values. Every LLM call lasts 3 s, a second less than the shorter window, so a call
+ * open at a gate ends in time (its own overhead included), however late the claim came.
+ */
+export const HANDOVER_VARS = { AJET_CONSUMER_WALL_SECONDS: "20", AJET_HOST_WALL_SECONDS: "40" };
+
+/** The long-call row's Workers: 40 s walls for the consumer and the host legs (gate at 20 s, open calls end by 29 s: 9 s for a 7 s call). */
+export const LONG_CALL_VARS = { AJET_CONSUMER_WALL_SECONDS: "40", AJET_HOST_WALL_SECONDS: "40" };
+
+/** One task, two repeats, one step: two long episodes side by side. */
+const HANDOVER_ARGV = ["--function", "countdown", "--steps", "1", "--batch-size", "1", "--num-repeat", "2", "--seed", "21"];
+
+/**
+ * What the server's journal shows of a handover row's run, per claim (an aborted episode goes back to the server's
+ * pool and may be claimed again under the same uuid: each claim is one attempt): claims, ends, aborts, the LLM calls
+ * of each attempt that ended (made between its claim and its end), the longest claim → end in seconds.
+ */
+export function handoverFacts(events: readonly JournalEvent[], client: string | null) {
+  const open = new Map<string, { atMs: number; calls: number }>();
+  const callsPerEnded: number[] = [];
+  let claims = 0;
+  let ends = 0;
+  let aborts = 0;
+  let longestSeconds = 0;
+  for (const e of events) {
+    if (!("clientUuid" in e) || e.clientUuid !== client) continue;
+    if (e.ev === "claim") {
+      claims++;
+      open.set(e.episodeUuid, { atMs: e.atMs, calls: 0 });
+    } else if (e.ev === "llm") {
+      const a = open.get(e.episodeUuid);
+      if (a) a.calls++;
+    } else if (e.ev === "end" || e.ev === "abort" || e.ev === "revert") {
+      const a = open.get(e.episodeUuid);
+      open.delete(e.episodeUuid);
+      if (e.ev === "abort") aborts++;
+      if (e.ev !== "end") continue;
+      ends++;
+      callsPerEnded.push(a?.calls ?? 0);
+      if (a) longestSeconds = Math.max(longestSeconds, Math.round((e.atMs - a.atMs) / 100) / 10);
+    }
+  }
+  return { claims, ends, aborts, callsPerEnded, longestSeconds };
+}
+
+/** A handover row's check: every ended attempt made exactly `calls` LLM calls (none sent twice); without a kill, one claim and one end per repeat. */
+function handoverCheck(calls: number, rerunAllowed: boolean): NonNullable<Scenario["after"]> {
+  return (events, client, note, view) => {
+    const f = handoverFacts(events, client);
+    const failures = Object.entries(view?.failuresByCause ?? {}).map(([k, n]) => `${n} × ${k}`).join(", ") || "none";
+    note(`journal: ${f.claims} claim(s), ${f.ends} end(s), ${f.aborts} abort(s); LLM calls per ended attempt ${f.callsPerEnded.join(", ")}; longest claim→end ${f.longestSeconds} s; the run's failures: ${failures}`);
+    if (f.callsPerEnded.some((n) => n !== calls)) note(`UNEXPECTED: an ended attempt's LLM calls differ from the function's ${calls} (a call sent twice, or one missing)`);
+    if (!rerunAllowed && (f.claims !== 2 || f.ends !== 2 || f.aborts !== 0)) note("UNEXPECTED: not one claim and one end per repeat");
+  };
+}
+
+/**
+ * Waits until an LLM call ends `afterMs` or more after its episode's claim (the journal): with the consumer's gate
+ * `afterMs` + about 1 s after its start, that is the call the consumer waits for before it hands over. False after `timeoutMs`.
+ */
+async function untilCallEndsAfterClaim(ctx: ScenarioContext, afterMs: number, timeoutMs = 60_000): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const events = ctx.journal();
+    const claimedAt = new Map(events.flatMap((e) => (e.ev === "claim" ? [[e.episodeUuid, e.atMs] as const] : [])));
+    if (events.some((e) => e.ev === "llm" && e.atMs - (claimedAt.get(e.episodeUuid) ?? Infinity) >= afterMs)) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return false;
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -197,6 +271,48 @@ export const SCENARIOS: Scenario[] = [
     alsoRunsSpec: { maxSteps: 4, job: { swarmModeSampleCollectionMethod: "rollout_until_finish_enough_tasks" } },
     stallBound: true,
     timeoutMs: 180_000,
+  },
+  // ---- episodes past the consumer's wall (issue 20 §2, docs/design/long-episodes.md): 0 lost / doubled / left
+  // claimed / stranded, and no LLM call sent twice across the handovers (each ended episode's calls on the server
+  // are exactly the function's)
+  {
+    // 31 calls of 3 s: each repeat runs 93 s, handed from the consumer (20 s wall) to its host and on between host legs
+    name: "long episode across the wall",
+    function: "chaos-long",
+    argv: HANDOVER_ARGV,
+    llmLatencyMs: 3_000,
+    workerVars: HANDOVER_VARS,
+    spec: { discardEpisodeTimeoutSeconds: 60 },
+    timeoutMs: 240_000,
+    after: handoverCheck(31, false),
+  },
+  {
+    // streamed calls of 7 s held open by keepalives: a call open at a gate is finished by the holder that sent it
+    name: "long call",
+    function: "chaos-long-call",
+    argv: HANDOVER_ARGV,
+    llmLatencyMs: 7_000,
+    workerVars: LONG_CALL_VARS,
+    spec: { discardEpisodeTimeoutSeconds: 60 },
+    timeoutMs: 240_000,
+    after: handoverCheck(7, false),
+  },
+  {
+    // workerd SIGKILLed as the call the consumer waited for at its gate ends: the consumer is handing over
+    name: "handover kill",
+    function: "chaos-long-short",
+    argv: HANDOVER_ARGV,
+    llmLatencyMs: 3_000,
+    workerVars: HANDOVER_VARS,
+    spec: { discardEpisodeTimeoutSeconds: 60 },
+    timeoutMs: 240_000,
+    async during(ctx) {
+      const seen = await untilCallEndsAfterClaim(ctx, 9_000);
+      process.kill(-ctx.worker.hostPid, "SIGKILL");
+      await ctx.respawnWorker();
+      ctx.note(seen ? "workerd SIGKILLed as an LLM call ended 9 s or more after its claim (the consumer at its gate, handing over), restarted on the same state" : "UNEXPECTED: no LLM call ended 9 s after its claim within 60 s");
+    },
+    after: handoverCheck(11, true),
   },
   // ---- sandboxes (issue 21): in every row 0 sandboxes alive 60 s after their attempt is over, 0 sandbox failures
   // posted as rewards (the chaos function tries to), and the usual 0 lost / doubled / left claimed / stranded

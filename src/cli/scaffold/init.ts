@@ -164,7 +164,8 @@ export default createWorker(rolloutFunctions);
 import { createEpisodeWorker } from "ajet-edge/episode-worker"; // first: the global fetch is fenced before your functions load
 import { rolloutFunctions } from "../functions/index.ts";
 
-export { EpisodeRunner } from "ajet-edge/episode-worker";
+// EpisodeHost: the object wrangler.episode.toml binds, which holds episodes past the queue consumer's wall
+export { EpisodeRunner, EpisodeHost } from "ajet-edge/episode-worker";
 export default createEpisodeWorker(rolloutFunctions);
 `,
     "functions/index.ts": `/**

@@ -18,6 +18,7 @@ import { outboundFetch, outboundPolicy, type OutboundFetch } from "../../runtime
 import { parseOperatorSecrets } from "../ground/secrets.ts";
 import { r2TranscriptSink } from "../ground/transcripts.ts";
 import { episodeSandboxes } from "./sandboxes.ts";
+import { consumerHandover, reportReserveMs } from "./handover-plan.ts";
 
 /** Queue consumers may run 15 minutes (Queues limits); episodes are stopped early enough to report. */
 export const CONSUMER_WALL_LIMIT_MS = 15 * 60 * 1000;
@@ -131,8 +132,11 @@ export async function runEpisodeMessage(
       log,
       secrets: share.secrets,
       invocationDeadlineAtMs: share.wallAtMs,
+      reportReserveMs: reportReserveMs(share.wallAtMs - share.startedAtMs),
       transcripts: share.transcripts,
       redelivery: deliveries > 1,
+      // past the wall the episode goes on in its EpisodeHost (docs/design/long-episodes.md)
+      handover: consumerHandover(env, { atMs: share.wallAtMs, ms: share.wallAtMs - share.startedAtMs }),
     });
   } catch (err) {
     log.error("episode crashed before any outcome; retrying the message", { error: String(err) });
@@ -144,6 +148,7 @@ export async function runEpisodeMessage(
   }
   // claim failures and stale attempts are normal (engine not ROLLING, a redelivery, a run draining): info
   if (result.kind === "claimFailed" || result.kind === "stale") log.info(`episode ${result.kind}`, { ...result });
+  else if (result.kind === "handedOver") log.info("episode handed over to its host", { ...result });
   else if (result.kind !== "reported") log.warn(`episode ${result.kind}`, { ...result });
   return { kind: "ack" };
 }
