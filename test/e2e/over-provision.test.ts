@@ -74,6 +74,7 @@ async function runAndCheck(s: Scenario): Promise<void> {
   const facts = row.facts!;
   expect(facts.runs).toHaveLength(runs);
   let cutTotal = 0;
+  const extrasPerStep: number[] = [];
   for (const run of facts.runs) {
     expect(run.clientUuid, `run ${run.runId} reached the journal`).toBeTruthy();
     const j = journalOf(facts.events, run.clientUuid!);
@@ -105,8 +106,12 @@ async function runAndCheck(s: Scenario): Promise<void> {
     }
     expect(view.steps.reduce((n, st) => n + st.episodesEnded, 0)).toBe([...serverPerStep.values()].reduce((a, b) => a + b, 0));
     cutTotal += view.totals.groupsCut;
-    expect(view.steps.every((st) => st.extraGroups > 0)).toBe(true);
+    extrasPerStep.push(...view.steps.map((st) => st.extraGroups));
   }
+  // alone, every window takes extras; beside another client, the extras are bounded by the slots the other holds at
+  // the last pool read (none when it holds them all), so only some windows do
+  if (runs === 1) expect(extrasPerStep.every((n) => n > 0), `extra groups per window: ${extrasPerStep}`).toBe(true);
+  else expect(extrasPerStep.some((n) => n > 0), `extra groups per window: ${extrasPerStep}`).toBe(true);
   // every task is complete in at most one trained batch (no task trained twice)
   const complete = completeTasksByStep(facts.events);
   const seen = new Map<string, number>();
