@@ -15,7 +15,7 @@ import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecord
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
 import { onEpisodeHeartbeat } from "./heartbeats.ts";
-import { askTopUp, isSharedBatch, isTopUpStarved, onTopUpGrant, planRequest } from "./top-up-ask.ts";
+import { askTopUp, isSharedBatch, isTopUpStarved, onTopUpGrant, planRequest, topUpRoom } from "./top-up-ask.ts";
 import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone } from "./task-groups.ts";
 import { currentStep, type SchedulerState, type StopReason } from "./state.ts";
 import { DETERMINISTIC_FAILURE_ATTEMPTS, isDeterministicFailure } from "./failure-streak.ts";
@@ -242,8 +242,9 @@ function openWork(d: Draft): void {
     const need = groupsNeeded(d, batch);
     if (need <= 0) return; // complete: the engine closes it on its own
     // a batch other clients feed is filled by the next window while windows remain (scheduler/top-up-ask); the
-    // last window's is topped up with the server object's grant, one batch's worth per window at most
-    const topUp = (run.config.topUpLastBatch ?? true) && (windowsDone(d) || !isSharedBatch(batch));
+    // last window's is topped up with the server object's grant, one batch's worth per run at most
+    // (mid-run with the run's top-up room used up, the next window fills it: never a wait a window would end)
+    const topUp = (run.config.topUpLastBatch ?? true) && (windowsDone(d) || (!isSharedBatch(batch) && topUpRoom(d, batch) > 0));
     if (topUp) askTopUp(d, batch, need);
     else if (!windowsDone(d)) openWindow(d);
     return;
@@ -289,7 +290,7 @@ function advancePhase(d: Draft): void {
     });
     finish(d);
   } else if (isTopUpStarved(d)) {
-    d.log("warn", "this window topped up one batch's worth and nobody else filled the batch; finishing and reporting its rewards untrained", { rewardsUntrained: held });
+    d.log("warn", "this run topped up all it may and nobody else filled the batch; finishing and reporting its rewards untrained", { rewardsUntrained: held });
     finish(d);
   } else if (run.phase === "running") {
     run.phase = "finishing";

@@ -4,8 +4,11 @@
  * which sees every run of this Worker on that server. The run:
  *  - mid-run, never tops up a batch other clients feed (other runs, other Workers, trainers: the pool shows their tasks):
  *    its next window fills that batch (the window no longer lines up with one step, which sharing makes true anyway);
- *  - tops up at most one batch's worth (`batchSize` groups) per window, whatever the grants: the bound that holds for
- *    runs the object cannot see (other Workers, seen only through the pool's complete tasks and running claims);
+ *  - tops up at most one batch's worth (`batchSize` groups) over the whole run, whatever the grants: the bound that
+ *    holds for runs the object cannot see (other Workers, seen only through the pool's complete tasks and running
+ *    claims). Counted per run, not per window: a mid-run top-up (the batch looked unshared on a pool read older than
+ *    the others' landings) followed by the last window's would otherwise add two batches' worth. Mid-run, with that
+ *    room used up, the next window fills the batch (scheduler/decide `openWork`);
  *  - once its last window is resolved, tops up one more batch's worth at most when its room is used up and the batch
  *    has no other feeder left: the last pool read shows no other client serving a task of it, and the object grants
  *    it (no other run of this Worker has unclaimed groups or a live reservation there). The other runs left,
@@ -48,24 +51,23 @@ export function isLastFeeder(batch: BatchRow): boolean {
 }
 
 /**
- * Groups the current window may still top up in `batch`: one batch's worth per window; once that is used and the run
- * is finishing (its last window resolved), one more batch's worth for a batch it is the last feeder of
- * ({@link isLastFeeder}). The non-dummy method: a batch's worth per ask, without end.
+ * Groups the run may still top up in `batch`: one batch's worth over the run (every window's top-ups count); once that
+ * is used and the run is finishing (its last window resolved), one more batch's worth for a batch it is the last
+ * feeder of ({@link isLastFeeder}). The non-dummy method: a batch's worth per ask, without end.
  */
 export function topUpRoom(d: Draft, batch: BatchRow): number {
-  const step = d.run.windowsOpened > 0 ? d.steps[String(d.run.windowsOpened - 1)] : undefined;
-  if (!step) return 0;
+  if (d.run.windowsOpened <= 0) return 0;
   const { batchSize } = d.run.config;
   // non-dummy method: groups whose repeats share one reward never count, so the run supplies until the batch closes
   if (collectionMethod(d) === "rollout_until_finish_enough_non_dummy_tasks") return batchSize;
-  const used = step.topUpGroups ?? 0;
+  const used = d.run.totals.groupsToppedUp ?? 0;
   if (used < batchSize) return batchSize - used;
   return d.run.phase === "finishing" && isLastFeeder(batch) ? Math.max(0, 2 * batchSize - used) : 0;
 }
 
 /**
  * The run wants `need` more groups in `batch` (nothing of it in flight): asks its server's object with the next pull
- * (made now), unless an ask is awaited or was refused less than {@link TOP_UP_RETRY_MS} ago, or the window's top-up
+ * (made now), unless an ask is awaited or was refused less than {@link TOP_UP_RETRY_MS} ago, or the run's top-up
  * room is used up (then it waits for the batch to close by the others' episodes).
  */
 export function askTopUp(d: Draft, batch: BatchRow, need: number): void {
@@ -74,7 +76,7 @@ export function askTopUp(d: Draft, batch: BatchRow, need: number): void {
   if (room <= 0) {
     if (last?.granted !== -1 || last.step !== batch.globalStep) {
       d.run.topUpAsk = { step: batch.globalStep, groups: 0, askedAtMs: d.nowMs, sent: true, granted: -1 };
-      d.log("warn", "the batch lacks tasks but this window already topped up one batch's worth: waiting for other clients to fill it", { batch: batch.batchKey, need, otherClientsServing: batch.poolForeignRunning ?? null });
+      d.log("warn", "the batch lacks tasks but this run already topped up all it may: waiting for other clients to fill it", { batch: batch.batchKey, need, otherClientsServing: batch.poolForeignRunning ?? null });
     }
     return;
   }

@@ -581,6 +581,13 @@ export class ChaosStack {
       if (i === 0) s.after?.(events, clientUuid, (t) => notes.push(t), v);
       rows.push(compare({ scenario: all.length > 1 ? `${s.name}#${i + 1}` : s.name, events, ledger, buffer, view: v, clientUuid, wallMs: Date.now() - started, notes: i === 0 ? notes : [] }));
     }
+    // CHAOS_DUMP=<dir>: each row's journal, and every run's view (with its log), ledger and report, as one JSON file
+    // (`<row>-<time>.json`), to trace where a row's rewards went (which run topped up which batch, and why)
+    if (process.env["CHAOS_DUMP"]) {
+      const dump = { journal: readFileSync(journalFile, "utf8"), runs: [] as unknown[] };
+      for (const { id, via } of all) dump.runs.push({ id, view: await via?.get(id).catch(() => null), ledger: await via?.endedEpisodes(id).catch(() => []), report: await via?.report(id).catch(() => null) });
+      writeFileSync(join(process.env["CHAOS_DUMP"], `${tag}-${Date.now()}.json`), JSON.stringify(dump));
+    }
     const spec = { ...plan.run, ...(s.spec ?? {}) } as { maxSteps?: number | null };
     const batchRewards = plan.job.batchSize * plan.job.numRepeat;
     const planned = typeof spec.maxSteps === "number" ? spec.maxSteps * batchRewards * Math.max(1, all.length) : null;

@@ -1,7 +1,8 @@
 /**
  * `npm run chaos`: every scenario of test/chaos/scenarios.ts on the real stack, one table row each (episodes,
  * lost, doubled, left claimed, stranded, re-run, run verdict, wall time). Exit code 1 when a row is not clean.
- * `npm run chaos -- NAME…` runs only the scenarios whose name contains one of the words.
+ * `npm run chaos -- NAME…` runs only the scenarios whose name contains one of the words. `CHAOS_DUMP=<dir>` also writes
+ * each row's journal and its runs' views, ledgers and reports there (test/chaos/harness).
  */
 import { ChaosStack, DIRTY_NOTE, formatTable, stallBoundSeconds, withinPlan, type ChaosRow } from "./harness.ts";
 import { SCENARIOS } from "./scenarios.ts";
