@@ -12,8 +12,9 @@
  *  - a grant is the ask (the asker's own count of missing tasks, from the pool: complete tasks and other clients'
  *    running claims) less every other run's pending groups, never below 0.
  * Bound: the groups granted for one batch never exceed what the pool and the other runs' pending groups show missing
- * when the grant is made; a run additionally caps its top-ups at one batch's worth per window (scheduler/decide), which
- * is the bound that holds for runs on other Workers, seen only through the pool. Pure: time is `nowMs`.
+ * when the grant is made; a run additionally caps its top-ups at one batch's worth over the whole run, plus one more as
+ * a finishing batch's last feeder (scheduler/top-up-ask `topUpRoom`), which is the bound that holds for runs on other
+ * Workers, seen only through the pool. Pure: time is `nowMs`.
  */
 import { ENGINE } from "../../protocol/index.ts";
 
