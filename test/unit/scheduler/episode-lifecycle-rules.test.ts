@@ -139,7 +139,7 @@ describe("events for a row in the wrong state are refused and change nothing", (
     h.rolling(1);
     const [a] = h.takeDispatches();
     const engines = h.state.run.engines;
-    h.apply({ type: "claimFailed", episodeKey: a!.episodeKey, attempt: 1, dispatchId: a!.dispatchId, kind: "engineNotRolling", engineStatus: "ENGINE.WEIGHT_SYNCING" });
+    h.apply({ type: "claimFailed", episodeKey: a!.episodeKey, attempt: 1, dispatchId: a!.dispatchId, kind: "syncing", engineStatus: "ENGINE.WEIGHT_SYNCING" });
     expect(h.state.run.engines.map((e) => e.engineStatus)).toEqual(engines.map((e) => e.engineStatus));
     expect(h.row(a!.episodeKey)?.status).toBe("queued");
   });
