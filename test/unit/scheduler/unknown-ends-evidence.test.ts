@@ -166,7 +166,7 @@ describe("when the engine has closed the claim's batch", () => {
   });
 
   it("a pool read while the engine is at another step than the pool's is no evidence", () => {
-    const { h, d, unknown } = recorded();
+    const { h, unknown } = recorded();
     unknown(false);
     h.nowMs += UNKNOWN_RECHECK_MS * 3;
     seen(h, "ENGINE.ROLLING", 2, pool(1, [], [])); // the pool still describes step 1: not a reverted proof
