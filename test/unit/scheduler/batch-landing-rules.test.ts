@@ -298,6 +298,70 @@ describe("what a wipe takes back", () => {
   });
 });
 
+describe("more of what a pool moves, opens and marks", () => {
+  it("a pool of an older step listing our landing moves nothing, and a pool of a step we have no landing in opens no batch", () => {
+    const { h, sent } = oneServer();
+    const d = sent[0]!;
+    h.finishEpisode(d, 1, 2);
+    seen(h, "ENGINE.ROLLING", 1, pool(0, [uuidOf(d)]));
+    expect(Object.keys(h.state.batches)).toEqual(["0:2"]);
+    seen(h, "ENGINE.ROLLING", 1, pool(1, ["other-1"]));
+    expect(Object.keys(h.state.batches)).toEqual(["0:2"]);
+    expect([...h.state.batches["0:2"]!.episodes.keys()]).toEqual([uuidOf(d)]);
+  });
+
+  it("an end claimed after a restart with no known server lands in the claim's epoch, not the epoch at the report", () => {
+    const { h, sent } = oneServer();
+    const d = sent[0]!;
+    seen(h, "ENGINE.OFFLINE", 1);
+    seen(h, "ENGINE.ROLLING", 1); // epoch 1
+    claimWith(h, d, [{ swarm: "ghost", episodeUuid: "g-1", globalStep: 1 }]);
+    h.outcome(d, { kind: "end", reward: 1 });
+    seen(h, "ENGINE.OFFLINE", 1);
+    seen(h, "ENGINE.ROLLING", 1); // epoch 2
+    h.report(d, "ended");
+    expect(Object.keys(h.state.batches)).toEqual(["1:1"]);
+  });
+
+  it("a partial end keeps its window, and is not added to a batch the server already trained", () => {
+    const two = twoServers({ numRepeat: 1, maxParallel: 1 });
+    two.h.finishEpisode(two.sent[0]!, 1, 1);
+    seen(two.h, "ENGINE.ROLLING", 2, undefined, "policy");
+    seen(two.h, "ENGINE.ROLLING", 2, undefined, "judge");
+    const [w1] = two.h.takeDispatches();
+    expect(two.h.row(w1!.episodeKey)?.windowIndex).toBe(1);
+    two.h.claim(w1!, 2);
+    two.h.outcome(w1!, { kind: "end", reward: 0.5 });
+    two.h.apply({ type: "episodeReported", episodeKey: w1!.episodeKey, attempt: 1, result: "lost", cause: "lost:engineNotRolling", endedSwarms: ["judge"] });
+    expect(two.h.state.batches["judge@0:2"]!.episodes.get(`${uuidOf(w1!)}-judge`)?.windowIndex).toBe(1);
+
+    const { h, sent } = twoServers();
+    const [a, b] = sent;
+    h.finishEpisode(a!, 1, 1);
+    h.claim(b!, 1);
+    h.outcome(b!, { kind: "end", reward: 0.5 });
+    seen(h, "ENGINE.ROLLING", 2, undefined, "judge"); // judge@0:1 trained
+    expect(h.state.batches["judge@0:1"]!.state).toBe("closed");
+    h.apply({ type: "episodeReported", episodeKey: b!.episodeKey, attempt: 1, result: "lost", cause: "lost:engineNotRolling", endedSwarms: ["judge"] });
+    expect(h.state.batches["judge@0:1"]!.episodes.size).toBe(0);
+  });
+
+  it("a wipe marks as run-again-elsewhere only the landings of the episodes it takes, on the other servers", () => {
+    const { h, sent } = twoServers();
+    const [a, c] = sent;
+    claimWith(h, a!, [{ swarm: "policy", episodeUuid: "p-a", globalStep: 1 }, { swarm: "judge", episodeUuid: "j-a", globalStep: 1 }]);
+    endWith(h, a!, 1);
+    claimWith(h, c!, [{ swarm: "policy", episodeUuid: "p-c", globalStep: 1 }, { swarm: "judge", episodeUuid: "j-c", globalStep: 2 }]);
+    endWith(h, c!, 1);
+    seen(h, "ENGINE.ROLLING", 1, pool(1, ["j-a"]), "judge"); // confirms j-a
+    seen(h, "ENGINE.ROLLING", 1, pool(1, []), "judge"); // j-a no longer listed: judge@0:1 wiped
+    expect(h.state.batches["judge@0:1"]!.state).toBe("wiped");
+    const policy = h.state.batches["0:1"]!;
+    expect(policy.episodes.get("p-a")?.rerunElsewhere).toBe(true);
+    expect(policy.episodes.get("p-c")?.rerunElsewhere ?? false).toBe(false);
+  });
+});
+
 describe("what the pool says", () => {
   it("is read only while the engine collects the pool's step: at a sync, at another step or with no step it records nothing", () => {
     const { h, sent } = oneServer();
