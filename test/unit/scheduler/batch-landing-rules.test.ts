@@ -256,6 +256,18 @@ describe("what a wipe takes back", () => {
     expect(h.state.steps["0"]?.landed ?? {}).toEqual({});
   });
 
+  it("each episode a second server's wipe takes back is uncounted from the first server's batch that holds THAT episode", () => {
+    const { h, sent } = twoServers();
+    const [c, a] = sent;
+    claimWith(h, c!, [{ swarm: "policy", episodeUuid: "p-c", globalStep: 1 }, { swarm: "judge", episodeUuid: "j-c", globalStep: 1 }]);
+    endWith(h, c!, 1);
+    claimWith(h, a!, [{ swarm: "policy", episodeUuid: "p-a", globalStep: 2 }, { swarm: "judge", episodeUuid: "j-a", globalStep: 2 }]);
+    endWith(h, a!, 1);
+    expect(h.state.steps["0"]?.landed).toEqual({ "0:1": 1, "0:2": 1 });
+    seen(h, "ENGINE.OFFLINE", 1, undefined, "judge"); // both judge batches wiped
+    expect(h.state.steps["0"]?.landed ?? {}).toEqual({});
+  });
+
   it("a wipe of a landing only the second server holds runs the repeat again", () => {
     const { h, sent } = twoServers();
     const d = sent[0]!;
