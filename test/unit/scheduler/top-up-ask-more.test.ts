@@ -155,3 +155,19 @@ describe("a finishing run whose top-up room is used up", () => {
     expect(h.state.run.untrainedRewards ?? 0).toBe(0);
   });
 });
+
+describe("who feeds the batch, from a pool without per-task details", () => {
+  it("another client's episode of a task not complete yet makes the batch shared: no top-up mid-run", () => {
+    const h = new Harness(specInput({ batchSize: 2, numRepeat: 2, maxParallel: 4, maxSteps: 3 }));
+    h.answerTopUps = false;
+    h.start();
+    h.rolling(1);
+    for (const d of h.takeDispatches()) h.finishEpisode(d, 1, 1);
+    const ours = [...h.state.batches["0:1"]!.episodes.keys()];
+    expect(ours).toHaveLength(4); // our 2 tasks × 2 repeats
+    seen(h, { globalStep: 1, episodeUuids: [...ours, "foreign-1"], completedTasks: 2, completedTaskTarget: 4 });
+    expect(h.state.batches["0:1"]).toMatchObject({ foreignEpisodes: 1, poolForeignTasks: 0 });
+    expect(asksOf(h)).toEqual([]);
+    expect(h.state.run.windowsOpened).toBe(2);
+  });
+});
