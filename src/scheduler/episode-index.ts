@@ -68,7 +68,7 @@ export function episodeIndex(table: EpisodeTable): EpisodeIndex {
 
 /** Records `index` as the index of `table` (the Draft's incrementally maintained one, for the table it produced). */
 export function rememberIndex(table: EpisodeTable, index: EpisodeIndex): void {
-  if (table.size > 0) memo.set(table, index); // the empty table is shared (see episodeIndex)
+  memo.set(table, index); // never read back for the shared empty table (see episodeIndex)
 }
 
 /** A copy the caller may change. */

@@ -5,7 +5,8 @@
  * (a Worker isolate hosts many Durable Objects).
  */
 import { describe, expect, it } from "vitest";
-import { nextWakeAtMs } from "../../../src/scheduler/index.ts";
+import { Map as ImmutableMap } from "immutable";
+import { episodeIndex, nextWakeAtMs } from "../../../src/scheduler/index.ts";
 import { Harness, specInput } from "./harness.ts";
 
 describe("runs in one isolate do not share an episode index", () => {
@@ -22,5 +23,19 @@ describe("runs in one isolate do not share an episode index", () => {
     const b = new Harness(specInput({ batchSize: 1, numRepeat: 1 }));
     b.start(); // the gate is closed until the engine is seen: the next poll is the only thing due
     expect(nextWakeAtMs(b.state)).toBe(b.state.run.nextPollAtMs);
+  });
+});
+
+describe("the index of a table it has not seen", () => {
+  it("is computed from the rows: counts per status and the exact earliest lease or back-off", () => {
+    const h = new Harness(specInput({ batchSize: 1, numRepeat: 2, maxParallel: 2 }));
+    h.start();
+    h.rolling(1);
+    const [a] = h.takeDispatches();
+    h.claim(a!, 1); // a on the run lease, b on the dispatch lease
+    const rows = [...h.state.episodes.values()];
+    const fresh = episodeIndex(ImmutableMap(rows.map((r) => [r.episodeKey, { ...r }])));
+    expect(fresh.counts).toMatchObject({ running: 1, dispatched: 1 });
+    expect(fresh.earliestMs).toBe(Math.min(...rows.map((r) => r.deadlineAtMs!)));
   });
 });
