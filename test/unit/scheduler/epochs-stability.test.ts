@@ -29,3 +29,14 @@ describe("stable task orders", () => {
     expect(cursor).toEqual({ epoch: 1, position: 2 });
   });
 });
+
+describe("what permuteIndex refuses", () => {
+  it("a task count that is not a whole number in [1, 2^31], and a position outside [0, n), each naming the value", () => {
+    expect(() => permuteIndex(0, 2.5, 1)).toThrow("task count must be an integer in [1, 2^31], got 2.5");
+    expect(() => permuteIndex(0, 2 ** 31 + 1, 1)).toThrow(`got ${2 ** 31 + 1}`);
+    expect(() => permuteIndex(-1, 5, 1)).toThrow("position must be an integer in [0, 5), got -1");
+    expect(() => permuteIndex(1.5, 5, 1)).toThrow(RangeError);
+    expect(permuteIndex(2 ** 31 - 1, 2 ** 31, 1)).toBeLessThan(2 ** 31); // the largest count is accepted
+    expect(permuteIndex(0, 1, 99)).toBe(0);
+  });
+});
