@@ -52,6 +52,17 @@ describe("realSleep", () => {
     expect(listeners.size).toBe(0);
   });
 
+  it("works without a signal: it just resolves after its time", async () => {
+    vi.useFakeTimers();
+    let done = false;
+    const sleeping = realSleep(200).then(() => {
+      done = true;
+    });
+    await vi.advanceTimersByTimeAsync(200);
+    await sleeping;
+    expect(done).toBe(true);
+  });
+
   it("rejects with the signal's reason when aborted before or during the sleep, and never resolves afterwards", async () => {
     vi.useFakeTimers();
     const before = new AbortController();
@@ -100,6 +111,7 @@ describe("pause and throwIfStopped", () => {
       throw new Error("timer broke");
     });
     await expect(pause(failing, 100, { signal: new AbortController().signal }, "waiting")).rejects.toThrow("timer broke");
+    await expect(pause(failing, 100, {}, "waiting")).rejects.toThrow("timer broke"); // no signal at all
   });
 
   it("a signal that fires while a sleep resolves anyway still stops the wait", async () => {
