@@ -37,6 +37,12 @@ describe("currency and glued numbers", () => {
     expect(extractFinalNumber("The value is 10^{18}.")).toBeNull();
     expect(extractFinalNumber("The value is 18.5.")).toBe("18.5");
     expect(extractFinalNumber("The value is .5.")).toBeNull();
+    expect(extractFinalNumber("The version is 1.2.3.")).toBeNull(); // a dotted number is no single value
+  });
+
+  it("markdown emphasis around the number is not part of it", () => {
+    expect(extractFinalNumber("The answer is _18_.")).toBe("18");
+    expect(extractFinalNumber("The answer is **18**.")).toBe("18");
   });
 });
 
