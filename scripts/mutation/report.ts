@@ -143,6 +143,8 @@ function finishScore(c: ScoreCounts): ScoreCounts {
 /** What {@link summarise} returns: counts per room (rooms without files in the report are absent) and every survivor. */
 export interface Summary {
   rooms: Partial<Record<Room, ScoreCounts>>;
+  /** the same counts per measured file (repository-relative path), in path order */
+  files: Record<string, ScoreCounts>;
   survivors: Survivor[];
   /** survivors-file entries that matched no surviving mutant (fixed code or killed since: delete them) */
   staleReasons: SurvivorReason[];
@@ -154,6 +156,7 @@ export interface Summary {
  */
 export function summarise(report: MutationReport, reasons: readonly SurvivorReason[], only?: ReadonlySet<string>): Summary {
   const rooms: Partial<Record<Room, ScoreCounts>> = {};
+  const files: Record<string, ScoreCounts> = {};
   const survivors: Survivor[] = [];
   const used = new Set<SurvivorReason>();
   for (const [file, { source, mutants }] of Object.entries(report.files).sort(([a], [b]) => a.localeCompare(b))) {
@@ -161,8 +164,10 @@ export function summarise(report: MutationReport, reasons: readonly SurvivorReas
     if (!room || (only && !only.has(file))) continue;
     const counts = (rooms[room] ??= emptyCounts());
     counts.files++;
+    const own = (files[file] = { ...emptyCounts(), files: 1 });
     for (const m of [...mutants].sort((a, b) => a.location.start.line - b.location.start.line || a.location.start.column - b.location.start.column)) {
       count(counts, m.status);
+      count(own, m.status);
       if (m.status !== "Survived" && m.status !== "NoCoverage") continue;
       const original = originalText(source, m);
       const replacement = m.replacement ?? m.mutatorName;
@@ -174,7 +179,8 @@ export function summarise(report: MutationReport, reasons: readonly SurvivorReas
     }
   }
   for (const room of Object.keys(rooms) as Room[]) rooms[room] = finishScore(rooms[room]!);
-  return { rooms, survivors, staleReasons: reasons.filter((r) => !used.has(r)) };
+  for (const file of Object.keys(files)) files[file] = finishScore(files[file]!);
+  return { rooms, files, survivors, staleReasons: reasons.filter((r) => !used.has(r)) };
 }
 
 const clip = (text: string, max = 70): string => {
@@ -206,6 +212,12 @@ export function renderMarkdown(summary: Summary, header: string, roomFiles: Part
     const of = roomFiles[r] === undefined ? `${c.files}` : `${c.files} of ${roomFiles[r]}`;
     out.push(`| ${r} | ${c.score === null ? "n/a" : `${c.score.toFixed(2)} %`}${target} | ${of} | ${c.killed} | ${c.timeout} | ${c.survived} | ${c.noCoverage} | ${c.ignored} |`);
   }
+  out.push("", "## Files of the target rooms", "", "| file | score | killed | timeout | survived | no coverage | survivors without a reason |", "|---|---|---|---|---|---|---|");
+  for (const [file, c] of Object.entries(summary.files)) {
+    if (!TARGET_ROOMS.includes(roomOf(file)!)) continue;
+    const open = summary.survivors.filter((s) => s.file === file && s.reason === null).length;
+    out.push(`| ${file} | ${c.score === null ? "n/a" : `${c.score.toFixed(2)} %`} | ${c.killed} | ${c.timeout} | ${c.survived} | ${c.noCoverage} | ${open} |`);
+  }
   const unexplained = summary.survivors.filter((s) => s.reason === null);
   out.push("", `## Survivors (${summary.survivors.length}; ${unexplained.length} without a reason in test/mutation/survivors.yaml)`, "");
   for (const r of ROOMS) {
@@ -214,7 +226,7 @@ export function renderMarkdown(summary: Summary, header: string, roomFiles: Part
     out.push(`### ${r} (${list.length})`, "");
     for (const s of list) {
       const what = `\`${clip(s.original, 60)}\` → \`${clip(s.replacement, 40)}\``.replaceAll("|", "\\|");
-      out.push(`- ${s.file}:${s.line}:${s.column} ${s.mutator}${s.status === "NoCoverage" ? " (no coverage)" : ""} ${what} — ${s.reason ?? "**no reason listed**"}`);
+      out.push(`- ${s.file}:${s.line}:${s.column} ${s.mutator}${s.status === "NoCoverage" ? " (no coverage)" : ""} ${what} — ${s.reason ?? "**no reason yet**"}`);
     }
     out.push("");
   }

@@ -36,6 +36,8 @@ const STRYKER_BIN = "node_modules/@stryker-mutator/core/bin/stryker.js";
 
 interface SummaryFile {
   rooms: Summary["rooms"];
+  /** the counts of each measured file */
+  files?: Summary["files"];
   survivors: number;
   unexplained: number;
   /** files of the rooms that existed when the baseline was written but are not in it (never measured): a
@@ -256,7 +258,7 @@ async function main(): Promise<void> {
   const summary = summarise(report, reasons);
   const unmeasured = [...roomFiles().keys()].filter((f) => !report.files[f]);
   const counts = { survivors: summary.survivors.length, unexplained: summary.survivors.filter((s) => s.reason === null).length };
-  writeFileSync(join(ROOT, SUMMARY_JSON), JSON.stringify({ rooms: summary.rooms, ...counts, unmeasured, timing: stored.timing } satisfies SummaryFile, null, 2) + "\n");
+  writeFileSync(join(ROOT, SUMMARY_JSON), JSON.stringify({ rooms: summary.rooms, ...counts, unmeasured, files: summary.files, timing: stored.timing } satisfies SummaryFile, null, 2) + "\n");
   writeSummary(summary, `Scores over the unit project, each room's over the files measured (how many of its files: the table); a file measured with \`--tests\` was judged by the unit tests that state its rules only, so its score is a lower bound. The full report is ${BASELINE} (mutation-testing-report-schema JSON, also Stryker's incremental baseline) and reports/mutation/index.html (not committed).`, DIR);
   printScores(summary, `mutation score per room (${DIR}/summary.md):`);
 }

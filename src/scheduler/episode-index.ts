@@ -47,8 +47,13 @@ export function exactEarliestMs(rows: Iterable<EpisodeRow>): number {
   return at;
 }
 
-/** The index of a table: the memoised one, else computed from its rows (O(n), once per table). */
+/**
+ * The index of a table: the memoised one, else computed from its rows (O(n), once per table). An empty table is
+ * never memoised: immutable's empty Map is one shared value, so a bound remembered for one run's emptied table would
+ * become every fresh run's bound in the same isolate.
+ */
 export function episodeIndex(table: EpisodeTable): EpisodeIndex {
+  if (table.size === 0) return { counts: { ...EMPTY_COUNTS }, backedOff: 0, earliestMs: Number.POSITIVE_INFINITY };
   let index = memo.get(table);
   if (!index) {
     index = { counts: { ...EMPTY_COUNTS }, backedOff: 0, earliestMs: Number.POSITIVE_INFINITY };
@@ -63,7 +68,7 @@ export function episodeIndex(table: EpisodeTable): EpisodeIndex {
 
 /** Records `index` as the index of `table` (the Draft's incrementally maintained one, for the table it produced). */
 export function rememberIndex(table: EpisodeTable, index: EpisodeIndex): void {
-  memo.set(table, index);
+  memo.set(table, index); // never read back for the shared empty table (see episodeIndex)
 }
 
 /** A copy the caller may change. */

@@ -67,7 +67,10 @@ describe("summarise", () => {
     expect(scoreLines(s, { scheduler: 27 })[0]).toBe("scheduler   71.43 %  (4 killed, 1 timeout, 1 survived, 1 no coverage, 1 ignored, 1 of 27 files measured) target ≥ 85 %");
     // a room measured over all its files says so too: every score names the files it is over
     expect(scoreLines(s, { scheduler: 27, rewards: 1 }).find((l) => l.startsWith("rewards"))).toContain("1 of 1 files measured");
-    expect(md).toContain("src/scheduler/leases.ts:1:5 EqualityOperator `a > b` → `a >= b` — **no reason listed**");
+    expect(md).toContain("src/scheduler/leases.ts:1:5 EqualityOperator `a > b` → `a >= b` — **no reason yet**");
+    // each measured file of a target room has its own line: score, counts and the survivors still without a reason
+    expect(s.files["src/scheduler/leases.ts"]).toEqual({ files: 1, killed: 4, timeout: 1, survived: 1, noCoverage: 1, ignored: 1, errors: 1, score: 71.43 });
+    expect(md).toContain("| src/scheduler/leases.ts | 71.43 % | 4 | 1 | 1 | 1 | 1 |");
     expect(md).toContain("## Stale entries");
   });
 
