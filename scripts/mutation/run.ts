@@ -181,19 +181,34 @@ function printScores(summary: Summary, title: string, part = false): void {
   console.log(`  ${summary.survivors.length} survivors, ${unexplained} without a reason in ${SURVIVORS}${stale}`);
 }
 
+/** The usage lines `--help` prints: this module's header, as written there. */
+function usage(): string {
+  const header = readFileSync(new URL(import.meta.url), "utf8").split("*/")[0] ?? "";
+  return header.split("\n").slice(1).map((l) => l.replace(/^ \* ?/, "")).join("\n").trim();
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      room: { type: "string", multiple: true },
-      files: { type: "string" },
-      full: { type: "boolean", default: false },
-      summary: { type: "boolean", default: false },
-      changed: { type: "boolean", default: false },
-      "budget-minutes": { type: "string", default: "10" },
-      concurrency: { type: "string", default: "2" },
-      tests: { type: "string" },
-    },
-  });
+  const options = {
+    room: { type: "string", multiple: true },
+    files: { type: "string" },
+    full: { type: "boolean", default: false },
+    summary: { type: "boolean", default: false },
+    changed: { type: "boolean", default: false },
+    "budget-minutes": { type: "string", default: "10" },
+    concurrency: { type: "string", default: "2" },
+    tests: { type: "string" },
+    help: { type: "boolean", short: "h", default: false },
+  } as const;
+  let values: ReturnType<typeof parseArgs<{ options: typeof options }>>["values"];
+  try {
+    ({ values } = parseArgs({ options }));
+  } catch (err) {
+    fail(`${(err as Error).message}; npm run mutation -- --help lists the options`);
+  }
+  if (values.help) {
+    console.log(usage());
+    return;
+  }
   const rooms = (values.room ?? []).flatMap((r) => r.split(",")).map((r) => r.trim()).filter(Boolean);
   for (const r of rooms) if (!(ROOMS as readonly string[]).includes(r)) fail(`--room ${r}: not a mutated room; choose from ${ROOMS.join(", ")}`);
   const concurrency = Number(values.concurrency);
