@@ -88,6 +88,7 @@ export async function resumeEpisode(record: HandoverRecord, deps: ResumeDeps): P
   if ("done" in asked) {
     // the run no longer holds this attempt (or cannot say): its claims are given back, nothing is ended
     await abortAll(heldWith(asked.headers ?? {}));
+    reservation?.release();
     return asked.done;
   }
   const held = heldWith(asked.headers);

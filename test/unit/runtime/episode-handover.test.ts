@@ -233,6 +233,7 @@ describe("the handover of a run with secrets or gateway headers", () => {
     const deps = runnerDeps(first.net, port, { countdown: secretsSeen(seen, Promise.resolve()) });
     const done = await resumeEpisode(first.record!, { ...deps, gateAtMs: Infinity, hand: async () => "declined" });
     expect(done).toMatchObject({ kind: "stale" });
+    expect(deps.budget!.reserved).toBe(0); // the leg's reservation is given back
     expect(seen).toHaveLength(1); // the function did not run again
     expect(methodsOf(port.calls)).toEqual(c.claimed ? ["episodeClaimed"] : []);
     expect(first.net.chatCalls()).toHaveLength(1);
