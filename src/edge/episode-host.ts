@@ -7,7 +7,9 @@
  * record with the longer journal stored, the alarm set again). A leg that was interrupted (workerd killed: the alarm
  * finds its leg marked running) is not run again — its calls in flight may still be generating on the server, and a
  * replay would send them twice — so the host sends nothing more and the run's heartbeat lease gives the attempt up
- * (its claims aborted once, the repeat run again).
+ * (its claims aborted once, the repeat run again). No secret value is stored: the record holds none, and each leg
+ * asks the run's scheduler again for the run's secrets and gateway headers (runtime/episode-resume `askAgain`; the
+ * operator's `AJET_SECRETS` still win); a refusal stops the attempt at that leg (claims aborted, nothing ended).
  */
 import { DurableObject } from "cloudflare:workers";
 import { realSleep } from "../client/index.ts";

@@ -176,7 +176,11 @@ export type EventAck =
  */
 export type HeartbeatAck = EventAck & { runStopping?: { graceMs: number; cause?: string } };
 
-/** The answer to `episodeClaimed`: the core's ack, plus the run's secrets when the episode may go on. */
+/**
+ * The answer to `episodeClaimed`: the core's ack, plus the run's secrets when the episode may go on — `applied`, or
+ * `duplicate` while the reported attempt and dispatch is the episode's running one (a resent report, or a later
+ * holder of a handed-over attempt asking again); a duplicate for a closed attempt is answered `stale`.
+ */
 export type ClaimAck = EventAck & { secrets?: Record<string, string> };
 
 /**
@@ -196,7 +200,8 @@ export interface SchedulerPort {
   episodeHeartbeat?(report: HeartbeatReport, options?: { holdMs?: number }): Promise<HeartbeatAck>;
   /**
    * The resolved gateway headers of the run's swarms (by run-spec swarm name) for this dispatch, asked for before
-   * the claim only when a swarm has header templates; null when the dispatch is no longer current (skip it).
+   * the claim (and again by each later holder of a handed-over attempt) only when a swarm has header templates; null
+   * when the dispatch is no longer current, or no longer waiting for its claim or running (skip it).
    */
   swarmHeaders?(ref: { episodeKey: string; attempt: number; dispatchId: number }): Promise<Record<string, Record<string, string>> | null> | Record<string, Record<string, string>> | null;
   /** the task of a message whose task was too large to inline (BC-53) */

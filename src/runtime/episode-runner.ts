@@ -79,7 +79,7 @@ export interface EpisodeRunnerDeps {
   redelivery?: boolean;
   /**
    * the handover of this attempt to the next holder before the wall (runtime/handover), built once it is claimed;
-   * undefined (or absent) when it cannot move (the consumer: no `EpisodeHost`, a run with secrets)
+   * undefined (or absent) when it cannot move (the consumer without an `EpisodeHost`)
    */
   handover?(state: ClaimedAttempt): HandoverPlan | undefined;
 }
@@ -115,7 +115,7 @@ export function swarmBudget(shared: SubrequestBudget | undefined, reservation: B
 }
 
 /** A step's way out: the episode is over with this result. */
-type Done = { done: EpisodeRunResult };
+export type Done = { done: EpisodeRunResult };
 
 /**
  * Runs one episode as named steps: claim → report the claim → run the function → commit (record the outcome) →
@@ -219,9 +219,11 @@ async function reportStart(msg: EpisodeMessage, port: EpisodePort, log: RolloutL
 
 /**
  * Step 0b: the gateway headers of the run's swarms (by run-spec swarm name), asked of the scheduler before the claim
- * and only when a swarm has header templates — their values are secrets, never in the queue message.
+ * and only when a swarm has header templates — their values are secrets, never in the queue message. A later holder
+ * of a handed-over attempt asks again the same way (runtime/episode-resume). @returns the headers, or a `skipped`
+ * (the port cannot resolve them) / `stale` (refused: the dispatch is no longer current) result
  */
-async function gatewayHeaders(msg: EpisodeMessage, port: EpisodePort): Promise<Done | { headers: Record<string, Record<string, string>> }> {
+export async function gatewayHeaders(msg: EpisodeMessage, port: EpisodePort): Promise<Done | { headers: Record<string, Record<string, string>> }> {
   if (!msg.swarms.some((s) => s.headers && Object.keys(s.headers).length > 0)) return { headers: {} };
   const got = await port.once((p) => (p.swarmHeaders ? p.swarmHeaders(dispatchRef(msg)) : undefined));
   if (got === undefined) return { done: { kind: "skipped", reason: "the run's swarms have gateway headers, but this scheduler port cannot resolve them" } };

@@ -43,6 +43,36 @@ describe("a run's secrets at rest", () => {
   });
 });
 
+describe("a later holder of a handed-over attempt asks the run object again (docs/design/long-episodes.md)", () => {
+  it("while the attempt runs, the claim report resent answers duplicate with the run's secrets and swarmHeaders the gateway headers; another dispatch or a closed attempt gets neither", async () => {
+    const emu = await TestEmulator.start({ policy: { initialAccuracy: 1, malformedRate: 0 }, answerKey: [{ target: 24, nums: [2, 3, 4] }] });
+    await emu.boot({ batchSize: 2, numRepeat: 2, maxEnvWorker: 4 });
+    const secrets = { GW: "gw-run-secret-0005", JUDGE_KEY: "sk-judge-0006" };
+    const run = await ControlledRun.create(countdownSpec(emu.url, { maxSteps: 1, secrets, swarms: [{ url: emu.url, headers: { "x-gateway-key": "Bearer {secret:GW}" } }] }));
+    await abortAllDurableObjects();
+    const [a] = run.sent;
+    if (!a) throw new Error("expected a dispatched episode");
+    const ref = { episodeKey: a.episodeKey, attempt: 1, dispatchId: a.dispatchId };
+    const claimed = { ...ref, claims: [{ swarm: "default", episodeUuid: "d".repeat(32), globalStep: 1 }] };
+    const headers = { default: { "x-gateway-key": "Bearer gw-run-secret-0005" } };
+    expect(await run.stub.swarmHeaders(ref)).toEqual(headers); // the consumer, before its claim
+    expect(await run.stub.episodeClaimed(claimed)).toEqual({ status: "applied", secrets });
+    // the attempt runs: a host leg asks again
+    expect(await run.stub.episodeClaimed(claimed)).toEqual({ status: "duplicate", secrets });
+    expect(await run.stub.swarmHeaders(ref)).toEqual(headers);
+    // another dispatch of the same attempt
+    const other = { ...ref, dispatchId: a.dispatchId + 1 };
+    const otherAck = await run.stub.episodeClaimed({ ...claimed, ...other });
+    expect(otherAck).toEqual({ status: "stale", reason: `message of dispatch ${other.dispatchId}; dispatch ${a.dispatchId} is current` });
+    expect(await run.stub.swarmHeaders(other)).toBeNull();
+    // the attempt's outcome is recorded: it no longer runs
+    await run.stub.episodeOutcomeRecorded({ ...ref, outcome: { kind: "end", reward: 1 }, outputs: { default: { reward: 1, is_success: true, metadata: {}, log_metrics: {} } } });
+    const closed = await run.stub.episodeClaimed(claimed);
+    expect(closed).toEqual({ status: "stale", reason: `attempt 1 of ${a.episodeKey} is no longer running` });
+    expect(await run.stub.swarmHeaders(ref)).toBeNull();
+  });
+});
+
 describe("the episode port is idempotent", () => {
   it("the same episodeClaimed, claimFailed and episodeReported twice: the second is duplicate and nothing changes", async () => {
     const { emu, run } = await setup();

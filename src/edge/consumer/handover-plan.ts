@@ -2,8 +2,11 @@
  * @module edge/consumer/handover-plan — the queue consumer's side of the handover (docs/design/long-episodes.md):
  * with an `EPISODE_HOST` binding (the episode Worker's own `EpisodeHost` class, wrangler.episode.toml), an episode
  * still running at its wall less the handover reserve is given to the host of its attempt, which goes on with it.
- * Not for a run with secrets or gateway headers: their values come only with the claim's answer and would have to
- * be stored by the host (fails closed: such an episode stops before the wall as before, `time_limit`).
+ * A run with secrets or gateway headers moves too: their values are never in the handover record nor stored by the
+ * host; each host leg asks the run's scheduler for them again (runtime/episode-resume `askAgain`: the claim report
+ * sent again answers with the run's secrets while the attempt runs, `swarmHeaders` with the gateway headers). A
+ * refusal (the attempt is no longer running, the run is gone) stops the attempt there: its claims aborted, nothing
+ * ended.
  */
 import type { EpisodeMessage } from "../../port/index.ts";
 import { CallJournal } from "../../runtime/call-journal.ts";
@@ -60,11 +63,6 @@ export function hostName(msg: Pick<EpisodeMessage, "runId" | "episodeKey" | "att
   return `${msg.runId}/${msg.episodeKey}#${msg.attempt}`;
 }
 
-/** Whether the episode of `msg` may move to a host: no value that only the claim's answer carries. */
-export function movable(msg: EpisodeMessage): boolean {
-  return msg.runHasSecrets === false && !msg.swarms.some((s) => s.headers && Object.keys(s.headers).length > 0);
-}
-
 /**
  * The consumer's `handover` dep: undefined without an `EPISODE_HOST` binding.
  * @param wall the invocation's wall: epoch ms and length ms
@@ -72,19 +70,16 @@ export function movable(msg: EpisodeMessage): boolean {
 export function consumerHandover(env: HostEnv, wall: { atMs: number; ms: number }): EpisodeRunnerDeps["handover"] {
   const hosts = env.EPISODE_HOST;
   if (!hosts) return undefined;
-  return (attempt) => {
-    if (!movable(attempt.msg)) return undefined;
-    return {
-      journal: new CallJournal(),
-      gateAtMs: wall.atMs - handoverReserveMs(wall.ms),
-      async hand(entries) {
-        // only an applied claim moves: a refused one is given back by this holder
-        if (!(await attempt.claimApplied())) return "declined";
-        const record: HandoverRecord = { msg: attempt.msg, task: attempt.task, claims: handedClaims(attempt.held), claimedAtMs: attempt.claimedAtMs, handedAtMs: Date.now(), leg: 1, entries };
-        const host = hosts.get(hosts.idFromName(hostName(attempt.msg)) as never) as EpisodeHostRpc;
-        // sent once more after a failure: the host answers the same record `handed` again
-        return host.takeOver(record).catch(() => host.takeOver(record));
-      },
-    };
-  };
+  return (attempt) => ({
+    journal: new CallJournal(),
+    gateAtMs: wall.atMs - handoverReserveMs(wall.ms),
+    async hand(entries) {
+      // only an applied claim moves: a refused one is given back by this holder
+      if (!(await attempt.claimApplied())) return "declined";
+      const record: HandoverRecord = { msg: attempt.msg, task: attempt.task, claims: handedClaims(attempt.held), claimedAtMs: attempt.claimedAtMs, handedAtMs: Date.now(), leg: 1, entries };
+      const host = hosts.get(hosts.idFromName(hostName(attempt.msg)) as never) as EpisodeHostRpc;
+      // sent once more after a failure: the host answers the same record `handed` again
+      return host.takeOver(record).catch(() => host.takeOver(record));
+    },
+  });
 }

@@ -164,9 +164,18 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
       return { status: "stale", reason: this.#run.secretsProblem };
     }
     const ack = await this.#run.apply({ type: "episodeClaimed", ...report });
-    // `duplicate` = these very claims were applied before (a resent RPC whose first answer was lost): the consumer
-    // carries on with the episode, so it needs the secrets too
-    return ack.status === "applied" || ack.status === "duplicate" ? { ...ack, secrets: this.#run.meta?.spec.secrets ?? {} } : ack;
+    if (ack.status !== "applied" && ack.status !== "duplicate") return ack;
+    // `duplicate` = these very claims were applied before: a resent RPC whose first answer was lost, or a later holder
+    // of a handed-over attempt asking again (docs/design/long-episodes.md). The secrets go only to the episode's
+    // running attempt and dispatch; a closed attempt with the same claims is told stale
+    if (ack.status === "duplicate" && !this.#runningDispatch(report)) return { status: "stale", reason: `attempt ${report.attempt} of ${report.episodeKey} is no longer running` };
+    return { ...ack, secrets: this.#run.meta?.spec.secrets ?? {} };
+  }
+
+  /** Whether `ref` is the episode's current attempt and dispatch and it is running (claimed, no outcome yet). */
+  #runningDispatch(ref: { episodeKey: string; attempt: number; dispatchId: number }): boolean {
+    const row = this.#run.state?.episodes.get(ref.episodeKey);
+    return row !== undefined && row.attempt === ref.attempt && row.dispatchId === ref.dispatchId && row.status === "running";
   }
 
   async episodeHeartbeat(report: HeartbeatReport, options: { holdMs?: number } = {}): Promise<HeartbeatAck> {
@@ -215,7 +224,9 @@ export class RolloutScheduler extends DurableObject<Env> implements RunObjectRpc
   swarmHeaders(ref: { episodeKey: string; attempt: number; dispatchId: number }): Record<string, Record<string, string>> | null {
     this.#count("port");
     const row = this.#run.state?.episodes.get(ref.episodeKey);
-    if (!row || !this.#run.meta || row.attempt !== ref.attempt || row.dispatchId !== ref.dispatchId || row.status !== "dispatched") return null;
+    if (!row || !this.#run.meta || row.attempt !== ref.attempt || row.dispatchId !== ref.dispatchId) return null;
+    // `dispatched`: the consumer before its claim; `running`: a later holder of a handed-over attempt
+    if (row.status !== "dispatched" && row.status !== "running") return null;
     return this.#run.gatewayHeaders();
   }
 

@@ -77,8 +77,9 @@ export interface RunObjectRpc extends SchedulerPort {
   episodeReported(report: ResultReport): Promise<EventAck>;
 
   /**
-   * The resolved gateway headers of the run's swarms, for a consumer about to claim: only for the current dispatch
-   * of the attempt (else null: the message is stale). Secrets come from the run and the operator (operator wins).
+   * The resolved gateway headers of the run's swarms, for a consumer about to claim or a later holder of a handed-over
+   * attempt: only for the current dispatch of the attempt while it waits for its claim or runs (else null: the
+   * message is stale). Secrets come from the run and the operator (operator wins).
    */
   swarmHeaders(ref: { episodeKey: string; attempt: number; dispatchId: number }): Record<string, Record<string, string>> | null;
 

@@ -1,10 +1,10 @@
 /**
  * The queue consumer's side of the handover (edge/consumer/handover-plan, docs/design/long-episodes.md): the gate
- * and reserves per wall, which episodes may move (no run secrets, no gateway headers: fails closed), and the
+ * and reserves per wall, every episode moving (a run with secrets or gateway headers too: no value in the record), and the
  * `takeOver` call to the attempt's host (only for an applied claim; sent once more after a failure).
  */
 import { describe, expect, it } from "vitest";
-import { consumerHandover, handoverReserveMs, hostName, hostWallMs, movable, reportReserveMs, type HostEnv } from "../../../src/edge/consumer/handover-plan.ts";
+import { consumerHandover, handoverReserveMs, hostName, hostWallMs, reportReserveMs, type HostEnv } from "../../../src/edge/consumer/handover-plan.ts";
 import type { HandoverRecord } from "../../../src/runtime/episode-resume.ts";
 import type { ClaimedAttempt } from "../../../src/runtime/episode-runner.ts";
 import { countdownTask, episodeMessage } from "../runtime/_harness.ts";
@@ -47,14 +47,14 @@ describe("handover timing per wall", () => {
 });
 
 describe("consumerHandover", () => {
-  it("without an EPISODE_HOST binding there is no handover; a run with secrets or gateway headers is not moved", () => {
+  it("without an EPISODE_HOST binding there is no handover; a run with secrets or gateway headers moves with no value in its record", async () => {
     expect(consumerHandover({} as HostEnv, { atMs: 20_000, ms: 20_000 })).toBeUndefined();
-    const plan = consumerHandover(hosts().env, { atMs: 20_000, ms: 20_000 })!;
-    expect(plan(attempt({ msg: episodeMessage(task, { runHasSecrets: true }) }))).toBeUndefined();
-    expect(plan(attempt({ msg: episodeMessage(task) }))).toBeUndefined(); // runHasSecrets unknown: not moved
-    const withHeaders = episodeMessage(task, { runHasSecrets: false, swarms: [{ name: "default", url: "http://127.0.0.1:10086", headers: { "x-gw": "{{secrets.GW}}" } }] as never });
-    expect(movable(withHeaders)).toBe(false);
-    expect(plan(attempt({ msg: withHeaders }))).toBeUndefined();
+    const h = hosts();
+    const plan = consumerHandover(h.env, { atMs: 20_000, ms: 20_000 })!;
+    const withHeaders = episodeMessage(task, { runHasSecrets: true, swarms: [{ name: "default", url: "http://127.0.0.1:10086", headers: { "x-gw": "{{secrets.GW}}" } }] as never });
+    for (const msg of [episodeMessage(task, { runHasSecrets: true }), episodeMessage(task), withHeaders]) expect(await plan(attempt({ msg }))!.hand([])).toBe("handed");
+    expect(h.calls.map((c) => c.record.msg.runHasSecrets)).toEqual([true, undefined, true]);
+    expect(h.calls[2]!.record.msg.swarms[0]).toMatchObject({ headers: { "x-gw": "{{secrets.GW}}" } }); // the template, never a value
   });
 
   it("hands the attempt to its host (one per run, episode key and attempt) with the claims as plain data and the journal; the gate at wall − 10 s", async () => {
