@@ -12,14 +12,11 @@
  * operator's `AJET_SECRETS` still win); a refusal stops the attempt at that leg (claims aborted, nothing ended).
  */
 import { DurableObject } from "cloudflare:workers";
-import { realSleep } from "../client/index.ts";
 import { resumeEpisode, type HandoverRecord } from "../runtime/episode-resume.ts";
 import type { HandoverAnswer } from "../runtime/handover.ts";
-import { invocationShare, schedulerPort } from "./consumer/episode-consumer.ts";
+import { holderDeps, invocationShare } from "./consumer/episode-consumer.ts";
 import { rolloutFunctions } from "./consumer/functions-registry.ts";
 import { handoverReserveMs, hostName, hostWallMs, reportReserveMs, type HostEnv } from "./consumer/handover-plan.ts";
-import { episodeSandboxes } from "./consumer/sandboxes.ts";
-import { keyFence } from "./ground/fence.ts";
 import type { Env } from "./ground/env.ts";
 import { jsonLogger } from "./ground/log.ts";
 
@@ -80,25 +77,11 @@ export class EpisodeHost extends DurableObject<Env & HostEnv> {
     const startedAtMs = Date.now();
     const wallMs = hostWallMs(env.AJET_HOST_WALL_SECONDS);
     const share = { ...invocationShare(env, startedAtMs), wallAtMs: startedAtMs + wallMs };
-    const port = schedulerPort(env, msg.runId);
     const episodeLog = jsonLogger({ run: msg.runId, episode: msg.episodeKey, attempt: msg.attempt, task: msg.taskId, leg: record.leg });
     episodeLog.info("host leg started", { calls: record.entries.length });
     const done = await resumeEpisode(record, {
-      port,
-      ...episodeSandboxes(msg, env, share, port),
-      functions: rolloutFunctions(),
-      fetch: share.outbound,
-      keyFence,
-      limiter: share.limiter,
-      budget: share.budget,
-      now: () => Date.now(),
-      sleep: realSleep,
-      random: () => Math.random(),
-      log: episodeLog,
-      secrets: share.secrets,
-      invocationDeadlineAtMs: share.wallAtMs,
+      ...holderDeps(msg, env, share, rolloutFunctions(), episodeLog),
       reportReserveMs: reportReserveMs(wallMs),
-      transcripts: share.transcripts,
       gateAtMs: share.wallAtMs - handoverReserveMs(wallMs),
       hand: async (next) => {
         await this.#storeLeg(hostName(next.msg), next);

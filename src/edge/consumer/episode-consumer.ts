@@ -84,6 +84,31 @@ export function invocationShare(env: Env, startedAtMs = Date.now()): InvocationS
   };
 }
 
+/**
+ * What every holder of an episode in this Worker runs it with (the queue consumer, the direct dispatch and each
+ * EpisodeHost leg): the run's scheduler port, the invocation's share (limits, secrets, outbound policy, transcripts,
+ * wall) and the platform's clock, sleep and randomness. The caller adds its report reserve and handover.
+ */
+export function holderDeps(msg: EpisodeMessage, env: Env, share: InvocationShare, functions: Readonly<Record<string, RolloutFunction>>, log: ReturnType<typeof jsonLogger>) {
+  const port = schedulerPort(env, msg.runId);
+  return {
+    port,
+    ...episodeSandboxes(msg, env, share, port),
+    functions,
+    fetch: share.outbound,
+    keyFence,
+    limiter: share.limiter,
+    budget: share.budget,
+    now: () => Date.now(),
+    sleep: realSleep,
+    random: () => Math.random(),
+    log,
+    secrets: share.secrets,
+    invocationDeadlineAtMs: share.wallAtMs,
+    transcripts: share.transcripts,
+  };
+}
+
 /** What the delivery should do with a message after its episode: drop it (done) or deliver it again later. */
 export type MessageVerdict = { kind: "ack" } | { kind: "retry"; delaySeconds: number };
 
@@ -116,24 +141,10 @@ export async function runEpisodeMessage(
     return { kind: "ack" };
   }
   let result: EpisodeRunResult;
-  const port = schedulerPort(env, msg.runId);
   try {
     result = await runEpisode(msg, {
-      port,
-      ...episodeSandboxes(msg, env, share, port),
-      functions,
-      fetch: share.outbound,
-      keyFence,
-      limiter: share.limiter,
-      budget: share.budget,
-      now: () => Date.now(),
-      sleep: realSleep,
-      random: () => Math.random(),
-      log,
-      secrets: share.secrets,
-      invocationDeadlineAtMs: share.wallAtMs,
+      ...holderDeps(msg, env, share, functions, log),
       reportReserveMs: reportReserveMs(share.wallAtMs - share.startedAtMs),
-      transcripts: share.transcripts,
       redelivery: deliveries > 1,
       // past the wall the episode goes on in its EpisodeHost (docs/design/long-episodes.md)
       handover: consumerHandover(env, { atMs: share.wallAtMs, ms: share.wallAtMs - share.startedAtMs }),
