@@ -8,17 +8,16 @@
  * gateway headers are never in the record: each holder asks the run's scheduler for them again ({@link askAgain}).
  * Platform-free.
  */
-import { SwarmClient } from "../client/index.ts";
 import type { ClaimedEpisode } from "../client/types.ts";
-import { bindSwarms, serverOfSwarm, type RolloutLogger } from "../sdk/contract.ts";
-import { abortAll, declaresClientActive, type ClaimAck, type EpisodeMessage } from "../port/index.ts";
+import { bindSwarms, type RolloutLogger } from "../sdk/contract.ts";
+import { abortAll, type ClaimAck, type EpisodeMessage } from "../port/index.ts";
 import type { Task } from "../protocol/index.ts";
 import { CallJournal, REPLAY_DIVERGED, type JournalEntry } from "./call-journal.ts";
 import type { HeldClaim } from "./claims.ts";
 import { finishAttempt, type EpisodeRunResult } from "./episode-commit.ts";
 import { EpisodeMeter } from "./episode-meter.ts";
 import { EpisodePort } from "./episode-port.ts";
-import { gatewayHeaders, swarmBudget, type Done, type EpisodeRunnerDeps } from "./episode-runner.ts";
+import { gatewayHeaders, hasGatewayHeaders, headersBySwarm, swarmBudget, swarmClientOf, type Done, type EpisodeRunnerDeps } from "./episode-runner.ts";
 import { attemptSandboxesOf, sandboxVerdict } from "./episode-sandboxes.ts";
 import { createEpisodeStop } from "./episode-stop.ts";
 import type { HandoverAnswer } from "./handover.ts";
@@ -80,10 +79,7 @@ export async function resumeEpisode(record: HandoverRecord, deps: ResumeDeps): P
   const swarmFetch = guardFetch(deps.fetch, deps.limiter, swarmBudget(deps.budget, reservation));
   const urls = fn ? bindSwarms(fn, msg.swarms).urls : new Map<string, string>();
   const heldWith = (headers: Record<string, Record<string, string>>): HeldClaim[] =>
-    record.claims.map((c) => ({
-      ...c,
-      client: new SwarmClient({ baseURL: urls.get(c.swarm) ?? c.episode.baseUrl.replace(/\/v1\/?$/, ""), clientUuid: msg.clientUuid, fetch: swarmFetch, logger: deps.log, headers: headers[c.swarm] ?? {}, declareClientActive: declaresClientActive(msg.episodeType) }),
-    }));
+    record.claims.map((c) => ({ ...c, client: swarmClientOf(urls.get(c.swarm) ?? c.episode.baseUrl.replace(/\/v1\/?$/, ""), msg, swarmFetch, deps.log, headers[c.swarm] ?? {}) }));
   const asked = await askAgain(record, port, deps.log);
   if ("done" in asked) {
     // the run no longer holds this attempt (or cannot say): its claims are given back, nothing is ended
@@ -121,9 +117,6 @@ export async function resumeEpisode(record: HandoverRecord, deps: ResumeDeps): P
   }
 }
 
-/** Whether a swarm of `msg` has gateway header templates (their values come from the scheduler only). */
-const hasGatewayHeaders = (msg: EpisodeMessage): boolean => msg.swarms.some((s) => s.headers && Object.keys(s.headers).length > 0);
-
 /**
  * A later holder's step 0: what the first holder got from the run's scheduler and the record never holds, asked for
  * again. The gateway headers (only when a swarm has templates) through `swarmHeaders`, as the first holder did, keyed
@@ -143,7 +136,7 @@ export async function askAgain(
   if (hasGatewayHeaders(msg)) {
     const got = await gatewayHeaders(msg, port).catch((err: unknown): Done => ({ done: { kind: "retry", reason: `swarmHeaders failed: ${String(err)}` } }));
     if ("done" in got) return got;
-    headers = Object.fromEntries(record.claims.map((c) => [c.swarm, got.headers[serverOfSwarm(c.swarm, msg.swarms)?.name ?? ""] ?? {}]));
+    headers = headersBySwarm(record.claims.map((c) => c.swarm), msg, got.headers);
   }
   if (msg.runHasSecrets === false) return { secrets: {}, headers };
   const claims = record.claims.map((c) => ({ swarm: c.swarm, episodeUuid: c.episodeUuid, globalStep: c.globalStep ?? null }));

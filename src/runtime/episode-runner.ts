@@ -114,6 +114,24 @@ export function swarmBudget(shared: SubrequestBudget | undefined, reservation: B
   };
 }
 
+/** Whether a swarm of `msg` has gateway header templates (their values come from the scheduler only). */
+export function hasGatewayHeaders(msg: EpisodeMessage): boolean {
+  return msg.swarms.some((s) => s.headers && Object.keys(s.headers).length > 0);
+}
+
+/**
+ * The gateway headers of each of the function's swarms (`names`), from the scheduler's answer keyed by the run's
+ * server names; a swarm without any gets `{}`.
+ */
+export function headersBySwarm(names: readonly string[], msg: EpisodeMessage, byServer: Record<string, Record<string, string>>): Record<string, Record<string, string>> {
+  return Object.fromEntries(names.map((name) => [name, byServer[serverOfSwarm(name, msg.swarms)?.name ?? ""] ?? {}]));
+}
+
+/** The swarm client an attempt claims, ends and aborts with on one server (`baseURL` without `/v1`). */
+export function swarmClientOf(baseURL: string, msg: EpisodeMessage, fetch: FetchLike, logger: RolloutLogger, headers: Record<string, string>): SwarmClient {
+  return new SwarmClient({ baseURL, clientUuid: msg.clientUuid, fetch, logger, headers, declareClientActive: declaresClientActive(msg.episodeType) });
+}
+
 /** A step's way out: the episode is over with this result. */
 export type Done = { done: EpisodeRunResult };
 
@@ -137,11 +155,8 @@ export async function runEpisode(msg: EpisodeMessage, deps: EpisodeRunnerDeps): 
     if (start) return start.done;
     const gateway = await gatewayHeaders(msg, port);
     if ("done" in gateway) return gateway.done;
-    const headers = Object.fromEntries(target.swarms.map((name) => [name, gateway.headers[serverOfSwarm(name, msg.swarms)?.name ?? ""] ?? {}]));
-    const clients = target.swarms.map((name) => ({
-      name,
-      client: new SwarmClient({ baseURL: target.urls.get(name)!, clientUuid: msg.clientUuid, fetch: swarmFetch, logger: deps.log, headers: headers[name]!, declareClientActive: declaresClientActive(msg.episodeType) }),
-    }));
+    const headers = headersBySwarm(target.swarms, msg, gateway.headers);
+    const clients = target.swarms.map((name) => ({ name, client: swarmClientOf(target.urls.get(name)!, msg, swarmFetch, deps.log, headers[name]!) }));
     const task: Task = msg.task ?? (await port.once((p) => p.getTask(msg.taskRef)));
     const claimed = await claim(msg, deps, clients, port);
     if ("done" in claimed) return claimed.done;
@@ -224,7 +239,7 @@ async function reportStart(msg: EpisodeMessage, port: EpisodePort, log: RolloutL
  * (the port cannot resolve them) / `stale` (refused: the dispatch is no longer current) result
  */
 export async function gatewayHeaders(msg: EpisodeMessage, port: EpisodePort): Promise<Done | { headers: Record<string, Record<string, string>> }> {
-  if (!msg.swarms.some((s) => s.headers && Object.keys(s.headers).length > 0)) return { headers: {} };
+  if (!hasGatewayHeaders(msg)) return { headers: {} };
   const got = await port.once((p) => (p.swarmHeaders ? p.swarmHeaders(dispatchRef(msg)) : undefined));
   if (got === undefined) return { done: { kind: "skipped", reason: "the run's swarms have gateway headers, but this scheduler port cannot resolve them" } };
   if (got === null) return { done: { kind: "stale", reason: "the dispatch is no longer current (gateway headers refused)" } };
