@@ -11,8 +11,7 @@
  * in flight at the gate is finished by the holder that sent it. Platform-free.
  */
 import { EpisodeAbortError } from "../port/index.ts";
-import { urlOf } from "../sdk/llm-routes.ts";
-import { requestKey } from "./ghost-guard.ts";
+import { requestKeyOf } from "./ghost-guard.ts";
 import type { FetchLike } from "./limits.ts";
 
 /** Abort cause: a replayed function sent a request the journal does not hold while entries were unused, or left entries unused. */
@@ -92,7 +91,7 @@ export class CallJournal {
     return async (input, init) => {
       const body = init?.body;
       // the SDKs send JSON text; another body cannot be keyed, so it is neither replayed nor journaled
-      const key = typeof body === "string" ? await requestKey(swarm, urlOf(input), body) : null;
+      const key = typeof body === "string" ? await requestKeyOf(swarm, input, init!, body) : null;
       const kept = key === null ? undefined : this.#replay.get(key)?.shift();
       if (kept) {
         this.#unused--;

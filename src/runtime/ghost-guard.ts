@@ -46,6 +46,21 @@ export async function requestKey(swarm: string, url: string, body: string): Prom
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** Keys already computed, by the request's init object (one per call the SDK makes; retries pass it on unchanged). */
+const keysByInit = new WeakMap<object, { swarm: string; body: string; key: Promise<string> }>();
+
+/**
+ * {@link requestKey} of one call, computed once per request object: the ghost guard and the call journal
+ * (runtime/call-journal) both key every LLM call, and retries send the same request again.
+ */
+export function requestKeyOf(swarm: string, input: Parameters<FetchLike>[0], init: RequestInit, body: string): Promise<string> {
+  const hit = keysByInit.get(init);
+  if (hit && hit.swarm === swarm && hit.body === body) return hit.key;
+  const key = requestKey(swarm, urlOf(input), body);
+  keysByInit.set(init, { swarm, body, key });
+  return key;
+}
+
 /** The open LLM calls of one episode attempt; see the module text. */
 export class GhostGuard {
   readonly #o: GhostGuardOptions;
@@ -67,7 +82,7 @@ export class GhostGuard {
     return async (input, init) => {
       const body = typeof init?.body === "string" ? init.body : null;
       if (body === null || !llmCallRoute(input, init)) return inner(input, init);
-      const key = await requestKey(swarm, urlOf(input), body);
+      const key = await requestKeyOf(swarm, input, init!, body);
       this.#refuseReissue(key);
       const call: OpenCall = { key, startedAtMs: this.#o.now(), inFlight: true, givenUp: false };
       this.#open.push(call);
