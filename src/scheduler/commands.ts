@@ -80,7 +80,8 @@ export interface PollEngineStatus {
 export interface TopUpPlanRequest {
   swarm: string;
   pendingGroups: number;
-  ask?: { step: number | null; groups: number };
+  /** `midRun`: the run still has windows to open (absent: its last window is resolved) */
+  ask?: { step: number | null; groups: number; midRun?: boolean };
 }
 /** Send these messages to the queue (slots are already reserved, BC-47); on failure send `dispatchFailed`. */
 export interface DispatchEpisodes {

@@ -15,7 +15,7 @@ import { isRow, lookupDispatch, onClaimFailed, onEpisodeClaimed, onOutcomeRecord
 import { dispatchReady, freeSlots, releaseBackoffs } from "./dispatch.ts";
 import { expireLeases } from "./leases.ts";
 import { onEpisodeHeartbeat } from "./heartbeats.ts";
-import { askTopUp, isSharedBatch, isTopUpStarved, onTopUpGrant, planRequest, topUpRoom } from "./top-up-ask.ts";
+import { askTopUp, isMidRunRefused, isSharedBatch, isTopUpStarved, onTopUpGrant, planRequest, topUpRoom } from "./top-up-ask.ts";
 import { BATCH_EFFECTS, openEvalGroups, openWindow, resolveGroupIfDone } from "./task-groups.ts";
 import { currentStep, type SchedulerState, type StopReason } from "./state.ts";
 import { DETERMINISTIC_FAILURE_ATTEMPTS, isDeterministicFailure } from "./failure-streak.ts";
@@ -243,9 +243,11 @@ function openWork(d: Draft): void {
     if (need <= 0) return; // complete: the engine closes it on its own
     // a batch other clients feed is filled by the next window while windows remain (scheduler/top-up-ask); the
     // last window's is topped up with the server object's grant, one batch's worth per run at most
-    // (mid-run with the run's top-up room used up, the next window fills it: never a wait a window would end)
-    const topUp = (run.config.topUpLastBatch ?? true) && (windowsDone(d) || (!isSharedBatch(batch) && topUpRoom(d, batch) > 0));
-    if (topUp) askTopUp(d, batch, need);
+    // (mid-run with the run's top-up room used up, or its ask refused because another run shares the server, the next
+    // window fills it: never a wait a window would end)
+    const midRun = !windowsDone(d);
+    const topUp = (run.config.topUpLastBatch ?? true) && (!midRun || (!isSharedBatch(batch) && topUpRoom(d, batch) > 0 && !isMidRunRefused(d, batch)));
+    if (topUp) askTopUp(d, batch, need, midRun);
     else if (!windowsDone(d)) openWindow(d);
     return;
   }

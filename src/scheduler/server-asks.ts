@@ -32,4 +32,6 @@ export interface TopUpAsk {
   sent: boolean;
   /** the groups granted, once answered */
   granted: number | null;
+  /** asked while the run had windows left (the object refuses those while another run shares the server); absent: no */
+  midRun?: boolean;
 }

@@ -69,8 +69,10 @@ export function topUpRoom(d: Draft, batch: BatchRow): number {
  * The run wants `need` more groups in `batch` (nothing of it in flight): asks its server's object with the next pull
  * (made now), unless an ask is awaited or was refused less than {@link TOP_UP_RETRY_MS} ago, or the run's top-up
  * room is used up (then it waits for the batch to close by the others' episodes).
+ * @param midRun the run still has windows to open: the object refuses such an ask while another run shares the server
+ *   ({@link isMidRunRefused}), and the run's next window fills the batch instead
  */
-export function askTopUp(d: Draft, batch: BatchRow, need: number): void {
+export function askTopUp(d: Draft, batch: BatchRow, need: number, midRun = false): void {
   const room = topUpRoom(d, batch);
   const last = d.run.topUpAsk ?? null;
   if (room <= 0) {
@@ -81,8 +83,17 @@ export function askTopUp(d: Draft, batch: BatchRow, need: number): void {
     return;
   }
   if (last && d.nowMs - last.askedAtMs < TOP_UP_RETRY_MS) return;
-  d.run.topUpAsk = { step: batch.globalStep, groups: Math.min(need, room), askedAtMs: d.nowMs, sent: false, granted: null };
+  d.run.topUpAsk = { step: batch.globalStep, groups: Math.min(need, room), askedAtMs: d.nowMs, sent: false, granted: null, ...(midRun ? { midRun } : {}) };
   if (d.run.nextPollAtMs === null || d.run.nextPollAtMs > d.nowMs) d.run.nextPollAtMs = d.nowMs;
+}
+
+/**
+ * The run's mid-run ask for `batch` was answered 0 (another run of this Worker shares the server, or holds the batch's
+ * reservation): the run opens its next window, which fills the batch, instead of asking again.
+ */
+export function isMidRunRefused(d: Draft, batch: BatchRow): boolean {
+  const ask = d.run.topUpAsk;
+  return ask?.midRun === true && ask.granted === 0 && ask.step === batch.globalStep;
 }
 
 /** The finishing run's top-up room was used up {@link TOP_UP_STARVED_MS} ago and its batch still lacks tasks. */
@@ -104,7 +115,8 @@ export function planRequest(d: Draft): TopUpPlanRequest | undefined {
   // nothing to tell: no ask, no unclaimed groups, and the object already knows of none
   if (groups.size === 0 && !sending && !d.run.pendingTold) return undefined;
   d.run.pendingTold = groups.size;
-  return { swarm: d.run.config.swarms[0]!, pendingGroups: groups.size, ...(sending ? { ask: { step: sending.step, groups: sending.groups } } : {}) };
+  const told = sending ? { step: sending.step, groups: sending.groups, ...(sending.midRun ? { midRun: true } : {}) } : null;
+  return { swarm: d.run.config.swarms[0]!, pendingGroups: groups.size, ...(told ? { ask: told } : {}) };
 }
 
 /**

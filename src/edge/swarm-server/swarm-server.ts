@@ -80,7 +80,7 @@ export class SwarmServer extends DurableObject<Env> {
     // a run that left (a late subscribe): an observation of the engine, the run not taken back
     const subscriber = state.subs[sub.runId] ?? { ...stored, url: state.url ?? stored.url, subscribedAtMs: now, sawRolling: false, failed: null, expectEdgeUntilMs: null, heardAtMs: now };
     const obs = observationFor(state, subscriber, Date.now());
-    const grant = options.plan ? this.#plan(sub.runId, options.plan, state.seen) : undefined; // synchronous: asks never interleave
+    const grant = options.plan ? this.#plan(sub.runId, options.plan, state) : undefined; // synchronous: asks never interleave
     return { ...obs, ...(pool !== undefined ? { pool } : {}), ...(grant ? { topUpGrant: grant } : {}) };
   }
 
@@ -251,9 +251,9 @@ export class SwarmServer extends DurableObject<Env> {
   // ---- storage ---------------------------------------------------------------------------------------------------
 
   /** Applies a run's top-up plan input (stored: a reset object keeps its reservations). @returns the grant when it asked */
-  #plan(runId: string, input: TopUpPlanInput, seen: WatchState["seen"]): EngineObservation["topUpGrant"] {
+  #plan(runId: string, input: TopUpPlanInput, state: WatchState): EngineObservation["topUpGrant"] {
     const before = this.#kv.get<TopUpPlans>(PLANS_KEY) ?? emptyPlans();
-    const { plans, grant } = planTopUp(before, runId, input, seen, Date.now());
+    const { plans, grant } = planTopUp(before, runId, input, state.seen, Date.now(), state.subs);
     if (JSON.stringify(plans) !== JSON.stringify(before)) this.#kv.put(PLANS_KEY, plans);
     return grant;
   }

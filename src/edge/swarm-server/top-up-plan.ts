@@ -10,7 +10,10 @@
  *    batch to close (or for the reservation to be spent: its groups then show as running in the pool, which the next
  *    asker subtracts);
  *  - a grant is the ask (the asker's own count of missing tasks, from the pool: complete tasks and other clients'
- *    running claims) less every other run's pending groups, never below 0.
+ *    running claims) less every other run's pending groups, never below 0;
+ *  - a mid-run ask (the asker has windows left) gets 0 while another run of this Worker is subscribed to the server:
+ *    the asker's pool read can be older than the other's landings, so the batch may not lack what it counts; its next
+ *    window fills the batch instead (scheduler/decide `openWork`), which needs no grant and cannot overfill it.
  * Bound: the groups granted for one batch never exceed what the pool and the other runs' pending groups show missing
  * when the grant is made; a run additionally caps its top-ups at one batch's worth over the whole run, plus one more as
  * a finishing batch's last feeder (scheduler/top-up-ask `topUpRoom`), which is the bound that holds for runs on other
@@ -38,8 +41,11 @@ export interface TopUpPlans {
 export interface TopUpPlanInput {
   /** groups of the run on this server with no claimed episode yet */
   pendingGroups: number;
-  /** the run's ask: the batch (engine step) it wants to top up and the groups it counts missing */
-  ask?: { step: number | null; groups: number };
+  /**
+   * the run's ask: the batch (engine step) it wants to top up, the groups it counts missing, and whether the run still
+   * has windows to open (`midRun`; absent = false: its last window is resolved)
+   */
+  ask?: { step: number | null; groups: number; midRun?: boolean };
 }
 
 /** The answer to an ask: groups the run may open for the batch at `step` (0: wait for the batch to close). */
@@ -56,6 +62,9 @@ export function emptyPlans(): TopUpPlans {
 /**
  * Applies one run's pull to the plans and answers its ask (if any).
  * @param seen the engine as the object last saw it (after the pull's own poll)
+ * @param nowMs epoch ms
+ * @param subscribed the runs subscribed to this server, by run id (the asker's may be among them); one counts as
+ *   active while it pulled within {@link PENDING_TTL_MS} and can train here
  * @returns the new plans, and the grant when the run asked
  */
 export function planTopUp(
@@ -64,6 +73,7 @@ export function planTopUp(
   input: TopUpPlanInput,
   seen: { engineStatus: string; globalStep: number | null; restarts: number },
   nowMs: number,
+  subscribed: Readonly<Record<string, { heardAtMs: number; failed: string | null }>> = {},
 ): { plans: TopUpPlans; grant?: TopUpGrant } {
   const pending: TopUpPlans["pending"] = {};
   for (const [id, p] of Object.entries(plans.pending)) if (id !== runId && nowMs - p.atMs < PENDING_TTL_MS) pending[id] = p;
@@ -74,6 +84,8 @@ export function planTopUp(
   if (!input.ask) return { plans: next() };
   const refuse = { plans: next(), grant: { step: input.ask.step, groups: 0 } };
   if (seen.engineStatus !== ENGINE.ROLLING || seen.globalStep === null || input.ask.step !== seen.globalStep) return refuse;
+  const othersActive = Object.entries(subscribed).some(([id, s]) => id !== runId && s.failed === null && nowMs - s.heardAtMs < PENDING_TTL_MS);
+  if (input.ask.midRun === true && othersActive) return refuse;
   if (holder && holder.runId !== runId && (nowMs - holder.atMs < TOP_UP_HOLD_MS || (pending[holder.runId]?.groups ?? 0) > 0)) return refuse;
   const others = Object.entries(pending).reduce((n, [id, p]) => (id === runId ? n : n + p.groups), 0);
   const groups = Math.max(0, Math.floor(input.ask.groups) - others);

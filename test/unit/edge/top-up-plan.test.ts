@@ -60,4 +60,16 @@ describe("the server object's top-up plan", () => {
     expect(plans.holder).toBeNull();
     expect(planTopUp(plans, "a", { pendingGroups: 0, ask: { step: 3, groups: 5 } }, rolling(3), T + 2).grant?.groups).toBe(5);
   });
+
+  it("a mid-run ask gets 0 while another run of this Worker pulls on the server; a last-window ask, or one with the other gone quiet or failed, is granted", () => {
+    const mid = { pendingGroups: 0, ask: { step: 3, groups: 4, midRun: true } };
+    const last = { pendingGroups: 0, ask: { step: 3, groups: 4 } };
+    const subs = (b: { heardAtMs: number; failed: string | null }) => ({ a: { heardAtMs: T, failed: null }, b });
+    expect(planTopUp(emptyPlans(), "a", mid, rolling(3), T, subs({ heardAtMs: T - 1_000, failed: null })).grant?.groups).toBe(0);
+    expect(planTopUp(emptyPlans(), "a", last, rolling(3), T, subs({ heardAtMs: T - 1_000, failed: null })).grant?.groups).toBe(4);
+    expect(planTopUp(emptyPlans(), "a", mid, rolling(3), T, subs({ heardAtMs: T - PENDING_TTL_MS, failed: null })).grant?.groups).toBe(4);
+    expect(planTopUp(emptyPlans(), "a", mid, rolling(3), T, subs({ heardAtMs: T, failed: "other batch settings" })).grant?.groups).toBe(4);
+    // alone (only the asker subscribed): granted
+    expect(planTopUp(emptyPlans(), "a", mid, rolling(3), T, { a: { heardAtMs: T, failed: null } }).grant?.groups).toBe(4);
+  });
 });

@@ -62,7 +62,7 @@ describe("mid-run", () => {
   it("a batch only this run feeds that lacks tasks is topped up with the grant while the run is still running", () => {
     const h = landed(3, 3); // 3 steps: the run is running, not finishing
     expect(h.state.run.phase).toBe("running");
-    expect(asksOf(h)).toEqual([{ step: 1, groups: 1 }]);
+    expect(asksOf(h)).toEqual([{ step: 1, groups: 1, midRun: true }]);
     seen(h, pool(h, 3), { step: 1, groups: 1 });
     expect(h.takeDispatches()).toHaveLength(1);
     expect(h.state.run.totals.groupsToppedUp).toBe(1);
@@ -76,7 +76,7 @@ describe("mid-run", () => {
     seen(h, pool(h, 8)); // nothing of another client running: this run is the last feeder
     h.advance(TOP_UP_RETRY_MS);
     seen(h, pool(h, 8));
-    expect(asksOf(h)).toEqual([{ step: 1, groups: 2 }]);
+    expect(asksOf(h)).toEqual([{ step: 1, groups: 2, midRun: true }]);
   });
 });
 

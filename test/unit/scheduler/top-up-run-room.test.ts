@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import type { PoolSeen } from "../../../src/scheduler/index.ts";
 import { Harness, specInput } from "./harness.ts";
 import { asksOf, pool, seen, uuids } from "./top-up-fixtures.ts";
+import { TOP_UP_RETRY_MS } from "../../../src/scheduler/top-up-ask.ts";
 
 /** A run of 2 tasks (1 repeat) per window whose first window landed at step 1. */
 function firstWindowLanded(maxSteps: number): Harness {
@@ -34,7 +35,7 @@ describe("a run's top-up room", () => {
   it("mid-run, once the run's room is used up, the next window fills the batch (the run never waits for others)", () => {
     const h = firstWindowLanded(3);
     seen(h, pool(h, 6)); // lacks 4 tasks, nobody else in the batch: a mid-run top-up of one batch's worth (2)
-    expect(asksOf(h)).toEqual([{ step: 1, groups: 2 }]);
+    expect(asksOf(h)).toEqual([{ step: 1, groups: 2, midRun: true }]);
     seen(h, pool(h, 6), { step: 1, groups: 2 });
     const topUps = h.takeDispatches();
     expect(topUps).toHaveLength(2);
@@ -58,10 +59,29 @@ describe("a run's top-up room", () => {
     // step 2's batch lacks 2 tasks and another client still serves one: no room left (per window it had 2)
     seen2(h, poolAt2(h, 4, { "other-uuid": "other-task" }));
     h.advance(3_000);
-    expect(asksOf(h)).toEqual([{ step: 1, groups: 2 }]);
+    expect(asksOf(h)).toEqual([{ step: 1, groups: 2, midRun: true }]);
     expect(h.state.run.phase).toBe("finishing");
     // the other client left: the run is the batch's last feeder and may top up one more batch's worth
     seen2(h, poolAt2(h, 4));
-    expect(asksOf(h)).toEqual([{ step: 1, groups: 2 }, { step: 2, groups: 2 }]);
+    expect(asksOf(h)).toEqual([{ step: 1, groups: 2, midRun: true }, { step: 2, groups: 2 }]);
+  });
+
+  it("mid-run, an ask the server's object refuses (another run shares the server) opens the next window instead of asking again", () => {
+    const h = firstWindowLanded(3);
+    seen(h, pool(h, 6)); // lacks 4 tasks: the run asks, saying it has windows left
+    expect(asksOf(h)).toEqual([{ step: 1, groups: 2, midRun: true }]);
+    seen(h, pool(h, 6), { step: 1, groups: 0 });
+    expect(h.state.run.windowsOpened).toBe(2);
+    expect(h.takeDispatches()).toHaveLength(2); // the next window's 2 groups fill the batch
+    expect(h.state.run.totals.groupsToppedUp ?? 0).toBe(0);
+    h.advance(TOP_UP_RETRY_MS + 1);
+    seen(h, pool(h, 6));
+    expect(asksOf(h)).toHaveLength(1);
+  });
+
+  it("the last window's ask says the run has no windows left (the object may grant it while other runs share the server)", () => {
+    const h = firstWindowLanded(1);
+    seen(h, pool(h, 4));
+    expect(asksOf(h)).toEqual([{ step: 1, groups: 2 }]);
   });
 });
