@@ -155,6 +155,38 @@ describe("a finishing run whose top-up room is used up", () => {
   });
 });
 
+describe("a finishing run whose batch closes while it waits", () => {
+  it("is never starved while the engine drains and trains that batch, however long the weight sync: its rewards count trained", () => {
+    const h = landed(6);
+    seen(h, pool(h, 6), { step: 1, groups: 2 });
+    for (const d of h.takeDispatches()) h.finishEpisode(d, 1, 1);
+    const serving = { ...pool(h, 6), runningTaskIds: { "other-uuid": "other-task" } };
+    seen(h, serving);
+    h.advance(TOP_UP_RETRY_MS);
+    expect(h.state.run.topUpAsk).toMatchObject({ granted: -1, step: 1 });
+    // the other client completes the batch; the engine drains it, then syncs for longer than the starvation wait
+    seen(h, pool(h, 6, { t1: ["o-1"], t2: ["o-2"] }));
+    h.engine("ENGINE.ROLLING_POST", 1);
+    h.engine("ENGINE.WEIGHT_SYNCING", 1);
+    for (let t = 0; t < 2 * TOP_UP_STARVED_MS; t += 10_000) h.advance(10_000);
+    expect(h.state.run.phase).toBe("finishing");
+    h.rolling(2);
+    expect(h.state.run.phase).toBe("finished");
+    expect(h.state.run.untrainedRewards ?? 0).toBe(0);
+  });
+});
+
+describe("a grant for a batch the engine no longer collects", () => {
+  it("opens nothing when the engine moved past the asked step before the answer came", () => {
+    const h = landed(3); // lacks 1 task: the run asked for step 1, unanswered
+    expect(asksOf(h)).toEqual([{ step: 1, groups: 1 }]);
+    // others filled step 1; the engine collects step 2, where the run has no rewards; the late answer grants step 1
+    h.apply({ type: "engineStatusSeen", swarm: "default", engineStatus: "ENGINE.ROLLING", globalStep: 2, topUpGrant: { step: 1, groups: 1 } });
+    expect(h.takeDispatches()).toEqual([]);
+    expect(h.state.run.totals.groupsToppedUp ?? 0).toBe(0);
+  });
+});
+
 describe("who feeds the batch, from a pool without per-task details", () => {
   it("another client's episode of a task not complete yet makes the batch shared: no top-up mid-run", () => {
     const h = new Harness(specInput({ batchSize: 2, numRepeat: 2, maxParallel: 4, maxSteps: 3 }));
