@@ -151,6 +151,8 @@ export const SCENARIOS: Scenario[] = [
     name: "consumer killed mid-episode",
     function: "chaos-slow",
     spec: { discardEpisodeTimeoutSeconds: 120 },
+    // about 55 s alone (boot, kill, respawn, the 30 s heartbeat lease, the re-runs); 168 s when two suites ran at once
+    timeoutMs: 240_000,
     async during(ctx) {
       // the first window's 4 episodes ended; kill once the second window's are in their pause (running, not
       // reporting: a consumer killed after recording its end is resolved by the report lease, not the heartbeat)
