@@ -72,7 +72,7 @@ export function topUpRoom(d: Draft, batch: BatchRow): number {
  * @param midRun the run still has windows to open: the object refuses such an ask while another run shares the server
  *   ({@link isMidRunRefused}), and the run's next window fills the batch instead
  */
-export function askTopUp(d: Draft, batch: BatchRow, need: number, midRun = false): void {
+export function askTopUp(d: Draft, batch: BatchRow, need: number, midRun: boolean): void {
   const room = topUpRoom(d, batch);
   const last = d.run.topUpAsk ?? null;
   if (room <= 0) {

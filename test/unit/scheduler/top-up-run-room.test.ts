@@ -84,4 +84,27 @@ describe("a run's top-up room", () => {
     seen(h, pool(h, 4));
     expect(asksOf(h)).toEqual([{ step: 1, groups: 2 }]);
   });
+
+  it("mid-run, an ask still awaiting its answer opens no window: the run waits for the object's grant or refusal", () => {
+    const h = firstWindowLanded(3);
+    seen(h, pool(h, 6));
+    expect(asksOf(h)).toEqual([{ step: 1, groups: 2, midRun: true }]);
+    h.advance(500);
+    seen(h, pool(h, 6));
+    expect(h.state.run.windowsOpened).toBe(1);
+    expect(h.takeDispatches()).toEqual([]);
+  });
+
+  it("a refusal for an earlier batch does not stand for the next: the run asks again for the batch its next window left short", () => {
+    const h = firstWindowLanded(3);
+    seen(h, pool(h, 4)); // step 1 lacks 2: asked mid-run, refused, the next window fills it
+    seen(h, pool(h, 4), { step: 1, groups: 0 });
+    expect(h.state.run.windowsOpened).toBe(2);
+    h.rolling(2); // the batch trained before the second window's episodes were claimed; they land at step 2
+    for (const d of h.takeDispatches()) h.finishEpisode(d, 1, 2);
+    h.advance(TOP_UP_RETRY_MS + 1);
+    seen2(h, poolAt2(h, 4)); // step 2 lacks 2 tasks, nobody else serves it
+    expect(asksOf(h)).toEqual([{ step: 1, groups: 2, midRun: true }, { step: 2, groups: 2, midRun: true }]);
+    expect(h.state.run.windowsOpened).toBe(2);
+  });
 });
