@@ -10,7 +10,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -586,6 +586,7 @@ export class ChaosStack {
     if (process.env["CHAOS_DUMP"]) {
       const dump = { journal: readFileSync(journalFile, "utf8"), runs: [] as unknown[] };
       for (const { id, via } of all) dump.runs.push({ id, view: await via?.get(id).catch(() => null), ledger: await via?.endedEpisodes(id).catch(() => []), report: await via?.report(id).catch(() => null) });
+      mkdirSync(process.env["CHAOS_DUMP"], { recursive: true });
       writeFileSync(join(process.env["CHAOS_DUMP"], `${tag}-${Date.now()}.json`), JSON.stringify(dump));
     }
     const spec = { ...plan.run, ...(s.spec ?? {}) } as { maxSteps?: number | null };
