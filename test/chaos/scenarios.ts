@@ -405,10 +405,13 @@ export const SCENARIOS: Scenario[] = [
   { name: "dataset: trickling host", datasetHost: "trickling", timeoutMs: 300_000 },
 ];
 
-/** The quick scenarios `npm test` runs (each under a minute alone; the sharing rows about one on a loaded machine). */
+/**
+ * The quick scenarios `npm test` runs (each under a minute alone; the sharing rows about one on a loaded machine; "two
+ * runs interleaved, maxParallel 8" is issue 25's row: 3 steps of 8 × 4 per run, 25–40 s alone).
+ */
 export const FAST: readonly string[] = [
   "end 500 after act", "claim answer lost", "LLM 429", "abort failing", "every first end 500 after act", "stop during WEIGHT_SYNCING",
-  "two runs interleaved, small", "batch-closing end answers dropped", "dataset: changed mid-run", "dataset: stalled host",
+  "two runs interleaved, small", "two runs interleaved, maxParallel 8", "batch-closing end answers dropped", "dataset: changed mid-run", "dataset: stalled host",
   "agree mode with a run stopped mid-batch",
 ];
 

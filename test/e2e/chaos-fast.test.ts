@@ -1,7 +1,7 @@
 /**
  * The chaos suite's fast subset on the real stack (emulator in its own process with injected faults, the Worker in
  * local workerd): an `/end_episode` 500 after the server acted (also every first one), a lost claim answer, LLM 429s,
- * failing aborts, two runs interleaved on one server, batch-closing ends whose answer is lost and a stop during
+ * failing aborts, two runs interleaved on one server (a small pair, and 3 steps of 8 × 4 each at maxParallel 8), batch-closing ends whose answer is lost and a stop during
  * WEIGHT_SYNCING, a URL dataset replaced mid-run behind the same weak ETag, a dataset host that sends headers then
  * nothing, and two runs in the all-agree mode with the first stopped mid-batch (the other keeps syncing)
  * lose nothing, double nothing, leave nothing claimed or stranded, and the run's verdict matches the server's
