@@ -91,6 +91,12 @@ describe("which `$` and backslash open inline math (pandoc's rule)", () => {
   it("math without a digit is text: a later sentence with only `$x$` does not hide the answer", () => {
     expect(extractFinalNumber("The answer is 18. Here $x$ stands for the eggs.")).toBe("18");
   });
+
+  it("a private-use character in the text is a plain symbol, never taken for marked math", () => {
+    expect(extractFinalNumber("The answer is 18. \uE000")).toBe("18");
+    expect(extractFinalNumber("So $\uE000x$ and the answer is 18.")).toBe("18");
+    expect(extractFinalNumber("The answer is 18 \uE000.")).toBeNull(); // an unknown symbol after the number is no unit
+  });
 });
 
 describe("the order and boundaries of numbers in the sentence", () => {
