@@ -94,6 +94,7 @@ describe("which `$` and backslash open inline math (pandoc's rule)", () => {
 
   it("a private-use character in the text is a plain symbol, never taken for marked math", () => {
     expect(extractFinalNumber("The answer is 18. \uE000")).toBe("18");
+    expect(extractFinalNumber("The answer is 18. \uE000 and \uF8FF")).toBe("18"); // every one of them
     expect(extractFinalNumber("So $\uE000x$ and the answer is 18.")).toBe("18");
     expect(extractFinalNumber("The answer is 18 \uE000.")).toBeNull(); // an unknown symbol after the number is no unit
   });
