@@ -82,8 +82,12 @@ function mathSpanAt(text: string, at: number): { content: string; end: number } 
   return null;
 }
 
-/** Marks the inline math of `text` ({@link MarkedProse}); markdown `*`/`_` outside math is dropped (`**18**`). */
-function markInlineMath(text: string): MarkedProse {
+/**
+ * Marks the inline math of `raw` ({@link MarkedProse}); markdown `*`/`_` outside math is dropped (`**18**`). A
+ * private-use character of the text itself becomes U+FFFD first (neither letter nor digit), so none reads as a mark.
+ */
+function markInlineMath(raw: string): MarkedProse {
+  const text = raw.replace(new RegExp(VALUE_MARKS.source, "gu"), "\uFFFD");
   const out: string[] = [];
   const spans: string[] = [];
   let i = 0;

@@ -8,11 +8,21 @@ import { braceArguments, extractMathAnswer, normalizeAnswer, unwrapLatex } from 
 
 describe("normalizeAnswer: units and signs after the value", () => {
   it("a trailing percent in any spelling is dropped, never rescaled", () => {
-    for (const raw of ["50%", "50\\%", "50 percent", "50 per cent", "50 per  cent", "50 Percent"]) expect(normalizeAnswer(raw)).toBe("50");
+    for (const raw of ["50%", "50\\%", "50 percent", "50 per cent", "50 per  cent", "50 Percent", "50percent", "50per cent"]) expect(normalizeAnswer(raw)).toBe("50");
+    expect(normalizeAnswer("x per  cent")).toBe(normalizeAnswer("x%")); // after any answer, not only after a number
+  });
+
+  it("only a percent or degree sign that ends the answer is dropped; one inside an expression stays", () => {
+    expect(normalizeAnswer("18% of 50")).toContain("%");
+    expect(normalizeAnswer("30^\\circ + x")).toBe("30^\\circ+x");
+  });
+
+  it("signs and units after the value go in either order and spacing", () => {
+    for (const raw of ["18° C %", "18 ° C %", "18cm °", "18^{\\circ} C", "18degree"]) expect(normalizeAnswer(raw)).toBe("18");
   });
 
   it("a trailing degree in any spelling is dropped", () => {
-    for (const raw of ["90°", "90^\\circ", "90^{\\circ}", "90 degree", "90 degrees", "90°C"]) expect(normalizeAnswer(raw)).toBe("90");
+    for (const raw of ["90°", "90^\\circ", "90^{\\circ}", "90 degree", "90 degrees", "90°C", "90^{\\circ} F"]) expect(normalizeAnswer(raw)).toBe("90");
   });
 });
 
@@ -49,10 +59,20 @@ describe("normalizeAnswer: spaces and punctuation", () => {
     expect(normalizeAnswer("x y")).toBe("x y");
     expect(normalizeAnswer("2 x")).toBe("2 x");
     expect(normalizeAnswer("1 + 2")).toBe("1+2");
+    expect(normalizeAnswer("18  19")).toBe("18 19"); // a run of spaces is one space: never the number 1819
+    expect(normalizeAnswer("18 + 190")).toBe("18+190");
+  });
+
+  it("the space after a comma stays only between a number and exactly three digits, which could read as thousands", () => {
+    expect(normalizeAnswer("(18, 190)")).toBe("(18, 190)"); // never 18,190
+    expect(normalizeAnswer("18, 190")).toBe("18, 190");
+    expect(normalizeAnswer("(a, 100)")).toBe("(a,100)"); // a letter before the comma: no number to misread
+    expect(normalizeAnswer("18; 100")).toBe("18;100"); // a semicolon is no thousands separator
+    expect(normalizeAnswer("18, 1900")).toBe("18,1900"); // four digits are no thousands group
   });
 
   it("markdown emphasis and a trailing period or semicolon around the answer are dropped, spaces around them too", () => {
-    for (const raw of [" **18** ", "**18**.", "_18_", "18;", "  18 .", "* 18 *"]) expect(normalizeAnswer(raw)).toBe("18");
+    for (const raw of [" **18** ", "**18**.", "_18_", "18;", "  18 .", "* 18 *", "**18** \\,"]) expect(normalizeAnswer(raw)).toBe("18");
   });
 
   it("a LaTeX forced space stays a space between words", () => {
@@ -101,6 +121,10 @@ describe("braceArguments", () => {
     expect(braceArguments("\\sqrt [3]{8}")).toBe("\\sqrt [3]{8}");
   });
 
+  it("only \\sqrt has an optional argument: \\frac takes a `[` as its first one-token argument, as TeX does", () => {
+    expect(braceArguments("\\frac[1]{2}")).toBe("\\frac{[}{1}]{2}");
+  });
+
   it("a longer command name is not the command (\\fraction), and an unclosed group stays as written", () => {
     expect(braceArguments("\\fraction12")).toBe("\\fraction12");
     expect(braceArguments("\\frac{1")).toBe("\\frac{1");
@@ -111,9 +135,13 @@ describe("braceArguments", () => {
 describe("extractMathAnswer: the Final Answer line and no answer", () => {
   it("reads the Final Answer line in its usual dresses, or the next line when the marker's line is empty", () => {
     const read = (text: string) => extractMathAnswer(text, { fallbacks: ["final-answer"] });
-    for (const text of ["Final Answer: **18**", "Final Answer is: 18", "final answer:18", "Final answer:\n18", "**Final Answer**\n18"]) {
+    for (const text of ["Final Answer: **18**", "Final Answer is: 18", "final answer:18", "Final answer:\n18", "**Final Answer**\n18", "_Final answer_ is 18", "**Final Answer** _18_", "Final Answer is : 18"]) {
       expect(read(text)).toEqual({ kind: "answer", text: "18", source: "final-answer" });
     }
+  });
+
+  it("only an `is` or a colon right after the marker is dropped; a colon inside the answer stays", () => {
+    expect(extractMathAnswer("**Final Answer**\n10:30", { fallbacks: ["final-answer"] })).toMatchObject({ text: "10:30" });
   });
 
   it("a message without any answer, or with an unclosed last box, is `none` (not too long, not an answer)", () => {

@@ -401,6 +401,19 @@ describe("what the pool says", () => {
     expect(h.state.batches["0:1"]).toMatchObject({ poolCompletedTasks: 2, poolTaskTarget: 8 });
   });
 
+  it("an episode of ours given up before its end (aborted at a stop) that the pool still lists counts as another client's", () => {
+    const { h, sent } = oneServer({ numRepeat: 3, maxParallel: 3 });
+    const [a, b, c] = sent;
+    h.finishEpisode(a!, 1, 1); // landed
+    h.claim(b!, 1); // still running: ours
+    h.claim(c!, 1);
+    h.apply({ type: "stopRequested" });
+    h.report(c!, "aborted"); // will never land in our batch
+    expect(h.row(c!.episodeKey)?.status).toBe("aborted");
+    seen(h, "ENGINE.ROLLING", 1, pool(1, [uuidOf(a!), uuidOf(b!), uuidOf(c!), "other-1"]));
+    expect(h.state.batches["0:1"]!.foreignEpisodes).toBe(2);
+  });
+
   it("counts other clients' complete non-dummy tasks from the per-task rewards, never a task holding one of ours", () => {
     const { h, sent } = oneServer();
     const [a] = sent;

@@ -13,3 +13,13 @@ describe("the bound of a source with plenty of tasks", () => {
     expect(plenty([1, 3], 8)).toEqual([3, 7]); // shares 2 and 6
   });
 });
+
+describe("the windows the simulation counts", () => {
+  it("the window that gives a source its epochs' tasks plus a full deferred list is the run's last one", () => {
+    // a (share 3.75, bound 5) gets 4 + 4 = 8 = 3 tasks + 5 in windows 0 and 1: no window 2, where b would get 2
+    const run = { batchSize: 5, epochs: 1, maxSteps: 9, sources: [
+      { name: "a", weight: 3, taskCount: 3, throttleRatio: null }, { name: "b", weight: 1, taskCount: 11, throttleRatio: null },
+    ] };
+    expect(maxWindowGroups(run)).toEqual([4, 1]);
+  });
+});

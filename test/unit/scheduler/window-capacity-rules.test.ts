@@ -17,6 +17,8 @@ describe("the suggested batch size", () => {
     { datasets: [{ name: "a" }, { name: "b" }], counts: { a: 3, b: 1000 }, batchSize: 16 },
     { datasets: [{ name: "a", weight: 1 }, { name: "b", weight: 3 }], counts: { a: 2, b: 1000 }, batchSize: 24 },
     { datasets: [{ name: "a" }, { name: "b" }, { name: "c", weight: 5 }], counts: { a: 1000, b: 1000, c: 5 }, batchSize: 12 },
+    // a source with 1 task whose weight share would allow 2: the largest size that fits is below the share's
+    { datasets: [{ name: "a", weight: 3 }, { name: "b", weight: 2 }, { name: "c", weight: 2 }], counts: { a: 1, b: 1000, c: 1000 }, batchSize: 14 },
   ];
 
   it("fits (no issue for that source at that size) and one more does not: the largest size that fits", () => {

@@ -85,6 +85,12 @@ describe("window capacity: a source must hold the most groups one window can tak
     }
   });
 
+  it("every source's maximum counts, not only the first source's to reach its bound", () => {
+    // one slot per window: c (weight 5) takes the first, a and b one of the next ones before c's 3 epochs run out
+    const run: CapacityRun = { batchSize: 1, epochs: 3, maxSteps: null, sources: [2, 1, 5].map((weight, i) => ({ name: "abc"[i]!, weight, taskCount: 1, throttleRatio: null })) };
+    expect(maxWindowGroups(run)).toEqual([1, 1, 1]);
+  });
+
   it("honours per-source caps (BC-31) and maxSteps: a capped or short run needs fewer distinct tasks", () => {
     expect(windowCapacityIssues(spec({ batchSize: 8, datasets: [{ name: "a", throttleRatio: 0.5 }, { name: "b", weight: 3 }] }), { a: 3, b: 100 })).toEqual([]);
     expect(windowCapacityIssues(spec({ batchSize: 8, datasets: [{ name: "a", throttleRatio: 0.5 }, { name: "b", weight: 3 }] }), { a: 1, b: 100 })).toHaveLength(1);
