@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import type { PollEngineStatus } from "../../../src/scheduler/index.ts";
 import { TOP_UP_RETRY_MS, TOP_UP_STARVED_MS } from "../../../src/scheduler/top-up-ask.ts";
-import { asksOf, landed, pool, seen } from "./top-up-fixtures.ts";
+import { asksOf, landed, pool, seen, waitingForOthers } from "./top-up-fixtures.ts";
 import { Harness, specInput } from "./harness.ts";
 
 const pollsOf = (h: Harness) => h.commands.filter((c): c is PollEngineStatus => c.type === "pollEngineStatus");
@@ -124,12 +124,7 @@ describe("what each pull carries", () => {
 
 describe("a finishing run whose top-up room is used up", () => {
   it("waits exactly TOP_UP_STARVED_MS from the moment its room ran out, then finishes with the rewards untrained", () => {
-    const h = landed(6); // lacks 4: 2 in the window's room, then none (another client still serves a task)
-    seen(h, pool(h, 6), { step: 1, groups: 2 });
-    for (const d of h.takeDispatches()) h.finishEpisode(d, 1, 1);
-    const serving = { ...pool(h, 6), runningTaskIds: { "other-uuid": "other-task" } };
-    seen(h, serving);
-    h.advance(TOP_UP_RETRY_MS);
+    const h = waitingForOthers(); // lacks 4: 2 in the window's room, then none (another client still serves a task)
     const waitFrom = h.state.run.topUpAsk!;
     expect(waitFrom).toMatchObject({ granted: -1, step: 1 });
     h.nowMs = waitFrom.askedAtMs + TOP_UP_STARVED_MS - 1;
@@ -141,12 +136,7 @@ describe("a finishing run whose top-up room is used up", () => {
   });
 
   it("a batch other clients completed meanwhile is not starved: the run finishes trained", () => {
-    const h = landed(6);
-    seen(h, pool(h, 6), { step: 1, groups: 2 });
-    for (const d of h.takeDispatches()) h.finishEpisode(d, 1, 1);
-    const serving = { ...pool(h, 6), runningTaskIds: { "other-uuid": "other-task" } };
-    seen(h, serving);
-    h.advance(TOP_UP_RETRY_MS);
+    const h = waitingForOthers();
     expect(h.state.run.topUpAsk).toMatchObject({ granted: -1 });
     // the other client's tasks completed the batch: 6 tasks, 2 of them theirs
     seen(h, pool(h, 6, { t1: ["o-1"], t2: ["o-2"] }));
@@ -157,12 +147,7 @@ describe("a finishing run whose top-up room is used up", () => {
 
 describe("a finishing run whose batch closes while it waits", () => {
   it("is never starved while the engine drains and trains that batch, however long the weight sync: its rewards count trained", () => {
-    const h = landed(6);
-    seen(h, pool(h, 6), { step: 1, groups: 2 });
-    for (const d of h.takeDispatches()) h.finishEpisode(d, 1, 1);
-    const serving = { ...pool(h, 6), runningTaskIds: { "other-uuid": "other-task" } };
-    seen(h, serving);
-    h.advance(TOP_UP_RETRY_MS);
+    const h = waitingForOthers();
     expect(h.state.run.topUpAsk).toMatchObject({ granted: -1, step: 1 });
     // the other client completes the batch; the engine drains it, then syncs for longer than the starvation wait
     seen(h, pool(h, 6, { t1: ["o-1"], t2: ["o-2"] }));

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { TOP_UP_RETRY_MS, TOP_UP_STARVED_MS } from "../../../src/scheduler/top-up-ask.ts";
-import { asksOf, landed, pool, seen, } from "./top-up-fixtures.ts";
+import { asksOf, landed, pool, seen, serving, waitingForOthers } from "./top-up-fixtures.ts";
 import { Harness, specInput } from "./harness.ts";
 
 describe("top-ups under the server object's grant", () => {
@@ -62,13 +62,8 @@ describe("top-ups under the server object's grant", () => {
   });
 
   it("another client still serves a task of the batch: past one batch's worth the run leaves the rest to it", () => {
-    const h = landed(6);
-    seen(h, pool(h, 6), { step: 1, groups: 2 });
-    for (const d of h.takeDispatches()) h.finishEpisode(d, 1, 1);
-    const serving = { ...pool(h, 6), runningTaskIds: { "other-uuid": "other-task" } };
-    seen(h, serving);
-    h.advance(TOP_UP_RETRY_MS);
-    seen(h, serving);
+    const h = waitingForOthers();
+    seen(h, serving(h));
     expect(asksOf(h)).toEqual([{ step: 1, groups: 2 }]);
     expect(h.state.run.phase).toBe("finishing");
     h.advance(TOP_UP_STARVED_MS);

@@ -1,8 +1,9 @@
 /**
  * Fixtures of the top-up tests (scheduler/top-up-ask through `decide`): a run whose first window landed at step 1, the
- * pool the server shows for it, and the asks the run sends. Shared by top-up-ask.test.ts and top-up-ask-rules.test.ts.
+ * pool the server shows for it, the asks the run sends, and a finishing run waiting for others. Shared by the top-up-* tests.
  */
 import type { PollEngineStatus, PoolSeen } from "../../../src/scheduler/index.ts";
+import { TOP_UP_RETRY_MS } from "../../../src/scheduler/top-up-ask.ts";
 import { Harness, specInput } from "./harness.ts";
 
 /** The top-up asks the run sent with its status polls. */
@@ -26,5 +27,21 @@ export function landed(target: number, maxSteps = 1) {
   h.rolling(1);
   for (const d of h.takeDispatches()) h.finishEpisode(d, 1, 1);
   seen(h, pool(h, target));
+  return h;
+}
+
+/** The step-1 pool of {@link landed}(6) with another client still serving one task of the batch. */
+export const serving = (h: Harness): PoolSeen => ({ ...pool(h, 6), runningTaskIds: { "other-uuid": "other-task" } });
+
+/**
+ * A finishing run whose batch lacks 4 tasks: it topped up the 2 its room allows (granted, landed), and another client
+ * still serves a task of the batch, so it waits for others (its wait recorded at step 1, TOP_UP_RETRY_MS later).
+ */
+export function waitingForOthers(): Harness {
+  const h = landed(6);
+  seen(h, pool(h, 6), { step: 1, groups: 2 });
+  for (const d of h.takeDispatches()) h.finishEpisode(d, 1, 1);
+  seen(h, serving(h));
+  h.advance(TOP_UP_RETRY_MS);
   return h;
 }
