@@ -4,7 +4,7 @@
  * within a wait, the status wait's forms, throttled claims taken one at a time, and the end/abort edges.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { SwarmClient, SwarmAbortError, SwarmDeadlineError, SwarmInputError, SwarmServerOfflineError, SwarmTimeoutError } from "../../../src/client/index.ts";
+import { SwarmClient, SwarmAbortError, SwarmDeadlineError, SwarmInputError, SwarmServerOfflineError, type SwarmTimeoutError } from "../../../src/client/index.ts";
 import { ServerText } from "../../../src/protocol/index.ts";
 import { claimOk, json, never, recordingLogger, scriptedClient, scriptedFetch, status } from "./_support.ts";
 
