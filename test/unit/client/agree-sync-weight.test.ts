@@ -194,7 +194,9 @@ describe("agree rules the runs above leave out", () => {
       const outcome = client.agreeSyncWeightAndWait({ deadlineMs: clock.now() + 3_000 }).catch((e: unknown) => e);
       await vi.advanceTimersByTimeAsync(3_000); // the first vote: 3 s left (not its 10 s)
       await vi.advanceTimersByTimeAsync(1_000); // after a 2 s pause: 1 s left
-      expect(await outcome).toBeInstanceOf(SwarmDeadlineError);
+      const err = (await outcome) as SwarmDeadlineError;
+      expect(err).toBeInstanceOf(SwarmDeadlineError);
+      expect(err.message).toBe("agreeSyncWeight: deadline reached (last engine status: ENGINE.ROLLING)");
       expect(log.lines.filter((l) => l.level === "warn").map((l) => l.msg)).toEqual([
         "agree_sync_weight failed: POST /agree_sync_weight timed out after 3000 ms (the server may still complete it)",
         "agree_sync_weight failed: POST /agree_sync_weight timed out after 1000 ms (the server may still complete it)",

@@ -237,6 +237,7 @@ describe("beginEpisode: back-off streaks, deadline causes and per-claim timeouts
     expect(failed).toBeInstanceOf(SwarmDeadlineError);
     expect(failed.cause).toBeInstanceOf(SwarmConnectionError);
     expect(failed.lastStatus).toBe("ENGINE.ROLLING");
+    expect(failed.message).toBe("beginEpisode: deadline reached (last engine status: ENGINE.ROLLING)");
     const b = scriptedClient({ [S]: ROLLING, [C]: [refused, empty] });
     const answered = (await b.client.beginEpisode({ deadlineMs: b.clock.now() + 17_000 }).catch((e: unknown) => e)) as SwarmDeadlineError;
     expect(answered).toBeInstanceOf(SwarmDeadlineError);

@@ -9,7 +9,7 @@ import {
   SwarmOperationError,
   SwarmServerOfflineError,
 } from "../../../src/client/index.ts";
-import { json, refused, scriptedClient, status } from "./_support.ts";
+import { fakeClock, json, refused, scriptedClient, status } from "./_support.ts";
 
 const S = "GET /get_engine_status";
 const SYNC = "POST /sync_train_config";
@@ -274,5 +274,63 @@ describe("engine control: the refusals and answers the calls above leave out", (
     const entries = [{ timestamp: 1_700_000_000, tag: "rollout", message: "step 3" }];
     const { client } = scriptedClient({ "GET /get_verbose_logs": json(200, { entries }) });
     expect(await client.getVerboseLogs()).toEqual(entries);
+  });
+});
+
+describe("the caller's signal reaches every read an engine control makes", () => {
+  it("an already-fired signal sends no request at all", async () => {
+    const ops: [string, (c: ReturnType<typeof scriptedClient>["client"], signal: AbortSignal) => Promise<unknown>][] = [
+      ["syncTrainConfig", (c, signal) => c.syncTrainConfig(job, { signal })],
+      ["syncTrainCode", (c, signal) => c.syncTrainCode(new Uint8Array([1]), { signal })],
+      ["requestEngineStart", (c, signal) => c.requestEngineStart({ signal })],
+      ["stopEngine", (c, signal) => c.stopEngine({ signal })],
+      ["autoSyncTrainConfigAndStartEngine", (c, signal) => c.autoSyncTrainConfigAndStartEngine(job, { signal })],
+      ["agreeSyncWeightAndWait", (c, signal) => c.agreeSyncWeightAndWait({ signal })],
+    ];
+    for (const [name, op] of ops) {
+      const { client, server } = scriptedClient({ [S]: ROLLING, [STOP]: ok, "POST /agree_sync_weight": ok });
+      await expect(op(client, AbortSignal.abort("stop")), name).rejects.toBeInstanceOf(SwarmAbortError);
+      expect(server.calls, name).toEqual([]);
+    }
+  });
+
+  it("a signal that fires during the auto start's sync is honoured by the sync", async () => {
+    const ac = new AbortController();
+    const { client, server } = scriptedClient({ [S]: [OFFLINE, () => (ac.abort("stop"), OFFLINE())], [SYNC]: ok });
+    await expect(client.autoSyncTrainConfigAndStartEngine(job, { signal: ac.signal })).rejects.toBeInstanceOf(SwarmAbortError);
+    expect(server.callsTo(SYNC)).toHaveLength(0);
+  });
+
+  it("a signal that fires as the vote is answered stops the wait before its next status read", async () => {
+    const ac = new AbortController();
+    const { client, server } = scriptedClient({ [S]: status("ENGINE.ROLLING", 3), "POST /agree_sync_weight": () => (ac.abort("stop"), ok()) });
+    await expect(client.agreeSyncWeightAndWait({ signal: ac.signal })).rejects.toBeInstanceOf(SwarmAbortError);
+    expect(server.routes()).toEqual([S, "POST /agree_sync_weight"]);
+  });
+});
+
+describe("what the engine controls' refusals say", () => {
+  it("an empty YAML or archive names the field and how to make one; a server it cannot reach carries the poll's error", async () => {
+    const { client } = scriptedClient({ [S]: OFFLINE });
+    expect(((await client.syncTrainConfig(" ").catch((e: unknown) => e)) as Error).message).toBe("job: the training YAML is empty; build it with AgentJetJob.toYaml()");
+    expect(((await client.syncTrainCode(new Uint8Array()).catch((e: unknown) => e)) as Error).message).toBe("zip: the training code archive is empty; zip a directory holding ajet/");
+    const down = scriptedClient({ [S]: refused });
+    const err = (await down.client.autoSyncTrainConfigAndStartEngine(job).catch((e: unknown) => e)) as SwarmConnectionError;
+    expect(err.cause).toBeInstanceOf(SwarmConnectionError);
+    expect((err.cause as Error).message).toBe("GET /get_engine_status failed: fetch failed");
+  });
+
+  it("a deadline reached in the auto start's own pauses names the step (here a status read that took 2 s)", async () => {
+    const clock = fakeClock();
+    const slow = (reply: () => Response | Promise<Response>) => () => (clock.advance(2_000), reply());
+    const clockOptions = { now: clock.now, sleep: clock.sleep, random: clock.random };
+    const a = scriptedClient({ [S]: [ROLLING, slow(OFFLINE)], [STOP]: json(200, { success: true, failure_reason: "" }) }, clockOptions);
+    const restart = (await a.client.autoSyncTrainConfigAndStartEngine(job, { forceRestart: true, deadlineMs: clock.now() + 1_000 }).catch((e: unknown) => e)) as SwarmDeadlineError;
+    expect(restart).toBeInstanceOf(SwarmDeadlineError);
+    expect(restart.message).toBe("forceRestart: deadline reached");
+    const b = scriptedClient({ [S]: slow(refused) }, clockOptions);
+    const unreachable = (await b.client.autoSyncTrainConfigAndStartEngine(job, { deadlineMs: clock.now() + 1_000 }).catch((e: unknown) => e)) as SwarmDeadlineError;
+    expect(unreachable).toBeInstanceOf(SwarmDeadlineError);
+    expect(unreachable.message).toBe("autoSyncTrainConfigAndStartEngine: deadline reached");
   });
 });

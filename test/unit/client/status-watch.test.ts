@@ -4,7 +4,7 @@
  * polls it rides out, and what it logs.
  */
 import { describe, expect, it } from "vitest";
-import { SwarmConnectionError, SwarmDeadlineError, SwarmServerOfflineError } from "../../../src/client/index.ts";
+import { SwarmAPIError, SwarmConnectionError, SwarmDeadlineError, SwarmProtocolError, SwarmServerOfflineError } from "../../../src/client/index.ts";
 import { observeStatus, watchEngineStatus, type StatusWatchDeps } from "../../../src/client/status-watch.ts";
 import { DEFAULT_BACKOFF } from "../../../src/client/timing.ts";
 import type { CannotConnectSnapshot, EngineStatusSnapshot } from "../../../src/client/types.ts";
@@ -104,6 +104,14 @@ describe("watchEngineStatus", () => {
     const c = deps([cannot(down), snap(ENGINE.ROLLING)]);
     delete (c.d.logger as { debug?: unknown }).debug;
     expect((await watchEngineStatus(c.d, [ENGINE.ROLLING])).status).toBe(ENGINE.ROLLING);
+  });
+
+  it("an HTTP or protocol error of a poll (a gateway's page, a 400) keeps the watch going: only a connection error may end it", async () => {
+    const page = new SwarmProtocolError("getEngineStatus", "GET /get_engine_status", "HTTP 200 body is not JSON: <html>", [], "<html>");
+    const refusedPoll = new SwarmAPIError(400, "getEngineStatus", "GET /get_engine_status", "bad", { detail: "bad" });
+    const w = deps([{ ...cannot(page as never), error: page } as Answer, { ...cannot(refusedPoll as never), error: refusedPoll } as Answer, snap(ENGINE.ROLLING)]);
+    expect((await watchEngineStatus(w.d, [ENGINE.ROLLING])).status).toBe(ENGINE.ROLLING);
+    expect(w.polls()).toBe(3);
   });
 
   it("logs a status once when it changes, and the deadline error names the last status seen", async () => {

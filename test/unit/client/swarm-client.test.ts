@@ -43,6 +43,21 @@ describe("defaults", () => {
     expect(server.calls).toHaveLength(2);
   });
 
+  it("without an injected random, waits are spread over ±25 %; without an injected clock, deadlines are read from Date.now", async () => {
+    const sleeps: number[] = [];
+    const server = scriptedFetch({ [S]: [status("ENGINE.BOOTING"), status("ENGINE.BOOTING"), status("ENGINE.BOOTING"), status("ENGINE.BOOTING"), ROLLING] });
+    const client = new SwarmClient({ baseURL: "http://swarm.test:10086", fetch: server.fetch, sleep: async (ms) => void sleeps.push(ms), logger: recordingLogger().logger });
+    await client.waitForEngineStatus("ENGINE.ROLLING");
+    expect(sleeps).toHaveLength(4);
+    for (const ms of sleeps) {
+      expect(ms).toBeGreaterThanOrEqual(3_750);
+      expect(ms).toBeLessThan(6_250);
+    }
+    const late = (await client.waitForEngineStatus("ENGINE.ROLLING", { deadlineMs: Date.now() - 1 }).catch((e: unknown) => e)) as SwarmDeadlineError;
+    expect(late).toBeInstanceOf(SwarmDeadlineError);
+    expect(server.calls).toHaveLength(5);
+  });
+
   it("a partial back-off table overrides only the delays it names", async () => {
     const noEpisodes = json(200, { success: false, client_uuid: "client-1", episode_uuid: "", openai_base_url: "", openai_api_key: "", fail_cause: ServerText.noAvailableEpisodes });
     const empty = scriptedClient({ [S]: ROLLING, "POST /claim_episode": [noEpisodes, claimOk(E1)] }, { backoff: { noEpisodesDelayMs: 1_000 } });
@@ -170,6 +185,21 @@ describe("throttled claims of one client are taken one at a time (Python _begin_
 });
 
 describe("end and abort edges", () => {
+  it("a missing task is refused as input, before any request", async () => {
+    const { client, server } = scriptedClient({ "POST /end_episode": json(200, { success: true }) });
+    for (const task of [null, undefined, {}]) {
+      const err = (await client.endEpisode(task as never, E1, { reward: 1 }).catch((e: unknown) => e)) as SwarmInputError;
+      expect(err).toBeInstanceOf(SwarmInputError);
+      expect(err.field).toBe("task.task_id");
+    }
+    expect(server.calls).toHaveLength(0);
+  });
+
+  it("a resend counts only 'not found' as delivered: any other refusal is still a refusal", async () => {
+    const { client } = scriptedClient({ "POST /end_episode": json(400, { detail: ServerText.episodeNotClaimed(E1) }) });
+    expect(await client.endEpisode("t", E1, { reward: 1 }, { isResend: true })).toMatchObject({ kind: "expired", reason: "notClaimed" });
+  });
+
   it("an end answered success:false names the episode", async () => {
     const { client } = scriptedClient({ "POST /end_episode": json(200, { success: false }) });
     await expect(client.endEpisode("t", E1, { reward: 1 })).rejects.toThrow(`Failed to end episode ${E1}`);
