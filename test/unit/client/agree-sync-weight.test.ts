@@ -5,11 +5,11 @@
  * in-process emulator in the all-agree mode.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { SwarmAPIError, SwarmClient, SwarmDeadlineError, SwarmInputError, SwarmServerOfflineError } from "../../../src/client/index.ts";
+import { SwarmAbortError, SwarmAPIError, SwarmClient, SwarmDeadlineError, SwarmInputError, SwarmServerOfflineError } from "../../../src/client/index.ts";
 import { createEmulator, createManualClock, type Emulator } from "../../../src/emulator/index.ts";
 import { ENGINE, ServerText } from "../../../src/protocol/index.ts";
 import { advancingFetch } from "../../support/emulator-fetch.ts";
-import { json, recordingLogger, scriptedClient, status, text } from "./_support.ts";
+import { json, never, recordingLogger, scriptedClient, status, text } from "./_support.ts";
 
 const ALL = "rollout_until_all_clients_agree_sync_weight";
 
@@ -185,6 +185,18 @@ describe("agree rules the runs above leave out", () => {
     await expect(b.client.agreeSyncWeightAndWait()).rejects.toBeInstanceOf(SwarmAPIError);
     expect(b.server.callsTo(A)).toHaveLength(1);
     expect(b.clock.state.sleeps).toEqual([]);
+  });
+
+  it("the caller's signal cuts a status read in flight while it waits for the sync", async () => {
+    const ac = new AbortController();
+    const { client, server } = scriptedClient({ [S]: [status(ENGINE.ROLLING, 3), never], [A]: agreed });
+    const outcome = client.agreeSyncWeightAndWait({ signal: ac.signal }).catch((e: unknown) => e);
+    await vi.waitFor(() => expect(server.callsTo(S)).toHaveLength(2), { timeout: 5_000 });
+    ac.abort("run stopped");
+    const err = (await outcome) as SwarmAbortError;
+    expect(err).toBeInstanceOf(SwarmAbortError);
+    expect(err.message).toBe("GET /get_engine_status aborted by the caller's signal");
+    expect(server.callsTo(S)[1]!.signal!.aborted).toBe(true);
   });
 
   it("each vote's timeout is capped by the time left before the deadline", async () => {

@@ -260,6 +260,41 @@ describe("beginEpisode: back-off streaks, deadline causes and per-claim timeouts
     }
   });
 
+  it("the first status read takes the time left before the deadline as its timeout, and the caller's signal", async () => {
+    vi.useFakeTimers();
+    try {
+      const { client, server, clock } = scriptedClient({ [S]: never, [C]: claimOk(E1) });
+      let settled = false;
+      const outcome = client.beginEpisode({ deadlineMs: clock.now() + 100 }).catch((e: unknown) => ((settled = true), e));
+      await vi.advanceTimersByTimeAsync(99);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await outcome).toBeInstanceOf(SwarmDeadlineError);
+      const ac = new AbortController();
+      const aborted = client.beginEpisode({ signal: ac.signal }).catch((e: unknown) => e);
+      await vi.waitFor(() => expect(server.callsTo(S)).toHaveLength(2));
+      ac.abort("run stopped");
+      expect(await aborted).toBeInstanceOf(SwarmAbortError);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("the pool read of a throttled claim takes the claim's timeout: a pool that does not answer in it means no throttling", async () => {
+    vi.useFakeTimers();
+    try {
+      const policy = { ratio: 0.5, expected_batch_size: 32, expected_num_repeat: 4, current_task_id: "gsm8k:train:99" };
+      const { client, server } = scriptedClient({ [S]: ROLLING, [P]: never, [C]: claimOk(E1) }, { timeoutsMs: { claimEpisode: 50 } });
+      const outcome = client.beginEpisode({ throttlePolicy: policy });
+      await vi.advanceTimersByTimeAsync(50);
+      expect((await outcome).episodeUuid).toBe(E1);
+      expect(server.routes()).toEqual([S, P, C]);
+      expect(server.callsTo(P)[0]!.signal!.aborted).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("a throttled attempt is logged with the policy's reason", async () => {
     const policy = { ratio: 0.5, expected_batch_size: 32, expected_num_repeat: 4, current_task_id: "gsm8k:train:99" };
     const details: Record<string, Record<string, string>> = {};

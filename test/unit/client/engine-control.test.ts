@@ -242,7 +242,8 @@ describe("engine control: the refusals and answers the calls above leave out", (
     await expect(b.client.requestEngineStart({ deadlineMs: b.clock.now() - 1 })).rejects.toBeInstanceOf(SwarmDeadlineError);
     expect(b.server.callsTo(START)).toHaveLength(0);
     const c = scriptedClient({ [S]: OFFLINE, [START]: json(200, { success: false }) });
-    expect(((await c.client.requestEngineStart().catch((e: unknown) => e)) as Error).message).toBe("Failed to start training engine");
+    const failed = (await c.client.requestEngineStart().catch((e: unknown) => e)) as SwarmOperationError;
+    expect([failed.message, failed.endpoint]).toEqual(["Failed to start training engine", "startEngine"]);
   });
 
   it("stopEngine: success:false is an error carrying the server's reason", async () => {
@@ -261,6 +262,14 @@ describe("engine control: the refusals and answers the calls above leave out", (
     expect(err.engineStatus).toBe("ENGINE.WEIGHT_EXPORTING");
     expect(b.log.lines).toContainEqual({ level: "warn", msg: "Force restarting the engine..." });
     expect(log.lines.some((l) => l.level === "warn")).toBe(false);
+  });
+
+  it("auto start on a booting engine: OFFLINE next means it died (raised, not waited on); the deadline bounds the wait", async () => {
+    const a = scriptedClient({ [S]: [BOOTING, OFFLINE, ROLLING] });
+    await expect(a.client.autoSyncTrainConfigAndStartEngine(job)).rejects.toBeInstanceOf(SwarmServerOfflineError);
+    const b = scriptedClient({ [S]: BOOTING });
+    await expect(b.client.autoSyncTrainConfigAndStartEngine(job, { deadlineMs: b.clock.now() + 20_000 })).rejects.toBeInstanceOf(SwarmDeadlineError);
+    expect(b.clock.state.sleeps.reduce((x, y) => x + y, 0)).toBe(20_000);
   });
 
   it("the auto start remembers the job it was given: a non-agree job refuses a vote afterwards", async () => {
@@ -316,6 +325,7 @@ describe("what the engine controls' refusals say", () => {
     expect(((await client.syncTrainCode(new Uint8Array()).catch((e: unknown) => e)) as Error).message).toBe("zip: the training code archive is empty; zip a directory holding ajet/");
     const down = scriptedClient({ [S]: refused });
     const err = (await down.client.autoSyncTrainConfigAndStartEngine(job).catch((e: unknown) => e)) as SwarmConnectionError;
+    expect(err.endpoint).toBe("getEngineStatus");
     expect(err.cause).toBeInstanceOf(SwarmConnectionError);
     expect((err.cause as Error).message).toBe("GET /get_engine_status failed: fetch failed");
   });
