@@ -4,7 +4,7 @@
  * within a wait, the status wait's forms, throttled claims taken one at a time, and the end/abort edges.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { SwarmClient, SwarmAbortError, SwarmDeadlineError, SwarmInputError, SwarmServerOfflineError, type SwarmTimeoutError } from "../../../src/client/index.ts";
+import { SwarmClient, SwarmAbortError, SwarmDeadlineError, SwarmInputError, type SwarmOperationError, SwarmServerOfflineError, type SwarmTimeoutError } from "../../../src/client/index.ts";
 import { ServerText } from "../../../src/protocol/index.ts";
 import { claimOk, json, never, recordingLogger, scriptedClient, scriptedFetch, status } from "./_support.ts";
 
@@ -200,9 +200,32 @@ describe("end and abort edges", () => {
     expect(await client.endEpisode("t", E1, { reward: 1 }, { isResend: true })).toMatchObject({ kind: "expired", reason: "notClaimed" });
   });
 
-  it("an end answered success:false names the episode", async () => {
+  it("an end answered success:false names the episode and the endpoint, with no server reason", async () => {
     const { client } = scriptedClient({ "POST /end_episode": json(200, { success: false }) });
-    await expect(client.endEpisode("t", E1, { reward: 1 })).rejects.toThrow(`Failed to end episode ${E1}`);
+    const err = (await client.endEpisode("t", E1, { reward: 1 }).catch((e: unknown) => e)) as SwarmOperationError;
+    expect([err.message, err.endpoint, err.reason]).toEqual([`Failed to end episode ${E1}`, "endEpisode", ""]);
+  });
+
+  it("an empty uuid or task id is refused naming the field and what to pass", async () => {
+    const { client } = scriptedClient({});
+    expect(((await client.endEpisode("t", "", { reward: 1 }).catch((e: unknown) => e)) as Error).message).toBe("episodeUuid: is empty; pass the uuid returned by claimEpisode/beginEpisode");
+    expect(((await client.endEpisode("", E1, { reward: 1 }).catch((e: unknown) => e)) as Error).message).toBe(
+      "task.task_id: is empty; give every task a stable, namespaced id when it is loaded (e.g. gsm8k:train:0)",
+    );
+  });
+
+  it("the abort sent instead of a locally expired end takes the caller's signal", async () => {
+    const { client, server, clock } = scriptedClient({ "POST /claim_episode": claimOk(E1), "POST /abort_episode": json(200, { success: true }) }, { localExpiry: true });
+    await client.claimEpisode({ discardEpisodeTimeoutSeconds: 60 });
+    clock.advance(1_000_000);
+    await expect(client.endEpisode("t", E1, { reward: 1 }, { signal: AbortSignal.abort("stop") })).rejects.toBeInstanceOf(SwarmAbortError);
+    expect(server.callsTo("POST /abort_episode")).toHaveLength(0);
+  });
+
+  it("a successful abort logs nothing", async () => {
+    const { client, log } = scriptedClient({ "POST /abort_episode": json(200, { success: true }) });
+    expect(await client.abortEpisode(E1)).toBe(true);
+    expect(log.lines).toEqual([]);
   });
 
   it("a refused end is logged with its kind, reason and the server's detail", async () => {

@@ -143,6 +143,7 @@ describe("HTTP error bodies (spec §1)", () => {
     expect(err).toBeInstanceOf(SwarmProtocolError);
     expect(err.message).toContain(`HTTP 203 body is not JSON: ${page.slice(0, 200)}`);
     expect(err.message).not.toContain(page.slice(0, 201));
+    expect(err.issues).toEqual([]);
   });
 });
 
@@ -184,12 +185,34 @@ describe("what a request carries", () => {
     expect(server.calls).toHaveLength(0);
   });
 
+  it("only an endpoint without a request schema takes raw bytes, and only as a POST", async () => {
+    const server = scriptedFetch({ "GET /p/health": json(200, { status: "ok" }), "POST /p/can_continue_episode": json(200, { can_continue: true }) });
+    const seen: RequestInit[] = [];
+    const fetch = (url: string, init: RequestInit) => (seen.push(init), server.fetch(url, init));
+    await callEndpoint(config(fetch), "health", new Uint8Array([1]));
+    expect(seen[0]!.body).toBeUndefined();
+    await expect(callEndpoint(config(fetch), "canContinueEpisode", new Uint8Array([1]))).rejects.toBeInstanceOf(SwarmInputError);
+    expect(seen).toHaveLength(1);
+  });
+
+  it("a nested field of a refused body is named by its dotted path", async () => {
+    const server = scriptedFetch({});
+    const body = { client_uuid: "c", episode_uuid: "e", workflow_output: { reward: "high" }, task_id: "t" };
+    const err = (await callEndpoint(config(server.fetch), "endEpisode", body).catch((e: unknown) => e)) as SwarmInputError;
+    expect(err.message).toMatch(/^endEpisode request: workflow_output\.reward: /);
+  });
+
   it("a 2xx of the wrong shape names each field path, or (body) for the whole", async () => {
     const server = scriptedFetch({ "GET /p/health": json(200, "ok"), "POST /p/can_continue_episode": json(200, { can_continue: "yes" }) });
     const whole = (await callEndpoint(config(server.fetch), "health", undefined).catch((e: unknown) => e)) as SwarmProtocolError;
     expect(whole.message).toMatch(/unexpected response shape: \(body\): /);
     const field = (await callEndpoint(config(server.fetch), "canContinueEpisode", { client_uuid: "c", episode_uuid: "e" }).catch((e: unknown) => e)) as SwarmProtocolError;
     expect(field.message).toMatch(/unexpected response shape: can_continue: /);
+    const nested = scriptedFetch({ "GET /p/get_engine_status": json(200, { engine_status: 7, engine_status_detail: null, global_step: "x" }), "POST /p/get_episode_buffer": json(200, { buffer: [{ episode_uuid: 5 }] }) });
+    const two = (await callEndpoint(config(nested.fetch), "getEngineStatus", undefined).catch((e: unknown) => e)) as SwarmProtocolError;
+    expect(two.message).toMatch(/unexpected response shape: engine_status: [^;]+; global_step: /);
+    const deep = (await callEndpoint(config(nested.fetch), "getEpisodeBuffer", {}).catch((e: unknown) => e)) as SwarmProtocolError;
+    expect(deep.message).toMatch(/unexpected response shape: buffer\.0\.episode_uuid: /);
   });
 });
 
@@ -210,6 +233,27 @@ describe("the end of a call", () => {
     expect(((await outcome) as SwarmTimeoutError).timeoutMs).toBe(40);
   });
 
+  it("a late answer without a body, after a timeout, is dropped quietly", async () => {
+    vi.useFakeTimers();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      let deliver!: (r: Response) => void;
+      const { client } = scriptedClient({ "GET /health": () => new Promise<Response>((r) => (deliver = r)) });
+      const outcome = client.health({ timeoutMs: 10 }).catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(10);
+      expect(await outcome).toBeInstanceOf(SwarmTimeoutError);
+      deliver(new Response(null, { status: 204 }));
+      vi.useRealTimers();
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
   it("a finished call leaves no timer running and no listener on the caller's signal", async () => {
     vi.useFakeTimers();
     const { client } = scriptedClient({ "GET /health": json(200, { status: "ok" }), "GET /get_engine_status": json(500, { detail: "x" }) });
@@ -220,6 +264,6 @@ describe("the end of a call", () => {
     await expect(client.getEngineStatus({ signal: ac.signal })).rejects.toBeInstanceOf(SwarmAPIError);
     expect(vi.getTimerCount()).toBe(0);
     expect(added).toHaveBeenCalledTimes(2);
-    expect(removed.mock.calls.map((c) => c[1])).toEqual(added.mock.calls.map((c) => c[1]));
+    expect(removed.mock.calls.map((c) => [c[0], c[1]])).toEqual(added.mock.calls.map((c) => [c[0], c[1]]));
   });
 });
