@@ -1,8 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   SwarmAbortError,
   type SwarmAPIError,
   SwarmConfigError,
+  SwarmConnectionError,
   SwarmDeadlineError,
   SwarmInputError,
   SwarmServerOfflineError,
@@ -217,5 +218,91 @@ describe("beginEpisode with a throttle policy (spec §7.1, BC-31)", () => {
     const { client, server } = scriptedClient({ [S]: ROLLING, [P]: refused, [C]: claimOk(E1) });
     await client.beginEpisode({ throttlePolicy: policy });
     expect(server.routes()).toEqual([S, P, C]);
+  });
+});
+
+describe("beginEpisode: back-off streaks, deadline causes and per-claim timeouts", () => {
+  it("the 'No available episodes' back-off starts again at 2 s after a not-ready or a refused claim", async () => {
+    const a = scriptedClient({ [S]: ROLLING, [C]: [empty, empty, notReady("ENGINE.WEIGHT_SYNCING"), empty, claimOk(E1)] });
+    await a.client.beginEpisode();
+    expect(a.clock.state.sleeps).toEqual([2_000, 4_000, 5_000, 2_000]);
+    const b = scriptedClient({ [S]: ROLLING, [C]: [empty, empty, claimFail("brand new reason"), empty, claimOk(E1)] });
+    await b.client.beginEpisode();
+    expect(b.clock.state.sleeps).toEqual([2_000, 4_000, 15_000, 2_000]);
+  });
+
+  it("the deadline error carries the last attempt's error only when that attempt failed", async () => {
+    const a = scriptedClient({ [S]: ROLLING, [C]: refused });
+    const failed = (await a.client.beginEpisode({ deadlineMs: a.clock.now() + 10_000 }).catch((e: unknown) => e)) as SwarmDeadlineError;
+    expect(failed).toBeInstanceOf(SwarmDeadlineError);
+    expect(failed.cause).toBeInstanceOf(SwarmConnectionError);
+    expect(failed.lastStatus).toBe("ENGINE.ROLLING");
+    expect(failed.message).toBe("beginEpisode: deadline reached (last engine status: ENGINE.ROLLING)");
+    const b = scriptedClient({ [S]: ROLLING, [C]: [refused, empty] });
+    const answered = (await b.client.beginEpisode({ deadlineMs: b.clock.now() + 17_000 }).catch((e: unknown) => e)) as SwarmDeadlineError;
+    expect(answered).toBeInstanceOf(SwarmDeadlineError);
+    expect(b.server.callsTo(C)).toHaveLength(2);
+    expect(answered.cause).toBeUndefined();
+  });
+
+  it("each claim and status poll takes the client's own timeouts; a timed-out claim is logged and retried", async () => {
+    vi.useFakeTimers();
+    try {
+      const { client, log } = scriptedClient({ [S]: [ROLLING, status("ENGINE.BOOTING"), never, ROLLING], [C]: [never, claimOk(E1)] }, { timeoutsMs: { claimEpisode: 50, getEngineStatus: 70 } });
+      const outcome = client.beginEpisode();
+      await vi.advanceTimersByTimeAsync(50); // the claim times out
+      await vi.advanceTimersByTimeAsync(70); // the watch's poll (BOOTING after the retry pause) times out: watched on
+      expect((await outcome).episodeUuid).toBe(E1);
+      expect(log.lines).toContainEqual({ level: "warn", msg: "Error claiming episode: POST /claim_episode timed out after 50 ms (the server may still complete it). Retrying ..." });
+      expect(log.lines).toContainEqual({ level: "debug", msg: "status poll failed while waiting for engine status [ENGINE.ROLLING]: GET /get_engine_status timed out after 70 ms (the server may still complete it)" });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("the first status read takes the time left before the deadline as its timeout, and the caller's signal", async () => {
+    vi.useFakeTimers();
+    try {
+      const { client, server, clock } = scriptedClient({ [S]: never, [C]: claimOk(E1) });
+      let settled = false;
+      const outcome = client.beginEpisode({ deadlineMs: clock.now() + 100 }).catch((e: unknown) => ((settled = true), e));
+      await vi.advanceTimersByTimeAsync(99);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await outcome).toBeInstanceOf(SwarmDeadlineError);
+      const ac = new AbortController();
+      const aborted = client.beginEpisode({ signal: ac.signal }).catch((e: unknown) => e);
+      await vi.waitFor(() => expect(server.callsTo(S)).toHaveLength(2));
+      ac.abort("run stopped");
+      expect(await aborted).toBeInstanceOf(SwarmAbortError);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("the pool read of a throttled claim takes the claim's timeout: a pool that does not answer in it means no throttling", async () => {
+    vi.useFakeTimers();
+    try {
+      const policy = { ratio: 0.5, expected_batch_size: 32, expected_num_repeat: 4, current_task_id: "gsm8k:train:99" };
+      const { client, server } = scriptedClient({ [S]: ROLLING, [P]: never, [C]: claimOk(E1) }, { timeoutsMs: { claimEpisode: 50 } });
+      const outcome = client.beginEpisode({ throttlePolicy: policy });
+      await vi.advanceTimersByTimeAsync(50);
+      expect((await outcome).episodeUuid).toBe(E1);
+      expect(server.routes()).toEqual([S, P, C]);
+      expect(server.callsTo(P)[0]!.signal!.aborted).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("a throttled attempt is logged with the policy's reason", async () => {
+    const policy = { ratio: 0.5, expected_batch_size: 32, expected_num_repeat: 4, current_task_id: "gsm8k:train:99" };
+    const details: Record<string, Record<string, string>> = {};
+    for (let i = 0; i < 16; i++) details[`ep${i}`] = { client_uuid: "client-1", optional_task_id: `t${i}` };
+    const { client, log } = scriptedClient({ [S]: ROLLING, [P]: [json(200, { running_episode_details: details }), json(200, {})], [C]: claimOk(E1) });
+    await client.beginEpisode({ throttlePolicy: policy });
+    const info = log.lines.filter((l) => l.level === "info").map((l) => l.msg);
+    expect(info).toHaveLength(1);
+    expect(info[0]).toMatch(/^Throttle policy is active, delaying episode \.\.\. \(.+\)$/);
   });
 });

@@ -5,10 +5,11 @@ import {
   SwarmConnectionError,
   SwarmDeadlineError,
   SwarmEngineStateError,
+  SwarmInputError,
   SwarmOperationError,
   SwarmServerOfflineError,
 } from "../../../src/client/index.ts";
-import { json, refused, scriptedClient, status } from "./_support.ts";
+import { fakeClock, json, refused, scriptedClient, status } from "./_support.ts";
 
 const S = "GET /get_engine_status";
 const SYNC = "POST /sync_train_config";
@@ -163,5 +164,183 @@ describe("small reads", () => {
     const other = client.withOptions({ baseURL: "https://gw.example.com/ajet/" });
     expect(other.clientUuid).toBe(client.clientUuid);
     expect(other.baseURL).toBe("https://gw.example.com/ajet");
+  });
+});
+
+describe("engine control: the refusals and answers the calls above leave out", () => {
+  const CODE = "POST /sync_train_code";
+  const zip = new Uint8Array([0x50, 0x4b, 3, 4]);
+
+  it("syncTrainConfig refuses an empty or blank YAML before any request; success:false without an error says only what failed", async () => {
+    const { client, server } = scriptedClient({ [S]: OFFLINE, [SYNC]: json(200, { success: false }) });
+    for (const yaml of ["", "  \n\t"]) {
+      const err = (await client.syncTrainConfig(yaml).catch((e: unknown) => e)) as SwarmInputError;
+      expect(err).toBeInstanceOf(SwarmInputError);
+      expect(err.field).toBe("job");
+    }
+    expect(server.callsTo(SYNC)).toHaveLength(0);
+    const err = (await client.syncTrainConfig(job).catch((e: unknown) => e)) as SwarmOperationError;
+    expect([err.message, err.reason, err.endpoint]).toEqual(["Failed to sync train config", "", "syncTrainConfig"]);
+  });
+
+  it("a raw YAML sync forgets the job synced before it (its collection method no longer applies)", async () => {
+    const { client, server, log } = scriptedClient({ [S]: OFFLINE, [SYNC]: ok, "POST /agree_sync_weight": json(200, { success: true, failure_reason: "" }) });
+    await client.syncTrainConfig(job); // rollout_until_finish_enough_tasks: no agree mode
+    await expect(client.agreeSyncWeight()).rejects.toBeInstanceOf(SwarmInputError);
+    await client.syncTrainConfig("ajet: {}\n");
+    expect(await client.agreeSyncWeight()).toEqual({ agreed: true });
+    expect(server.callsTo("POST /agree_sync_weight")).toHaveLength(1);
+    expect(log.lines.filter((l) => l.level === "info").map((l) => l.msg)).toEqual(["Synced train config to Swarm server", "Synced train config to Swarm server"]);
+  });
+
+  it("syncTrainCode: an empty archive is refused before any request; not OFFLINE is refused before the upload", async () => {
+    const a = scriptedClient({ [S]: OFFLINE, [CODE]: ok });
+    const empty = (await a.client.syncTrainCode(new Uint8Array()).catch((e: unknown) => e)) as SwarmInputError;
+    expect(empty).toBeInstanceOf(SwarmInputError);
+    expect(empty.field).toBe("zip");
+    expect(a.server.calls).toHaveLength(0);
+    const b = scriptedClient({ [S]: ROLLING, [CODE]: ok });
+    const busy = (await b.client.syncTrainCode(zip).catch((e: unknown) => e)) as SwarmEngineStateError;
+    expect(busy).toBeInstanceOf(SwarmEngineStateError);
+    expect(busy.engineStatus).toBe("ENGINE.ROLLING");
+    expect(busy.message).toBe("Cannot sync train code when engine is NOT ENGINE.OFFLINE. (current status: ENGINE.ROLLING); stop the engine first (--force-restart)");
+    expect(b.server.routes()).toEqual([S]);
+  });
+
+  it("syncTrainCode returns where the server put the code and its message (null and empty when unsaid); success:false is an error", async () => {
+    const { client, server, log } = scriptedClient({
+      [S]: OFFLINE,
+      [CODE]: [json(200, { success: true, temp_ajet_code_path: "/tmp/x/ajet", message: "extracted" }), json(200, { success: true }), json(200, { success: false, error: "not a zip" }), json(200, { success: false })],
+    });
+    expect(await client.syncTrainCode(zip)).toEqual({ tempAjetCodePath: "/tmp/x/ajet", message: "extracted" });
+    expect(await client.syncTrainCode(zip)).toEqual({ tempAjetCodePath: null, message: "" });
+    expect(server.routes()).toEqual([S, CODE, S, CODE]);
+    await expect(client.syncTrainCode(zip)).rejects.toThrow(new SwarmOperationError("syncTrainCode", "Failed to sync train code", "not a zip"));
+    const bare = (await client.syncTrainCode(zip).catch((e: unknown) => e)) as SwarmOperationError;
+    expect(bare.message).toBe("Failed to sync train code");
+    expect(log.lines.filter((l) => l.level === "info").map((l) => l.msg)).toEqual(["Synced training code to Swarm server", "Synced training code to Swarm server"]);
+  });
+
+  it("requestEngineStart returns the server's pid (null when unsaid) without waiting for ROLLING", async () => {
+    const { client, server, clock, log } = scriptedClient({ [S]: OFFLINE, [START]: [json(200, { success: true, pid: 42 }), json(200, { success: true })] });
+    expect(await client.requestEngineStart()).toBe(42);
+    expect(await client.requestEngineStart()).toBeNull();
+    expect(server.routes()).toEqual([S, START, S, START]);
+    expect(clock.state.sleeps).toEqual([]);
+    expect(log.lines.filter((l) => l.level === "info").map((l) => l.msg)).toEqual([
+      "Started training engine (pid 42); waiting for ENGINE.ROLLING",
+      "Started training engine (pid ?); waiting for ENGINE.ROLLING",
+    ]);
+  });
+
+  it("requestEngineStart refuses when not OFFLINE (naming the status), and sends nothing past its deadline", async () => {
+    const a = scriptedClient({ [S]: BOOTING, [START]: ok });
+    const err = (await a.client.requestEngineStart().catch((e: unknown) => e)) as SwarmEngineStateError;
+    expect(err.message).toBe("Cannot start engine when engine is NOT ENGINE.OFFLINE. (current status: ENGINE.BOOTING)");
+    expect(err.engineStatus).toBe("ENGINE.BOOTING");
+    const b = scriptedClient({ [S]: OFFLINE, [START]: ok });
+    await expect(b.client.requestEngineStart({ deadlineMs: b.clock.now() - 1 })).rejects.toBeInstanceOf(SwarmDeadlineError);
+    expect(b.server.callsTo(START)).toHaveLength(0);
+    const c = scriptedClient({ [S]: OFFLINE, [START]: json(200, { success: false }) });
+    const failed = (await c.client.requestEngineStart().catch((e: unknown) => e)) as SwarmOperationError;
+    expect([failed.message, failed.endpoint]).toEqual(["Failed to start training engine", "startEngine"]);
+  });
+
+  it("stopEngine: success:false is an error carrying the server's reason", async () => {
+    const { client } = scriptedClient({ [S]: ROLLING, [STOP]: json(200, { success: false, failure_reason: "engine busy" }) });
+    const err = (await client.stopEngine().catch((e: unknown) => e)) as SwarmOperationError;
+    expect(err).toBeInstanceOf(SwarmOperationError);
+    expect([err.message, err.endpoint]).toEqual(["Failed to stop training engine: engine busy", "stopEngine"]);
+  });
+
+  it("auto start: OFFLINE syncs the job given, even a raw YAML; forceRestart warns; a status it cannot handle names it", async () => {
+    const { client, server, log } = scriptedClient({ [S]: [OFFLINE, OFFLINE, OFFLINE, ROLLING], [SYNC]: ok, [START]: json(200, { success: true, pid: 1 }) });
+    await client.autoSyncTrainConfigAndStartEngine("ajet: {raw: 1}\n");
+    expect(server.callsTo(SYNC)[0]!.body).toEqual({ yaml_as_string: "ajet: {raw: 1}\n" });
+    const b = scriptedClient({ [S]: [OFFLINE, status("ENGINE.WEIGHT_EXPORTING")], [STOP]: ok });
+    const err = (await b.client.autoSyncTrainConfigAndStartEngine(job, { forceRestart: true }).catch((e: unknown) => e)) as SwarmEngineStateError;
+    expect(err.engineStatus).toBe("ENGINE.WEIGHT_EXPORTING");
+    expect(b.log.lines).toContainEqual({ level: "warn", msg: "Force restarting the engine..." });
+    expect(log.lines.some((l) => l.level === "warn")).toBe(false);
+  });
+
+  it("auto start on a booting engine: OFFLINE next means it died (raised, not waited on); the deadline bounds the wait", async () => {
+    const a = scriptedClient({ [S]: [BOOTING, OFFLINE, ROLLING] });
+    await expect(a.client.autoSyncTrainConfigAndStartEngine(job)).rejects.toBeInstanceOf(SwarmServerOfflineError);
+    const b = scriptedClient({ [S]: BOOTING });
+    await expect(b.client.autoSyncTrainConfigAndStartEngine(job, { deadlineMs: b.clock.now() + 20_000 })).rejects.toBeInstanceOf(SwarmDeadlineError);
+    expect(b.clock.state.sleeps.reduce((x, y) => x + y, 0)).toBe(20_000);
+  });
+
+  it("the auto start remembers the job it was given: a non-agree job refuses a vote afterwards", async () => {
+    const { client, server } = scriptedClient({ [S]: ROLLING, "POST /agree_sync_weight": ok });
+    await client.autoSyncTrainConfigAndStartEngine(job);
+    await expect(client.agreeSyncWeight()).rejects.toBeInstanceOf(SwarmInputError);
+    expect(server.callsTo("POST /agree_sync_weight")).toHaveLength(0);
+  });
+
+  it("getVerboseLogs returns the engine's entries", async () => {
+    const entries = [{ timestamp: 1_700_000_000, tag: "rollout", message: "step 3" }];
+    const { client } = scriptedClient({ "GET /get_verbose_logs": json(200, { entries }) });
+    expect(await client.getVerboseLogs()).toEqual(entries);
+  });
+});
+
+describe("the caller's signal reaches every read an engine control makes", () => {
+  it("an already-fired signal sends no request at all", async () => {
+    const ops: [string, (c: ReturnType<typeof scriptedClient>["client"], signal: AbortSignal) => Promise<unknown>][] = [
+      ["syncTrainConfig", (c, signal) => c.syncTrainConfig(job, { signal })],
+      ["syncTrainCode", (c, signal) => c.syncTrainCode(new Uint8Array([1]), { signal })],
+      ["requestEngineStart", (c, signal) => c.requestEngineStart({ signal })],
+      ["stopEngine", (c, signal) => c.stopEngine({ signal })],
+      ["autoSyncTrainConfigAndStartEngine", (c, signal) => c.autoSyncTrainConfigAndStartEngine(job, { signal })],
+      ["agreeSyncWeightAndWait", (c, signal) => c.agreeSyncWeightAndWait({ signal })],
+    ];
+    for (const [name, op] of ops) {
+      const { client, server } = scriptedClient({ [S]: ROLLING, [STOP]: ok, "POST /agree_sync_weight": ok });
+      await expect(op(client, AbortSignal.abort("stop")), name).rejects.toBeInstanceOf(SwarmAbortError);
+      expect(server.calls, name).toEqual([]);
+    }
+  });
+
+  it("a signal that fires during the auto start's sync is honoured by the sync", async () => {
+    const ac = new AbortController();
+    const { client, server } = scriptedClient({ [S]: [OFFLINE, () => (ac.abort("stop"), OFFLINE())], [SYNC]: ok });
+    await expect(client.autoSyncTrainConfigAndStartEngine(job, { signal: ac.signal })).rejects.toBeInstanceOf(SwarmAbortError);
+    expect(server.callsTo(SYNC)).toHaveLength(0);
+  });
+
+  it("a signal that fires as the vote is answered stops the wait before its next status read", async () => {
+    const ac = new AbortController();
+    const { client, server } = scriptedClient({ [S]: status("ENGINE.ROLLING", 3), "POST /agree_sync_weight": () => (ac.abort("stop"), ok()) });
+    await expect(client.agreeSyncWeightAndWait({ signal: ac.signal })).rejects.toBeInstanceOf(SwarmAbortError);
+    expect(server.routes()).toEqual([S, "POST /agree_sync_weight"]);
+  });
+});
+
+describe("what the engine controls' refusals say", () => {
+  it("an empty YAML or archive names the field and how to make one; a server it cannot reach carries the poll's error", async () => {
+    const { client } = scriptedClient({ [S]: OFFLINE });
+    expect(((await client.syncTrainConfig(" ").catch((e: unknown) => e)) as Error).message).toBe("job: the training YAML is empty; build it with AgentJetJob.toYaml()");
+    expect(((await client.syncTrainCode(new Uint8Array()).catch((e: unknown) => e)) as Error).message).toBe("zip: the training code archive is empty; zip a directory holding ajet/");
+    const down = scriptedClient({ [S]: refused });
+    const err = (await down.client.autoSyncTrainConfigAndStartEngine(job).catch((e: unknown) => e)) as SwarmConnectionError;
+    expect(err.endpoint).toBe("getEngineStatus");
+    expect(err.cause).toBeInstanceOf(SwarmConnectionError);
+    expect((err.cause as Error).message).toBe("GET /get_engine_status failed: fetch failed");
+  });
+
+  it("a deadline reached in the auto start's own pauses names the step (here a status read that took 2 s)", async () => {
+    const clock = fakeClock();
+    const slow = (reply: () => Response | Promise<Response>) => () => (clock.advance(2_000), reply());
+    const clockOptions = { now: clock.now, sleep: clock.sleep, random: clock.random };
+    const a = scriptedClient({ [S]: [ROLLING, slow(OFFLINE)], [STOP]: json(200, { success: true, failure_reason: "" }) }, clockOptions);
+    const restart = (await a.client.autoSyncTrainConfigAndStartEngine(job, { forceRestart: true, deadlineMs: clock.now() + 1_000 }).catch((e: unknown) => e)) as SwarmDeadlineError;
+    expect(restart).toBeInstanceOf(SwarmDeadlineError);
+    expect(restart.message).toBe("forceRestart: deadline reached");
+    const b = scriptedClient({ [S]: slow(refused) }, clockOptions);
+    const unreachable = (await b.client.autoSyncTrainConfigAndStartEngine(job, { deadlineMs: clock.now() + 1_000 }).catch((e: unknown) => e)) as SwarmDeadlineError;
+    expect(unreachable).toBeInstanceOf(SwarmDeadlineError);
+    expect(unreachable.message).toBe("autoSyncTrainConfigAndStartEngine: deadline reached");
   });
 });
