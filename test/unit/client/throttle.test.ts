@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkThrottlePolicy, rememberSeenTask, shouldThrottle, SwarmInputError } from "../../../src/client/index.ts";
+import { checkThrottlePolicy, poolForThrottle, rememberSeenTask, shouldThrottle, SwarmAbortError, SwarmInputError } from "../../../src/client/index.ts";
 import { CurrentBatchRolloutPoolInformation, SwarmThrottlePolicy } from "../../../src/protocol/index.ts";
 
 const ME = "me";
@@ -90,5 +90,26 @@ describe("rememberSeenTask (Python _remember_seen_task)", () => {
     const recent: string[] = [];
     for (const t of ["a", "b", "a", "c", "d", "e", "f", "g"]) rememberSeenTask(recent, t, p);
     expect(recent).toEqual(["b", "c", "d", "e", "f", "g"]);
+  });
+});
+
+describe("the pool read for the throttle check (Python get_rollout_stat)", () => {
+  const warnings: string[] = [];
+  const logger = { info: () => {}, warn: (m: string) => warnings.push(m), error: () => {}, debug: () => {} };
+
+  it("a failed read never throttles: the all-defaults pool, with the seed's warning naming the error", async () => {
+    warnings.length = 0;
+    const view = await poolForThrottle(async () => {
+      throw new Error("connect ECONNREFUSED");
+    }, logger as never);
+    expect(view).toEqual(CurrentBatchRolloutPoolInformation.parse({}));
+    expect(warnings).toEqual(["Error getting rollout statistics: connect ECONNREFUSED"]);
+  });
+
+  it("the caller's abort is not a failed read: it propagates, with no warning", async () => {
+    warnings.length = 0;
+    const aborted = new SwarmAbortError("throttle check");
+    await expect(poolForThrottle(async () => Promise.reject(aborted), logger as never)).rejects.toBe(aborted);
+    expect(warnings).toEqual([]);
   });
 });

@@ -107,6 +107,50 @@ describe("endAll: what is sent, and when the outcome stays unknown", () => {
     expect(await endAll([{ swarm: "s0", episodeUuid: "u0", client: c.client }], "t", { s0: OUTPUT })).toEqual({ kind: "sent", result: "lost", cause: "lost:weightSyncing" });
   });
 
+  it("issue 25: a first send that may never have reached the server (a refused connection), then a resend refused 'not rolling': unknown, and not known to have reached", async () => {
+    const sends: boolean[] = [];
+    const client: ClaimCloser = {
+      endEpisode: async (_t, _u, _o, { isResend }) => {
+        sends.push(isResend);
+        if (!isResend) throw new Error("fetch failed", { cause: { message: "connect ECONNREFUSED 127.0.0.1:1", code: "ECONNREFUSED" } });
+        return LOST;
+      },
+      abortEpisode: async () => true,
+    };
+    const result = await endAll([{ swarm: "s0", episodeUuid: "u0", client }], "t", { s0: OUTPUT });
+    expect(result).toMatchObject({ kind: "unresolved", reached: false });
+    expect(result.kind === "unresolved" && result.reason).toMatch(/^end_episode resend on 's0' refused \(weightSyncing\).*outcome unknown$/);
+    expect(sends).toEqual([false, true]);
+  });
+
+  it("issue 25: what a failed send's error says about reaching the server, case by case", () => {
+    // not an error object at all: nothing is known
+    for (const e of [null, undefined, "socket hang up", 500]) expect(requestReachedServer(e)).toBe(false);
+    // an HTTP answer: only the server's own 5xx; a 4xx is not a failed send the server acted on
+    expect(requestReachedServer({ status: 404, body: "Not Found" })).toBe(false);
+    expect(requestReachedServer({ status: 500, body: "" })).toBe(true); // the server's own error, even without a body
+    expect(requestReachedServer({ status: 500 })).toBe(true);
+    expect(requestReachedServer({ status: 501, body: "" })).toBe(true);
+    expect(requestReachedServer({ status: 505, body: "" })).toBe(true);
+    // a gateway's bodiless 502–504 (or whitespace only) may come from a proxy that never forwarded the request
+    for (const status of [502, 503, 504]) {
+      expect(requestReachedServer({ status, body: "" })).toBe(false);
+      expect(requestReachedServer({ status, body: "  \n" })).toBe(false);
+      expect(requestReachedServer({ status, body: "upstream said: worker busy" })).toBe(true);
+    }
+    // no body and no detail at all: a bodiless gateway answer too
+    expect(requestReachedServer({ status: 502 })).toBe(false);
+    expect(requestReachedServer({ status: 504, body: null, detail: 42 })).toBe(false);
+    // the body wins over the detail; without a body, the detail is read
+    expect(requestReachedServer({ status: 502, body: "<!DOCTYPE html><html>Bad Gateway</html>", detail: "Bad Gateway" })).toBe(false);
+    expect(requestReachedServer({ status: 502, body: "engine error", detail: "<html>proxy</html>" })).toBe(true);
+    expect(requestReachedServer({ status: 502, detail: "<html><body>Bad Gateway</body></html>" })).toBe(false);
+    expect(requestReachedServer({ status: 502, detail: "engine error" })).toBe(true);
+    // a connection dropped after the request was written, named only by the cause's code
+    expect(requestReachedServer(new Error("fetch failed", { cause: { code: "ECONNRESET" } }))).toBe(true);
+    expect(requestReachedServer(new Error("fetch failed", { cause: { code: "ENOTFOUND" } }))).toBe(false);
+  });
+
   it("issue 25: whether a failed send reached the server: its own 5xx or a dropped connection did; a gateway's HTML page, a refused connection or a timeout may not have", () => {
     expect(requestReachedServer({ status: 500, detail: "Internal Server Error", body: "Internal Server Error" })).toBe(true);
     expect(requestReachedServer({ status: 502, detail: "<html><body>Bad Gateway</body></html>", body: "<html><body>Bad Gateway</body></html>" })).toBe(false);
