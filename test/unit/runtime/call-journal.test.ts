@@ -23,6 +23,15 @@ function server(answer: (body: string) => Response | Promise<Response>) {
 
 const post = (body: string, signal?: AbortSignal): RequestInit => ({ method: "POST", body, ...(signal ? { signal } : {}) });
 
+/** Waits until `check()` holds (the journal keys each call with an async SHA-256 before sending it), at most `ms`. */
+async function until(check: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`still not true after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
 describe("CallJournal: record, then replay", () => {
   it("records each answered call (status, headers, whole body) and a later holder's replay answers them without sending", async () => {
     const first = server((b) => new Response(`answer to ${b}`, { status: 200, headers: { "content-type": "application/json", "x-kept": "yes" } }));
@@ -114,7 +123,7 @@ describe("CallJournal: the gate", () => {
     const journal = new CallJournal();
     const f = journal.wrap("default", live.fetch);
     const open = f(URL_A, post("open"));
-    await new Promise((r) => setTimeout(r, 0));
+    await until(() => live.sent.length === 1); // sent before the gate closes
     journal.closeGate();
     const stop = new AbortController();
     const held = f(URL_A, post("after the gate", stop.signal));
@@ -158,8 +167,7 @@ describe("startHandover", () => {
     let finish!: (r: Response) => void;
     const journal = new CallJournal();
     const open = journal.wrap("default", () => new Promise<Response>((r) => (finish = r)))(URL_A, post("open"));
-    await new Promise((r) => setTimeout(r, 5)); // its key is hashed, then it is sent
-    expect(journal.inFlight).toBe(1);
+    await until(() => journal.inFlight === 1); // its key is hashed, then it is sent
     const handed: string[][] = [];
     const h = startHandover({ journal, gateAtMs: 10_000, hand: async (entries) => (handed.push(entries.map((e) => e.body ?? "")), "handed") }, { lastAtMs: 15_000, now: t.now, sleep: t.sleep, log, stopped: () => false });
     await t.advance(10_000);
@@ -177,7 +185,7 @@ describe("startHandover", () => {
     const t = fakeTime();
     const journal = new CallJournal();
     void journal.wrap("default", () => new Promise<Response>(() => undefined))(URL_A, post("never ends"));
-    await new Promise((r) => setTimeout(r, 5));
+    await until(() => journal.inFlight === 1);
     let asked = 0;
     const h = startHandover({ journal, gateAtMs: 10_000, hand: async () => (asked++, "handed") }, { lastAtMs: 15_000, now: t.now, sleep: t.sleep, log, stopped: () => false });
     await t.advance(10_000);
