@@ -248,7 +248,7 @@ function openWork(d: Draft): void {
     const midRun = !windowsDone(d);
     const topUp = (run.config.topUpLastBatch ?? true) && (!midRun || (!isSharedBatch(batch) && topUpRoom(d, batch) > 0 && !isMidRunRefused(d, batch)));
     if (topUp) askTopUp(d, batch, need, midRun);
-    else if (!windowsDone(d)) openWindow(d);
+    else if (midRun) openWindow(d);
     return;
   }
   if (run.phase !== "running" || windowsDone(d)) return;

@@ -4,6 +4,8 @@
  * which sees every run of this Worker on that server. The run:
  *  - mid-run, never tops up a batch other clients feed (other runs, other Workers, trainers: the pool shows their tasks):
  *    its next window fills that batch (the window no longer lines up with one step, which sharing makes true anyway);
+ *    a mid-run ask the object refuses (another run of this Worker is active on that server: {@link isMidRunRefused})
+ *    is not asked again; the next window fills the batch the same way;
  *  - tops up at most one batch's worth (`batchSize` groups) over the whole run, whatever the grants: the bound that
  *    holds for runs the object cannot see (other Workers, seen only through the pool's complete tasks and running
  *    claims). Counted per run, not per window: a mid-run top-up (the batch looked unshared on a pool read older than
