@@ -37,6 +37,8 @@ const NUMBER = /[-+\u2212]?\$?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+|[ \t]*(?:×|·|x
  */
 const VALUE_MARK = 0xe000;
 const VALUE_MARKS = /[\uE000-\uF8FF]/u;
+/** Every mark of a text (global: `replace` restarts it and `matchAll` copies it, so one instance serves every call). */
+const ALL_VALUE_MARKS = new RegExp(VALUE_MARKS.source, "gu");
 const MAX_MARKS = 0x1800;
 
 interface NumberToken {
@@ -87,7 +89,7 @@ function mathSpanAt(text: string, at: number): { content: string; end: number } 
  * private-use character of the text itself becomes U+FFFD first (neither letter nor digit), so none reads as a mark.
  */
 function markInlineMath(raw: string): MarkedProse {
-  const text = raw.replace(new RegExp(VALUE_MARKS.source, "gu"), "\uFFFD");
+  const text = raw.replace(ALL_VALUE_MARKS, "\uFFFD");
   const out: string[] = [];
   const spans: string[] = [];
   let i = 0;
@@ -113,7 +115,7 @@ function markInlineMath(raw: string): MarkedProse {
  */
 function resolveMarks(sentence: string, spans: readonly string[]): { sentence: string; values: Map<string, string> } {
   const values = new Map<string, string>();
-  const resolved = sentence.replace(new RegExp(VALUE_MARKS.source, "gu"), (mark) => {
+  const resolved = sentence.replace(ALL_VALUE_MARKS, (mark) => {
     const content = spans[mark.charCodeAt(0) - VALUE_MARK]!;
     if (parseNumericAnswer(content.trim()) === null && parseNumericAnswer(normalizeAnswer(content)) === null) return content;
     values.set(mark, content);
@@ -126,7 +128,7 @@ function resolveMarks(sentence: string, spans: readonly string[]): { sentence: s
 function numbersIn(sentence: string, values: ReadonlyMap<string, string>): NumberToken[] {
   const out: NumberToken[] = [];
   const candidates: NumberToken[] = [...sentence.matchAll(NUMBER)].map((m) => ({ text: m[0], start: m.index, end: m.index + m[0].length }));
-  for (const m of sentence.matchAll(new RegExp(VALUE_MARKS.source, "gu"))) {
+  for (const m of sentence.matchAll(ALL_VALUE_MARKS)) {
     const value = values.get(m[0]);
     if (value !== undefined) candidates.push({ text: value, start: m.index, end: m.index + 1 });
   }
